@@ -1,0 +1,168 @@
+"""Reference scorer in torch (CPU, or CUDA when present): the oracle of every backend.
+
+For each chunk of C documents it computes the similarities to all T terms of the
+batch, ``sims = terms @ chunk.T`` (T x C, float32), evaluates every query's
+postfix program on them and folds the chunk's scores into a running top-k.
+Nothing of size N x T or N x Q ever exists.
+
+Queries with the same opcode sequence ("shape") are evaluated together: the
+stack holds (G x C) tensors for a group of G queries, so a batch of a few
+templates costs a few dozen tensor ops per chunk, not one per query.
+
+Peak working memory, in bytes, for Q queries, T terms, dimension d, chunk C and
+stack depth S (plus the running top-k, Q x k x 12)::
+
+    4 * C * (d + T + Q * (S + 2))
+
+``chunk_for_budget`` picks C from a byte budget with that formula.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..compiler import AND, NOT, OR, PUSH, Program
+from ..ops import Ops
+
+DEFAULT_BUDGET_BYTES = 256 << 20
+MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
+
+
+def chunk_for_budget(d: int, num_terms: int, num_queries: int, max_depth: int,
+                     budget_bytes: int = DEFAULT_BUDGET_BYTES) -> int:
+    """Largest chunk (documents) whose working set fits ``budget_bytes`` (see module docstring)."""
+    per_doc = 4 * (d + num_terms + num_queries * (max_depth + 2))
+    return int(min(MAX_CHUNK, max(MIN_CHUNK, budget_bytes // per_doc)))
+
+
+@dataclass
+class ShapeGroup:
+    opcodes: tuple[int, ...]      # shared opcode sequence
+    queries: torch.Tensor         # (G,) query rows
+    push_terms: torch.Tensor      # (P, G) term index of each PUSH, in order
+
+
+def plan_groups(program: Program, device: torch.device) -> list[ShapeGroup]:
+    """Group queries by opcode sequence (host side, once per batch)."""
+    groups: dict[tuple[int, ...], tuple[list[int], list[np.ndarray]]] = {}
+    for q in range(program.num_queries):
+        ops, args = program.query_code(q)
+        key = tuple(int(o) for o in ops)
+        members = groups.setdefault(key, ([], []))
+        members[0].append(q)
+        members[1].append(args[ops == PUSH])
+    return [
+        ShapeGroup(key, torch.tensor(qs, device=device),
+                   torch.from_numpy(np.stack(args, axis=1).astype(np.int64)).to(device))
+        for key, (qs, args) in groups.items()
+    ]
+
+
+def score_chunk(sims: torch.Tensor, groups: list[ShapeGroup], num_queries: int, ops: Ops) -> torch.Tensor:
+    """Scores (Q x C) of every query on one chunk, from term similarities ``sims`` (T x C)."""
+    out = torch.empty((num_queries, sims.shape[1]), dtype=torch.float32, device=sims.device)
+    for group in groups:
+        stack: list[torch.Tensor] = []
+        p = 0
+        for op in group.opcodes:
+            if op == PUSH:
+                stack.append(sims[group.push_terms[p]])
+                p += 1
+            elif op == NOT:
+                stack.append(ops.apply_not(stack.pop()))
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+        out[group.queries] = stack[0]
+    return out
+
+
+class RunningTopK:
+    """Per-query top-k over chunks of documents, ties to the lower document row.
+
+    Invariant: ``scores``/``rows`` are sorted by (score desc, row asc), and every
+    row kept so far is below every row of the next chunk, so a *stable*
+    descending sort of [kept, chunk candidates] keeps the tie rule.
+    """
+
+    def __init__(self, num_queries: int, k: int, device: torch.device):
+        self.k = k
+        self.scores = torch.empty((num_queries, 0), dtype=torch.float32, device=device)
+        self.rows = torch.empty((num_queries, 0), dtype=torch.int64, device=device)
+
+    def add(self, chunk_scores: torch.Tensor, first_row: int) -> None:
+        scores, cols = chunk_top(chunk_scores, min(self.k, chunk_scores.shape[1]))
+        all_scores = torch.cat((self.scores, scores), dim=1)
+        all_rows = torch.cat((self.rows, cols + first_row), dim=1)
+        order = torch.sort(all_scores, dim=1, descending=True, stable=True).indices[:, : self.k]
+        self.scores = torch.gather(all_scores, 1, order)
+        self.rows = torch.gather(all_rows, 1, order)
+
+
+def chunk_top(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Top-k of each row sorted by (score desc, column asc), exact under ties.
+
+    ``torch.topk`` picks arbitrarily among values tied at the k-th place, so rows
+    with such a tie fall back to a stable full sort.
+    """
+    values, cols = torch.topk(scores, k, dim=1, sorted=True)
+    kth = values[:, -1:]
+    ties_at_kth = (scores == kth).sum(dim=1) != (values == kth).sum(dim=1)
+    # Order candidates by column within equal scores: sort by column, then stable sort by score.
+    by_col = torch.sort(cols, dim=1).indices
+    values, cols = torch.gather(values, 1, by_col), torch.gather(cols, 1, by_col)
+    order = torch.sort(values, dim=1, descending=True, stable=True).indices
+    values, cols = torch.gather(values, 1, order), torch.gather(cols, 1, order)
+    if bool(ties_at_kth.any()):
+        rows = ties_at_kth.nonzero().squeeze(1)
+        full = torch.sort(scores[rows], dim=1, descending=True, stable=True)
+        values[rows] = full.values[:, :k]
+        cols[rows] = full.indices[:, :k]
+    return values, cols
+
+
+def search_reference(
+    docs: np.ndarray | torch.Tensor,
+    term_embeddings: np.ndarray | torch.Tensor,
+    program: Program,
+    ops: Ops,
+    k: int,
+    device: torch.device | str = "cpu",
+    chunk_size: int | None = None,
+    on_chunk: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k (scores float32 (Q x k'), rows int64 (Q x k')) with k' = min(k, N).
+
+    ``docs`` (N x d, float16/bfloat16/float32, rows L2-normalised) may be a numpy
+    memmap: chunks are read and converted one at a time.  ``term_embeddings`` is
+    (T x d) with rows L2-normalised, in ``program.terms`` order.
+    """
+    device = torch.device(device)
+    n, d = docs.shape
+    k_eff = min(k, n)
+    terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32), device=device)
+    if chunk_size is None:
+        chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth)
+    groups = plan_groups(program, device)
+    top = RunningTopK(program.num_queries, k_eff, device)
+    with torch.inference_mode():
+        for start in range(0, n, chunk_size):
+            chunk = _chunk_as_float32(docs, start, min(n, start + chunk_size), device)
+            sims = terms @ chunk.T
+            top.add(score_chunk(sims, groups, program.num_queries, ops), start)
+            if on_chunk is not None:
+                on_chunk(chunk.shape[0])
+    return top.scores.cpu().numpy(), top.rows.cpu().numpy()
+
+
+def _chunk_as_float32(docs, lo: int, hi: int, device: torch.device) -> torch.Tensor:
+    if isinstance(docs, torch.Tensor):
+        return docs[lo:hi].to(device=device, dtype=torch.float32)
+    block = np.asarray(docs[lo:hi])
+    if block.dtype != np.float32 or not block.flags.writeable:  # torch wants writable memory
+        block = block.astype(np.float32)
+    return torch.from_numpy(block).to(device)

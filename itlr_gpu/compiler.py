@@ -1,0 +1,193 @@
+"""Compile a batch of queries into one flat postfix program.
+
+The program is what every backend executes::
+
+    terms     list[str]   unique term strings of the whole batch (each embedded once)
+    opcodes   int8[L]     PUSH=0, AND=1, OR=2, NOT=3 (AND/OR are binary)
+    operands  int32[L]    term index for PUSH, -1 otherwise
+    offsets   int64[Q+1]  query q's instructions are opcodes[offsets[q]:offsets[q+1]]
+    max_depth int         deepest evaluation stack of any query
+
+An n-ary chain ``a AND b AND c`` becomes ``a b AND c AND``: left to right, so
+every backend combines in the same order and float32 results agree.
+
+As an Arrow table a program is one row per query (``query_id``, ``opcodes``
+list<int8>, ``operands`` list<int32>): the list offsets *are* the program
+offsets, and the term table and depth travel in the schema metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import InputError, QuerySyntaxError
+from .query import And, Node, Not, Or, Term, parse
+
+PUSH, AND, OR, NOT = 0, 1, 2, 3
+OPCODE_NAMES = ("PUSH", "AND", "OR", "NOT")
+FORMAT = "itlr-program/1"
+
+
+@dataclass
+class Program:
+    terms: list[str]
+    opcodes: np.ndarray
+    operands: np.ndarray
+    offsets: np.ndarray
+    max_depth: int
+    query_ids: list[str] = field(default_factory=list)
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.offsets) - 1
+
+    def query_code(self, q: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.offsets[q], self.offsets[q + 1]
+        return self.opcodes[lo:hi], self.operands[lo:hi]
+
+    def describe(self, q: int) -> str:
+        """Human-readable postfix of query q, e.g. ``PUSH "a"  PUSH "b"  AND``."""
+        ops, args = self.query_code(q)
+        return "  ".join(f'PUSH {json.dumps(self.terms[a], ensure_ascii=False)}' if o == PUSH
+                         else OPCODE_NAMES[o] for o, a in zip(ops, args))
+
+    def to_arrow(self) -> pa.Table:
+        offsets = pa.array(self.offsets.astype(np.int32) if self.offsets[-1] < 2**31 else self.offsets)
+        list_type = pa.ListArray if offsets.type == pa.int32() else pa.LargeListArray
+        meta = {"format": FORMAT, "terms": json.dumps(self.terms, ensure_ascii=False),
+                "max_depth": str(self.max_depth)}
+        return pa.table({
+            "query_id": pa.array(self.query_ids, pa.string()),
+            "opcodes": list_type.from_arrays(offsets, pa.array(self.opcodes, pa.int8())),
+            "operands": list_type.from_arrays(offsets, pa.array(self.operands, pa.int32())),
+        }).replace_schema_metadata({f"itlr.{k}": v for k, v in meta.items()})
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> "Program":
+        meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+        if meta.get("itlr.format") != FORMAT:
+            raise InputError("not a compiled itlr program", "program table", f"schema metadata itlr.format={FORMAT}")
+        table = table.combine_chunks()
+        opcodes_col, operands_col = table.column("opcodes").chunk(0), table.column("operands").chunk(0)
+        offsets = np.asarray(opcodes_col.offsets, dtype=np.int64)
+        if not np.array_equal(offsets, np.asarray(operands_col.offsets, dtype=np.int64)):
+            raise InputError("opcodes and operands lists differ in length", "program table")
+        program = cls(
+            terms=json.loads(meta["itlr.terms"]),
+            opcodes=np.asarray(opcodes_col.values, dtype=np.int8)[offsets[0]:offsets[-1]],
+            operands=np.asarray(operands_col.values, dtype=np.int32)[offsets[0]:offsets[-1]],
+            offsets=offsets - offsets[0],
+            max_depth=int(meta["itlr.max_depth"]),
+            query_ids=table.column("query_id").to_pylist(),
+        )
+        validate(program)
+        return program
+
+
+def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], operands: list[int]) -> int:
+    """Append node's postfix code; returns its stack depth.  Iterative, so any AST depth works."""
+    depth = peak = 0
+    # Work items: a Node to expand, or an int opcode to emit.
+    stack: list[Node | int] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int):
+            opcodes.append(item)
+            operands.append(-1)
+            depth -= 1 if item in (AND, OR) else 0
+        elif isinstance(item, Term):
+            if not isinstance(item.text, str) or not item.text.strip():
+                raise InputError("empty term in query AST", "query", "a non-empty string")
+            index = term_index.setdefault(item.text, len(term_index))
+            opcodes.append(PUSH)
+            operands.append(index)
+            depth += 1
+            peak = max(peak, depth)
+        elif isinstance(item, Not):
+            stack.extend((NOT, item.child))
+        elif isinstance(item, (And, Or)):
+            op = AND if isinstance(item, And) else OR
+            first, *rest = item.children
+            work: list[Node | int] = [first]
+            for child in rest:
+                work.extend((child, op))
+            stack.extend(reversed(work))
+        else:
+            raise InputError(f"not a query node: {type(item).__name__}", "query", "Term, Not, And or Or")
+    return peak
+
+
+def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | None = None) -> Program:
+    """Parse (if needed) and compile a batch of queries into one postfix program.
+
+    A syntax error is re-raised with the query's id in its message.
+    """
+    queries = list(queries)
+    if query_ids is None:
+        query_ids = [f"q{i}" for i in range(len(queries))]
+    query_ids = [str(q) for q in query_ids]
+    if len(query_ids) != len(queries):
+        raise InputError(f"{len(query_ids)} query ids for {len(queries)} queries", "query_ids", "one id per query")
+    term_index: dict[str, int] = {}
+    opcodes: list[int] = []
+    operands: list[int] = []
+    offsets = [0]
+    max_depth = 0
+    for qid, query in zip(query_ids, queries):
+        try:
+            node = parse(query)
+        except QuerySyntaxError as err:
+            raise QuerySyntaxError(f"query {qid!r}: {err.message}", err.query, err.position, err.expected) from None
+        max_depth = max(max_depth, emit_postfix(node, term_index, opcodes, operands))
+        offsets.append(len(opcodes))
+    program = Program(
+        terms=list(term_index),
+        opcodes=np.asarray(opcodes, dtype=np.int8),
+        operands=np.asarray(operands, dtype=np.int32),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        max_depth=max_depth,
+        query_ids=query_ids,
+    )
+    return program
+
+
+def validate(program: Program) -> None:
+    """Check a program (e.g. one read back from Arrow) is well formed: operand ranges and stack discipline."""
+    T = len(program.terms)
+    for q in range(program.num_queries):
+        depth = peak = 0
+        for op, arg in zip(*program.query_code(q)):
+            if op == PUSH:
+                if not 0 <= arg < T:
+                    raise InputError(f"operand {arg} out of range", f"program query {q}", f"0 <= operand < {T}")
+                depth += 1
+            elif op in (AND, OR):
+                depth -= 1
+            elif op != NOT:
+                raise InputError(f"unknown opcode {op}", f"program query {q}", "0..3")
+            if depth < 1:
+                raise InputError("stack underflow", f"program query {q}", "a valid postfix program")
+            peak = max(peak, depth)
+        if depth != 1:
+            raise InputError("program leaves %d values on the stack" % depth, f"program query {q}", "exactly 1")
+        if peak > program.max_depth:
+            raise InputError("stack deeper than max_depth", f"program query {q}", f"<= {program.max_depth}")
+
+
+def evaluate_postfix(program: Program, q: int, term_values, ops) -> object:
+    """Evaluate query q on per-term values (array-like indexed by term) with ``ops``: the plain oracle."""
+    stack: list = []
+    for op, arg in zip(*program.query_code(q)):
+        if op == PUSH:
+            stack.append(term_values[arg])
+        elif op == NOT:
+            stack.append(ops.apply_not(stack.pop()))
+        else:
+            y, x = stack.pop(), stack.pop()
+            stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+    return stack[0]

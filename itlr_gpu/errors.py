@@ -1,0 +1,49 @@
+"""User-facing errors.
+
+Every problem caused by the user's input (a query, a file, an option) raises an
+:class:`ItlrError` subclass whose message is one line saying *what* is wrong,
+*where*, and *what was expected*.  The CLI prints that line and exits non-zero;
+anything else escaping is a bug in itlr-gpu.
+"""
+
+from __future__ import annotations
+
+
+class ItlrError(Exception):
+    """Base class of every error caused by user input."""
+
+    exit_code = 1
+
+
+class InputError(ItlrError, ValueError):
+    """A bad file, array, option or argument (``where`` names the file/column/row)."""
+
+    def __init__(self, what: str, where: str | None = None, expected: str | None = None):
+        self.what, self.where, self.expected = what, where, expected
+        msg = f"{where}: {what}" if where else what
+        if expected:
+            msg += f" (expected {expected})"
+        super().__init__(msg)
+
+
+class QuerySyntaxError(ItlrError, ValueError):
+    """A logical query that does not parse.
+
+    ``position`` is the 0-based character offset of the problem in ``query`` and
+    ``expected`` says what the parser wanted there.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, query: str, position: int, expected: str):
+        self.message, self.query, self.position, self.expected = message, query, position, expected
+        super().__init__(f"{message} at position {position} (expected {expected})")
+
+    def caret(self) -> str:
+        """The query on one line and a caret under the error position (for terminals)."""
+        shown = "".join(ch if ch.isprintable() else " " for ch in self.query)
+        return f"{shown}\n{' ' * min(self.position, len(shown))}^"
+
+
+class IndexIntegrityError(InputError):
+    """An index directory whose manifest or matrix checksum does not match."""

@@ -1,0 +1,212 @@
+"""Parser for the ITLR query language.
+
+Grammar (the paper's, with n-ary chains)::
+
+    T -> U (OR U)*          U -> V (AND V)*          V -> NOT W | W
+    W -> term | "(" T ")"
+
+Precedence NOT > AND > OR; keywords are case-insensitive.  A term is either a
+double-quoted string (escapes ``\\"`` and ``\\\\``) or a run of bare words that are
+not keywords; white space inside a bare run collapses to one space, so
+``vitamin D benefits AND NOT bone health`` has two terms.  Tabs and newlines
+count as white space; every other control character is an error.
+
+Every error is a :class:`~itlr_gpu.errors.QuerySyntaxError` with the 0-based
+position and what was expected.  The limits below keep the recursive descent far
+from Python's recursion limit and bound the work per query.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from ..errors import QuerySyntaxError
+from .ast import Node, Not, Term, make_and, make_or
+
+MAX_QUERY_CHARS = 10_000
+"""Longest accepted query, in characters."""
+
+MAX_DEPTH = 64
+"""Deepest accepted nesting: each '(' and each NOT counts one level."""
+
+KEYWORDS = ("AND", "OR", "NOT")
+_WHITESPACE = " \t\n\r"
+_TERM_START = "a term, NOT or '('"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "TERM", "AND", "OR", "NOT", "(", ")", "END"
+    pos: int
+    text: str = ""
+
+
+def tokenize(query: str) -> list[Token]:
+    """Split a query into tokens; bare words are merged into one TERM token."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QuerySyntaxError(
+            f"query is {len(query)} characters long", query, MAX_QUERY_CHARS, f"at most {MAX_QUERY_CHARS} characters"
+        )
+    for i, ch in enumerate(query):
+        if ch not in _WHITESPACE and unicodedata.category(ch) == "Cc":
+            raise QuerySyntaxError(f"control character {ch!r}", query, i, "printable text")
+
+    tokens: list[Token] = []
+    words: list[str] = []  # the current run of bare words
+    run_start = 0
+    i, n = 0, len(query)
+
+    def flush() -> None:
+        if words:
+            tokens.append(Token("TERM", run_start, " ".join(words)))
+            words.clear()
+
+    while i < n:
+        ch = query[i]
+        if ch in _WHITESPACE:
+            i += 1
+        elif ch in "()":
+            flush()
+            tokens.append(Token(ch, i))
+            i += 1
+        elif ch == '"':
+            flush()
+            text, i = _read_quoted(query, i)
+            tokens.append(Token("TERM", text[1], text[0]))
+        else:
+            j = i
+            while j < n and query[j] not in _WHITESPACE and query[j] not in '()"':
+                j += 1
+            word = query[i:j]
+            if word.upper() in KEYWORDS:
+                flush()
+                tokens.append(Token(word.upper(), i, word))
+            else:
+                if not words:
+                    run_start = i
+                words.append(word)
+            i = j
+    flush()
+    tokens.append(Token("END", n))
+    return tokens
+
+
+def _read_quoted(query: str, start: int) -> tuple[tuple[str, int], int]:
+    """Read a quoted term starting at ``start``; returns ((text, start), next index)."""
+    out: list[str] = []
+    i = start + 1
+    while i < len(query):
+        ch = query[i]
+        if ch == "\\":
+            if i + 1 < len(query) and query[i + 1] in '"\\':
+                out.append(query[i + 1])
+                i += 2
+                continue
+            raise QuerySyntaxError("invalid escape in quoted term", query, i, '\\" or \\\\')
+        if ch == '"':
+            text = "".join(out)
+            if not text.strip():
+                raise QuerySyntaxError("empty term", query, start, "a non-empty term")
+            return (text, start), i + 1
+        out.append(ch)
+        i += 1
+    raise QuerySyntaxError("unterminated quoted term", query, start, 'a closing \'"\'')
+
+
+class _Parser:
+    def __init__(self, query: str):
+        self.query = query
+        self.tokens = tokenize(query)
+        self.i = 0
+
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.i]
+
+    def error(self, message: str, expected: str, pos: int | None = None) -> QuerySyntaxError:
+        return QuerySyntaxError(message, self.query, self.tok.pos if pos is None else pos, expected)
+
+    def parse(self) -> Node:
+        if self.tok.kind == "END":
+            raise self.error("empty query", "a term")
+        node = self.parse_or(0)
+        if self.tok.kind != "END":
+            if self.tok.kind == ")":
+                raise self.error("unbalanced ')'", "AND, OR or end of query")
+            raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or end of query")
+        return node
+
+    def parse_or(self, depth: int) -> Node:
+        children = [self.parse_and(depth)]
+        while self.tok.kind == "OR":
+            self.i += 1
+            children.append(self.parse_and(depth))
+        return make_or(children)
+
+    def parse_and(self, depth: int) -> Node:
+        children = [self.parse_not(depth)]
+        while self.tok.kind == "AND":
+            self.i += 1
+            children.append(self.parse_not(depth))
+        return make_and(children)
+
+    def parse_not(self, depth: int) -> Node:
+        if self.tok.kind == "NOT":
+            self.enter(depth)
+            self.i += 1
+            if self.tok.kind == "NOT":
+                raise self.error("doubled NOT", "a term or '(' (write NOT (NOT x) to negate twice)")
+            return Not(self.parse_atom(depth + 1))
+        return self.parse_atom(depth)
+
+    def parse_atom(self, depth: int) -> Node:
+        tok = self.tok
+        if tok.kind == "TERM":
+            self.i += 1
+            if self.tok.kind == "TERM":
+                raise self.error("two terms without an operator between them", "AND, OR or ')'")
+            return Term(tok.text)
+        if tok.kind == "(":
+            self.enter(depth)
+            self.i += 1
+            if self.tok.kind == ")":
+                raise self.error("empty parentheses", _TERM_START)
+            node = self.parse_or(depth + 1)
+            if self.tok.kind != ")":
+                if self.tok.kind == "END":
+                    raise self.error(f"unbalanced '(' opened at position {tok.pos}", "')'")
+                raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or ')'")
+            self.i += 1
+            if self.tok.kind == "TERM" or self.tok.kind == "(":
+                raise self.error(f"unexpected {self.describe(self.tok)} after ')'", "AND, OR, ')' or end of query")
+            return node
+        if tok.kind == "END":
+            prev = self.tokens[self.i - 1].kind if self.i else ""
+            raise self.error(f"dangling {prev}" if prev in KEYWORDS else "unexpected end of query", _TERM_START)
+        if tok.kind in ("AND", "OR"):
+            prev = self.tokens[self.i - 1].kind if self.i else ""
+            what = f"doubled operator {tok.kind}" if prev in KEYWORDS else f"{tok.kind} without a left operand"
+            raise self.error(what, _TERM_START)
+        raise self.error(f"unexpected {self.describe(tok)}", _TERM_START)
+
+    def enter(self, depth: int) -> None:
+        if depth + 1 > MAX_DEPTH:
+            raise self.error("query nested too deeply", f"at most {MAX_DEPTH} levels of '(' and NOT")
+
+    @staticmethod
+    def describe(tok: Token) -> str:
+        if tok.kind == "TERM":
+            return f"term {tok.text!r}"
+        if tok.kind == "END":
+            return "end of query"
+        return f"'{tok.kind}'" if tok.kind in "()" else tok.kind
+
+
+def parse(query: str | Node) -> Node:
+    """Parse a logical query into a flat AST; an AST passes through unchanged."""
+    if isinstance(query, (Term, Not)) or hasattr(query, "children"):
+        return query  # type: ignore[return-value]
+    return _Parser(query).parse()

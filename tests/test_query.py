@@ -1,0 +1,126 @@
+"""Query language: precedence, chains, case, escapes, round trip and every error with its position."""
+
+import pytest
+from hypothesis import given, settings
+
+from itlr_gpu import QuerySyntaxError, canonical, parse
+from itlr_gpu.query import MAX_DEPTH, MAX_QUERY_CHARS, And, Not, Or, Term, count_negations, terms
+
+from strategies import asts
+
+A, B, C, D = Term("a"), Term("b"), Term("c"), Term("d")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a", A),
+    ("a AND b", And((A, B))),
+    ("a OR b AND c", Or((A, And((B, C))))),
+    ("a AND b OR c", Or((And((A, B)), C))),
+    ("NOT a AND b", And((Not(A), B))),
+    ("NOT a OR NOT b AND c", Or((Not(A), And((Not(B), C))))),
+    ("a AND b AND c AND d", And((A, B, C, D))),
+    ("a OR b OR c", Or((A, B, C))),
+    ("(a OR b) AND c", And((Or((A, B)), C))),
+    ("NOT (a OR b)", Not(Or((A, B)))),
+    ("NOT (NOT a)", Not(Not(A))),
+    ("((a))", A),
+    ("(a AND b) AND (c AND d)", And((A, B, C, D))),  # flat: AND is associative
+    ("a and b Or not c", Or((And((A, B)), Not(C)))),  # keywords are case-insensitive
+])
+def test_precedence_chains_and_case(text, expected):
+    assert parse(text) == expected
+
+
+def test_bare_terms_merge_words_and_collapse_whitespace():
+    assert parse("vitamin D benefits AND NOT bone health") == And(
+        (Term("vitamin D benefits"), Not(Term("bone health"))))
+    assert parse("  vitamin \t D\n benefits  ") == Term("vitamin D benefits")
+    assert parse("Android OR notebook OR andes") == Or((Term("Android"), Term("notebook"), Term("andes")))
+
+
+def test_quoted_terms_and_escapes():
+    assert parse('"a AND b"') == Term("a AND b")
+    assert parse(r'"say \"hi\"" OR "back\\slash"') == Or((Term('say "hi"'), Term("back\\slash")))
+    assert parse('"  spaced  " AND x') == And((Term("  spaced  "), Term("x")))
+    assert parse('("not" OR "or")') == Or((Term("not"), Term("or")))
+
+
+def test_canonical_form():
+    assert canonical(parse("a or b and not c")) == '("a" OR ("b" AND NOT "c"))'
+    assert canonical(parse('x "y"'.replace(' "y"', ' AND "y\\"z"'))) == '("x" AND "y\\"z")'
+    assert canonical(parse("NOT (NOT a)")) == 'NOT (NOT "a")'
+    assert canonical(Term("a")) == '"a"'
+
+
+@settings(max_examples=300, deadline=None)
+@given(asts())
+def test_printed_asts_reparse_to_themselves(node):
+    text = canonical(node)
+    assert parse(text) == node
+    assert canonical(parse(text)) == text
+
+
+def test_helpers():
+    node = parse("a AND NOT (b OR NOT c) AND a")
+    assert list(terms(node)) == ["a", "b", "c", "a"]
+    assert count_negations(node) == 2
+
+
+@pytest.mark.parametrize("text, position, fragment", [
+    ("", 0, "empty query"),
+    ("   \t ", 5, "empty query"),
+    ("(a", 2, "unbalanced '('"),
+    ("((a) AND b", 10, "unbalanced '('"),
+    ("a)", 1, "unbalanced ')'"),
+    ("a AND b)", 7, "unbalanced ')'"),
+    ('""', 0, "empty term"),
+    ('a AND "  "', 6, "empty term"),
+    ("()", 1, "empty parentheses"),
+    ("a AND", 5, "dangling AND"),
+    ("a OR ", 5, "dangling OR"),
+    ("NOT", 3, "dangling NOT"),
+    ("a AND AND b", 6, "doubled operator AND"),
+    ("a OR and b", 5, "doubled operator AND"),
+    ("NOT NOT a", 4, "doubled NOT"),
+    ("AND a", 0, "AND without a left operand"),
+    ("a \x00 b", 2, "control character"),
+    ("a\x1bb", 1, "control character"),
+    ('"open', 0, "unterminated quoted term"),
+    (r'"bad \q"', 5, "invalid escape"),
+    ('a "b"', 2, "two terms without an operator"),
+    ("a (b)", 2, "unexpected '('"),
+    ("(a) b", 4, "after ')'"),
+    ("a NOT b", 2, "unexpected NOT"),
+])
+def test_errors_carry_position_and_expectation(text, position, fragment):
+    with pytest.raises(QuerySyntaxError) as info:
+        parse(text)
+    err = info.value
+    assert err.position == position, str(err)
+    assert fragment in err.message
+    assert err.expected
+    assert f"position {position}" in str(err)
+    caret_line = err.caret().splitlines()[1]
+    assert caret_line == " " * position + "^"
+
+
+def test_nesting_limit():
+    ok = "(" * MAX_DEPTH + "a" + ")" * MAX_DEPTH
+    assert parse(ok) == A
+    with pytest.raises(QuerySyntaxError, match="nested too deeply") as info:
+        parse("(" * (MAX_DEPTH + 1) + "a" + ")" * (MAX_DEPTH + 1))
+    assert info.value.position == MAX_DEPTH
+    with pytest.raises(QuerySyntaxError, match="nested too deeply"):
+        parse("NOT (" * 40 + "a" + ")" * 40)
+    # far beyond the limit: still a QuerySyntaxError, never a RecursionError
+    with pytest.raises(QuerySyntaxError):
+        parse("(" * 5000 + "a" + ")" * 5000)
+
+
+def test_length_limit():
+    long_chain = " OR ".join(["a"] * (MAX_QUERY_CHARS // 5))
+    assert len(long_chain) <= MAX_QUERY_CHARS
+    assert isinstance(parse(long_chain), Or)
+    with pytest.raises(QuerySyntaxError, match="characters long") as info:
+        parse("a" * (MAX_QUERY_CHARS + 1))
+    assert info.value.position == MAX_QUERY_CHARS
