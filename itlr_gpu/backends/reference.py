@@ -42,30 +42,49 @@ def chunk_for_budget(d: int, num_terms: int, num_queries: int, max_depth: int,
 @dataclass
 class ShapeGroup:
     opcodes: tuple[int, ...]      # shared opcode sequence
-    queries: torch.Tensor         # (G,) query rows
+    start: int                    # the group's queries are rows start:start+G of the permuted score matrix
     push_terms: torch.Tensor      # (P, G) term index of each PUSH, in order
 
 
-def plan_groups(program: Program, device: torch.device) -> list[ShapeGroup]:
-    """Group queries by opcode sequence (host side, once per batch)."""
-    groups: dict[tuple[int, ...], tuple[list[int], list[np.ndarray]]] = {}
+@dataclass
+class Plan:
+    groups: list[ShapeGroup]
+    order: torch.Tensor           # permuted row i is query order[i]
+    identity: bool                # every query is PUSH of term q: the scores are the similarities
+
+
+def plan_groups(program: Program, device: torch.device) -> Plan:
+    """Group queries by opcode sequence (host side, once per batch).
+
+    Groups are laid out contiguously in a permuted score matrix so each group's
+    result is written with one copy into its slice.
+    """
+    members: dict[tuple[int, ...], tuple[list[int], list[np.ndarray]]] = {}
     for q in range(program.num_queries):
         ops, args = program.query_code(q)
-        key = tuple(int(o) for o in ops)
-        members = groups.setdefault(key, ([], []))
-        members[0].append(q)
-        members[1].append(args[ops == PUSH])
-    return [
-        ShapeGroup(key, torch.tensor(qs, device=device),
-                   torch.from_numpy(np.stack(args, axis=1).astype(np.int64)).to(device))
-        for key, (qs, args) in groups.items()
-    ]
+        entry = members.setdefault(tuple(int(o) for o in ops), ([], []))
+        entry[0].append(q)
+        entry[1].append(args[ops == PUSH])
+    groups, order = [], []
+    for key, (qs, args) in members.items():
+        push = torch.from_numpy(np.stack(args, axis=1).astype(np.int64)).to(device)
+        groups.append(ShapeGroup(key, len(order), push))
+        order.extend(qs)
+    identity = (len(groups) == 1 and groups[0].opcodes == (PUSH,) and len(program.terms) == program.num_queries
+                and bool(np.array_equal(groups[0].push_terms[0].cpu().numpy(), np.arange(program.num_queries))))
+    return Plan(groups, torch.tensor(order, dtype=torch.int64, device=device), identity)
 
 
-def score_chunk(sims: torch.Tensor, groups: list[ShapeGroup], num_queries: int, ops: Ops) -> torch.Tensor:
-    """Scores (Q x C) of every query on one chunk, from term similarities ``sims`` (T x C)."""
-    out = torch.empty((num_queries, sims.shape[1]), dtype=torch.float32, device=sims.device)
-    for group in groups:
+def score_chunk(sims: torch.Tensor, plan: Plan, ops: Ops) -> torch.Tensor:
+    """Scores (Q x C, rows in ``plan.order``) of every query on one chunk, from similarities ``sims`` (T x C)."""
+    if plan.identity:
+        return sims
+    out = torch.empty((len(plan.order), sims.shape[1]), dtype=torch.float32, device=sims.device)
+    for group in plan.groups:
+        rows = out[group.start: group.start + group.push_terms.shape[1]]
+        if group.opcodes == (PUSH,):
+            torch.index_select(sims, 0, group.push_terms[0], out=rows)
+            continue
         stack: list[torch.Tensor] = []
         p = 0
         for op in group.opcodes:
@@ -77,7 +96,7 @@ def score_chunk(sims: torch.Tensor, groups: list[ShapeGroup], num_queries: int, 
             else:
                 y, x = stack.pop(), stack.pop()
                 stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
-        out[group.queries] = stack[0]
+        rows.copy_(stack[0])
     return out
 
 
@@ -109,9 +128,11 @@ def chunk_top(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]
     ``torch.topk`` picks arbitrarily among values tied at the k-th place, so rows
     with such a tie fall back to a stable full sort.
     """
-    values, cols = torch.topk(scores, k, dim=1, sorted=True)
-    kth = values[:, -1:]
-    ties_at_kth = (scores == kth).sum(dim=1) != (values == kth).sum(dim=1)
+    # One extra element tells whether a value tied with the k-th was left out.
+    extra = k < scores.shape[1]
+    values, cols = torch.topk(scores, k + extra, dim=1, sorted=True)
+    ties_at_kth = values[:, k - 1] == values[:, k] if extra else torch.zeros(len(values), dtype=torch.bool, device=values.device)
+    values, cols = values[:, :k], cols[:, :k]
     # Order candidates by column within equal scores: sort by column, then stable sort by score.
     by_col = torch.sort(cols, dim=1).indices
     values, cols = torch.gather(values, 1, by_col), torch.gather(cols, 1, by_col)
@@ -147,16 +168,19 @@ def search_reference(
     terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32), device=device)
     if chunk_size is None:
         chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth)
-    groups = plan_groups(program, device)
+    plan = plan_groups(program, device)
     top = RunningTopK(program.num_queries, k_eff, device)
     with torch.inference_mode():
         for start in range(0, n, chunk_size):
             chunk = _chunk_as_float32(docs, start, min(n, start + chunk_size), device)
             sims = terms @ chunk.T
-            top.add(score_chunk(sims, groups, program.num_queries, ops), start)
+            top.add(score_chunk(sims, plan, ops), start)
             if on_chunk is not None:
                 on_chunk(chunk.shape[0])
-    return top.scores.cpu().numpy(), top.rows.cpu().numpy()
+    # Undo the grouping permutation: row i of the top-k belongs to query plan.order[i].
+    inverse = torch.empty_like(plan.order)
+    inverse[plan.order] = torch.arange(len(plan.order), device=device)
+    return top.scores[inverse].cpu().numpy(), top.rows[inverse].cpu().numpy()
 
 
 def _chunk_as_float32(docs, lo: int, hi: int, device: torch.device) -> torch.Tensor:

@@ -1,0 +1,29 @@
+# Create or reuse the project's virtual environment and install everything into it.
+# Sourced by scripts/demo.sh and scripts/test.sh; safe to re-run (skips pip when nothing changed).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${ITLR_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+EXTRAS="${ITLR_EXTRAS:-test}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating virtual environment $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+# shellcheck disable=SC1091
+. "$VENV/bin/activate"
+
+stamp="$VENV/.itlr-installed"
+want="$(cat "$ROOT/pyproject.toml" "$ROOT/scripts/env.sh" | sha256sum | cut -d' ' -f1)-$EXTRAS"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python -m pip install --quiet --upgrade pip
+  if ! python -c "import torch" 2>/dev/null; then
+    if command -v nvidia-smi >/dev/null 2>&1 && [ "${ITLR_TORCH:-}" != "cpu" ]; then
+      python -m pip install --quiet torch          # CUDA build on GPU machines
+    else
+      python -m pip install --quiet torch==2.13.0  # CPU wheel
+    fi
+  fi
+  python -m pip install --quiet -e "$ROOT[$EXTRAS]"
+  echo "$want" > "$stamp"
+fi
