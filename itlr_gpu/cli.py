@@ -108,6 +108,8 @@ def cmd_index(args) -> int:
                             batch_size=args.batch_size)
     else:
         raise InputError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
+    if args.model:  # remembered so that `itlr search` embeds queries with the same model
+        index.manifest["model_path"] = os.path.abspath(args.model)
     index.save(args.output)
     print(f"indexed {len(index):,} documents (d={index.dim}, {index.dtype}) -> {args.output}")
     return 0
@@ -150,7 +152,7 @@ def cmd_search(args) -> int:
             raise InputError(f"empty {field} for query {ids[row]!r}{why}", f"{args.queries} row {row}",
                              f"a non-empty {field}")
     queries = values if field == "expr" else [Term(v) for v in values]
-    model = args.model or _index_model_path(index)
+    model = args.model or _index_model_path(index, args.index)
     results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty())
     write_table(results, args.output)
@@ -158,10 +160,22 @@ def cmd_search(args) -> int:
     return 0
 
 
-def _index_model_path(index) -> str | None:
-    """The index's model when it names a local folder; None means the bundled default."""
+def _index_model_path(index, where: str) -> str | None:
+    """The model the index was built with; None means the bundled default."""
+    from .encoders import DEFAULT_MODEL_NAME
+
+    path = index.manifest.get("model_path")
+    if path:
+        if not os.path.isdir(path):
+            raise InputError(f"the index's model folder {path} is missing", where, "--model PATH")
+        return path
     model = index.manifest.get("model")
-    return model if model and os.path.isdir(model) else None
+    if model not in (None, DEFAULT_MODEL_NAME):
+        raise InputError(f"index was built with model {model!r}", where, "--model PATH naming that model's folder")
+    if model is None:
+        print(f"itlr: note: {where} records no model; embedding queries with the bundled {DEFAULT_MODEL_NAME}",
+              file=sys.stderr)
+    return None
 
 
 def cmd_eval(args) -> int:

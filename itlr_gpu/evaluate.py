@@ -1,0 +1,144 @@
+"""Retrieval evaluation with ir_measures (no hand-written metrics).
+
+Qrels are read from BEIR ``.tsv`` files (header ``query-id corpus-id score``) or
+TREC qrels (``qid 0 docid rel``, whitespace-separated); the format is detected
+from the first non-blank line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+import pyarrow as pa
+
+from .errors import InputError
+
+__all__ = ["read_qrels", "evaluate", "parse_measures"]
+
+PathLike = str | os.PathLike
+
+BEIR_HEADER = ["query-id", "corpus-id", "score"]
+
+
+def _int(value: str, where: str) -> int:
+    try:
+        return int(value)
+    except ValueError as e:
+        raise InputError(f"relevance {value!r} is not an integer", where, "an integer relevance grade") from e
+
+
+def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
+    """Read BEIR (tsv with header) or TREC (``qid iter docid rel``) qrels; errors name ``file:line``."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
+    qrels: list[ir_measures.Qrel] = []
+    fmt: str | None = None
+    with open(p, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            where = f"{p}:{lineno}"
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise InputError(f"invalid UTF-8 ({e.reason})", where, "UTF-8 text") from e
+            if not line.strip():
+                continue
+            if fmt is None:
+                if [c.strip().lower() for c in line.split("\t")] == BEIR_HEADER:
+                    fmt = "beir"
+                    continue
+                if len(line.split()) == 4:
+                    fmt = "trec"
+                else:
+                    raise InputError(f"cannot detect qrels format from {line!r}", where,
+                                     "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'")
+            if fmt == "beir":
+                fields = line.split("\t") if "\t" in line else line.split()
+                if len(fields) != 3:
+                    raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs")
+                qid, did, rel = (x.strip() for x in fields)
+                qrels.append(ir_measures.Qrel(qid, did, _int(rel, where)))
+            else:
+                fields = line.split()
+                if len(fields) != 4:
+                    raise InputError(f"{len(fields)} fields", where, "4 whitespace-separated fields: qid 0 docid rel")
+                qid, it, did, rel = fields
+                qrels.append(ir_measures.Qrel(qid, did, _int(rel, where), it))
+            if not qid or not did:
+                raise InputError("empty query or document id", where, "non-empty ids")
+    if not qrels:
+        raise InputError("qrels file has no judgements", str(p), "at least one judgement line")
+    return qrels
+
+
+def parse_measures(measures: Iterable[str]) -> list[Any]:
+    """Parse measure names such as ``nDCG@10``; unknown names raise InputError."""
+    if isinstance(measures, str):
+        measures = [measures]
+    parsed = []
+    for name in measures:
+        try:
+            parsed.append(ir_measures.parse_measure(str(name)))
+        except (NameError, ValueError, SyntaxError, TypeError) as e:
+            raise InputError(f"unknown measure {name!r} ({e})", "measures",
+                             "an ir_measures name such as nDCG@10, R@100, AP, P@5, RR") from e
+    if not parsed:
+        raise InputError("no measures given", "measures", "at least one measure such as nDCG@10")
+    return parsed
+
+
+def _run(results: pa.Table) -> Iterator[ir_measures.ScoredDoc]:
+    for qid, did, score in zip(results.column("query_id").to_pylist(), results.column("doc_id").to_pylist(),
+                               results.column("score").to_pylist()):
+        yield ir_measures.ScoredDoc(str(qid), str(did), float(score))
+
+
+def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
+             measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False) -> dict[str, Any]:
+    """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
+
+    Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
+    result queries that have qrels.  Queries in the results with no qrels are
+    simply not judged.  Queries in the qrels with no results count as 0 (the
+    ir_measures convention), so a query whose result set is empty is penalised.
+    Documents are ranked by ``score`` (ties broken by doc id, as trec_eval
+    does); the ``rank`` column is ignored.  With ``per_query=True`` the dict also
+    holds ``"per_query"``: ``{query_id: {measure name: value}}``.
+    Raises InputError when no result query has qrels (mismatched ids).
+    """
+    parsed = parse_measures(measures)
+    if not isinstance(results, pa.Table):
+        raise InputError(f"results is a {type(results).__name__}", "results", "a pyarrow.Table")
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in results.column_names]
+    if missing:
+        raise InputError(f"results table lacks column(s) {missing}; found {results.column_names}", "results",
+                         "columns query_id, doc_id, score")
+    for name in ("query_id", "doc_id", "score"):
+        col = results.column(name)
+        if col.null_count:
+            row = next(i for i, v in enumerate(col.to_pylist()) if v is None)
+            raise InputError(f"null {name} at row {row}", f"results column '{name}'", "no nulls")
+    where = str(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
+    qrel_list = read_qrels(qrels) if isinstance(qrels, (str, os.PathLike)) else list(qrels)
+    if not qrel_list:
+        raise InputError("no qrels", where, "at least one judgement")
+    qrel_qids = {q.query_id for q in qrel_list}
+    run = list(_run(results))
+    run_qids = {d.query_id for d in run}
+    judged = run_qids & qrel_qids
+    if run and not judged:
+        sample = ", ".join(sorted(run_qids)[:3])
+        raise InputError(f"none of the {len(run_qids)} result queries (e.g. {sample}) has qrels", where,
+                         "qrels for the query ids in the results")
+    out: dict[str, Any] = {str(m): float(v) for m, v in ir_measures.calc_aggregate(parsed, qrel_list, run).items()}
+    out["judged_queries"] = len(judged)
+    if per_query:
+        table: dict[str, dict[str, float]] = {}
+        for metric in ir_measures.iter_calc(parsed, qrel_list, run):
+            table.setdefault(metric.query_id, {})[str(metric.measure)] = float(metric.value)
+        out["per_query"] = table
+    return out

@@ -1,0 +1,495 @@
+"""The document store: L2-normalised embeddings, their doc ids and a manifest.
+
+On disk an index is a folder holding ``embeddings.npy`` (memory-mappable),
+``doc_ids.arrow`` (Arrow IPC file, one ``doc_id`` column) and ``manifest.json``
+(format, model, shape, dtype and a SHA-256 of the matrix bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .encoders import Encoder, default_encoder, l2_normalize
+from .errors import IndexIntegrityError, InputError
+from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
+
+__all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
+
+PathLike = str | os.PathLike
+
+FORMAT = "itlr-index"
+FORMAT_VERSION = 1
+EMBEDDINGS_FILE = "embeddings.npy"
+IDS_FILE = "doc_ids.arrow"
+MANIFEST_FILE = "manifest.json"
+DTYPES = ("float16", "float32")
+BLOCK_BYTES = 64 << 20  # checksum / normalisation work in blocks this big, never on a full copy
+_CHECKSUM_RE = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _dtype(dtype: Any) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise InputError(f"unknown dtype {dtype!r}", "dtype", " or ".join(DTYPES)) from e
+    if dt.name not in DTYPES:
+        raise InputError(f"unsupported dtype {dt.name}", "dtype", " or ".join(DTYPES))
+    return dt.newbyteorder("<")
+
+
+def _block_rows(x: np.ndarray) -> int:
+    return max(1, BLOCK_BYTES // max(1, x.shape[1] * x.dtype.itemsize))
+
+
+def _checksum(x: np.ndarray) -> str:
+    """SHA-256 of the C-order matrix bytes, hashed block by block (no second copy)."""
+    h = hashlib.sha256()
+    step = _block_rows(x)
+    for start in range(0, x.shape[0], step):
+        h.update(memoryview(np.ascontiguousarray(x[start : start + step])).cast("B"))
+    return "sha256:" + h.hexdigest()
+
+
+def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
+    """Validate ``x`` and return its rows L2-normalised (computed in float32) as ``dtype``."""
+    if not hasattr(x, "shape"):
+        x = np.asarray(x)
+    if len(x.shape) != 2:
+        raise InputError(f"embeddings have shape {tuple(x.shape)}", where, "a 2-D (documents, dim) matrix")
+    n, d = x.shape
+    if n == 0 or d == 0:
+        raise InputError(f"embeddings have shape {tuple(x.shape)}", where, "at least one row and one column")
+    out = np.empty((n, d), dtype=dtype)
+    step = _block_rows(out)
+    for start in range(0, n, step):
+        out[start : start + step] = l2_normalize(np.asarray(x[start : start + step]), where, row_offset=start)
+    return out
+
+
+def _ids_array(doc_ids: Any, where: str) -> pa.Array:
+    if isinstance(doc_ids, pa.ChunkedArray):
+        doc_ids = doc_ids.combine_chunks()
+    if not isinstance(doc_ids, pa.Array):
+        if isinstance(doc_ids, str):
+            raise InputError("doc_ids is a single string", where, "a sequence of ids")
+        try:
+            doc_ids = pa.array(list(doc_ids))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise InputError(f"doc ids are not all strings ({e})", where, "a sequence of string ids") from e
+    if not pa.types.is_string(doc_ids.type):
+        if not (pa.types.is_large_string(doc_ids.type) or pa.types.is_integer(doc_ids.type)
+                or pa.types.is_null(doc_ids.type)):
+            raise InputError(f"doc ids have type {doc_ids.type}", where, "strings")
+        doc_ids = pc.cast(doc_ids, pa.string())
+    check_ids(doc_ids, where, "doc_id")
+    return doc_ids
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+class Index:
+    """L2-normalised document embeddings with their ids.
+
+    Build with :meth:`from_arrays`, :meth:`build` or :meth:`from_embedding_files`;
+    persist with :meth:`save` / :meth:`load`.  ``embeddings`` may be a read-only
+    ``np.memmap`` after ``load(mmap=True)``.
+    """
+
+    def __init__(self, embeddings: np.ndarray, doc_ids: pa.Array, manifest: dict[str, Any],
+                 path: Path | None = None):
+        self.embeddings = embeddings
+        self.doc_ids = doc_ids
+        self.manifest = manifest
+        self.path = path  # the folder it was loaded from / saved to, for error messages
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.embeddings.dtype
+
+    def __len__(self) -> int:
+        return int(self.embeddings.shape[0])
+
+    def __repr__(self) -> str:
+        return f"Index({len(self)} docs, dim={self.dim}, dtype={self.dtype.name}, model={self.manifest.get('model')!r})"
+
+    def doc_id_at(self, rows: int | Iterable[int] | np.ndarray) -> list[str]:
+        """Doc ids of the given row numbers (an int gives a one-element list)."""
+        if isinstance(rows, (int, np.integer)):
+            rows = [int(rows)]
+        return self.doc_ids.take(pa.array(np.asarray(rows, dtype=np.int64))).to_pylist()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_arrays(cls, embeddings: Any, doc_ids: Sequence[str] | pa.Array | pa.ChunkedArray, *,
+                    dtype: str = "float16", model: str | None = None) -> Index:
+        """Validate, L2-normalise (in float32) and cast ``embeddings`` to ``dtype``."""
+        return cls._from_arrays(embeddings, doc_ids, dtype=dtype, model=model,
+                                emb_where="embeddings", ids_where="doc_ids")
+
+    @classmethod
+    def _from_arrays(cls, embeddings: Any, doc_ids: Any, *, dtype: str, model: str | None,
+                     emb_where: str, ids_where: str) -> Index:
+        dt = _dtype(dtype)
+        ids = _ids_array(doc_ids, ids_where)
+        if hasattr(embeddings, "shape") and len(embeddings.shape) >= 1 and embeddings.shape[0] != len(ids):
+            raise InputError(f"{len(ids)} doc ids for {embeddings.shape[0]} embedding rows",
+                             f"{ids_where} / {emb_where}", "one id per row")
+        matrix = _normalized_copy(embeddings, dt, emb_where)
+        if matrix.shape[0] != len(ids):
+            raise InputError(f"{len(ids)} doc ids for {matrix.shape[0]} embedding rows",
+                             f"{ids_where} / {emb_where}", "one id per row")
+        return cls(matrix, ids, cls._manifest(matrix, model))
+
+    @staticmethod
+    def _manifest(matrix: np.ndarray, model: str | None) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "model": model,
+            "dim": int(matrix.shape[1]),
+            "dtype": matrix.dtype.name,
+            "count": int(matrix.shape[0]),
+            "normalization": "l2",
+            "checksum": None,  # filled in by save()
+            "created": None,
+        }
+
+    @classmethod
+    def build(cls, corpus: PathLike | pa.Table, encoder: Encoder | None = None, *,
+              dtype: str = "float16", batch_size: int = 256) -> Index:
+        """Encode a corpus (a path :func:`read_corpus` accepts, or a table) into an index."""
+        from tqdm.auto import tqdm
+
+        dt = _dtype(dtype)
+        if isinstance(corpus, pa.Table):
+            table, where = normalize_corpus(corpus, "corpus table"), "corpus table"
+        else:
+            table, where = read_corpus(corpus), str(corpus)
+        if encoder is None:
+            encoder = default_encoder()
+        if not isinstance(encoder, Encoder):
+            raise InputError(f"{type(encoder).__name__} has no encode() method", "encoder", "an Encoder")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size {batch_size!r}", "Index.build", "a positive integer")
+        name = getattr(encoder, "name", None)
+        model = name if isinstance(name, str) else None
+        texts = document_texts(table)
+        n = len(texts)
+        out: np.ndarray | None = None
+        emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
+        with tqdm(total=n, unit="doc", desc="encoding", disable=n <= 1000) as bar:
+            for start in range(0, n, batch_size):
+                batch = texts[start : start + batch_size]
+                vecs = np.asarray(encoder.encode(batch))
+                if vecs.ndim != 2 or vecs.shape[0] != len(batch) or (out is not None and vecs.shape[1] != out.shape[1]):
+                    expected = f"({len(batch)}, {out.shape[1] if out is not None else 'dim'})"
+                    raise InputError(f"encoder returned shape {vecs.shape} for {len(batch)} texts", emb_where, expected)
+                if out is None:
+                    declared = getattr(encoder, "dim", None)
+                    if declared is not None and int(declared) != vecs.shape[1]:
+                        raise InputError(f"encoder declares dim {declared} but returned {vecs.shape[1]} columns",
+                                         emb_where, "vectors of the declared dimension")
+                    out = np.empty((n, vecs.shape[1]), dtype=dt)
+                out[start : start + len(batch)] = l2_normalize(vecs, emb_where, row_offset=start)
+                bar.update(len(batch))
+        assert out is not None  # normalize_corpus guarantees a non-empty corpus
+        return cls(out, table.column("doc_id").combine_chunks(), cls._manifest(out, model))
+
+    @classmethod
+    def from_embedding_files(cls, embeddings_path: PathLike, ids_path: PathLike | None = None, *,
+                             dtype: str = "float16") -> Index:
+        """Import precomputed embeddings.
+
+        Either a ``.npy`` matrix plus ``ids_path`` (a text file with one id per
+        line, or an Arrow/Parquet file with a ``doc_id``/``_id`` column or a single
+        column), or a Parquet/Arrow table with a list column (``embedding``, or the
+        only list column) and ids in its ``doc_id``/``_id`` column or in ``ids_path``.
+        """
+        ep = Path(embeddings_path)
+        if not ep.is_file():
+            raise InputError("embeddings file not found", str(ep), "an existing .npy, .parquet or .arrow file")
+        suffix = ep.suffix.lower()
+        if suffix == ".npy":
+            if ids_path is None:
+                raise InputError("a .npy matrix needs an ids file", str(ep), "ids_path (text, .arrow or .parquet)")
+            try:
+                matrix = np.load(ep, mmap_mode="r", allow_pickle=False)
+            except (ValueError, OSError) as e:
+                raise InputError(f"not a readable .npy matrix ({e})", str(ep), "a file written by numpy.save") from e
+            ids, ids_where = _read_id_file(Path(ids_path)), str(ids_path)
+        elif suffix in (".parquet", ".arrow"):
+            table = read_table(ep)
+            matrix = _list_column_matrix(table, str(ep))
+            if ids_path is not None:
+                ids, ids_where = _read_id_file(Path(ids_path)), str(ids_path)
+            else:
+                col = _id_column(table, str(ep), allow_single=False)
+                ids, ids_where = table.column(col), f"{ep} column '{col}'"
+        else:
+            raise InputError(f"unknown embeddings file type '{ep.suffix}'", str(ep), "one of .npy, .parquet, .arrow")
+        return cls._from_arrays(matrix, ids, dtype=dtype, model=None, emb_where=str(ep), ids_where=ids_where)
+
+    # ------------------------------------------------------------------ checks
+
+    def check_encoder(self, encoder: Encoder) -> None:
+        """Refuse an encoder whose ``dim`` differs from the index dimension."""
+        dim = getattr(encoder, "dim", None)
+        if dim is not None and int(dim) != self.dim:
+            name = getattr(encoder, "name", None) or type(encoder).__name__
+            raise InputError(
+                f"encoder '{name}' produces {int(dim)}-dimensional vectors but the index has dimension {self.dim} "
+                f"(built with model {self.manifest.get('model')!r})",
+                str(self.path) if self.path else "index",
+                "the encoder the index was built with",
+            )
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, directory: PathLike) -> Path:
+        """Write the index folder atomically (temporary sibling folder, then rename).
+
+        Refuses a non-empty folder that is not an index; an existing index is replaced.
+        """
+        target = Path(directory).absolute()
+        if target.exists():
+            if not target.is_dir():
+                raise InputError("exists and is not a folder", str(target), "a new or index folder")
+            if any(target.iterdir()) and not _is_index_dir(target):
+                raise InputError("refusing to overwrite a non-empty folder that is not an itlr index", str(target),
+                                 "a new path, an empty folder or an existing index")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
+        try:
+            manifest = dict(self.manifest, model=self.manifest.get("model"), dim=self.dim,
+                            dtype=self.dtype.name, count=len(self), checksum=_checksum(self.embeddings),
+                            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                            format=FORMAT, format_version=FORMAT_VERSION, normalization="l2")
+            with open(tmp / EMBEDDINGS_FILE, "wb") as f:
+                np.save(f, self.embeddings, allow_pickle=False)
+                f.flush()
+                os.fsync(f.fileno())
+            with pa.OSFile(str(tmp / IDS_FILE), "wb") as f:
+                ids = pa.table({"doc_id": self.doc_ids})
+                with pa.ipc.new_file(f, ids.schema) as writer:
+                    writer.write_table(ids)
+            _fsync(tmp / IDS_FILE)
+            with open(tmp / MANIFEST_FILE, "w", encoding="utf-8") as f:
+                json.dump(manifest, f, indent=2)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            _swap_in(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.manifest, self.path = manifest, target
+        return target
+
+    @classmethod
+    def load(cls, directory: PathLike, *, verify: bool = True, mmap: bool = True) -> Index:
+        """Open an index folder; ``verify`` checks the matrix checksum, ``mmap`` maps it read-only."""
+        d = Path(directory)
+        if not d.is_dir():
+            raise InputError("index folder not found", str(d), "a folder written by Index.save")
+        manifest = _read_manifest(d)
+        for name in (EMBEDDINGS_FILE, IDS_FILE):
+            if not (d / name).is_file():
+                raise IndexIntegrityError(f"{name} is missing", str(d),
+                                          "embeddings.npy, doc_ids.arrow and manifest.json")
+        ep = d / EMBEDDINGS_FILE
+        try:
+            matrix = np.load(ep, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as e:
+            raise IndexIntegrityError(f"unreadable matrix ({e})", str(ep), "a .npy file written by Index.save") from e
+        shape = (manifest["count"], manifest["dim"])
+        if matrix.shape != shape or matrix.dtype != np.dtype(manifest["dtype"]).newbyteorder("<"):
+            raise IndexIntegrityError(
+                f"matrix is {matrix.dtype.str} {matrix.shape} but the manifest says {manifest['dtype']} {shape}",
+                str(ep), "the shape and dtype recorded in manifest.json",
+            )
+        ip = d / IDS_FILE
+        try:
+            with pa.memory_map(str(ip)) as source:
+                ids_table = pa.ipc.open_file(source).read_all()
+        except (pa.ArrowInvalid, OSError) as e:
+            raise IndexIntegrityError(f"unreadable doc ids ({e})", str(ip), "an Arrow IPC file") from e
+        if ids_table.column_names != ["doc_id"] or not pa.types.is_string(ids_table.schema.field(0).type):
+            raise IndexIntegrityError(f"columns are {ids_table.schema}", str(ip), "one string column 'doc_id'")
+        ids = ids_table.column("doc_id").combine_chunks()
+        if len(ids) != manifest["count"]:
+            raise IndexIntegrityError(f"{len(ids)} doc ids but the manifest says {manifest['count']} documents",
+                                      str(ip), "one id per embedding row")
+        try:
+            check_ids(ids, str(ip), "doc_id")
+        except InputError as e:
+            raise IndexIntegrityError(e.what, e.where, e.expected) from e
+        if verify:
+            actual = _checksum(matrix)
+            if actual != manifest["checksum"]:
+                raise IndexIntegrityError(
+                    f"checksum mismatch: manifest has {manifest['checksum']}, file has {actual}",
+                    str(ep), "the matrix written by Index.save (the file is corrupt or was modified)",
+                )
+        return cls(matrix, ids, manifest, d.absolute())
+
+
+# ---------------------------------------------------------------------- module helpers
+
+
+def _is_index_dir(d: Path) -> bool:
+    try:
+        with open(d / MANIFEST_FILE, encoding="utf-8") as f:
+            return json.load(f).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _swap_in(tmp: Path, target: Path) -> None:
+    """Rename ``tmp`` to ``target``; an existing target is moved aside first and restored on failure."""
+    if target.exists() and any(target.iterdir()):
+        old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+        os.replace(target, old / "index")
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            os.replace(old / "index", target)
+            shutil.rmtree(old, ignore_errors=True)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, target)  # POSIX rename may replace an empty folder
+
+
+def _read_manifest(d: Path) -> dict[str, Any]:
+    mp = d / MANIFEST_FILE
+    where = str(mp)
+    if not mp.is_file():
+        raise IndexIntegrityError("manifest.json is missing", str(d), "a folder written by Index.save")
+    try:
+        with open(mp, encoding="utf-8") as f:
+            m = json.load(f)
+    except (ValueError, OSError) as e:
+        raise IndexIntegrityError(f"unreadable manifest ({e})", where, "JSON written by Index.save") from e
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        got = m.get("format") if isinstance(m, dict) else type(m).__name__
+        raise IndexIntegrityError(f"format is {got!r}", where, f"format {FORMAT!r}")
+    version = m.get("format_version")
+    if version != FORMAT_VERSION:
+        hint = " (written by a newer itlr-gpu?)" if isinstance(version, int) and version > FORMAT_VERSION else ""
+        raise IndexIntegrityError(f"format_version is {version!r}{hint}", where, f"format_version {FORMAT_VERSION}")
+    checks = {
+        "model": lambda v: v is None or isinstance(v, str),
+        "dim": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+        "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+        "dtype": lambda v: v in DTYPES,
+        "normalization": lambda v: v == "l2",
+        "checksum": lambda v: isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None,
+        "created": lambda v: isinstance(v, str),
+    }
+    expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
+                "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",
+                "created": "an ISO timestamp"}
+    for key, ok in checks.items():
+        if key not in m:
+            raise IndexIntegrityError(f"field '{key}' is missing", where, expected[key])
+        if not ok(m[key]):
+            raise IndexIntegrityError(f"field '{key}' is {m[key]!r}", where, expected[key])
+    return m
+
+
+def _id_column(table: pa.Table, where: str, *, allow_single: bool) -> str:
+    for name in ("doc_id", "_id"):
+        if name in table.column_names:
+            return name
+    if allow_single and table.num_columns == 1:
+        return table.column_names[0]
+    raise InputError(f"no id column; found {table.column_names}", where,
+                     "a 'doc_id' or '_id' column" + (" or a single column" if allow_single else " or an ids file"))
+
+
+def _read_id_file(path: Path) -> pa.Array | list[str]:
+    """Ids from an Arrow/Parquet/JSONL table, or from a text file with one id per line."""
+    if not path.is_file():
+        raise InputError("ids file not found", str(path), "an existing text, .arrow or .parquet file")
+    name = path.name.lower()
+    if name.endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
+        table = read_table(path)
+        return table.column(_id_column(table, str(path), allow_single=True))
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{line}", "a UTF-8 text file, one id per line") from e
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline
+    ids = [line[:-1] if line.endswith("\r") else line for line in lines]
+    for lineno, doc_id in enumerate(ids, start=1):
+        if not doc_id.strip():
+            raise InputError("blank line", f"{path}:{lineno}", "one non-empty id per line")
+    if not ids:
+        raise InputError("ids file is empty", str(path), "one id per line")
+    return ids
+
+
+def _list_column_matrix(table: pa.Table, where: str) -> np.ndarray:
+    """A float32 matrix from a list / fixed_size_list column, refusing ragged or null rows."""
+    def is_list(t: pa.DataType) -> bool:
+        return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+    if "embedding" in table.column_names:
+        name = "embedding"
+        if not is_list(table.schema.field(name).type):
+            raise InputError(f"column 'embedding' has type {table.schema.field(name).type}", where,
+                             "a list<float> column")
+    else:
+        lists = [f.name for f in table.schema if is_list(f.type)]
+        if len(lists) != 1:
+            raise InputError(f"{len(lists)} list columns ({lists}) and no 'embedding' column", where,
+                             "an 'embedding' column or exactly one list<float> column")
+        name = lists[0]
+    col = table.column(name).combine_chunks()
+    cw = f"{where} column '{name}'"
+    if len(col) == 0:
+        raise InputError("no rows", cw, "at least one embedding")
+    if col.null_count:
+        row = pc.index(pc.is_null(col), True).as_py()
+        raise InputError(f"null embedding at row {row}", cw, "a vector on every row")
+    lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
+    ragged = lengths != lengths[0]
+    if ragged.any():
+        row = int(np.argmax(ragged))
+        raise InputError(f"row {row} has {lengths[row]} values but row 0 has {lengths[0]}", cw,
+                         "the same number of values on every row")
+    values = col.flatten()
+    if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
+        raise InputError(f"values have type {values.type}", cw, "numbers")
+    if values.null_count:
+        pos = pc.index(pc.is_null(values), True).as_py()
+        raise InputError(f"null value in row {pos // int(lengths[0])}", cw, "numbers only")
+    return values.to_numpy(zero_copy_only=False).reshape(len(col), int(lengths[0]))

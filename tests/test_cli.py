@@ -1,0 +1,164 @@
+"""CLI smoke tests on a tiny corpus: index, parse, search, eval, demo, and bad input."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from itlr_gpu.cli import main
+from itlr_gpu.io import read_table
+
+DOCS = [
+    ("d1", "Vitamin D supplements improve bone density and reduce fractures in older adults."),
+    ("d2", "Vitamin D deficiency is linked to depression and a weaker immune response."),
+    ("d3", "Calcium and vitamin D together support bone health and skeletal strength."),
+    ("d4", "Espresso is brewed by forcing hot water through finely ground coffee beans."),
+    ("d5", "Black holes bend light so strongly that nothing escapes past the event horizon."),
+    ("d6", "Vitamin D and immune function: supplementation lowers respiratory infections."),
+]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    with open(root / "corpus.jsonl", "w") as f:
+        for doc_id, text in DOCS:
+            f.write(json.dumps({"_id": doc_id, "title": "", "text": text}) + "\n")
+    with open(root / "queries.jsonl", "w") as f:
+        f.write(json.dumps({"query_id": "q1", "expr": "vitamin D benefits AND NOT bone health",
+                            "text": "vitamin D benefits but not bone health"}) + "\n")
+        f.write(json.dumps({"query_id": "q2", "expr": "coffee OR black holes",
+                            "text": "coffee or black holes"}) + "\n")
+    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\nq1\td6\t1\nq2\td4\t1\nq2\td5\t1\n")
+    assert main(["index", str(root / "corpus.jsonl"), "-o", str(root / "idx"), "--dtype", "float32"]) == 0
+    return root
+
+
+@pytest.mark.slow
+def test_index_search_eval(workdir, capsys):
+    out = workdir / "run.arrow"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(out), "-k", "3"]) == 0
+    table = read_table(out)
+    assert table.schema.names == ["query_id", "rank", "doc_id", "score"]
+    assert table.column("rank").type == pa.int32() and table.column("score").type == pa.float32()
+    by_q = {}
+    for q, d in zip(table.column("query_id").to_pylist(), table.column("doc_id").to_pylist()):
+        by_q.setdefault(q, []).append(d)
+    assert set(by_q["q1"][:2]) == {"d2", "d6"}      # the logical query excludes the bone-health documents
+    assert "d3" not in by_q["q1"] and "d1" not in by_q["q1"][:2]
+    assert set(by_q["q2"][:2]) == {"d4", "d5"}
+    capsys.readouterr()
+    assert main(["eval", str(out), str(workdir / "qrels.tsv")]) == 0
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.strip().splitlines())
+    assert float(printed["nDCG@10"]) == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_text_field_is_the_baseline_and_parquet_output(workdir):
+    out = workdir / "base.parquet"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(out),
+                 "--field", "text", "-k", "100"]) == 0
+    table = pq.read_table(out)
+    assert table.num_rows == 2 * len(DOCS)  # k > N returns the whole corpus
+    scores = np.array(table.column("score").to_pylist()).reshape(2, -1)
+    assert np.all(np.diff(scores, axis=1) <= 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ops", ["min,max,one_minus", "sum,sum,reciprocal"])
+def test_ops_option(workdir, ops):
+    out = workdir / "ops.arrow"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(out), "--ops", ops]) == 0
+    assert read_table(out).num_rows == 2 * len(DOCS)
+
+
+def test_parse_prints_canonical_and_postfix(capsys):
+    assert main(["parse", "vitamin D benefits and not bone health"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ['("vitamin D benefits" AND NOT "bone health")',
+                   'PUSH "vitamin D benefits"  PUSH "bone health"  NOT  AND']
+
+
+def test_parse_error_has_caret_and_exit_2(capsys):
+    assert main(["parse", "a AND (b OR"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("itlr: error: dangling OR at position 11")
+    assert err[1] == "a AND (b OR"
+    assert err[2] == " " * 11 + "^"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["k0", "bad_ext", "missing_col", "dup_ids", "empty", "bad_ops", "syntax", "corrupt"])
+def test_bad_input_one_line_nonzero_nothing_written(workdir, tmp_path, capsys, case):
+    index, queries = workdir / "idx", workdir / "queries.jsonl"
+    out = tmp_path / "out.arrow"
+    args = ["search", str(index), str(queries), "-o", str(out)]
+    if case == "k0":
+        args += ["-k", "0"]
+    elif case == "bad_ext":
+        args[-1] = str(tmp_path / "out.csv")
+    elif case == "missing_col":
+        (tmp_path / "q.jsonl").write_text(json.dumps({"query_id": "a", "question": "x"}) + "\n")
+        args[2] = str(tmp_path / "q.jsonl")
+    elif case == "dup_ids":
+        (tmp_path / "q.jsonl").write_text('{"query_id": "a", "expr": "x"}\n{"query_id": "a", "expr": "y"}\n')
+        args[2] = str(tmp_path / "q.jsonl")
+    elif case == "empty":
+        (tmp_path / "q.jsonl").write_text("")
+        args[2] = str(tmp_path / "q.jsonl")
+    elif case == "bad_ops":
+        args += ["--ops", "product,avg,one_minus"]
+    elif case == "syntax":
+        (tmp_path / "q.jsonl").write_text('{"query_id": "a", "expr": "x AND AND y"}\n')
+        args[2] = str(tmp_path / "q.jsonl")
+    elif case == "corrupt":
+        broken = tmp_path / "idx"
+        shutil.copytree(index, broken)
+        emb = broken / "embeddings.npy"
+        data = bytearray(emb.read_bytes())
+        data[-1] ^= 0xFF
+        emb.write_bytes(bytes(data))
+        args[1] = str(broken)
+    code = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert err[0].startswith("itlr: error: ") and len(err[0]) > 20
+    if case != "syntax":
+        assert len(err) == 1
+    assert not out.exists() and not list(tmp_path.glob("*.arrow*"))
+
+
+@pytest.mark.slow
+def test_index_from_embeddings_and_bad_vectors(tmp_path, capsys):
+    emb = np.random.default_rng(0).standard_normal((5, 384)).astype(np.float32)
+    np.save(tmp_path / "emb.npy", emb)
+    (tmp_path / "ids.txt").write_text("a\nb\nc\nd\ne\n")
+    assert main(["index", "--embeddings", str(tmp_path / "emb.npy"), "--ids", str(tmp_path / "ids.txt"),
+                 "-o", str(tmp_path / "idx")]) == 0
+    emb[2] = np.nan
+    np.save(tmp_path / "bad.npy", emb)
+    assert main(["index", "--embeddings", str(tmp_path / "bad.npy"), "--ids", str(tmp_path / "ids.txt"),
+                 "-o", str(tmp_path / "idx2")]) != 0
+    assert "row 2" in capsys.readouterr().err
+    assert not (tmp_path / "idx2").exists()
+
+
+@pytest.mark.slow
+def test_console_script_demo_runs():
+    """The embedded default, as a user runs it (small size to keep CI short)."""
+    itlr = shutil.which("itlr") or f"{sys.executable} -m itlr_gpu.cli"
+    proc = subprocess.run(f"{itlr} demo --docs 160 --per-template 1", shell=True, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("nDCG@10"))
+    rows = {line.split()[0]: [float(x) for x in line.split()[-3:]] for line in lines[header + 1: header + 6]
+            if line.strip()}
+    assert "all" in rows
+    baseline, itlr_score, gain = rows["all"]
+    assert itlr_score > baseline  # logical retrieval beats the whole-query baseline on logical queries

@@ -1,0 +1,104 @@
+"""Tests for itlr_gpu.evaluate (values checked by hand)."""
+
+from __future__ import annotations
+
+import math
+
+import ir_measures
+import pyarrow as pa
+import pytest
+
+from itlr_gpu.errors import InputError
+from itlr_gpu.evaluate import evaluate, read_qrels
+from itlr_gpu.io import RESULT_SCHEMA
+
+# One query; ranking a, b, c; b and c relevant.
+# DCG = 1/log2(3) + 1/log2(4); IDCG = 1 + 1/log2(3).
+NDCG = (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))
+
+
+def results(rows):
+    return pa.Table.from_pylist(
+        [{"query_id": q, "rank": i + 1, "doc_id": d, "score": s} for i, (q, d, s) in enumerate(rows)],
+        schema=RESULT_SCHEMA,
+    )
+
+
+RUN = results([("q1", "a", 3.0), ("q1", "b", 2.0), ("q1", "c", 1.0)])
+
+
+def test_hand_checked_ndcg():
+    qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q1", "c", 1), ir_measures.Qrel("q1", "z", 0)]
+    out = evaluate(RUN, qrels, measures=("nDCG@10", "R@100", "P@1", "RR"))
+    assert out["nDCG@10"] == pytest.approx(NDCG) and NDCG == pytest.approx(0.693426, abs=1e-6)
+    assert out["R@100"] == 1.0 and out["P@1"] == 0.0 and out["RR"] == 0.5
+    assert out["judged_queries"] == 1
+
+
+def test_rank_column_is_ignored_score_orders():
+    run = results([("q1", "c", 1.0), ("q1", "b", 2.0), ("q1", "a", 3.0)])
+    qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q1", "c", 1)]
+    assert evaluate(run, qrels)["nDCG@10"] == pytest.approx(NDCG)
+
+
+def test_beir_qrels_file(tmp_path):
+    path = tmp_path / "test.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\nq1\tb\t1\nq1\tc\t1\n\nq1\tz\t0\n")
+    qrels = read_qrels(path)
+    assert (qrels[0].query_id, qrels[0].doc_id, qrels[0].relevance) == ("q1", "b", 1)
+    assert len(qrels) == 3
+    assert evaluate(RUN, path)["nDCG@10"] == pytest.approx(NDCG)
+
+
+def test_trec_qrels_file_and_unjudged_queries(tmp_path):
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 b 1\nq1 0 c 1\nq2 0 x 2\n")
+    run = results([("q1", "a", 3.0), ("q1", "b", 2.0), ("q1", "c", 1.0), ("q9", "a", 1.0)])
+    out = evaluate(run, str(path), measures=["nDCG@10"], per_query=True)
+    # q9 has no qrels: not judged; q2 has qrels but no results: scores 0.
+    assert out["judged_queries"] == 1
+    assert out["nDCG@10"] == pytest.approx(NDCG / 2)
+    assert out["per_query"]["q1"]["nDCG@10"] == pytest.approx(NDCG)
+    assert "q9" not in out["per_query"]
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("query-id\tcorpus-id\tscore\nq1\tb\tx\n", r"q\.tsv:2: relevance 'x'"),
+        ("query-id\tcorpus-id\tscore\nq1\tb\n", r"q\.tsv:2: 2 fields"),
+        ("q1 0 b 1\nq1 0 c\n", r"q\.tsv:2: 3 fields"),
+        ("q1 b 1\n", r"q\.tsv:1: cannot detect qrels format"),
+        ("\n\n", r"q\.tsv.*no judgements"),
+        ("query-id\tcorpus-id\tscore\n", r"q\.tsv.*no judgements"),
+    ],
+)
+def test_qrels_errors(tmp_path, content, match):
+    (tmp_path / "q.tsv").write_text(content)
+    with pytest.raises(InputError, match=match):
+        read_qrels(tmp_path / "q.tsv")
+
+
+def test_qrels_missing_file(tmp_path):
+    with pytest.raises(InputError, match=r"nope\.tsv.*not found"):
+        read_qrels(tmp_path / "nope.tsv")
+
+
+def test_unknown_measure():
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    with pytest.raises(InputError, match="unknown measure 'bogus@3'"):
+        evaluate(RUN, qrels, measures=["nDCG@10", "bogus@3"])
+    with pytest.raises(InputError, match="unknown measure"):
+        evaluate(RUN, qrels, measures=["nDCG@x"])
+    with pytest.raises(InputError, match="no measures"):
+        evaluate(RUN, qrels, measures=[])
+
+
+def test_bad_results_and_mismatched_ids():
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    with pytest.raises(InputError, match=r"lacks column\(s\) \['score'\]"):
+        evaluate(pa.table({"query_id": ["q1"], "doc_id": ["a"]}), qrels)
+    with pytest.raises(InputError, match="null score at row 1"):
+        evaluate(pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, None]}), qrels)
+    with pytest.raises(InputError, match="none of the 1 result queries"):
+        evaluate(results([("1", "a", 1.0)]), qrels)

@@ -1,0 +1,400 @@
+"""Tests for itlr_gpu.index: construction, validation, save/load and imports."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from itlr_gpu import index as index_mod
+from itlr_gpu.errors import IndexIntegrityError, InputError
+from itlr_gpu.index import Index
+
+
+class FakeEncoder:
+    """Deterministic bag-of-characters encoder (no model download)."""
+
+    name = "fake-chars"
+    dim = 8
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        out = np.ones((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for ch in t:
+                out[i, ord(ch) % self.dim] += 1
+        return out
+
+
+def rand(n=6, d=5, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def ids(n):
+    return [f"d{i}" for i in range(n)]
+
+
+# ------------------------------------------------------------------ from_arrays
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_from_arrays_normalises_and_casts(dtype):
+    x = rand()
+    ix = Index.from_arrays(x, ids(6), dtype=dtype, model="m")
+    assert ix.dtype == np.dtype(dtype) and ix.embeddings.dtype == np.dtype(dtype)
+    assert (len(ix), ix.dim) == (6, 5)
+    tol = 1e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(np.linalg.norm(ix.embeddings.astype(np.float64), axis=1), 1, atol=tol)
+    expected = x / np.linalg.norm(x, axis=1, keepdims=True)
+    np.testing.assert_allclose(ix.embeddings.astype(np.float64), expected, atol=tol)
+    assert ix.manifest["model"] == "m" and ix.manifest["dtype"] == dtype and ix.manifest["count"] == 6
+    assert ix.doc_id_at([3, 0]) == ["d3", "d0"] and ix.doc_id_at(np.array([5])) == ["d5"]
+    assert ix.doc_id_at(2) == ["d2"]
+    assert isinstance(ix.doc_ids, pa.Array) and ix.doc_ids.type == pa.string()
+
+
+@pytest.mark.parametrize(
+    "emb, doc_ids, match",
+    [
+        (np.ones(3), ["a", "b", "c"], "2-D"),
+        (np.ones((0, 3)), [], "at least one row"),
+        (np.ones((2, 3)), ["a"], "1 doc ids for 2 embedding rows"),
+        (np.ones((2, 3)), ["a", "a"], "duplicate doc_id 'a' at row 1"),
+        (np.ones((2, 3)), ["a", ""], "empty doc_id at row 1"),
+        (np.ones((2, 3)), ["a", None], "null doc_id at row 1"),
+        (np.array([[1.0, 2], [np.nan, 1], [1, 1]]), ["a", "b", "c"], "row 1 contains NaN or Inf"),
+        (np.array([[1.0, 2], [1, 1], [np.inf, 1]]), ["a", "b", "c"], "row 2 contains NaN or Inf"),
+        (np.array([[1.0, 2], [0, 0]]), ["a", "b"], "row 1 has zero norm"),
+        (np.array([["x", "y"]]), ["a"], "dtype"),
+    ],
+)
+def test_from_arrays_errors(emb, doc_ids, match):
+    with pytest.raises(InputError, match=match):
+        Index.from_arrays(emb, doc_ids)
+
+
+def test_from_arrays_bad_dtype():
+    with pytest.raises(InputError, match="float16 or float32"):
+        Index.from_arrays(rand(), ids(6), dtype="int8")
+
+
+def test_from_arrays_extreme_magnitudes():
+    x = np.array([[1e300, 1e300], [1e-300, 0.0], [3.0, 4.0]])
+    ix = Index.from_arrays(x, ["a", "b", "c"], dtype="float32")
+    np.testing.assert_allclose(ix.embeddings, [[2**-0.5, 2**-0.5], [1, 0], [0.6, 0.8]], rtol=1e-6)
+
+
+# ------------------------------------------------------------------ save / load
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("mmap", [True, False])
+def test_save_load_round_trip(tmp_path, dtype, mmap):
+    ix = Index.from_arrays(rand(), ids(6), dtype=dtype, model="mini")
+    out = ix.save(tmp_path / "ix")
+    assert sorted(os.listdir(out)) == ["doc_ids.arrow", "embeddings.npy", "manifest.json"]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["format"] == "itlr-index" and m["format_version"] == 1 and m["normalization"] == "l2"
+    assert (m["model"], m["dim"], m["dtype"], m["count"]) == ("mini", 5, dtype, 6)
+    assert m["checksum"].startswith("sha256:") and len(m["checksum"]) == 71 and m["created"]
+    loaded = Index.load(out, mmap=mmap)
+    assert isinstance(loaded.embeddings, np.memmap) == mmap
+    assert loaded.embeddings.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(loaded.embeddings), ix.embeddings)
+    assert loaded.doc_ids.equals(ix.doc_ids) and loaded.manifest == m
+    assert np.load(out / "embeddings.npy", mmap_mode="r").shape == (6, 5)  # plain .npy
+    assert os.listdir(tmp_path) == ["ix"]  # no temporary folders left
+
+
+def test_save_replaces_index_but_refuses_other_folders(tmp_path):
+    Index.from_arrays(rand(3, 2), ids(3)).save(tmp_path / "ix")
+    Index.from_arrays(rand(4, 2), ids(4)).save(tmp_path / "ix")
+    assert len(Index.load(tmp_path / "ix")) == 4
+    assert os.listdir(tmp_path) == ["ix"]
+
+    other = tmp_path / "data"
+    other.mkdir()
+    (other / "keep.txt").write_text("precious")
+    with pytest.raises(InputError, match=r"data.*not an itlr index"):
+        Index.from_arrays(rand(3, 2), ids(3)).save(other)
+    assert os.listdir(other) == ["keep.txt"]
+
+    (tmp_path / "empty").mkdir()
+    Index.from_arrays(rand(3, 2), ids(3)).save(tmp_path / "empty")
+    assert len(Index.load(tmp_path / "empty")) == 3
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="not a folder"):
+        Index.from_arrays(rand(3, 2), ids(3)).save(tmp_path / "file")
+
+
+def test_save_over_its_own_mmapped_source(tmp_path):
+    Index.from_arrays(rand(3, 2), ids(3)).save(tmp_path / "ix")
+    loaded = Index.load(tmp_path / "ix")
+    loaded.save(tmp_path / "ix")
+    assert len(Index.load(tmp_path / "ix")) == 3
+
+
+def test_save_failure_keeps_old_index(tmp_path, monkeypatch):
+    Index.from_arrays(rand(3, 2), ids(3)).save(tmp_path / "ix")
+    before = (tmp_path / "ix" / "embeddings.npy").read_bytes()
+
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(index_mod.np, "save", broken)
+    with pytest.raises(KeyboardInterrupt):
+        Index.from_arrays(rand(4, 2), ids(4)).save(tmp_path / "ix")
+    assert os.listdir(tmp_path) == ["ix"]
+    assert (tmp_path / "ix" / "embeddings.npy").read_bytes() == before
+
+
+def test_checksum_mismatch_after_flipping_a_byte(tmp_path):
+    Index.from_arrays(rand(), ids(6)).save(tmp_path / "ix")
+    path = tmp_path / "ix" / "embeddings.npy"
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(IndexIntegrityError, match=r"embeddings\.npy.*checksum mismatch"):
+        Index.load(tmp_path / "ix")
+    assert len(Index.load(tmp_path / "ix", verify=False)) == 6
+
+
+def test_checksum_is_streamed_in_blocks(monkeypatch):
+    x = Index.from_arrays(rand(50, 4), ids(50), dtype="float32").embeddings
+    whole = index_mod._checksum(x)
+    monkeypatch.setattr(index_mod, "BLOCK_BYTES", 3 * 4 * 4)  # 3 rows a block
+    assert index_mod._checksum(x) == whole
+
+
+def _corrupt_manifest(path: Path, **changes):
+    m = json.loads(path.read_text())
+    for k, v in changes.items():
+        if v is KeyError:
+            del m[k]
+        else:
+            m[k] = v
+    path.write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize(
+    "changes, match",
+    [
+        ({"format": "other"}, "format is 'other'"),
+        ({"format_version": 2}, "format_version is 2.*newer"),
+        ({"dim": KeyError}, "field 'dim' is missing"),
+        ({"dtype": "int8"}, "field 'dtype' is 'int8'"),
+        ({"checksum": "md5:1"}, "field 'checksum'"),
+        ({"count": 7}, r"matrix is .* \(6, 5\) but the manifest says float16 \(7, 5\)"),
+        ({"dtype": "float32"}, "manifest says float32"),
+    ],
+)
+def test_load_manifest_problems(tmp_path, changes, match):
+    Index.from_arrays(rand(), ids(6)).save(tmp_path / "ix")
+    _corrupt_manifest(tmp_path / "ix" / "manifest.json", **changes)
+    with pytest.raises(IndexIntegrityError, match=match):
+        Index.load(tmp_path / "ix")
+
+
+def test_load_missing_files_and_bad_ids(tmp_path):
+    with pytest.raises(InputError, match="index folder not found"):
+        Index.load(tmp_path / "nope")
+    ix = Index.from_arrays(rand(), ids(6))
+    for name in ("manifest.json", "embeddings.npy", "doc_ids.arrow"):
+        ix.save(tmp_path / name)
+        (tmp_path / name / name).unlink()
+        with pytest.raises(IndexIntegrityError, match=f"{name} is missing"):
+            Index.load(tmp_path / name)
+    ix.save(tmp_path / "ids")
+    with pa.OSFile(str(tmp_path / "ids" / "doc_ids.arrow"), "wb") as f:
+        t = pa.table({"doc_id": ids(5)})
+        with pa.ipc.new_file(f, t.schema) as w:
+            w.write_table(t)
+    with pytest.raises(IndexIntegrityError, match="5 doc ids but the manifest says 6"):
+        Index.load(tmp_path / "ids")
+    ix.save(tmp_path / "trunc")
+    p = tmp_path / "trunc" / "embeddings.npy"
+    p.write_bytes(p.read_bytes()[:-10])
+    with pytest.raises(IndexIntegrityError, match="embeddings.npy"):
+        Index.load(tmp_path / "trunc")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    x=hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=12),
+                 elements=st.floats(-1e6, 1e6, width=32)),
+    dtype=st.sampled_from(["float16", "float32"]),
+)
+def test_round_trip_property(tmp_path, x, dtype):
+    good = np.abs(x).max(axis=1) > 0
+    if not good.any():
+        return
+    x = x[good]
+    ix = Index.from_arrays(x, ids(len(x)), dtype=dtype)
+    np.testing.assert_allclose(np.linalg.norm(ix.embeddings.astype(np.float64), axis=1), 1,
+                               atol=2e-3 if dtype == "float16" else 1e-5)
+    ix.save(tmp_path / "prop")
+    loaded = Index.load(tmp_path / "prop")
+    np.testing.assert_array_equal(np.asarray(loaded.embeddings), ix.embeddings)
+    assert loaded.doc_ids.to_pylist() == ids(len(x))
+
+
+# ------------------------------------------------------------------ build / encoder check
+
+
+def test_build_from_corpus_path_and_table(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "a", "title": "T", "text": "xyz"}\n{"_id": "b", "text": "hello"}\n{"_id": "c", "text": "q"}\n'
+    )
+    enc = FakeEncoder()
+    ix = Index.build(tmp_path, enc, dtype="float32", batch_size=2)
+    assert enc.calls == [2, 1]
+    assert ix.doc_ids.to_pylist() == ["a", "b", "c"] and ix.manifest["model"] == "fake-chars"
+    expected = FakeEncoder().encode(["T xyz", "hello", "q"])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(ix.embeddings, expected, rtol=1e-6)
+    table = pa.table({"doc_id": ["a", "b"], "text": ["xyz", "hello"]})
+    assert len(Index.build(table, FakeEncoder())) == 2
+
+
+def test_build_rejects_bad_encoder_output():
+    class Bad:
+        def encode(self, texts):
+            return np.zeros((len(texts), 3), dtype=np.float32)
+
+    table = pa.table({"doc_id": ["a", "b"], "text": ["x", "y"]})
+    with pytest.raises(InputError, match="row 0 has zero norm"):
+        Index.build(table, Bad())
+    with pytest.raises(InputError, match="encoder"):
+        Index.build(table, object())
+
+    class Liar:
+        dim = 5
+
+        def encode(self, texts):
+            return np.ones((len(texts), 8), dtype=np.float32)
+
+    with pytest.raises(InputError, match="declares dim 5 but returned 8 columns"):
+        Index.build(table, Liar())
+
+
+@pytest.mark.slow
+def test_build_with_default_encoder(tmp_path):
+    from itlr_gpu.encoders import default_encoder
+
+    table = pa.table({"doc_id": ["a", "b"], "text": ["cats purr", "tax forms"], "title": ["Cats", ""]})
+    ix = Index.build(table)
+    assert (len(ix), ix.dim, ix.manifest["model"]) == (2, 384, "all-MiniLM-L6-v2")
+    ix.check_encoder(default_encoder())
+
+
+def test_check_encoder_dimension(tmp_path):
+    ix = Index.from_arrays(rand(3, 4), ids(3), model="small-model")
+    ix.save(tmp_path / "ix")
+    loaded = Index.load(tmp_path / "ix")
+    with pytest.raises(InputError) as e:
+        loaded.check_encoder(FakeEncoder())
+    msg = str(e.value)
+    assert "8" in msg and "4" in msg and "fake-chars" in msg and "small-model" in msg and "ix" in msg
+    enc = FakeEncoder()
+    enc.dim = 4
+    loaded.check_encoder(enc)  # matching dimension: fine
+
+    class NoDim:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    loaded.check_encoder(NoDim())
+
+
+# ------------------------------------------------------------------ imports
+
+
+@pytest.mark.parametrize("trailing_newline", [True, False])
+def test_import_npy_and_text_ids(tmp_path, trailing_newline):
+    x = rand(3, 4)
+    np.save(tmp_path / "e.npy", x)
+    (tmp_path / "ids.txt").write_text("a\nb b\nc" + ("\n" if trailing_newline else ""))
+    ix = Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.txt", dtype="float32")
+    assert ix.doc_ids.to_pylist() == ["a", "b b", "c"]
+    np.testing.assert_allclose(ix.embeddings, x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_import_npy_id_file_errors(tmp_path):
+    np.save(tmp_path / "e.npy", rand(3, 4))
+    (tmp_path / "blank.txt").write_text("a\n\nc\n")
+    with pytest.raises(InputError, match=r"blank\.txt:2: blank line"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "blank.txt")
+    (tmp_path / "two.txt").write_text("a\nb\n")
+    with pytest.raises(InputError, match=r"two\.txt.*2 doc ids for 3 embedding rows"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "two.txt")
+    with pytest.raises(InputError, match="needs an ids file"):
+        Index.from_embedding_files(tmp_path / "e.npy")
+    with pytest.raises(InputError, match="ids file not found"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "nope.txt")
+    (tmp_path / "e.csv").write_text("1,2\n")
+    with pytest.raises(InputError, match=r"e\.csv.*\.npy, \.parquet, \.arrow"):
+        Index.from_embedding_files(tmp_path / "e.csv", tmp_path / "two.txt")
+
+
+@pytest.mark.parametrize("ext", ["parquet", "arrow"])
+def test_import_npy_and_table_ids(tmp_path, ext):
+    np.save(tmp_path / "e.npy", rand(2, 3).astype(np.float32))
+    table = pa.table({"whatever": ["x", "y"]})
+    path = tmp_path / f"ids.{ext}"
+    if ext == "parquet":
+        pq.write_table(table, path)
+    else:
+        with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+            w.write_table(table)
+    assert Index.from_embedding_files(tmp_path / "e.npy", path).doc_ids.to_pylist() == ["x", "y"]
+    pq.write_table(pa.table({"_id": ["p", "q"], "other": [1, 2]}), tmp_path / "ids2.parquet")
+    assert Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids2.parquet").doc_id_at([1]) == ["q"]
+    pq.write_table(pa.table({"a": ["p", "q"], "b": [1, 2]}), tmp_path / "ids3.parquet")
+    with pytest.raises(InputError, match=r"ids3\.parquet.*no id column"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids3.parquet")
+
+
+def test_import_parquet_list_column(tmp_path):
+    vecs = [[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]
+    pq.write_table(pa.table({"doc_id": ["a", "b"], "embedding": vecs}), tmp_path / "e.parquet")
+    ix = Index.from_embedding_files(tmp_path / "e.parquet", dtype="float32")
+    assert ix.doc_ids.to_pylist() == ["a", "b"]
+    np.testing.assert_array_equal(ix.embeddings, [[1, 0, 0], [0, 1, 0]])
+
+    fixed = pa.array(vecs, pa.list_(pa.float32(), 3))
+    pq.write_table(pa.table({"_id": ["a", "b"], "vec": fixed}), tmp_path / "f.parquet")
+    assert Index.from_embedding_files(tmp_path / "f.parquet").dim == 3
+
+    (tmp_path / "ids.txt").write_text("x\ny\n")
+    pq.write_table(pa.table({"v": vecs}), tmp_path / "g.parquet")
+    assert Index.from_embedding_files(tmp_path / "g.parquet", tmp_path / "ids.txt").doc_id_at([0]) == ["x"]
+    with pytest.raises(InputError, match=r"g\.parquet.*no id column"):
+        Index.from_embedding_files(tmp_path / "g.parquet")
+
+
+def test_import_list_column_errors(tmp_path):
+    pq.write_table(pa.table({"doc_id": ["a", "b", "c"], "embedding": [[1.0, 2.0], [1.0, 2.0], [3.0]]}),
+                   tmp_path / "r.parquet")
+    with pytest.raises(InputError, match=r"r\.parquet column 'embedding'.*row 2 has 1 values but row 0 has 2"):
+        Index.from_embedding_files(tmp_path / "r.parquet")
+    pq.write_table(pa.table({"doc_id": ["a", "b"], "embedding": [[1.0], None]}), tmp_path / "n.parquet")
+    with pytest.raises(InputError, match="null embedding at row 1"):
+        Index.from_embedding_files(tmp_path / "n.parquet")
+    pq.write_table(pa.table({"doc_id": ["a"], "u": [[1.0]], "v": [[2.0]]}), tmp_path / "two.parquet")
+    with pytest.raises(InputError, match="2 list columns"):
+        Index.from_embedding_files(tmp_path / "two.parquet")
+    pq.write_table(pa.table({"doc_id": ["a"], "embedding": ["x"]}), tmp_path / "s.parquet")
+    with pytest.raises(InputError, match="column 'embedding' has type string"):
+        Index.from_embedding_files(tmp_path / "s.parquet")

@@ -1,0 +1,295 @@
+"""Tests for itlr_gpu.io: corpus/query/table readers and the atomic writer."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from itlr_gpu import io
+from itlr_gpu.errors import InputError
+
+DOCS = [
+    {"_id": "d1", "title": "Cats", "text": "Cats purr."},
+    {"_id": "d2", "text": "Dogs bark."},
+    {"_id": "d3", "title": "", "text": "Birds sing."},
+]
+
+
+def write_jsonl(path: Path, rows: list, gz: bool = False) -> Path:
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def corpus_table() -> pa.Table:
+    return pa.table({"doc_id": ["d1", "d2", "d3"], "text": ["Cats purr.", "Dogs bark.", "Birds sing."],
+                     "title": ["Cats", None, ""]})
+
+
+def write_ipc(table: pa.Table, path: Path, stream: bool = False) -> Path:
+    with pa.OSFile(str(path), "wb") as f:
+        opener = pa.ipc.new_stream if stream else pa.ipc.new_file
+        with opener(f, table.schema) as w:
+            w.write_table(table)
+    return path
+
+
+def assert_expected_corpus(t: pa.Table) -> None:
+    assert t.schema == pa.schema([("doc_id", pa.string()), ("text", pa.string()), ("title", pa.string())])
+    assert t.column("doc_id").to_pylist() == ["d1", "d2", "d3"]
+    assert t.column("title").to_pylist() == ["Cats", "", ""]
+    assert io.document_texts(t) == ["Cats Cats purr.", "Dogs bark.", "Birds sing."]
+
+
+# ------------------------------------------------------------------ corpus round trips
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_corpus_beir_folder(tmp_path, gz):
+    write_jsonl(tmp_path / ("corpus.jsonl.gz" if gz else "corpus.jsonl"), DOCS, gz=gz)
+    assert_expected_corpus(io.read_corpus(tmp_path))
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.jsonl.gz"])
+def test_corpus_jsonl_files(tmp_path, name):
+    path = write_jsonl(tmp_path / name, DOCS, gz=name.endswith(".gz"))
+    assert_expected_corpus(io.read_corpus(path))
+
+
+def test_corpus_parquet_and_arrow(tmp_path):
+    table = corpus_table()
+    pq.write_table(table, tmp_path / "c.parquet")
+    assert_expected_corpus(io.read_corpus(tmp_path / "c.parquet"))
+    assert_expected_corpus(io.read_corpus(write_ipc(table, tmp_path / "c.arrow")))
+    assert_expected_corpus(io.read_corpus(write_ipc(table, tmp_path / "s.arrow", stream=True)))
+
+
+def test_corpus_underscore_id_and_no_title(tmp_path):
+    pq.write_table(pa.table({"_id": [1, 2], "text": ["a", "b"]}), tmp_path / "c.parquet")
+    t = io.read_corpus(tmp_path / "c.parquet")
+    assert t.column("doc_id").to_pylist() == ["1", "2"]
+    assert t.column("title").to_pylist() == ["", ""]
+
+
+def test_document_texts_without_title_column():
+    assert io.document_texts(pa.table({"text": ["x", None]})) == ["x", ""]
+
+
+# ------------------------------------------------------------------ corpus errors
+
+
+def test_corpus_missing_path(tmp_path):
+    with pytest.raises(InputError, match="not found") as e:
+        io.read_corpus(tmp_path / "nope.jsonl")
+    assert "nope.jsonl" in str(e.value)
+
+
+def test_corpus_folder_without_corpus(tmp_path):
+    with pytest.raises(InputError, match="corpus.jsonl"):
+        io.read_corpus(tmp_path)
+
+
+def test_corpus_unknown_extension(tmp_path):
+    (tmp_path / "c.csv").write_text("a,b\n")
+    with pytest.raises(InputError) as e:
+        io.read_corpus(tmp_path / "c.csv")
+    msg = str(e.value)
+    assert "c.csv" in msg and ".jsonl" in msg and ".parquet" in msg and ".arrow" in msg
+
+
+def test_corpus_missing_columns(tmp_path):
+    pq.write_table(pa.table({"id": ["a"], "body": ["x"]}), tmp_path / "c.parquet")
+    with pytest.raises(InputError) as e:
+        io.read_corpus(tmp_path / "c.parquet")
+    assert "'doc_id'" in str(e.value) and "'text'" in str(e.value) and "c.parquet" in str(e.value)
+
+
+def test_corpus_jsonl_missing_field(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"_id": "a", "text": "x"}, {"_id": "b"}])
+    with pytest.raises(InputError, match=r"c\.jsonl:2.*text"):
+        io.read_corpus(path)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_corpus_duplicate_ids(tmp_path, fmt):
+    rows = [{"_id": "a", "text": "x"}, {"_id": "b", "text": "y"}, {"_id": "a", "text": "z"}]
+    if fmt == "jsonl":
+        path = write_jsonl(tmp_path / "c.jsonl", rows)
+    else:
+        path = tmp_path / "c.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    with pytest.raises(InputError) as e:
+        io.read_corpus(path)
+    msg = str(e.value)
+    assert "duplicate" in msg and "'a'" in msg and "row 2" in msg and path.name in msg
+
+
+def test_corpus_null_and_empty_ids(tmp_path):
+    pq.write_table(pa.table({"doc_id": ["a", None], "text": ["x", "y"]}), tmp_path / "n.parquet")
+    with pytest.raises(InputError, match=r"n\.parquet.*null doc_id at row 1"):
+        io.read_corpus(tmp_path / "n.parquet")
+    pq.write_table(pa.table({"doc_id": ["a", "b", ""], "text": ["x", "y", "z"]}), tmp_path / "e.parquet")
+    with pytest.raises(InputError, match=r"e\.parquet.*empty doc_id at row 2"):
+        io.read_corpus(tmp_path / "e.parquet")
+    path = write_jsonl(tmp_path / "c.jsonl", [{"_id": "a", "text": "x"}, {"_id": "", "text": "y"}])
+    with pytest.raises(InputError, match=r"c\.jsonl:2: empty _id"):
+        io.read_corpus(path)
+    path = write_jsonl(tmp_path / "d.jsonl", [{"doc_id": None, "text": "x"}])
+    with pytest.raises(InputError, match=r"d\.jsonl:1: null doc_id"):
+        io.read_corpus(path)
+
+
+def test_corpus_empty(tmp_path):
+    (tmp_path / "c.jsonl").write_text("\n\n")
+    with pytest.raises(InputError, match=r"c\.jsonl.*empty"):
+        io.read_corpus(tmp_path / "c.jsonl")
+    pq.write_table(pa.table({"doc_id": pa.array([], pa.string()), "text": pa.array([], pa.string())}),
+                   tmp_path / "c.parquet")
+    with pytest.raises(InputError, match=r"c\.parquet.*empty"):
+        io.read_corpus(tmp_path / "c.parquet")
+
+
+def test_corpus_malformed_json_line(tmp_path):
+    (tmp_path / "c.jsonl").write_text('{"_id": "a", "text": "x"}\n{"_id": "b", "text": \n')
+    with pytest.raises(InputError, match=r"c\.jsonl:2: malformed JSON"):
+        io.read_corpus(tmp_path / "c.jsonl")
+    (tmp_path / "d.jsonl").write_text('["not", "an", "object"]\n')
+    with pytest.raises(InputError, match=r"d\.jsonl:1"):
+        io.read_corpus(tmp_path / "d.jsonl")
+
+
+def test_corpus_corrupt_files(tmp_path):
+    (tmp_path / "c.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InputError, match=r"c\.parquet.*Parquet"):
+        io.read_corpus(tmp_path / "c.parquet")
+    (tmp_path / "c.arrow").write_bytes(b"not arrow at all")
+    with pytest.raises(InputError, match=r"c\.arrow.*Arrow"):
+        io.read_corpus(tmp_path / "c.arrow")
+    (tmp_path / "c.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(InputError, match=r"c\.jsonl\.gz.*gzip"):
+        io.read_corpus(tmp_path / "c.jsonl.gz")
+
+
+# ------------------------------------------------------------------ queries
+
+
+def test_queries_formats(tmp_path):
+    rows = [{"_id": 1, "expr": "cat AND dog", "note": "x"}, {"_id": 2, "text": "birds"}]
+    t = io.read_queries(write_jsonl(tmp_path / "q.jsonl", rows))
+    assert t.column("query_id").to_pylist() == ["1", "2"]
+    assert t.column("expr").to_pylist() == ["cat AND dog", None]
+    assert "note" in t.column_names
+
+    (tmp_path / "q.tsv").write_text('query_id\texpr\textra\nq1\t"cat" AND NOT dog\tk\nq2\tbird\tk\n')
+    t = io.read_queries(tmp_path / "q.tsv")
+    assert t.column("expr").to_pylist() == ['"cat" AND NOT dog', "bird"]
+    assert t.column("extra").to_pylist() == ["k", "k"]
+
+    table = pa.table({"query_id": pa.array([7, 8], pa.int64()), "text": ["a", "b"]})
+    pq.write_table(table, tmp_path / "q.parquet")
+    assert io.read_queries(tmp_path / "q.parquet").column("query_id").type == pa.string()
+    t = io.read_queries(write_ipc(table, tmp_path / "q.arrow"))
+    assert t.column("query_id").to_pylist() == ["7", "8"]
+
+
+def test_queries_missing_columns(tmp_path):
+    (tmp_path / "q.tsv").write_text("q1\tcat\n")  # no header row
+    with pytest.raises(InputError) as e:
+        io.read_queries(tmp_path / "q.tsv")
+    assert "q.tsv" in str(e.value) and "query_id" in str(e.value) and "header" in str(e.value)
+    write_jsonl(tmp_path / "q.jsonl", [{"query_id": "a", "body": "x"}])
+    with pytest.raises(InputError, match=r"q\.jsonl.*'expr' or 'text'"):
+        io.read_queries(tmp_path / "q.jsonl")
+
+
+def test_queries_duplicates_null_empty(tmp_path):
+    write_jsonl(tmp_path / "q.jsonl", [{"query_id": "a", "text": "x"}, {"query_id": "a", "text": "y"}])
+    with pytest.raises(InputError, match=r"q\.jsonl.*duplicate query_id 'a' at row 1"):
+        io.read_queries(tmp_path / "q.jsonl")
+    write_jsonl(tmp_path / "n.jsonl", [{"query_id": "a", "text": "x"}, {"text": "y"}])
+    with pytest.raises(InputError, match=r"n\.jsonl.*null query_id at row 1"):
+        io.read_queries(tmp_path / "n.jsonl")
+    (tmp_path / "e.tsv").write_text("")
+    with pytest.raises(InputError, match=r"e\.tsv.*empty"):
+        io.read_queries(tmp_path / "e.tsv")
+    (tmp_path / "h.tsv").write_text("query_id\ttext\n")
+    with pytest.raises(InputError, match=r"h\.tsv.*empty"):
+        io.read_queries(tmp_path / "h.tsv")
+
+
+def test_queries_tsv_bad_row(tmp_path):
+    (tmp_path / "q.tsv").write_text("query_id\ttext\nq1\tcat\nq2\n")
+    with pytest.raises(InputError, match=r"q\.tsv:3"):
+        io.read_queries(tmp_path / "q.tsv")
+
+
+# ------------------------------------------------------------------ generic tables
+
+
+@pytest.mark.parametrize("ext", [".arrow", ".parquet"])
+def test_write_read_table_round_trip(tmp_path, ext):
+    table = pa.table({"query_id": ["q"], "rank": pa.array([1], pa.int32()), "doc_id": ["d"],
+                      "score": pa.array([0.5], pa.float32())}, schema=io.RESULT_SCHEMA)
+    path = tmp_path / "sub" / "dir" / f"r{ext}"
+    io.write_table(table, path)
+    assert io.read_table(path).equals(table)
+    assert sorted(os.listdir(path.parent)) == [path.name]
+
+
+def test_read_table_stream_and_jsonl(tmp_path):
+    table = pa.table({"a": [1, 2]})
+    assert io.read_table(write_ipc(table, tmp_path / "s.arrow", stream=True)).equals(table)
+    write_jsonl(tmp_path / "t.jsonl", [{"a": 1}, {"a": 2, "b": "x"}])
+    t = io.read_table(tmp_path / "t.jsonl")
+    assert t.column("a").to_pylist() == [1, 2] and t.column("b").to_pylist() == [None, "x"]
+
+
+def test_read_table_errors(tmp_path):
+    with pytest.raises(InputError, match="not found"):
+        io.read_table(tmp_path / "x.arrow")
+    (tmp_path / "x.csv").write_text("")
+    with pytest.raises(InputError, match=r"x\.csv.*\.arrow"):
+        io.read_table(tmp_path / "x.csv")
+
+
+def test_write_table_unknown_extension_writes_nothing(tmp_path):
+    with pytest.raises(InputError, match=r"out\.csv.*\.arrow, \.parquet"):
+        io.write_table(pa.table({"a": [1]}), tmp_path / "new" / "out.csv")
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("ext", [".arrow", ".parquet"])
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_write_table_failure_keeps_old_file(tmp_path, monkeypatch, ext, exc):
+    path = tmp_path / f"r{ext}"
+    old = pa.table({"a": [1, 2, 3]})
+    io.write_table(old, path)
+    before = path.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise exc("disk on fire")
+
+    monkeypatch.setattr(io.pq, "write_table", broken)
+    monkeypatch.setattr(io.pa.ipc, "new_file", broken)
+    with pytest.raises(exc):
+        io.write_table(pa.table({"a": [9]}), path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_write_table_failure_in_rename(tmp_path, monkeypatch):
+    path = tmp_path / "r.arrow"
+
+    def broken(*args, **kwargs):
+        raise OSError("rename failed")
+
+    monkeypatch.setattr(io.os, "replace", broken)
+    with pytest.raises(OSError):
+        io.write_table(pa.table({"a": [1]}), path)
+    assert os.listdir(tmp_path) == []
