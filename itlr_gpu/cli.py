@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .errors import InputError, ItlrError, QuerySyntaxError
+from .scale import cli as scale_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
+    scale_cli.add_arguments_search(s)
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
@@ -73,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
     s.add_argument("--measures", default="nDCG@10,R@100", help="comma-separated ir-measures names")
     s.set_defaults(func=cmd_eval)
+
+    scale_cli.add_rerank_parser(sub)
+    scale_cli.add_shard_parser(sub)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
     s.add_argument("--docs", type=int, default=400, help="documents in the generated corpus")
@@ -128,14 +133,15 @@ def cmd_parse(args) -> int:
 
 def cmd_search(args) -> int:
     from .engine import search
-    from .index import Index
     from .io import read_queries, write_table
     from .query import Term
 
-    _check_output(args.output)
+    scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
+    if not scaled:
+        _check_output(args.output)
     if args.k <= 0:
         raise InputError(f"k={args.k}", "-k", "a positive integer")
-    index = Index.load(args.index)
+    index = scale_cli.load_index(args.index)  # single-file or sharded index folder
     table = read_queries(args.queries)
     field = args.field
     if field == "auto":
@@ -153,6 +159,8 @@ def cmd_search(args) -> int:
                              f"a non-empty {field}")
     queries = values if field == "expr" else [Term(v) for v in values]
     model = args.model or _index_model_path(index, args.index)
+    if scaled:
+        return scale_cli.run_search(args, index, queries, ids, _encoder(model))
     results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty())
     write_table(results, args.output)

@@ -1,0 +1,342 @@
+"""Bulk jobs: queries in batches, results as a partitioned dataset that survives interruption.
+
+Output folder layout::
+
+    OUT/manifest.json        what the job is (queries checksum, k, ops, index checksum,
+                             batch size, part format) and which parts are complete
+    OUT/part-00000.parquet   results of queries [0, batch_size)   (RESULT_SCHEMA)
+    OUT/part-00001.parquet   ...
+
+Each part is written atomically (temporary file, fsync, rename) and only then
+recorded in the manifest (also replaced atomically), so after a crash or
+``kill -9`` every part the manifest lists is complete.  Rerunning the same
+command resumes: listed parts whose file is intact are skipped, everything
+else is recomputed.  A rerun whose queries, k, ops, index or batch size differ
+is refused with one line saying what differs.  Scoring is deterministic, so the
+finished dataset equals an uninterrupted run's, row for row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..compiler import Program, compile_queries
+from ..encoders import Encoder, l2_normalize
+from ..errors import InputError
+from ..index import Index
+from ..io import RESULT_SCHEMA, read_table, write_table
+from ..ops import Ops
+from ..query import Node, Term, canonical
+
+__all__ = ["BULK_FORMAT", "BatchSearcher", "run_bulk", "read_results", "queries_checksum", "check_unique_ids",
+           "is_dataset_path", "encode_terms"]
+
+BULK_FORMAT = "itlr-bulk/1"
+MANIFEST = "manifest.json"
+PART_FILE = "part-{:05d}{}"
+PART_FORMATS = (".parquet", ".arrow")
+DEFAULT_BATCH_SIZE = 4096
+# The keys that decide the output: a rerun must match them all.
+JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "batch_size", "part_format")
+
+
+def is_dataset_path(path: str | os.PathLike) -> bool:
+    """An existing folder, or a path without any extension, names a dataset folder.
+
+    A file name with another extension (``out.csv``) is neither: the CLI rejects it.
+    """
+    p = Path(path)
+    return p.is_dir() or (p.suffix == "" and not str(path).lower().endswith(PART_FORMATS))
+
+
+def check_unique_ids(ids: Sequence[str], where: str = "queries") -> None:
+    seen: dict[str, int] = {}
+    for row, qid in enumerate(ids):
+        if qid in seen:
+            raise InputError(f"query_id {qid!r} repeats at row {row} (first seen at row {seen[qid]})", where,
+                             "unique query ids (results are keyed by query_id)")
+        seen[qid] = row
+
+
+def _query_key(q: str | Node) -> str:
+    if isinstance(q, str):
+        return "expr\t" + q
+    if isinstance(q, Term):
+        return "text\t" + q.text
+    return "ast\t" + canonical(q)
+
+
+def queries_checksum(ids: Sequence[str], queries: Sequence[str | Node]) -> str:
+    """SHA-256 over (id, query) pairs in order; expressions and embedded texts hash differently."""
+    h = hashlib.sha256()
+    for qid, q in zip(ids, queries):
+        h.update(json.dumps([str(qid), _query_key(q)], ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(8 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def _write_json_atomic(obj: Any, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+# --------------------------------------------------------------------------- scoring one batch
+
+
+def encode_terms(index: Index, program: Program, encoder: Encoder) -> np.ndarray:
+    """The program's term embeddings, L2-normalised float32 (T, d), checked against the index."""
+    index.check_encoder(encoder)
+    terms = l2_normalize(np.asarray(encoder.encode(program.terms), dtype=np.float32), "query terms")
+    if terms.shape != (len(program.terms), index.dim):
+        raise InputError(f"encoder returned shape {terms.shape}", "encoder", f"({len(program.terms)}, {index.dim})")
+    return terms
+
+
+@dataclass
+class BatchSearcher:
+    """Scores one batch of queries into a result table, in memory, out of core, or on Ray.
+
+    ``mode``: ``"memory"`` (the backend over the whole matrix), ``"shards"``
+    (:func:`~itlr_gpu.scale.shards.search_out_of_core`) or ``"ray"``
+    (:func:`~itlr_gpu.scale.distributed.search_ray`; needs ``index.path``).
+    """
+
+    index: Index
+    encoder: Encoder
+    k: int = 10
+    ops: Ops | str | None = None
+    mode: str = "memory"
+    device: str = "auto"
+    backend: str = "auto"
+    chunk_size: int | None = None
+    shard_rows: int | None = None
+    memory_cap: int | str | None = None
+    ray_config: Any = None
+    on_docs: Callable[[int], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.ops = Ops.parse(self.ops)
+        if self.mode not in ("memory", "shards", "ray"):
+            raise InputError(f"unknown mode {self.mode!r}", "BatchSearcher", "memory, shards or ray")
+        if self.mode == "ray" and self.index.path is None:
+            raise InputError("a Ray job needs an index saved on disk", "index", "an index folder on a shared path")
+
+    def __call__(self, ids: Sequence[str], queries: Sequence[str | Node]) -> pa.Table:
+        from ..backends import get_backend, resolve_device
+        from ..engine import results_table
+
+        program = compile_queries(queries, ids)
+        terms = encode_terms(self.index, program, self.encoder)
+        if self.mode == "ray":
+            from .distributed import search_ray
+
+            scores, rows = search_ray(self.index.path, len(self.index), terms, program, self.ops, self.k,
+                                      self.ray_config, on_shard=self.on_docs)
+        else:
+            dev = resolve_device(self.device)
+            if self.mode == "shards":
+                from .shards import search_out_of_core
+
+                scores, rows = search_out_of_core(self.index, terms, program, self.ops, self.k, dev,
+                                                  shard_rows=self.shard_rows, memory_cap=self.memory_cap,
+                                                  chunk_size=self.chunk_size, backend=self.backend,
+                                                  on_shard=self.on_docs)
+            else:
+                engine = get_backend(self.backend, dev)
+                scores, rows = engine.search(self.index.embeddings, terms, program, self.ops, self.k, device=dev,
+                                             chunk_size=self.chunk_size, on_chunk=self.on_docs)
+        return results_table(program.query_ids, scores, rows, self.index.doc_ids)
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@dataclass
+class BulkReport:
+    output: Path
+    num_parts: int
+    skipped: int = 0
+    written: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_bulk(
+    output_dir: str | os.PathLike,
+    ids: Sequence[str],
+    queries: Sequence[str | Node],
+    search_batch: Callable[[Sequence[str], Sequence[str | Node]], pa.Table],
+    *,
+    k: int,
+    ops: Ops | str | None,
+    index_checksum: str | None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    part_format: str = ".parquet",
+    progress: bool | None = None,
+    where: str = "queries",
+) -> BulkReport:
+    """Run (or resume) a bulk job writing ``part-NNNNN`` files and ``manifest.json`` into ``output_dir``."""
+    ids = [str(i) for i in ids]
+    queries = list(queries)
+    if len(ids) != len(queries):
+        raise InputError(f"{len(ids)} ids for {len(queries)} queries", where, "one id per query")
+    if not ids:
+        raise InputError("no queries", where, "at least one query")
+    check_unique_ids(ids, where)
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise InputError(f"batch size {batch_size!r}", "--batch-size", "a positive integer")
+    if part_format not in PART_FORMATS:
+        raise InputError(f"part format {part_format!r}", "part_format", " or ".join(PART_FORMATS))
+    out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", str(out), "a dataset folder (no .arrow/.parquet extension)")
+    num_parts = -(-len(ids) // batch_size)
+    job = {
+        "queries_checksum": queries_checksum(ids, queries), "num_queries": len(ids), "k": int(k),
+        "ops": str(Ops.parse(ops)), "index_checksum": index_checksum, "batch_size": int(batch_size),
+        "part_format": part_format,
+    }
+    manifest = _open_manifest(out, job, num_parts)
+    report = BulkReport(out, num_parts)
+    done = manifest["parts"]
+    todo = []
+    for p in range(num_parts):
+        entry = done.get(str(p))
+        if entry is not None and _part_ok(out, entry):
+            report.skipped += 1
+        else:
+            done.pop(str(p), None)
+            todo.append(p)
+    _clean_temporaries(out)
+    t0 = time.monotonic()
+    show = sys.stderr.isatty() if progress is None else progress
+    from tqdm.auto import tqdm
+
+    finished_q = sum(min(batch_size, len(ids) - p * batch_size) for p in range(num_parts) if str(p) in done)
+    with tqdm(total=len(ids), initial=finished_q, unit="q", unit_scale=True, desc="bulk search",
+              disable=not show, dynamic_ncols=True) as bar:
+        for p in todo:
+            lo, hi = p * batch_size, min(len(ids), (p + 1) * batch_size)
+            bar.set_postfix_str(f"batch {p + 1}/{num_parts}")
+            table = search_batch(ids[lo:hi], queries[lo:hi])
+            if table.schema != RESULT_SCHEMA:
+                table = table.cast(RESULT_SCHEMA)
+            name = PART_FILE.format(p, part_format)
+            write_table(table, out / name)
+            done[str(p)] = {"file": name, "queries": [lo, hi], "rows": table.num_rows,
+                            "sha256": _file_sha256(out / name)}
+            manifest["complete"] = len(done) == num_parts
+            _write_json_atomic(manifest, out / MANIFEST)
+            report.written.append(p)
+            bar.update(hi - lo)
+    if not manifest.get("complete"):
+        manifest["complete"] = True
+        _write_json_atomic(manifest, out / MANIFEST)
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:
+    mp = out / MANIFEST
+    if mp.is_file():
+        try:
+            with open(mp, encoding="utf-8") as f:
+                manifest = json.load(f)
+        except (OSError, ValueError) as e:
+            raise InputError(f"unreadable bulk manifest ({e})", str(mp),
+                             "the manifest.json of an itlr bulk job (delete the folder to start over)") from e
+        if not isinstance(manifest, dict) or manifest.get("format") != BULK_FORMAT:
+            raise InputError("manifest.json is not an itlr bulk-job manifest", str(mp),
+                             f"format {BULK_FORMAT!r} (use a new output folder)")
+        old = manifest.get("job", {})
+        diffs = [f"{key} (was {old.get(key)!r}, now {job[key]!r})" for key in JOB_KEYS if old.get(key) != job[key]]
+        if diffs:
+            raise InputError("refusing to resume: this command differs from the interrupted job in "
+                             + ", ".join(diffs), str(out),
+                             "the same queries, index, -k, --ops and --batch-size, or a new output folder")
+        if not isinstance(manifest.get("parts"), dict):
+            manifest["parts"] = {}
+        return manifest
+    if out.exists() and any(p for p in out.iterdir() if not p.name.startswith(".")):
+        raise InputError("folder is not empty and has no manifest.json", str(out),
+                         "a new or empty folder for the result dataset")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {"format": BULK_FORMAT, "job": job, "num_parts": num_parts, "parts": {}, "complete": False}
+    _write_json_atomic(manifest, out / MANIFEST)
+    return manifest
+
+
+def _part_ok(out: Path, entry: Any) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        return False
+    path = out / entry["file"]
+    try:
+        return path.is_file() and _file_sha256(path) == entry.get("sha256")
+    except OSError:
+        return False
+
+
+def _clean_temporaries(out: Path) -> None:
+    """Remove temporary files a killed writer left behind (``.part-00003.parquet.XXXX.tmp``)."""
+    for p in out.iterdir():
+        if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+
+def read_results(output_dir: str | os.PathLike) -> pa.Table:
+    """The whole result table of a finished bulk job, parts in order."""
+    out = Path(output_dir)
+    mp = out / MANIFEST
+    if not mp.is_file():
+        raise InputError("no manifest.json", str(out), "the output folder of an itlr bulk job")
+    with open(mp, encoding="utf-8") as f:
+        manifest = json.load(f)
+    n = manifest.get("num_parts", 0)
+    parts = manifest.get("parts", {})
+    missing = [p for p in range(n) if str(p) not in parts]
+    if missing:
+        raise InputError(f"job is incomplete: {len(missing)} of {n} parts missing (first: {missing[0]})", str(out),
+                         "a finished job (rerun the same command to resume)")
+    tables = [read_table(out / parts[str(p)]["file"]) for p in range(n)]
+    return pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()

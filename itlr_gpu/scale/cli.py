@@ -1,0 +1,213 @@
+"""Command-line glue for scaling: ``itlr search`` options and the ``itlr rerank`` / ``itlr shard`` commands.
+
+Wired from :mod:`itlr_gpu.cli`:
+
+* ``add_arguments_search(search_parser)`` adds ``--ray [ADDRESS]``, ``--workers``,
+  ``--shard-rows``, ``--memory-cap``, ``--batch-size`` and ``--part-format``;
+* ``cmd_search`` skips its ``.arrow/.parquet`` output check when
+  ``wants_scale(args)``, loads the index with :func:`load_index` (single-file or
+  sharded) and, when ``wants_scale(args)``, hands over to
+  ``run_search(args, index, queries, ids, encoder)``;
+* ``add_rerank_parser(subparsers)`` and ``add_shard_parser(subparsers)`` add the commands.
+
+Imports here are light; the heavy modules load when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from ..errors import InputError
+
+__all__ = ["add_arguments_search", "wants_scale", "run_search", "load_index", "add_rerank_parser",
+           "add_shard_parser", "cmd_rerank", "cmd_shard"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid positive integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def add_arguments_search(parser: argparse.ArgumentParser) -> None:
+    """The scaling options of ``itlr search``."""
+    g = parser.add_argument_group("scaling (out-of-core, Ray, bulk jobs)")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="score shards as Ray tasks: no ADDRESS starts a local Ray for the job; 'auto' or "
+                        "HOST:PORT joins a running cluster (needs pip install 'itlr-gpu[ray]')")
+    g.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="Ray: CPUs of the local Ray / shards per batch (default: GPUs of the cluster, else CPUs)")
+    g.add_argument("--shard-rows", type=_positive_int, metavar="N",
+                   help="stream the index in shards of N rows (out-of-core; with --ray: rows per Ray task)")
+    g.add_argument("--memory-cap", metavar="SIZE",
+                   help="out-of-core: bytes for shard buffers + working set, e.g. 2GiB (sets --shard-rows)")
+    g.add_argument("--batch-size", type=_positive_int, metavar="N",
+                   help="queries per batch; with a folder -o, one resumable part per batch (default 4096)")
+    g.add_argument("--part-format", choices=("parquet", "arrow"), default="parquet",
+                   help="file format of the parts when -o is a folder (default %(default)s)")
+
+
+def wants_scale(args: argparse.Namespace) -> bool:
+    """True when ``itlr search`` must go through :func:`run_search` (any scaling option, or a folder -o)."""
+    from .bulk import is_dataset_path
+
+    return bool(getattr(args, "ray", None) is not None or getattr(args, "shard_rows", None)
+                or getattr(args, "memory_cap", None) or getattr(args, "batch_size", None)
+                or is_dataset_path(args.output))
+
+
+def load_index(path: str):
+    """Open a single-file or sharded index folder (checksums verified)."""
+    from .shards import load_index as _load
+
+    return _load(path)
+
+
+def _ray_config(args: argparse.Namespace):
+    from .distributed import RayConfig, require_ray
+
+    require_ray()
+    return RayConfig(address=None if args.ray in (None, "local") else args.ray, num_workers=args.workers,
+                     shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None))
+
+
+def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids: Sequence[str], encoder: Any) -> int:
+    """``itlr search`` with scaling options: in memory, out of core or on Ray; one file or a resumable dataset."""
+    import pyarrow as pa
+
+    from ..io import write_table
+    from .bulk import DEFAULT_BATCH_SIZE, BatchSearcher, check_unique_ids, is_dataset_path, run_bulk
+    from .shards import index_checksum
+
+    if args.k <= 0:
+        raise InputError(f"k={args.k}", "-k", "a positive integer")
+    if args.memory_cap is not None:
+        from .shards import parse_bytes
+
+        parse_bytes(args.memory_cap)  # a bad size fails before any work
+    if args.workers and args.ray is None:
+        raise InputError("--workers only goes with --ray", "itlr search", "--ray [ADDRESS] --workers N")
+    check_unique_ids(ids, args.queries)
+    if args.ray is not None:
+        mode, ray_config = "ray", _ray_config(args)
+    else:
+        mode = "shards" if (args.shard_rows or args.memory_cap) else "memory"
+        ray_config = None
+    searcher = BatchSearcher(index, encoder, k=args.k, ops=args.ops, mode=mode, device=args.device,
+                             backend=args.backend, chunk_size=args.chunk_size, shard_rows=args.shard_rows,
+                             memory_cap=args.memory_cap, ray_config=ray_config)
+    try:
+        if is_dataset_path(args.output):
+            batch = args.batch_size or DEFAULT_BATCH_SIZE
+            report = run_bulk(args.output, ids, queries, searcher, k=args.k, ops=args.ops,
+                              index_checksum=index_checksum(index), batch_size=batch,
+                              part_format="." + args.part_format, where=args.queries)
+            resumed = f", {report.skipped} part(s) already done" if report.skipped else ""
+            print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}/ "
+                  f"({report.num_parts} part(s){resumed})")
+            return 0
+        batch = args.batch_size or len(ids)
+        tables = []
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(ids), unit="q", desc="search", disable=not sys.stderr.isatty() or batch >= len(ids)) as bar:
+            for lo in range(0, len(ids), batch):
+                tables.append(searcher(ids[lo:lo + batch], queries[lo:lo + batch]))
+                bar.update(min(batch, len(ids) - lo))
+        write_table(pa.concat_tables(tables), args.output)
+        print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
+        return 0
+    finally:
+        if mode == "ray":
+            from .distributed import shutdown_if_local
+
+            shutdown_if_local()
+
+
+# --------------------------------------------------------------------------- itlr rerank
+
+
+def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
+    s = subparsers.add_parser(
+        "rerank", help="rerank first-stage candidates (BM25, TREC run, ...) with the logical score",
+        description="Score each (query_id, doc_id) candidate with the query's logical expression and write "
+                    "the reordered top-k (query_id, rank, doc_id, score).")
+    s.add_argument("index")
+    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("candidates", help="query_id, doc_id pairs: .tsv (header) or TREC run (qid Q0 docid rank "
+                                      "score tag; .run/.trec/.txt), .jsonl, .parquet, .arrow")
+    s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
+    s.add_argument("-k", type=int, default=10, help="results kept per query (default %(default)s)")
+    s.add_argument("--ops", default="product,sum,one_minus", help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
+                   help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
+    s.add_argument("--strict", action="store_true",
+                   help="unknown doc ids (or query ids) in CANDIDATES are an error instead of a warning")
+    s.set_defaults(func=cmd_rerank)
+    return s
+
+
+def queries_from_table(table, field: str, where: str) -> tuple[list[Any], list[str]]:
+    """(queries, ids) from a query table, like ``itlr search`` (expr strings or whole-text Terms)."""
+    from ..query import Term
+
+    if field == "auto":
+        field = "expr" if "expr" in table.column_names else "text"
+    if field not in table.column_names:
+        raise InputError(f"no '{field}' column", where, f"a '{field}' column")
+    ids = table.column("query_id").to_pylist()
+    values = table.column(field).to_pylist()
+    for row, value in enumerate(values):
+        if value is None or not str(value).strip():
+            raise InputError(f"empty {field} for query {ids[row]!r}", f"{where} row {row}", f"a non-empty {field}")
+    return (values if field == "expr" else [Term(v) for v in values]), ids
+
+
+def cmd_rerank(args: argparse.Namespace) -> int:
+    from ..cli import _check_output, _encoder, _index_model_path
+    from ..io import read_queries, write_table
+    from .rerank import print_warnings, read_candidates, rerank
+
+    _check_output(args.output)
+    if args.k <= 0:
+        raise InputError(f"k={args.k}", "-k", "a positive integer")
+    index = load_index(args.index)
+    queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    candidates = read_candidates(args.candidates)
+    model = args.model or _index_model_path(index, args.index)
+    table, report = rerank(index, queries, ids, candidates, _encoder(model), k=args.k, ops=args.ops,
+                           device=args.device, strict=args.strict, where=args.candidates)
+    print_warnings(report)
+    write_table(table, args.output)
+    print(f"{report.candidates:,} candidates for {len(ids):,} queries, k={args.k} -> {args.output}")
+    return 0
+
+
+# --------------------------------------------------------------------------- itlr shard
+
+
+def add_shard_parser(subparsers) -> argparse.ArgumentParser:
+    s = subparsers.add_parser("shard", help="rewrite an index as shard files (embeddings-00000.npy, ...)")
+    s.add_argument("index", help="an index folder (single-file or sharded)")
+    s.add_argument("-o", "--output", required=True, help="new folder for the sharded index")
+    s.add_argument("--shard-rows", type=_positive_int, required=True, metavar="N", help="rows per shard file")
+    s.set_defaults(func=cmd_shard)
+    return s
+
+
+def cmd_shard(args: argparse.Namespace) -> int:
+    from .shards import save_sharded
+
+    index = load_index(args.index)
+    out = save_sharded(index, args.output, args.shard_rows)
+    n = -(-len(index) // args.shard_rows)
+    print(f"{len(index):,} documents in {n} shard(s) of <= {args.shard_rows:,} rows -> {out}")
+    return 0

@@ -1,0 +1,226 @@
+"""Search on a Ray cluster: one Ray task per (query batch, index shard), merged exactly.
+
+* The index is **not** shipped through the object store: every task opens the
+  index folder from the shared path (memory-mapped / ``pread``) and reads only
+  its row range.  All nodes must see the index at the same path (NFS, a
+  parallel file system, or a copy at the same location on every node).
+* The compiled program travels as its Arrow table (``Program.to_arrow``), the
+  term embeddings as one small float32 array; both are ``ray.put`` once per batch.
+* Where the cluster has GPUs each task asks for ``num_gpus=1`` and scores its
+  shard on the GPU with the pinned-buffer / second-stream pipeline of
+  :func:`~itlr_gpu.scale.shards.search_out_of_core`; otherwise ``num_cpus=1``.
+* A worker that dies (process crash, node lost, OOM-killed) makes Ray rerun the
+  task (``max_retries``); if it keeps dying the job stops with one clear error
+  line naming the shard -- results are never silently partial.
+
+Ray is optional: ``pip install 'itlr-gpu[ray]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..compiler import Program
+from ..errors import InputError, ItlrError
+from ..ops import Ops
+from .shards import merge_topk, plan_shards, split_evenly
+
+__all__ = ["RayConfig", "require_ray", "connect", "search_ray", "RayJobError"]
+
+DEFAULT_MAX_RETRIES = 3
+
+
+class RayJobError(ItlrError):
+    """A shard could not be scored (its worker kept dying, or the cluster went away)."""
+
+
+def require_ray():
+    """Import ray or raise one clear InputError saying how to install it."""
+    try:
+        import ray  # noqa: F401
+    except ImportError as e:
+        raise InputError("Ray is not installed", "--ray",
+                         "pip install 'itlr-gpu[ray]' (or pip install ray) to run on a Ray cluster") from e
+    return ray
+
+
+@dataclass
+class RayConfig:
+    """Where and how to run.
+
+    ``address``: None or ``"local"`` starts a local Ray for the job
+    (``ray.init(num_cpus=num_workers)``); ``"auto"`` or ``"HOST:PORT"`` (or
+    ``ray://HOST:10001``) joins an existing cluster.  ``num_workers``: shards per
+    batch (default: GPUs in the cluster, else CPUs).  ``shard_rows`` overrides
+    that with a fixed shard size.
+    """
+
+    address: str | None = None
+    num_workers: int | None = None
+    shard_rows: int | None = None
+    chunk_size: int | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
+    use_gpus: bool | None = None  # None: when the cluster has GPUs
+
+
+_STARTED_LOCAL = False
+
+
+def connect(config: RayConfig):
+    """``ray.init`` per ``config`` unless Ray is already initialised in this process; returns the module."""
+    global _STARTED_LOCAL
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    address = config.address
+    try:
+        if address in (None, "", "local"):
+            num_cpus = config.num_workers or os.cpu_count() or 1
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                     logging_level="ERROR", configure_logging=True)
+            _STARTED_LOCAL = True
+        else:
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = "local Ray" if address in (None, "", "local") else f"Ray cluster at {address}"
+        raise InputError(f"cannot start or join Ray ({str(e).splitlines()[0] if str(e) else type(e).__name__})",
+                         where, "a running cluster (ray start --head) or no address for a local one") from e
+    return ray
+
+
+def shutdown_if_local() -> None:
+    """Stop the local Ray this module started (an existing cluster is left alone)."""
+    global _STARTED_LOCAL
+    if _STARTED_LOCAL:
+        import ray
+
+        ray.shutdown()
+        _STARTED_LOCAL = False
+
+
+# --------------------------------------------------------------------------- the task
+
+
+def _score_shard(index_path: str, lo: int, hi: int, program_table, terms: np.ndarray, ops: str, k: int,
+                 device: str, chunk_size: int | None, fault_marker: str | None = None):
+    """Ray task body: open the index from the shared path, score rows lo:hi, return global (scores, rows)."""
+    import torch
+
+    from .shards import ShardedIndex, load_index, search_out_of_core
+
+    if fault_marker is not None and not os.path.exists(fault_marker):
+        # Test hook: simulate a worker crash on the first attempt only.
+        with open(fault_marker, "w") as f:
+            f.write(str(os.getpid()))
+        os._exit(1)
+    program = Program.from_arrow(program_table)
+    # The driver verified the whole index; here only the shard files this task reads are hashed (once per
+    # worker process), so a node with a stale or corrupt copy fails with the shard's name.
+    index = load_index(index_path, verify=False)
+    if isinstance(index, ShardedIndex):
+        index.embeddings.verify(lo, hi)
+    dev = torch.device("cuda" if device == "cuda" and torch.cuda.is_available() else device)
+    if device == "cuda" and dev.type != "cuda":
+        raise RuntimeError("task was given a GPU but torch sees no CUDA device")
+    return search_out_of_core(index, terms, program, ops, k, dev, shard_rows=hi - lo, rows=(lo, hi),
+                              chunk_size=chunk_size)
+
+
+_REMOTE: dict[tuple, Any] = {}
+
+
+def _remote(ray, gpus: bool, max_retries: int):
+    key = (gpus, max_retries)
+    fn = _REMOTE.get(key)
+    if fn is None:
+        opts = {"num_gpus": 1, "num_cpus": 1} if gpus else {"num_cpus": 1}
+        fn = ray.remote(**opts, max_retries=max_retries, retry_exceptions=False)(_score_shard)
+        _REMOTE[key] = fn
+    return fn
+
+
+# --------------------------------------------------------------------------- driver side
+
+
+def plan_cluster_shards(n_rows: int, config: RayConfig, ray) -> tuple[list[tuple[int, int]], bool]:
+    """Shards for the cluster: one per GPU (or CPU) unless ``shard_rows`` is set; and whether to use GPUs."""
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0))
+    use_gpus = gpus > 0 if config.use_gpus is None else config.use_gpus
+    if use_gpus and gpus == 0:
+        raise InputError("GPU workers requested but the Ray cluster has no GPU", "--ray", "a cluster with GPUs")
+    if config.shard_rows:
+        return plan_shards(n_rows, config.shard_rows), use_gpus
+    workers = config.num_workers or (gpus if use_gpus else int(resources.get("CPU", 1))) or 1
+    return split_evenly(n_rows, workers), use_gpus
+
+
+def search_ray(
+    index_path: str | os.PathLike,
+    n_rows: int,
+    term_embeddings: np.ndarray,
+    program: Program,
+    ops: Ops | str | None,
+    k: int,
+    config: RayConfig | None = None,
+    *,
+    on_shard: Callable[[int], None] | None = None,
+    _fault_marker: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of ``program`` over the index at ``index_path`` (``n_rows`` documents), scored by Ray tasks.
+
+    Same contract as the single-process backends: ``(scores (Q, k'), rows (Q, k'))``
+    sorted by score descending, ties to the lower row.
+    """
+    config = config or RayConfig()
+    ray = connect(config)
+    shards, use_gpus = plan_cluster_shards(n_rows, config, ray)
+    index_path = os.path.abspath(os.fspath(index_path))
+    program_ref = ray.put(program.to_arrow())
+    terms_ref = ray.put(np.ascontiguousarray(term_embeddings, dtype=np.float32))
+    remote = _remote(ray, use_gpus, config.max_retries)
+    device = "cuda" if use_gpus else "cpu"
+    k_eff = min(int(k), n_rows)
+    pending = {
+        remote.remote(index_path, lo, hi, program_ref, terms_ref, str(Ops.parse(ops)), k_eff, device,
+                      config.chunk_size, _fault_marker): (i, lo, hi)
+        for i, (lo, hi) in enumerate(shards)
+    }
+    parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                i, lo, hi = pending.pop(ref)
+                parts[i] = _get(ray, ref, i, lo, hi, config.max_retries)
+                if on_shard is not None:
+                    on_shard(hi - lo)
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    if len(parts) != len(shards):  # defensive: never return a partial merge
+        raise RayJobError(f"Ray job: only {len(parts)} of {len(shards)} shards finished")
+    return merge_topk([parts[i] for i in range(len(shards))], k_eff)
+
+
+def _get(ray, ref, i: int, lo: int, hi: int, retries: int):
+    from ray import exceptions as rex
+
+    where = f"shard {i} (rows {lo}-{hi - 1})"
+    try:
+        return ray.get(ref)
+    except rex.RayTaskError as e:
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, ItlrError):
+            raise cause from None
+        first = str(cause or e).strip().splitlines()
+        raise RayJobError(f"Ray job: {where} failed: {first[-1] if first else type(e).__name__}") from e
+    except (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError, rex.TaskCancelledError,
+            rex.OutOfMemoryError, rex.RaySystemError) as e:
+        raise RayJobError(f"Ray job: {where}: the worker died {retries + 1} time(s) ({type(e).__name__}); "
+                          f"the job was stopped, no partial result is kept") from e

@@ -1,0 +1,265 @@
+"""Rerank first-stage candidates (BM25 or any retriever) with the logical score.
+
+``CANDIDATES`` lists (query_id, doc_id) pairs; each query's candidate rows are
+gathered from the index (only those rows are read from the memory-mapped
+matrix), the query's compiled program is evaluated on them with the reference
+scorer's :func:`~itlr_gpu.backends.reference.plan_groups` /
+:func:`~itlr_gpu.backends.reference.score_chunk` (on the GPU when there is
+one), and the top-k are written with the search result schema, ordered by
+score descending then document row ascending -- exactly the order a full
+search restricted to the candidates would give.
+
+Candidate formats: ``.tsv`` with a header (``query_id``/``qid``/``query-id`` and
+``doc_id``/``docid``/``corpus-id``/``pid``), TREC runs (``qid Q0 docid rank score
+tag``; ``.run``/``.trec``/``.txt`` or a headerless ``.tsv``), ``.jsonl``,
+``.parquet``, ``.arrow``.  Candidate doc ids missing from the index (and query
+ids missing from the queries file) are counted and reported, or refused with
+``strict=True``; they are never dropped silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from ..backends.reference import plan_groups, score_chunk
+from ..compiler import compile_queries
+from ..encoders import Encoder
+from ..errors import InputError
+from ..index import Index
+from ..io import RESULT_SCHEMA, read_table
+from ..ops import Ops
+from ..query import Node
+from .bulk import check_unique_ids, encode_terms
+from .shards import slice_program
+
+__all__ = ["read_candidates", "rerank", "RerankReport", "CANDIDATE_EXTENSIONS"]
+
+CANDIDATE_EXTENSIONS = (".tsv", ".run", ".trec", ".txt", ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
+QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
+DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
+SHOW_FIRST = 5
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    for ext in sorted(CANDIDATE_EXTENSIONS, key=len, reverse=True):
+        if name.endswith(ext):
+            return ext
+    raise InputError(f"unknown candidates file type '{path.suffix or path.name}'", str(path),
+                     "one of " + ", ".join(CANDIDATE_EXTENSIONS))
+
+
+def _lines(path: Path):
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8-sig") as f:
+        try:
+            for lineno, line in enumerate(f, start=1):
+                if line.strip():
+                    yield lineno, line.rstrip("\r\n")
+        except UnicodeDecodeError as e:
+            raise InputError(f"invalid UTF-8 ({e.reason})", str(path), "UTF-8 text") from e
+
+
+def _is_trec_line(line: str) -> bool:
+    parts = line.split()
+    return len(parts) == 6 and parts[1] == "Q0"
+
+
+def _read_trec(path: Path) -> pa.Table:
+    qids, dids = [], []
+    for lineno, line in _lines(path):
+        parts = line.split()
+        if len(parts) != 6:
+            raise InputError(f"{len(parts)} fields", f"{path}:{lineno}", "a TREC run line: qid Q0 docid rank score tag")
+        qids.append(parts[0])
+        dids.append(parts[2])
+    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(dids, pa.string())})
+
+
+def _read_tsv(path: Path) -> pa.Table:
+    lines = list(_lines(path))
+    if not lines:
+        raise InputError("candidates file is empty", str(path), "a header row and (query_id, doc_id) rows")
+    if _is_trec_line(lines[0][1]):
+        return _read_trec(path)
+    header = [c.strip() for c in lines[0][1].split("\t")]
+    cols: list[list[str]] = [[] for _ in header]
+    for lineno, line in lines[1:]:
+        row = line.split("\t")
+        if len(row) != len(header):
+            raise InputError(f"{len(row)} tab-separated fields, header has {len(header)}", f"{path}:{lineno}",
+                             "one value per header column")
+        for values, v in zip(cols, row):
+            values.append(v)
+    return pa.table({name: pa.array(values, pa.string()) for name, values in zip(header, cols)})
+
+
+def _pick(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
+    for name in aliases:
+        if name in table.column_names:
+            col = table.column(name).combine_chunks()
+            if not pa.types.is_string(col.type):
+                if not (pa.types.is_integer(col.type) or pa.types.is_large_string(col.type)):
+                    raise InputError(f"column '{name}' has type {col.type}", where, "string or integer ids")
+                col = pc.cast(col, pa.string())
+            if col.null_count:
+                row = pc.index(pc.is_null(col), True).as_py()
+                raise InputError(f"null {what} at row {row}", where, f"a {what} on every row")
+            return col
+    raise InputError(f"no {what} column; found {table.column_names}", where,
+                     f"a column named one of {', '.join(aliases)} (or a TREC run: qid Q0 docid rank score tag)")
+
+
+def read_candidates(path: str | Path) -> pa.Table:
+    """Candidates as a table of strings ``query_id, doc_id`` in file order."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("candidates file not found", str(p), "an existing file")
+    kind = _kind(p)
+    if kind in (".run", ".trec", ".txt"):
+        table = _read_trec(p)
+    elif kind == ".tsv":
+        table = _read_tsv(p)
+    else:
+        table = read_table(p)
+    where = str(p)
+    out = pa.table({"query_id": _pick(table, QUERY_ALIASES, "query_id", where),
+                    "doc_id": _pick(table, DOC_ALIASES, "doc_id", where)})
+    if out.num_rows == 0:
+        raise InputError("no candidates", where, "at least one (query_id, doc_id) row")
+    return out
+
+
+@dataclass
+class RerankReport:
+    candidates: int = 0
+    duplicates: int = 0
+    unknown_docs: int = 0
+    unknown_doc_examples: list[str] = field(default_factory=list)
+    unknown_queries: int = 0
+    unknown_query_examples: list[str] = field(default_factory=list)
+    queries_without_candidates: int = 0
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.unknown_docs:
+            out.append(f"{self.unknown_docs} candidate(s) name doc ids not in the index (first: "
+                       f"{', '.join(self.unknown_doc_examples)}); skipped (--strict makes this an error)")
+        if self.unknown_queries:
+            out.append(f"{self.unknown_queries} candidate(s) name query ids not in the queries file (first: "
+                       f"{', '.join(self.unknown_query_examples)}); skipped (--strict makes this an error)")
+        if self.queries_without_candidates:
+            out.append(f"{self.queries_without_candidates} query(ies) have no candidates and get no results")
+        return out
+
+
+def _first_distinct(values: pa.Array, n: int = SHOW_FIRST) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in values.to_pylist():
+        seen.setdefault(v)
+        if len(seen) >= n:
+            break
+    return list(seen)
+
+
+def rerank(
+    index: Index,
+    queries: Sequence[str | Node],
+    query_ids: Sequence[str],
+    candidates: pa.Table,
+    encoder: Encoder,
+    k: int = 10,
+    ops: Ops | str | None = None,
+    device: str | torch.device = "auto",
+    strict: bool = False,
+    where: str = "candidates",
+) -> tuple[pa.Table, RerankReport]:
+    """Score each query's candidates; returns the top-k result table (RESULT_SCHEMA) and a report."""
+    from ..backends import resolve_device
+
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
+        raise InputError(f"k={k!r}", "-k", "a positive integer")
+    ops = Ops.parse(ops)
+    query_ids = [str(q) for q in query_ids]
+    check_unique_ids(query_ids, "queries")
+    dev = resolve_device(device)
+    report = RerankReport(candidates=candidates.num_rows)
+    cq = candidates.column("query_id").combine_chunks()
+    cd = candidates.column("doc_id").combine_chunks()
+    rows = pc.index_in(cd, value_set=index.doc_ids)
+    qpos = pc.index_in(cq, value_set=pa.array(query_ids, pa.string()))
+    bad_doc = pc.is_null(rows)
+    bad_q = pc.is_null(qpos)
+    report.unknown_docs = pc.sum(bad_doc).as_py() or 0
+    report.unknown_queries = pc.sum(pc.and_(bad_q, pc.invert(bad_doc))).as_py() or 0
+    if report.unknown_docs:
+        report.unknown_doc_examples = _first_distinct(cd.filter(bad_doc))
+        if strict:
+            raise InputError(f"{report.unknown_docs} candidate(s) name doc ids not in the index (first: "
+                             f"{', '.join(report.unknown_doc_examples)})", where, "doc ids of the index (--strict)")
+    if report.unknown_queries:
+        report.unknown_query_examples = _first_distinct(cq.filter(pc.and_(bad_q, pc.invert(bad_doc))))
+        if strict:
+            raise InputError(f"{report.unknown_queries} candidate(s) name query ids not in the queries file "
+                             f"(first: {', '.join(report.unknown_query_examples)})", where,
+                             "query ids of the queries file (--strict)")
+    keep = pc.invert(pc.or_(bad_doc, bad_q))
+    r = pc.filter(rows, keep).to_numpy(zero_copy_only=False).astype(np.int64)
+    q = pc.filter(qpos, keep).to_numpy(zero_copy_only=False).astype(np.int64)
+    # Sort by (query, row) and drop repeated pairs.
+    order = np.lexsort((r, q))
+    q, r = q[order], r[order]
+    if len(q):
+        dup = np.zeros(len(q), dtype=bool)
+        dup[1:] = (q[1:] == q[:-1]) & (r[1:] == r[:-1])
+        report.duplicates = int(dup.sum())
+        q, r = q[~dup], r[~dup]
+    bounds = np.searchsorted(q, np.arange(len(query_ids) + 1))
+
+    program = compile_queries(queries, query_ids)
+    terms_all = torch.as_tensor(encode_terms(index, program, encoder), device=dev)
+    out_q, out_rank, out_rows, out_scores = [], [], [], []
+    with torch.inference_mode():
+        for i in range(len(query_ids)):
+            cand = r[bounds[i]:bounds[i + 1]]  # ascending rows
+            if len(cand) == 0:
+                report.queries_without_candidates += 1
+                continue
+            block = np.asarray(index.embeddings[cand])
+            docs = torch.from_numpy(block.astype(np.float32, copy=False).copy()).to(dev)
+            sub, used = slice_program(program, i, i + 1)
+            plan = plan_groups(sub, dev)
+            sims = terms_all[torch.as_tensor(used, device=dev)] @ docs.T
+            scores = score_chunk(sims, plan, ops)[0]
+            # Stable descending sort on ascending rows: ties go to the lower row.
+            top = torch.sort(scores, descending=True, stable=True).indices[:k]
+            n = len(top)
+            out_q.extend([query_ids[i]] * n)
+            out_rank.append(np.arange(1, n + 1, dtype=np.int32))
+            out_rows.append(cand[top.cpu().numpy()])
+            out_scores.append(scores[top].cpu().numpy().astype(np.float32))
+    if out_rows:
+        rows_all = np.concatenate(out_rows)
+        table = pa.table({
+            "query_id": pa.array(out_q, pa.string()),
+            "rank": pa.array(np.concatenate(out_rank), pa.int32()),
+            "doc_id": index.doc_ids.take(pa.array(rows_all)),
+            "score": pa.array(np.concatenate(out_scores), pa.float32()),
+        }, schema=RESULT_SCHEMA)
+    else:
+        table = RESULT_SCHEMA.empty_table()
+    return table, report
+
+
+def print_warnings(report: RerankReport, file=None) -> None:
+    for line in report.warnings():
+        print(f"itlr: warning: {line}", file=file or sys.stderr)

@@ -1,0 +1,182 @@
+"""Bulk jobs: a job killed with SIGKILL resumes to the same dataset; mismatching reruns are refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from itlr_gpu.cli import main
+from itlr_gpu.errors import InputError
+from itlr_gpu.io import read_table
+from itlr_gpu.scale.bulk import BatchSearcher, read_results, run_bulk
+from itlr_gpu.scale.shards import load_index
+
+from test_scale import DIM, EXPRS, HashEncoder, _queries_file, make_index
+
+N_QUERIES, BATCH = 40, 5  # 8 parts
+
+SCRIPT = textwrap.dedent("""
+    import sys, time, zlib
+    import numpy as np
+    from itlr_gpu.scale.bulk import BatchSearcher, run_bulk
+    from itlr_gpu.scale.shards import load_index
+
+    class HashEncoder:
+        name = None
+        dim = {dim}
+        def encode(self, texts):
+            return np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal({dim}).astype(np.float32)
+                             for t in texts])
+
+    index_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    exprs = {exprs!r}
+    queries = [exprs[i % len(exprs)] for i in range({n})]
+    ids = [f"q{{i}}" for i in range({n})]
+    index = load_index(index_dir)
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", mode="shards", shard_rows=700,
+                             device="cpu")
+    def slow(ids, queries):
+        table = searcher(ids, queries)
+        time.sleep(delay)
+        return table
+    report = run_bulk(out, ids, queries, slow, k=8, ops="product,sum,one_minus",
+                      index_checksum=index.manifest["checksum"], batch_size={batch}, progress=False)
+    print("skipped", report.skipped, "written", len(report.written))
+""").format(dim=DIM, exprs=EXPRS, n=N_QUERIES, batch=BATCH)
+
+
+def _ids_queries():
+    return [f"q{i}" for i in range(N_QUERIES)], [EXPRS[i % len(EXPRS)] for i in range(N_QUERIES)]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bulk")
+    make_index(3000, seed=9).save(root / "idx")
+    return root / "idx"
+
+
+def _reference(index_dir, out):
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+    run_bulk(out, ids, queries, searcher, k=8, ops="product,sum,one_minus",
+             index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    return read_results(out)
+
+
+def _parts_done(out):
+    try:
+        with open(out / "manifest.json") as f:
+            return len(json.load(f)["parts"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def test_sigkill_then_resume_equals_uninterrupted(index_dir, tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(script), str(index_dir), str(out), "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    try:
+        while _parts_done(out) < 1:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the job wrote no part in time"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert not manifest["complete"] and 1 <= len(manifest["parts"]) < 8
+    done_before = len(manifest["parts"])
+    with pytest.raises(InputError, match="incomplete"):
+        read_results(out)
+
+    rerun = subprocess.run([sys.executable, str(script), str(index_dir), str(out), "0"], capture_output=True,
+                           text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    skipped = int(rerun.stdout.split()[1])
+    assert skipped >= done_before
+    assert json.loads((out / "manifest.json").read_text())["complete"]
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    got = read_results(out)
+    want = _reference(index_dir, tmp_path / "uninterrupted")
+    assert got.num_rows == N_QUERIES * 8
+    assert got.equals(want)  # row for row
+    assert sorted(p.name for p in out.glob("part-*.parquet")) == [f"part-{i:05d}.parquet" for i in range(8)]
+
+
+def test_damaged_part_is_recomputed_and_mismatch_is_refused(index_dir, tmp_path):
+    out = tmp_path / "out"
+    want = _reference(index_dir, out)
+    (out / "part-00003.parquet").write_bytes(b"not parquet")  # listed in the manifest but damaged
+    (out / "part-00005.parquet").unlink()                     # listed but gone
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+    report = run_bulk(out, ids, queries, searcher, k=8, ops="product,sum,one_minus",
+                      index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    assert sorted(report.written) == [3, 5] and report.skipped == 6
+    assert read_results(out).equals(want)
+
+    with pytest.raises(InputError, match=r"refusing to resume.*k \(was 8, now 3\)"):
+        run_bulk(out, ids, queries, searcher, k=3, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    with pytest.raises(InputError, match=r"queries_checksum"):
+        run_bulk(out, ids[::-1], queries[::-1], searcher, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    with pytest.raises(InputError, match=r"batch_size \(was 5, now 4\)"):
+        run_bulk(out, ids, queries, searcher, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=4, progress=False)
+
+
+def test_refuses_foreign_folder_and_repeated_ids(index_dir, tmp_path):
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    index = load_index(index_dir)
+    searcher = BatchSearcher(index, HashEncoder(), k=3, device="cpu")
+    kw = dict(k=3, ops=None, index_checksum=index.manifest["checksum"], batch_size=2, progress=False)
+    with pytest.raises(InputError, match="not empty and has no manifest.json"):
+        run_bulk(tmp_path / "busy", ["a"], ["t0"], searcher, **kw)
+    with pytest.raises(InputError, match="query_id 'x' repeats at row 2"):
+        run_bulk(tmp_path / "new", ["x", "y", "x"], ["t0", "t1", "t2"], searcher, **kw)
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
+    import itlr_gpu.cli as cli
+
+    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS * 3, [f"q{i}" for i in range(18)])
+    out = tmp_path / "dataset"
+    args = ["search", str(index_dir), str(q), "-o", str(out), "-k", "4", "--batch-size", "5", "--device", "cpu"]
+    assert main(args) == 0
+    assert "4 part(s)" in capsys.readouterr().out
+    first = read_results(out)
+    # simulate an interruption after part 1: forget parts 2 and 3
+    manifest = json.loads((out / "manifest.json").read_text())
+    for p in ("2", "3"):
+        manifest["parts"].pop(p)
+    manifest["complete"] = False
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main(args) == 0
+    assert "2 part(s) already done" in capsys.readouterr().out
+    assert read_results(out).equals(first)
+    # the same job as one file: same rows (each batch is scored identically)
+    assert main(args[:4] + [str(tmp_path / "one.arrow")] + args[5:]) == 0
+    assert read_table(tmp_path / "one.arrow").equals(first)
+    assert main(args[:6] + ["7"] + args[7:]) == 1
+    err = capsys.readouterr().err
+    assert "refusing to resume" in err and "k (was 4, now 7)" in err
+    assert np.all(np.diff(first.column("rank").to_numpy()[:4]) == 1)

@@ -1,0 +1,126 @@
+"""Ray: shards scored by Ray tasks on a local 2-CPU cluster equal the single-process results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'itlr-gpu[ray]'); Ray tests skipped")
+
+from itlr_gpu import Ops  # noqa: E402
+from itlr_gpu.backends.reference import search_reference  # noqa: E402
+from itlr_gpu.cli import main  # noqa: E402
+from itlr_gpu.errors import IndexIntegrityError  # noqa: E402
+from itlr_gpu.io import read_table  # noqa: E402
+from itlr_gpu.scale.bulk import BatchSearcher, read_results, run_bulk  # noqa: E402
+from itlr_gpu.scale.distributed import RayConfig, RayJobError, search_ray  # noqa: E402
+from itlr_gpu.scale.shards import load_index, save_sharded  # noqa: E402
+
+from test_scale import EXPRS, HashEncoder, _queries_file, make_index, program_and_terms  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Ray runs each num_cpus=1 task with one BLAS thread; the CPU matmul can round the last bit differently
+    with another thread count for some shapes, so the single-process reference runs with one thread too."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ray")
+    index = make_index(4000, seed=5, dup_every=113)
+    index.save(root / "single")
+    save_sharded(index, root / "sharded", 900)
+    return root, index
+
+
+@pytest.mark.parametrize("layout,config", [
+    ("single", RayConfig(num_workers=2)),
+    ("sharded", RayConfig(shard_rows=700)),
+    ("sharded", RayConfig(num_workers=3, chunk_size=256)),
+])
+def test_ray_equals_single_process(cluster, saved, layout, config):
+    root, index = saved
+    program, terms = program_and_terms()
+    want = search_reference(np.asarray(index.embeddings), terms, program, Ops(), 30, chunk_size=config.chunk_size)
+    seen = []
+    got = search_ray(root / layout, len(index), terms, program, Ops(), 30, config, on_shard=seen.append)
+    assert sum(seen) == len(index)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_ray_bulk_batches_equal_local_bulk(cluster, saved, tmp_path):
+    root, _ = saved
+    index = load_index(root / "sharded")
+    ids = [f"q{i}" for i in range(len(EXPRS) * 4)]
+    queries = EXPRS * 4
+    common = dict(k=12, ops="min,max,one_minus", index_checksum=index.manifest["checksum"], batch_size=7)
+    local = BatchSearcher(index, HashEncoder(), k=12, ops="min,max,one_minus", device="cpu")
+    remote = BatchSearcher(index, HashEncoder(), k=12, ops="min,max,one_minus", mode="ray",
+                           ray_config=RayConfig(num_workers=2))
+    run_bulk(tmp_path / "local", ids, queries, local, **common)
+    report = run_bulk(tmp_path / "ray", ids, queries, remote, **common)
+    assert report.num_parts == 4
+    assert read_results(tmp_path / "ray").equals(read_results(tmp_path / "local"))
+
+
+def test_dead_worker_is_retried(cluster, saved, tmp_path):
+    root, index = saved
+    program, terms = program_and_terms()
+    want = search_ray(root / "single", len(index), terms, program, Ops(), 10, RayConfig(num_workers=2))
+    marker = tmp_path / "crashed-once"
+    got = search_ray(root / "single", len(index), terms, program, Ops(), 10, RayConfig(num_workers=2),
+                     _fault_marker=str(marker))
+    assert marker.exists()  # a worker really died
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_dead_worker_without_retries_fails_clearly(cluster, saved, tmp_path):
+    root, index = saved
+    program, terms = program_and_terms()
+    with pytest.raises(RayJobError, match=r"shard \d \(rows \d+-\d+\).*worker died.*no partial result") as info:
+        search_ray(root / "single", len(index), terms, program, Ops(), 10,
+                   RayConfig(num_workers=2, max_retries=0), _fault_marker=str(tmp_path / "m"))
+    assert "\n" not in str(info.value)
+
+
+def test_corrupt_shard_found_by_the_worker(cluster, saved, tmp_path):
+    import shutil
+
+    root, index = saved
+    broken = tmp_path / "idx"
+    shutil.copytree(root / "sharded", broken)
+    with open(broken / "embeddings-00002.npy", "r+b") as f:
+        f.seek(200)
+        f.write(b"\xff\xfe\xfd")
+    program, terms = program_and_terms()
+    with pytest.raises(IndexIntegrityError, match=r"shard 2 \(rows 1800-2699\) checksum mismatch"):
+        search_ray(broken, len(index), terms, program, Ops(), 10, RayConfig(shard_rows=1000))
+
+
+def test_cli_ray_equals_plain(cluster, saved, tmp_path, monkeypatch):
+    import itlr_gpu.cli as cli
+
+    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    root, _ = saved
+    q = _queries_file(tmp_path / "q.jsonl")
+    assert main(["search", str(root / "single"), str(q), "-o", str(tmp_path / "plain.arrow"), "-k", "5",
+                 "--device", "cpu"]) == 0
+    assert main(["search", str(root / "sharded"), str(q), "-o", str(tmp_path / "ray.arrow"), "-k", "5",
+                 "--ray", "--shard-rows", "1500"]) == 0
+    assert read_table(tmp_path / "ray.arrow").equals(read_table(tmp_path / "plain.arrow"))
+    assert ray.is_initialized()  # an existing Ray session is reused, not shut down
