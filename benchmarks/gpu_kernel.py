@@ -1,0 +1,376 @@
+"""GPU benchmark of the fused logical top-k kernel against the unfused torch path and the floors.
+
+Shapes (issue defaults): N in {1M, 10M} random unit vectors, d = 768, float16;
+1,024 queries x 3 distinct terms (3,072 terms; random programs mixing AND, OR,
+NOT; the paper's ops); k in {10, 100, 1000}.  In one run, per N:
+
+  (a) fused    the Triton kernel (kernels/fused_logical_topk.py), docs resident on the GPU
+  (b) unfused  search_reference on cuda: chunked matmul + element-wise ops + torch.topk
+  (c) single   FAISS GPU flat IP search of the 3,072 single-term queries if faiss has GPU
+               support, else chunked fp16 matmul + torch.topk (the same 3,072 searches)
+  (d) floors   cuBLAS fp16 matmul terms (3,072 x d) @ docs.T (chunked, output reused), and
+               one read of the document matrix from HBM (a float32-accumulated sum)
+
+Times are the median of --repeat runs (CUDA events) after a warm-up.  Reported:
+queries/s, the fused kernel's TFLOP/s as a fraction of the measured matmul rate,
+ratios vs (b) and vs the matmul floor, the peak GPU memory of (a)
+(torch.cuda.max_memory_allocated) vs the document matrix, and how well (a)
+agrees with (b) (same rows, max score difference; both get the same
+fp16-rounded term embeddings).  A short autotune of the kernel's tile
+configuration runs first (N = 1M, k = 10) and is recorded.
+
+Run from the repository root (needs only torch, triton, numpy and this repo):
+    python benchmarks/gpu_kernel.py              # H100/H200: < 5 minutes
+    python benchmarks/gpu_kernel.py --smoke      # tiny shapes; without a GPU under Triton's interpreter
+Writes benchmarks/results/gpu_kernel.{json,md} (--smoke: gpu_kernel.smoke.{json,md}).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes (CI sanity; interpreter without a GPU)")
+    ap.add_argument("--n", type=int, nargs="+", default=None, help="document counts (default 1M 10M)")
+    ap.add_argument("--d", type=int, default=None)
+    ap.add_argument("--queries", type=int, default=None)
+    ap.add_argument("--k", type=int, nargs="+", default=None)
+    ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--no-autotune", action="store_true")
+    ap.add_argument("--skip-unfused", action="store_true", help="skip (b), the slowest part")
+    ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/gpu_kernel[.smoke])")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.n = args.n or [600]
+        args.d = args.d or 96
+        args.queries = args.queries or 16
+        args.k = args.k or [1, 10, 50]
+        args.repeat = args.repeat or 1
+    else:
+        args.n = args.n or [1_000_000, 10_000_000]
+        args.d = args.d or 768
+        args.queries = args.queries or 1024
+        args.k = args.k or [10, 100, 1000]
+        args.repeat = args.repeat or 5
+    return args
+
+
+ARGS = parse_args()
+
+# Importing without installing the package: the repo root on sys.path; pyarrow is only used by
+# itlr_gpu's Arrow I/O, so a stub lets itlr_gpu.compiler import where pyarrow is missing.
+sys.path.insert(0, str(ROOT))
+try:
+    import pyarrow  # noqa: F401
+except ImportError:
+    sys.modules["pyarrow"] = types.ModuleType("pyarrow")
+
+import torch  # noqa: E402
+
+if not torch.cuda.is_available():
+    if not ARGS.smoke:
+        sys.exit("no CUDA GPU: run with --smoke (tiny shapes under Triton's interpreter)")
+    os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
+
+import numpy as np  # noqa: E402
+import triton  # noqa: E402
+
+from itlr_gpu.backends.reference import search_reference  # noqa: E402
+from itlr_gpu.compiler import compile_queries  # noqa: E402
+from itlr_gpu.ops import Ops  # noqa: E402
+from itlr_gpu.query import Not, Term, make_and, make_or  # noqa: E402
+from kernels import fused_logical_topk as fk  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+DEV = torch.device("cuda" if CUDA else "cpu")
+OPS = Ops()
+TEMPLATES = [  # 3 terms each, mixing AND / OR / NOT
+    lambda a, b, c: make_and([a, b, Not(c)]),
+    lambda a, b, c: make_and([make_or([a, b]), c]),
+    lambda a, b, c: make_or([make_and([a, b]), Not(c)]),
+    lambda a, b, c: make_and([a, make_or([b, Not(c)])]),
+    lambda a, b, c: make_or([a, b, c]),
+    lambda a, b, c: make_and([a, b, c]),
+]
+
+
+# ------------------------------------------------------------------------------------------------
+
+def timed(fn, repeat: int, warmup: int | None = None) -> tuple[float, object]:
+    """Median seconds of ``repeat`` runs after ``warmup`` runs (none under the interpreter); (seconds, result)."""
+    out = None
+    warmup = (1 if CUDA else 0) if warmup is None else warmup
+    for _ in range(warmup):
+        out = fn()
+    times = []
+    for _ in range(repeat):
+        if CUDA:
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            out = fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            out = fn()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def make_docs(n: int, d: int, seed: int = 0) -> torch.Tensor:
+    """n random unit rows, float16, generated on the device in chunks."""
+    g = torch.Generator(device=DEV).manual_seed(seed)
+    docs = torch.empty((n, d), dtype=torch.float16, device=DEV)
+    step = 1 << 20
+    for lo in range(0, n, step):
+        x = torch.randn((min(step, n - lo), d), generator=g, device=DEV, dtype=torch.float32)
+        docs[lo:lo + x.shape[0]] = (x / x.norm(dim=1, keepdim=True)).to(torch.float16)
+        del x
+    return docs
+
+
+def make_batch(q: int, d: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    queries = []
+    for i in range(q):
+        a, b, c = (Term(f"t{3 * i + j}") for j in range(3))
+        queries.append(TEMPLATES[int(rng.integers(len(TEMPLATES)))](a, b, c))
+    program = compile_queries(queries)
+    t = rng.standard_normal((len(program.terms), d)).astype(np.float32)
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    return program, t.astype(np.float16).astype(np.float32)  # fp16-representable: (a) and (b) see the same terms
+
+
+def chunk_rows(n: int, width: int, budget_bytes: int) -> int:
+    return int(max(1024, min(n, budget_bytes // (width * 2))))
+
+
+def matmul_floor(docs: torch.Tensor, terms16: torch.Tensor, repeat: int) -> float:
+    n = docs.shape[0]
+    c = chunk_rows(n, terms16.shape[0], 1 << 30)
+    out = torch.empty((terms16.shape[0], c), dtype=docs.dtype, device=DEV)
+
+    def run():
+        for lo in range(0, n, c):
+            chunk = docs[lo:lo + c]
+            torch.matmul(terms16, chunk.T, out=out[:, :chunk.shape[0]])
+    sec, _ = timed(run, repeat)
+    return sec
+
+
+def hbm_floor(docs: torch.Tensor, repeat: int) -> float:
+    sec, _ = timed(lambda: torch.sum(docs, dim=0, dtype=torch.float32), repeat)
+    return sec
+
+
+def single_term_search(docs: torch.Tensor, terms16: torch.Tensor, k: int, repeat: int):
+    """(c): the 3,072 single-term top-k searches: FAISS GPU if available, else fp16 matmul + torch.topk."""
+    try:
+        import faiss  # noqa: F401
+        if CUDA and faiss.get_num_gpus() > 0:
+            res = faiss.StandardGpuResources()
+            index = faiss.GpuIndexFlatIP(res, docs.shape[1])
+            index.add(docs.float().cpu().numpy())
+            xq = terms16.float().cpu().numpy()
+            sec, _ = timed(lambda: index.search(xq, k), repeat)
+            return "faiss-gpu IndexFlatIP", sec
+    except Exception:
+        pass
+    n = docs.shape[0]
+    c = chunk_rows(n, terms16.shape[0], 1 << 30)
+
+    def run():
+        best_v = best_i = None
+        for lo in range(0, n, c):
+            sims = terms16 @ docs[lo:lo + c].T
+            v, i = torch.topk(sims, min(k, sims.shape[1]), dim=1)
+            i = i + lo
+            if best_v is not None:
+                v, j = torch.topk(torch.cat((best_v, v), 1), k if k <= best_v.shape[1] + v.shape[1] else
+                                  best_v.shape[1] + v.shape[1], dim=1)
+                i = torch.gather(torch.cat((best_i, i), 1), 1, j)
+            best_v, best_i = v, i
+        return best_v, best_i
+    sec, _ = timed(run, repeat)
+    return "torch fp16 matmul + topk", sec
+
+
+def fused(docs, terms, program, k, cfg):
+    return fk.fused_search(docs, terms, program, OPS, k, **cfg)
+
+
+def autotune(docs, terms, program, repeat) -> tuple[dict, list]:
+    candidates = [dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=3),
+                  dict(block_n=128, block_q=32, block_d=64, num_warps=8, num_stages=3),
+                  dict(block_n=64, block_q=64, block_d=64, num_warps=4, num_stages=3),
+                  dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=4),
+                  dict(block_n=128, block_q=128, block_d=64, num_warps=8, num_stages=3)]
+    rows = []
+    for cfg in candidates:
+        try:
+            sec, _ = timed(lambda: fused(docs, terms, program, 10, cfg), repeat)
+        except Exception as exc:  # a config that does not compile or fit: record and move on
+            rows.append(dict(config=cfg, error=f"{type(exc).__name__}: {exc}"[:300]))
+            continue
+        rows.append(dict(config=cfg, seconds=sec))
+    ok = [r for r in rows if "seconds" in r]
+    return (min(ok, key=lambda r: r["seconds"])["config"] if ok else {}), rows
+
+
+def agreement(a, b) -> dict:
+    (sa, ra), (sb, rb) = a, b
+    sa, ra = sa.cpu().numpy(), ra.cpu().numpy()
+    return dict(same_rows=float((ra == rb).mean()), max_abs_score_diff=float(np.abs(sa - sb).max()))
+
+
+# ------------------------------------------------------------------------------------------------
+
+def main() -> int:
+    args = ARGS
+    t_start = time.time()
+    info = dict(
+        command=" ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+        gpu=torch.cuda.get_device_name(0) if CUDA else "none (Triton interpreter)",
+        torch=torch.__version__, triton=triton.__version__, python=platform.python_version(),
+        host=platform.node(), smoke=args.smoke, ops=str(OPS), d=args.d, queries=args.queries, ks=args.k,
+        repeat=args.repeat, date=time.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+    program, terms_np = make_batch(args.queries, args.d)
+    terms16 = torch.from_numpy(terms_np).to(DEV, torch.float16)
+    info["terms"] = len(program.terms)
+    push_count = int((program.opcodes == 0).sum())
+    results = []
+    cfg: dict = {}
+    for n in args.n:
+        if CUDA:
+            torch.cuda.empty_cache()
+        docs = make_docs(n, args.d)
+        doc_bytes = docs.numel() * docs.element_size()
+        flops = 2.0 * n * args.d * push_count
+        if not cfg and not args.no_autotune and CUDA:
+            cfg, tune_rows = autotune(docs, terms_np, program, max(2, args.repeat // 2))
+            info["autotune"] = dict(n=n, k=10, rows=tune_rows, chosen=cfg)
+            print(f"autotune (N={n:,}, k=10): chosen {cfg}", flush=True)
+        floor_mm = matmul_floor(docs, terms16, args.repeat)
+        floor_hbm = hbm_floor(docs, args.repeat)
+        mm_rate = 2.0 * n * args.d * terms16.shape[0] / floor_mm
+        print(f"N={n:,}: matmul floor {floor_mm * 1e3:.2f} ms ({mm_rate / 1e12:.1f} TFLOP/s), "
+              f"HBM read {floor_hbm * 1e3:.2f} ms ({doc_bytes / floor_hbm / 1e9:.0f} GB/s)", flush=True)
+        for k in args.k:
+            row = dict(n=n, k=k, doc_bytes=doc_bytes, matmul_floor_s=floor_mm, hbm_floor_s=floor_hbm,
+                       matmul_tflops=mm_rate / 1e12)
+            # (a) fused, with its peak memory
+            if CUDA:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            sec_a, out_a = timed(lambda: fused(docs, terms_np, program, k, cfg), args.repeat)
+            peak = torch.cuda.max_memory_allocated() if CUDA else 0
+            row.update(fused_s=sec_a, fused_qps=args.queries / sec_a, fused_tflops=flops / sec_a / 1e12,
+                       fraction_of_matmul_rate=(flops / sec_a) / mm_rate, vs_matmul_floor=sec_a / floor_mm,
+                       peak_bytes=peak, peak_over_docs=(peak / doc_bytes) if CUDA else None)
+            # (b) unfused torch reference on the same device
+            if not args.skip_unfused:
+                rep_b = 1 if (CUDA and n >= 5_000_000) else max(1, args.repeat // 2)
+                sec_b, out_b = timed(lambda: search_reference(docs, terms_np, program, OPS, k, device=DEV),
+                                     rep_b)
+                row.update(unfused_s=sec_b, unfused_qps=args.queries / sec_b, speedup_vs_unfused=sec_b / sec_a,
+                           **agreement(out_a, out_b))
+            # (c) single-term searches
+            name_c, sec_c = single_term_search(docs, terms16, k, max(1, args.repeat // 2))
+            row.update(single_term_impl=name_c, single_term_s=sec_c,
+                       single_term_qps=terms16.shape[0] / sec_c)
+            results.append(row)
+            print(f"  k={k:<5} fused {sec_a * 1e3:9.2f} ms  ({row['fraction_of_matmul_rate']:.0%} of matmul rate, "
+                  f"{row['vs_matmul_floor']:.2f}x floor)"
+                  + (f"  unfused {row['unfused_s'] * 1e3:9.2f} ms ({row['speedup_vs_unfused']:.1f}x), rows same "
+                     f"{row['same_rows']:.1%}, max |ds| {row['max_abs_score_diff']:.2g}" if "unfused_s" in row else "")
+                  + f"  single-term {sec_c * 1e3:.2f} ms", flush=True)
+        del docs
+    info["seconds"] = round(time.time() - t_start, 1)
+    write_outputs(info, results, args)
+    return 0
+
+
+def targets(results) -> list[tuple[str, str, bool | None]]:
+    out = []
+    big = max(r["n"] for r in results)
+    for r in results:
+        if r["n"] == big and r["k"] == min(x["k"] for x in results) and "speedup_vs_unfused" in r:
+            out.append((f"(a) >= 3x faster than (b) at N={big:,}, k={r['k']}", f"{r['speedup_vs_unfused']:.2f}x",
+                        r["speedup_vs_unfused"] >= 3))
+    for r in results:
+        if r["k"] <= 10:
+            out.append((f"(a) within 1.3x of the matmul floor, N={r['n']:,}, k={r['k']}",
+                        f"{r['vs_matmul_floor']:.2f}x", r["vs_matmul_floor"] <= 1.3))
+        if r["k"] >= 1000:
+            out.append((f"(a) within 2x of the matmul floor, N={r['n']:,}, k={r['k']}",
+                        f"{r['vs_matmul_floor']:.2f}x", r["vs_matmul_floor"] <= 2.0))
+    for r in results:
+        if r["peak_over_docs"] is not None:
+            out.append((f"peak GPU memory <= docs + 5%, N={r['n']:,}, k={r['k']}",
+                        f"{r['peak_over_docs']:.3f}x docs", r["peak_over_docs"] <= 1.05))
+    return out
+
+
+def write_outputs(info, results, args):
+    stem = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / ("gpu_kernel.smoke" if args.smoke
+                                                                              else "gpu_kernel")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    tgt = targets(results)
+    payload = dict(info=info, results=results,
+                   targets=[dict(target=t, measured=m, met=ok) for t, m, ok in tgt])
+    header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | rows same "
+              "| single-term ms | peak/docs |")
+    lines = [header, "|" + "---|" * 11]
+    for r in results:
+        lines.append(
+            f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['fused_qps']:,.0f} | "
+            f"{r['fraction_of_matmul_rate']:.0%} | {r['vs_matmul_floor']:.2f} | "
+            + (f"{r['unfused_s'] * 1e3:.1f} | {r['speedup_vs_unfused']:.1f} | {r['same_rows']:.1%} | "
+               if "unfused_s" in r else "- | - | - | ")
+            + f"{r['single_term_s'] * 1e3:.2f} | "
+            + (f"{r['peak_over_docs']:.3f} |" if r["peak_over_docs"] is not None else "- |"))
+    tlines = ["| target | measured | met |", "|---|---|---|"] + [
+        f"| {t} | {m} | {'yes' if ok else 'NO'} |" for t, m, ok in tgt]
+    md = "\n".join([
+        "# Fused logical top-k kernel: GPU benchmark", "",
+        f"GPU: {info['gpu']}; torch {info['torch']}, triton {info['triton']}; ops {info['ops']}; "
+        f"d={info['d']}, {info['queries']} queries x 3 terms ({info['terms']} terms), float16 documents.", "",
+        f"Command: `{info['command']}`" + (f"; tile config: `{info.get('autotune', {}).get('chosen')}`"
+                                           if "autotune" in info else ""), "",
+        *lines, "", *tlines, "",
+        *(["Smoke run: tiny shapes (under Triton's interpreter without a GPU); the targets mean nothing here.", ""]
+          if info["smoke"] else []),
+        "Floors per N: cuBLAS fp16 matmul of all terms against all documents; one HBM read of the documents. "
+        "(c) = " + (results[0]["single_term_impl"] if results else "-") + " over the single-term searches.", ""])
+    for path, text in ((stem.with_suffix(stem.suffix + ".json"), json.dumps(payload, indent=2)),
+                       (stem.with_suffix(stem.suffix + ".md"), md)):
+        fd, tmp = tempfile.mkstemp(dir=stem.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    print()
+    print("\n".join(lines))
+    print()
+    print("\n".join(tlines))
+    print(f"\nwrote {stem}.json and {stem}.md")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The fused Triton backend: one kernel computes similarities, evaluates every query and keeps its top-k.
+
+On CUDA the document matrix is uploaded once and kept resident (cached by the
+numpy array's identity and shape), so repeated searches over the same index
+stream it from GPU memory only.  On the CPU the very same kernel source runs in
+Triton's interpreter: correct but very slow, for debugging only (a warning says
+so; ``--backend auto`` never picks it there).
+
+See ``itlr_gpu/kernels/fused_logical_topk.py`` for the design and the limits
+(k <= 2048; larger k falls back to the torch reference on the same device).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..compiler import Program
+from ..ops import Ops
+from .reference import search_reference
+
+K_MAX = 2048  # the kernel's limit on k (itlr_gpu.kernels.fused_logical_topk.K_MAX)
+
+
+class TritonBackend:
+    name = "triton"
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._resident: tuple | None = None   # (key, weakref or None, tensor)
+
+    def search(self, docs, term_embeddings, program: Program, ops: Ops, k: int, *, device,
+               chunk_size: int | None = None,
+               on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        from ..kernels import interpreter_ready, kernel_module
+
+        device = torch.device(device)
+        interpret = device.type != "cuda"
+        if interpret:
+            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
+                          "for debugging only (very slow); use --backend torch on the CPU",
+                          RuntimeWarning, stacklevel=2)
+        n = docs.shape[0]
+        if min(int(k), n) > K_MAX:
+            warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): "
+                          "using the torch reference", RuntimeWarning, stacklevel=2)
+            return search_reference(docs, term_embeddings, program, ops, k, device=device,
+                                    chunk_size=chunk_size, on_chunk=on_chunk)
+        if interpret and not interpreter_ready():
+            # Triton was imported compiled in this process: run the interpreter in a child process.
+            scores, rows = _search_in_subprocess(docs, term_embeddings, program, ops, int(k))
+            if on_chunk is not None:
+                on_chunk(n)
+            return scores, rows
+        kernels = kernel_module(interpret)
+        resident = self._upload(docs, device)
+        terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32))
+        scores, rows = kernels.fused_search(resident, terms, program, ops, int(k))
+        if on_chunk is not None:
+            on_chunk(n)
+        return scores.cpu().numpy(), rows.cpu().numpy()
+
+    def _upload(self, docs, device: torch.device) -> torch.Tensor:
+        """The document matrix on ``device`` in its own dtype, uploaded once per array (in row chunks,
+        so a memory-mapped matrix never needs a second host copy)."""
+        if isinstance(docs, torch.Tensor) and docs.device == device:
+            return docs if docs.dtype in _DTYPES else docs.float()
+        if isinstance(docs, torch.Tensor):
+            key = ("tensor", docs.data_ptr(), tuple(docs.shape), str(docs.dtype), str(device))
+        else:
+            key = ("array", id(docs), tuple(docs.shape), str(docs.dtype), str(device))
+        with self._lock:
+            if self._resident is not None:
+                old_key, ref, tensor = self._resident
+                if old_key == key and (ref is None or ref() is docs):
+                    return tensor
+                self._resident = None
+                del tensor
+            n, d = docs.shape
+            if isinstance(docs, torch.Tensor):
+                dtype = docs.dtype if docs.dtype in _DTYPES else torch.float32
+            else:
+                dtype = {np.dtype(np.float16): torch.float16}.get(np.dtype(docs.dtype), torch.float32)
+            tensor = torch.empty((n, d), dtype=dtype, device=device)
+            step = max(1, (64 << 20) // max(1, d * 4))
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
+                if isinstance(docs, torch.Tensor):
+                    part = docs[lo:hi]
+                else:
+                    part = torch.from_numpy(np.array(docs[lo:hi], dtype=np.float16 if dtype == torch.float16
+                                                     else np.float32))
+                tensor[lo:hi].copy_(part.to(dtype))
+            try:
+                ref = weakref.ref(docs)
+            except TypeError:
+                ref = None
+            self._resident = (key, ref, tensor)
+            return tensor
+
+
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def _search_in_subprocess(docs, term_embeddings, program, ops, k):
+    """Run the interpreted kernel in a child process with TRITON_INTERPRET=1 (arrays travel in a temp file)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    docs_t = docs if isinstance(docs, torch.Tensor) else torch.from_numpy(np.array(docs))
+    with tempfile.TemporaryDirectory(prefix="itlr-triton-") as tmp:
+        src, dst = os.path.join(tmp, "in.pt"), os.path.join(tmp, "out.pt")
+        torch.save({"docs": docs_t.cpu(), "terms": torch.from_numpy(np.asarray(term_embeddings, dtype=np.float32)),
+                    "program": program, "ops": ops, "k": k}, src)
+        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        proc = subprocess.run([sys.executable, "-m", "itlr_gpu.backends.triton", src, dst], env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"interpreted triton search failed:\n{proc.stderr[-4000:]}")
+        out = torch.load(dst)
+    return out["scores"].numpy(), out["rows"].numpy()
+
+
+if __name__ == "__main__":  # the child of _search_in_subprocess
+    import sys
+
+    from ..kernels import kernel_module
+
+    job = torch.load(sys.argv[1], weights_only=False)
+    kernels = kernel_module(True)
+    s, r = kernels.fused_search(job["docs"], job["terms"], job["program"], job["ops"], job["k"])
+    torch.save({"scores": s.cpu(), "rows": r.cpu()}, sys.argv[2])

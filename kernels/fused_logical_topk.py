@@ -1,0 +1,466 @@
+"""Fused logical top-k: similarities, postfix programs and per-query top-k in one Triton kernel.
+
+For documents x_n (rows of the N x d matrix, L2-normalised, resident on the GPU)
+and the batch's terms t_j, query q's score is its postfix program P_q evaluated
+on the cosine similarities with a fuzzy operator family (``itlr_gpu.ops``)::
+
+    s_nj = <x_n, t_j>                 (tl.dot on the tensor cores, fp32 accumulate)
+    score_qn = P_q(s_n*)              (AND/OR/NOT element-wise, float32, in registers)
+    top-k_q = the k largest score_qn, ties to the lower row n
+
+Neither the N x T similarity matrix nor the N x Q score matrix ever reaches
+global memory.
+
+Design
+------
+* Host: queries are sorted by (program length, PUSH count) and packed into
+  query blocks of BLOCK_Q lanes; each block gets padded instruction arrays
+  ``op[step, lane]`` / ``arg[step, lane]`` (padding: NOP=4, a no-op), as many
+  steps as its longest program.  Grid = (query blocks, NSPLIT document
+  splits), query block fastest, so programs running together stream the same
+  document tiles (L2 reuse).  Split s owns a contiguous range of tiles.
+* Kernel, per tile of BLOCK_N documents: run the block's steps; at a step where
+  some lane PUSHes, ``v = docs[tile] @ terms[arg[step, :]].T`` (BLOCK_N x
+  BLOCK_Q) with tl.dot over d in BLOCK_D chunks (the d tail and the N tail are
+  masked).  The evaluation stack is a (S, BLOCK_N, BLOCK_Q) register tensor, S
+  = next power of two >= max_depth, with a per-lane stack pointer; slot reads
+  are a where-sum over S (exact: one non-zero term), writes a where.
+* Top-k keys: (score, row) -> one int64 that orders like (score desc, row asc):
+  ``key = ord32(score) << 32 | (0xFFFFFFFF - row)`` where ord32 maps the float
+  bits to an order-preserving int32 (negative floats get their magnitude bits
+  flipped; -0.0 is made +0.0 first).  Keys are unique, so every comparison and
+  every sort below is exact and deterministic and the tie rule comes for free.
+  Padded lanes and rows past N get KEY_MIN, below every real key.
+* Per (lane, split) the kernel owns a slice of a global int64 buffer:
+  ``[0, L)`` its current best keys sorted descending (L = max(next_pow2(k),
+  BLOCK_N)), then ``CAP`` (BLOCK_N <= CAP <= L) append slots.  A per-lane
+  threshold (its k-th best key so far) lives in registers; keys of a tile that
+  beat it are compacted (tl.cumsum) and appended.  When a lane's append area
+  would overflow (and once at the end) that lane is merged: sort the appended
+  keys ascending, take ``max(best_desc, appended_asc)`` (the top L of the union:
+  the first half-cleaner of a bitonic merge), sort descending, store, and read
+  the new threshold at position k-1.  After warm-up almost no tile has a
+  candidate, so the fast path is one compare and one reduction per tile.
+* Host: one torch.topk over the NSPLIT sorted lists of each query (int64 keys
+  are unique, so it is exact), then decode scores and rows.
+
+Limits
+------
+* k <= K_MAX = 2048 (as FAISS GPU).  A merge holds two L-long int64 vectors in
+  registers and sorts them (bitonic, O(L log^2 L)); at L = 4096 that is 64 int64
+  registers per thread per vector at 4 warps and spills, and the buffer grows
+  as Q * NSPLIT * (L + CAP) * 8 bytes.  Larger k: use the torch backend.
+* N < 2**32 - 1 (the row lives in the key's low 32 bits).
+* Extra GPU memory: the key buffer (above), the term matrix in the document
+  dtype, the outputs (Q x k x 12 bytes) and small merge temporaries.  The host
+  picks CAP, then NSPLIT, then splits the query batch into launches so that the
+  buffer fits ``mem_budget`` (default: 4.5 % of the document matrix minus the
+  rest, at least 16 MiB).  For 1,024 queries: k = 10 needs ~2 MiB per split,
+  k = 1,000 ~9-16 MiB per split, so at N = 1M x 768 fp16 (1.5 GiB) and k = 1,000
+  the batch runs in several launches with fewer splits.
+
+Precision: the dot takes the documents' dtype (fp16/bf16: the term embeddings
+are rounded to it, one tensor-core pass; fp32: ``tf32x3``, three TF32 passes,
+about fp32 accuracy).  The logic is float32 with IEEE division, no FMA
+contraction, like the torch reference.  Under Triton's interpreter (no GPU) the
+dot operands are converted to float32 first (the interpreter's bf16 arithmetic
+is wrong), so interpreter scores equal fp32 math on the dtype-rounded inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from itlr_gpu.compiler import AND, NOT, OR, PUSH, Program
+from itlr_gpu.ops import RECIPROCAL_FLOOR, Ops
+
+NOP = 4
+K_MAX = 2048
+MERGE_GROUP = 256  # queries per host-merge step (bounds its temporaries)
+KEY_MIN = -(2**63)
+AND_CODES = {"product": 0, "sum": 1, "min": 2}
+OR_CODES = {"sum": 0, "max": 1}
+NOT_CODES = {"one_minus": 0, "reciprocal": 1}
+RECIP_FLOOR = tl.constexpr(RECIPROCAL_FLOOR)
+assert (PUSH, AND, OR, NOT) == (0, 1, 2, 3)
+
+
+@triton.jit
+def _merge_lane(base, n_new, k_eff, L: tl.constexpr):
+    """Merge the n_new appended keys at base[L:] into the sorted best list base[:L]; return the k-th best key."""
+    idx = tl.arange(0, L)
+    kmin = tl.full([L], -9223372036854775808, tl.int64)
+    best = tl.load(base + idx)                                     # descending
+    new = tl.load(base + L + idx, mask=idx < n_new, other=kmin)
+    new = tl.sort(new)                                             # ascending
+    best = tl.sort(tl.maximum(best, new), descending=True)         # top L of the union
+    tl.store(base + idx, best)
+    return tl.max(tl.where(idx == k_eff - 1, best, kmin), axis=0)
+
+
+@triton.jit
+def _key_score(key):
+    """The score of a key, as a float pre-filter bound: -inf for KEY_MIN or a NaN score."""
+    bits = (key >> 32).to(tl.int32)
+    bits = tl.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)
+    s = bits.to(tl.float32, bitcast=True)
+    return tl.where(s == s, s, float("-inf"))
+
+
+@triton.jit
+def fused_logical_topk_kernel(
+    docs_ptr, terms_ptr, op_ptr, arg_ptr, block_steps_ptr, block_lanes_ptr, buf_ptr,
+    N, D, stride_doc, stride_term, k_eff, cap, tiles_per_split,
+    AND_OP: tl.constexpr, OR_OP: tl.constexpr, NOT_OP: tl.constexpr,
+    S: tl.constexpr, L: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr,
+    DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr,
+):
+    pid_q = tl.program_id(0)
+    pid_s = tl.program_id(1)
+    nsplit = tl.num_programs(1)
+
+    step_lo = tl.load(block_steps_ptr + pid_q)
+    step_hi = tl.load(block_steps_ptr + pid_q + 1)
+    n_lanes = tl.load(block_lanes_ptr + pid_q)
+    lanes = tl.arange(0, BLOCK_Q)
+    lane_ok = lanes < n_lanes
+    # Start of each lane's (best list, append area) slice in the key buffer.
+    stride_slot = L + cap
+    lane_base = ((pid_q * BLOCK_Q + lanes).to(tl.int64) * nsplit + pid_s) * stride_slot
+
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    slots = tl.arange(0, S)[:, None, None]
+    low_all = tl.full([BLOCK_N], 4294967295, tl.int64)
+    kmin_tile = tl.full([BLOCK_N, BLOCK_Q], -9223372036854775808, tl.int64)
+    thr = tl.full([BLOCK_Q], -9223372036854775808, tl.int64)     # per-lane k-th best key so far
+    thr_s = tl.full([BLOCK_Q], float("-inf"), tl.float32)         # a score <= thr's score
+    cnt = tl.zeros([BLOCK_Q], tl.int32)                           # per-lane appended keys
+
+    num_tiles = tl.cdiv(N, BLOCK_N)
+    t_lo = pid_s * tiles_per_split
+    t_hi = tl.minimum(t_lo + tiles_per_split, num_tiles)
+    for t in range(t_lo, t_hi):
+        rows = t * BLOCK_N + offs_n
+        row_ok = rows < N
+        doc_rows = docs_ptr + rows.to(tl.int64)[:, None] * stride_doc
+
+        # ---- evaluate every lane's program on this tile --------------------------------------
+        stack = tl.zeros([S, BLOCK_N, BLOCK_Q], tl.float32)
+        sp = tl.zeros([BLOCK_Q], tl.int32)
+        for step in range(step_lo, step_hi):
+            op = tl.load(op_ptr + step * BLOCK_Q + lanes).to(tl.int32)
+            arg = tl.load(arg_ptr + step * BLOCK_Q + lanes)
+            v = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+            if tl.max((op == 0).to(tl.int32), axis=0) > 0:
+                term_cols = terms_ptr + arg.to(tl.int64)[None, :] * stride_term
+                for dd in range(0, D, BLOCK_D):
+                    d_ok = (dd + offs_d) < D
+                    a = tl.load(doc_rows + (dd + offs_d)[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+                    b = tl.load(term_cols + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+                    if DOT_FP32:
+                        a = a.to(tl.float32)
+                        b = b.to(tl.float32)
+                    v = tl.dot(a, b, v, input_precision=DOT_PRECISION)
+            top = tl.sum(tl.where(slots == (sp - 1)[None, None, :], stack, 0.0), axis=0)
+            sec = tl.sum(tl.where(slots == (sp - 2)[None, None, :], stack, 0.0), axis=0)
+            if NOT_OP == 0:
+                not_v = 1.0 - top
+            else:
+                not_v = tl.math.div_rn(tl.full([BLOCK_N, BLOCK_Q], 1.0, tl.float32),
+                                       tl.maximum(top, RECIP_FLOOR))
+            if AND_OP == 0:
+                and_v = sec * top
+            elif AND_OP == 1:
+                and_v = sec + top
+            else:
+                and_v = tl.minimum(sec, top)
+            if OR_OP == 0:
+                or_v = sec + top
+            else:
+                or_v = tl.maximum(sec, top)
+            op2 = op[None, :]
+            new = tl.where(op2 == 0, v, tl.where(op2 == 3, not_v, tl.where(op2 == 1, and_v, or_v)))
+            dest = tl.where(op == 0, sp, tl.where(op == 3, sp - 1, tl.where(op <= 2, sp - 2, -1)))
+            stack = tl.where(slots == dest[None, None, :], new[None, :, :], stack)
+            sp = sp + tl.where(op == 0, 1, tl.where((op == 1) | (op == 2), -1, 0))
+        score = tl.sum(tl.where(slots == 0, stack, 0.0), axis=0)
+
+        # ---- fold the tile into the per-lane running top-k -------------------------------------
+        # Fast float pre-filter (thr_s <= the score of the lane's threshold key; NaN passes), then
+        # the exact int64 keys only for tiles where some lane may have a candidate.
+        maybe = ((score >= thr_s[None, :]) | (score != score)) & row_ok[:, None] & lane_ok[None, :]
+        if tl.max(tl.max(maybe.to(tl.int32), axis=1), axis=0) > 0:
+            # (score, row) -> order-preserving unique int64 key
+            bits = score.to(tl.int32, bitcast=True)
+            bits = tl.where(score == 0.0, 0, bits)                   # -0.0 == +0.0
+            bits = tl.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)
+            low = low_all - rows.to(tl.int64)
+            key = (bits.to(tl.int64) << 32) | low[:, None]
+            key = tl.where(row_ok[:, None] & lane_ok[None, :], key, kmin_tile)
+            cand = key > thr[None, :]
+            n_cand = tl.sum(cand.to(tl.int32), axis=0)
+            if tl.max(n_cand, axis=0) > 0:
+                full = (cnt + n_cand) > cap
+                if tl.max(full.to(tl.int32), axis=0) > 0:
+                    tl.debug_barrier()                                   # appended keys visible to all threads
+                    for j in range(BLOCK_Q):
+                        full_j = tl.sum(tl.where(lanes == j, full.to(tl.int32), 0), axis=0)
+                        if full_j > 0:
+                            cnt_j = tl.sum(tl.where(lanes == j, cnt, 0), axis=0)
+                            base_j = buf_ptr + ((pid_q * BLOCK_Q + j).to(tl.int64) * nsplit + pid_s) * stride_slot
+                            thr_j = _merge_lane(base_j, cnt_j, k_eff, L)
+                            thr = tl.where(lanes == j, thr_j, thr)
+                            thr_s = tl.where(lanes == j, _key_score(thr_j), thr_s)
+                            cnt = tl.where(lanes == j, 0, cnt)
+                    tl.debug_barrier()
+                    cand = key > thr[None, :]
+                    n_cand = tl.sum(cand.to(tl.int32), axis=0)
+                pos = cnt[None, :] + tl.cumsum(cand.to(tl.int32), axis=0) - 1
+                tl.store(buf_ptr + lane_base[None, :] + L + pos.to(tl.int64), key, mask=cand)
+                cnt = cnt + n_cand
+
+    # ---- final merge of whatever is still appended ---------------------------------------------
+    tl.debug_barrier()
+    for j in range(BLOCK_Q):
+        cnt_j = tl.sum(tl.where(lanes == j, cnt, 0), axis=0)
+        if cnt_j > 0:
+            base_j = buf_ptr + ((pid_q * BLOCK_Q + j).to(tl.int64) * nsplit + pid_s) * stride_slot
+            _merge_lane(base_j, cnt_j, k_eff, L)
+
+
+INTERPRETED = type(fused_logical_topk_kernel).__name__ == "InterpretedFunction"
+
+
+# ------------------------------------------------------------------------------------------------
+# Host side
+# ------------------------------------------------------------------------------------------------
+
+def next_pow2(x: int) -> int:
+    return 1 << max(0, int(x) - 1).bit_length()
+
+
+def encode_keys(scores: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """The kernel's key, on the host (for tests): int64 ordering like (score desc, row asc)."""
+    scores = scores.to(torch.float32).contiguous()
+    bits = scores.view(torch.int32).to(torch.int64)
+    bits = torch.where(scores == 0, torch.zeros_like(bits), bits)
+    bits = torch.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)
+    return (bits << 32) | (0xFFFFFFFF - rows.to(torch.int64))
+
+
+def decode_keys(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """int64 keys -> (scores float32, rows int64)."""
+    bits = (keys >> 32).to(torch.int32)
+    bits = torch.where(bits >= 0, bits, bits ^ 0x7FFFFFFF)
+    rows = 0xFFFFFFFF - (keys & 0xFFFFFFFF)
+    return bits.view(torch.float32), rows
+
+
+def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None):
+    """Sort queries by (length, PUSH count), pack them into blocks of block_q lanes.
+
+    Returns (order, op int8[steps, block_q], arg int32[steps, block_q], block_steps int32[nb+1],
+    block_lanes int32[nb]); lane l of block b runs query order[b * block_q + l].
+    """
+    offsets = np.asarray(program.offsets, dtype=np.int64)
+    opcodes = np.asarray(program.opcodes, dtype=np.int8)
+    operands = np.asarray(program.operands, dtype=np.int32)
+    q = len(offsets) - 1
+    lengths = np.diff(offsets)
+    qid = np.repeat(np.arange(q), lengths)
+    if order is None:
+        pushes = np.bincount(qid[opcodes == PUSH], minlength=q)
+        order = np.lexsort((np.arange(q), pushes, lengths))
+    order = np.asarray(order, dtype=np.int64)
+    nq = len(order)
+    nb = -(-nq // block_q)
+    pos = np.empty(q, dtype=np.int64)
+    pos[order] = np.arange(nq)
+    padded = np.zeros(nb * block_q, dtype=np.int64)
+    padded[:nq] = lengths[order]
+    steps = padded.reshape(nb, block_q).max(axis=1)
+    block_steps = np.zeros(nb + 1, dtype=np.int64)
+    block_steps[1:] = np.cumsum(steps)
+    op = np.full((int(block_steps[-1]), block_q), NOP, dtype=np.int8)
+    arg = np.zeros((int(block_steps[-1]), block_q), dtype=np.int32)
+    sel = np.zeros(q, dtype=bool)
+    sel[order] = True
+    inst = np.nonzero(sel[qid])[0]
+    qi = qid[inst]
+    r = block_steps[pos[qi] // block_q] + (inst - offsets[qi])
+    c = pos[qi] % block_q
+    op[r, c] = opcodes[inst]
+    arg[r, c] = np.maximum(operands[inst], 0)
+    block_lanes = np.minimum(block_q, nq - np.arange(nb) * block_q)
+    return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32)
+
+
+def default_config(docs: torch.Tensor, max_depth: int) -> dict:
+    """Tile sizes: 128 x 64 output tile, d in chunks of 64; smaller tiles for deep stacks (registers)."""
+    s = next_pow2(max(1, max_depth))
+    block_n = 128 if s <= 2 else 64 if s <= 4 else 32
+    block_d = 64 if docs.element_size() <= 2 else 32
+    return dict(block_n=block_n, block_q=64, block_d=block_d, num_warps=8 if block_n == 128 else 4, num_stages=3)
+
+
+def fused_search(
+    docs: torch.Tensor,
+    term_embeddings: torch.Tensor | np.ndarray,
+    program: Program,
+    ops: Ops,
+    k: int,
+    *,
+    block_n: int | None = None,
+    block_q: int | None = None,
+    block_d: int | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    nsplit: int | None = None,
+    cap: int | None = None,
+    mem_budget: int | None = None,
+    max_queries_per_launch: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Top-k (scores float32 (Q, k'), rows int64 (Q, k')), k' = min(k, N), on ``docs.device``.
+
+    ``docs``: (N, d) float16/bfloat16/float32 tensor, rows L2-normalised, on the GPU
+    (or on the CPU when this module runs under TRITON_INTERPRET=1).  Sorted by score
+    descending, ties to the lower row, like ``search_reference``.
+    """
+    if docs.dim() != 2 or docs.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        raise ValueError("docs must be an (N, d) float16/bfloat16/float32 tensor")
+    if not INTERPRETED and docs.device.type != "cuda":
+        raise ValueError("the compiled kernel needs docs on a CUDA device (or load it with TRITON_INTERPRET=1)")
+    device = docs.device
+    docs = docs if docs.stride(1) == 1 else docs.contiguous()
+    n, d = docs.shape
+    q = program.num_queries
+    k_eff = min(int(k), n)
+    if k_eff > K_MAX:
+        raise ValueError(f"k={k} is above the kernel's limit K_MAX={K_MAX}")
+    if n >= 2**32 - 1:
+        raise ValueError("N must be below 2**32 - 1")
+    if q == 0 or k_eff == 0:
+        return (torch.empty((q, k_eff), dtype=torch.float32, device=device),
+                torch.empty((q, k_eff), dtype=torch.int64, device=device))
+    terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32)
+                            if not isinstance(term_embeddings, torch.Tensor) else term_embeddings)
+    terms = terms.to(device=device, dtype=docs.dtype).contiguous()
+    if terms.shape != (len(program.terms), d):
+        raise ValueError(f"term_embeddings has shape {tuple(terms.shape)}, expected ({len(program.terms)}, {d})")
+
+    cfg = default_config(docs, program.max_depth)
+    block_n = block_n or cfg["block_n"]
+    block_q = block_q or cfg["block_q"]
+    block_d = block_d or cfg["block_d"]
+    num_warps = num_warps or cfg["num_warps"]
+    num_stages = num_stages or cfg["num_stages"]
+    s = next_pow2(max(1, program.max_depth))
+    L = max(next_pow2(k_eff), block_n)
+    num_tiles = -(-n // block_n)
+
+    doc_bytes = n * d * docs.element_size()
+    if mem_budget is None:
+        # Everything beyond the documents within ~4.5 % of them: the key buffer gets what is left after
+        # the term matrix, the outputs (Q x k x 12 bytes) and the host-merge temporaries.
+        fixed = terms.numel() * terms.element_size() + q * k_eff * 12 + 5 * min(q, MERGE_GROUP) * k_eff * 8
+        mem_budget = max(16 << 20, int(0.045 * doc_bytes) - fixed)
+    nb_total = -(-q // block_q)
+    if nsplit is None:
+        if INTERPRETED:
+            target = 1
+        else:
+            sms = torch.cuda.get_device_properties(device).multi_processor_count
+            target = max(1, -(-2 * sms // nb_total))
+        nsplit = target
+    nsplit = max(1, min(int(nsplit), num_tiles))
+    if cap is None:
+        # Largest append area (fewer merges) that keeps the buffer in budget; shrink it before the splits.
+        cap = L
+        while cap > block_n and nb_total * block_q * nsplit * (L + cap) * 8 > mem_budget:
+            cap //= 2
+    cap = int(min(L, max(block_n, cap)))
+    # Each program owns block_q * (L + cap) keys: the budget bounds the programs in flight.
+    programs_max = max(1, mem_budget // (block_q * (L + cap) * 8))
+    if nb_total * nsplit > programs_max:
+        # Fewer splits first (one launch); if even one split per block does not fit, several launches.
+        nsplit = max(1, programs_max // nb_total)
+    if max_queries_per_launch is None:
+        max_queries_per_launch = max(1, programs_max // nsplit) * block_q
+    tiles_per_split = -(-num_tiles // nsplit)
+    nsplit = -(-num_tiles // tiles_per_split)
+
+    order_all, op_all, arg_all, steps_all, lanes_all = plan_blocks(program, block_q)
+    constexprs = dict(
+        AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
+        S=s, L=L, BLOCK_N=block_n, BLOCK_Q=block_q, BLOCK_D=block_d,
+        DOT_FP32=INTERPRETED, DOT_PRECISION="tf32x3" if docs.dtype == torch.float32 else "tf32",
+    )
+    scores = torch.empty((q, k_eff), dtype=torch.float32, device=device)
+    rows = torch.empty((q, k_eff), dtype=torch.int64, device=device)
+    blocks_per_launch = max(1, max_queries_per_launch // block_q)
+    nb_all = len(lanes_all)
+    for b0 in range(0, nb_all, blocks_per_launch):
+        b1 = min(nb_all, b0 + blocks_per_launch)
+        r0, r1 = int(steps_all[b0]), int(steps_all[b1])
+        op = torch.from_numpy(op_all[r0:r1]).to(device)
+        arg = torch.from_numpy(arg_all[r0:r1]).to(device)
+        block_steps = torch.from_numpy(steps_all[b0:b1 + 1] - steps_all[b0]).to(device)
+        block_lanes = torch.from_numpy(lanes_all[b0:b1]).to(device)
+        nb = b1 - b0
+        buf = torch.full((nb * block_q, nsplit, L + cap), KEY_MIN, dtype=torch.int64, device=device)
+        fused_logical_topk_kernel[(nb, nsplit)](
+            docs, terms, op, arg, block_steps, block_lanes, buf,
+            n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
+            num_warps=num_warps, num_stages=num_stages, enable_fp_fusion=False, **constexprs,
+        )
+        nq = int(lanes_all[b0:b1].sum())
+        dest = torch.from_numpy(order_all[b0 * block_q:b0 * block_q + nq]).to(device)
+        # Merge the splits' sorted lists pairwise (small temporaries; keys are unique, so topk is exact).
+        for g0 in range(0, nq, MERGE_GROUP):
+            g1 = min(nq, g0 + MERGE_GROUP)
+            keys = buf[g0:g1, 0, :k_eff]
+            for split in range(1, nsplit):
+                keys = torch.topk(torch.cat((keys, buf[g0:g1, split, :k_eff]), dim=1), k_eff, dim=1,
+                                  sorted=True).values
+            sc, rw = decode_keys(keys.contiguous())
+            scores[dest[g0:g1]] = sc
+            rows[dest[g0:g1]] = rw
+            del keys, sc, rw
+        del buf
+    return scores, rows
+
+
+# ------------------------------------------------------------------------------------------------
+# Self-check against the torch reference: python kernels/fused_logical_topk.py
+# (without a GPU run it as TRITON_INTERPRET=1 python kernels/fused_logical_topk.py)
+# ------------------------------------------------------------------------------------------------
+
+if __name__ == "__main__":
+    from itlr_gpu.backends.reference import search_reference
+    from itlr_gpu.compiler import compile_queries
+
+    dev = "cpu" if INTERPRETED else "cuda"
+    n, d = (300, 384) if INTERPRETED else (100_000, 768)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    docs_np = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float16)
+    queries = ['"a" AND "b"', '"a" OR NOT "c"', 'NOT ("b" AND "d") OR "e"', '"c"', '("a" OR "b") AND NOT "e"']
+    program = compile_queries(queries)
+    t = rng.standard_normal((len(program.terms), d)).astype(np.float32)
+    terms_np = (t / np.linalg.norm(t, axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
+    for ops in (Ops(), Ops("min", "max", "reciprocal")):
+        for k in (1, 10, 100):
+            got_s, got_r = fused_search(torch.from_numpy(docs_np).to(dev), terms_np, program, ops, k)
+            want_s, want_r = search_reference(docs_np, terms_np, program, ops, k)
+            np.testing.assert_allclose(got_s.cpu().numpy(), want_s, rtol=1e-4, atol=1e-5)
+            same = (got_r.cpu().numpy() == want_r).mean()
+            print(f"ops={ops} k={k}: scores match, rows identical {same:.1%}")
+    print("ok")
