@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "And", "Index", "IndexIntegrityError", "InputError", "ItlrError", "Not", "Ops", "Or", "Program",
-    "QuerySyntaxError", "Term", "canonical", "compile_queries", "parse", "search", "__version__",
+    "QuerySyntaxError", "Term", "canonical", "compile_queries", "parse", "search", "translate", "__version__",
 ]
 
 
@@ -29,4 +29,8 @@ def __getattr__(name):
         from .engine import search
 
         return search
+    if name == "translate":
+        from .translate import translate
+
+        return translate
     raise AttributeError(name)

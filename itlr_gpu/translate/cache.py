@@ -1,0 +1,116 @@
+"""Translation cache: re-running a bulk job translates nothing twice.
+
+A small SQLite file (``<cache_dir>/translations.sqlite``, default cache dir
+``$ITLR_CACHE_DIR`` or ``~/.cache/itlr-gpu``) maps the key
+``(model, prompt_version, mode, text)`` to ``(expr, rewrite, error)``.  ``model``
+names the translator and model (``rules:rules-1``, ``vllm:<folder>@<fingerprint>``),
+``prompt_version`` changes whenever the prompt, grammar or decoding settings change.
+Only successful translations and *deterministic* failures are stored (a failure is
+stored when the caller says so): a crash of the engine is never cached.
+
+Writes are batched in one transaction; several processes may share the file
+(SQLite locking, WAL journal).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CacheKey", "CachedValue", "TranslationCache", "default_cache_path"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS translations (
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    text TEXT NOT NULL,
+    expr TEXT,
+    rewrite TEXT,
+    error TEXT,
+    PRIMARY KEY (model, prompt_version, mode, text)
+)
+"""
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    model: str
+    prompt_version: str
+    mode: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CachedValue:
+    expr: str | None
+    rewrite: str | None
+    error: str | None
+
+
+def default_cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
+    from .models import cache_root
+
+    return (Path(cache_dir) if cache_dir else cache_root()) / "translations.sqlite"
+
+
+class TranslationCache:
+    """``get_many`` / ``put_many`` over a SQLite file; ``path=":memory:"`` for tests."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError:
+            pass
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def open(cls, cache_dir: str | os.PathLike | None = None) -> "TranslationCache":
+        return cls(default_cache_path(cache_dir))
+
+    def get_many(self, keys: Sequence[CacheKey]) -> list[CachedValue | None]:
+        out: list[CachedValue | None] = []
+        cur = self._db.cursor()
+        for k in keys:
+            row = cur.execute(
+                "SELECT expr, rewrite, error FROM translations WHERE model=? AND prompt_version=? AND mode=? AND text=?",
+                (k.model, k.prompt_version, k.mode, k.text),
+            ).fetchone()
+            if row is None:
+                self.misses += 1
+                out.append(None)
+            else:
+                self.hits += 1
+                out.append(CachedValue(*row))
+        return out
+
+    def put_many(self, items: Iterable[tuple[CacheKey, CachedValue]]) -> int:
+        rows = [
+            (k.model, k.prompt_version, k.mode, k.text, v.expr, v.rewrite, v.error) for k, v in items
+        ]
+        if rows:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        return len(rows)
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM translations").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "TranslationCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

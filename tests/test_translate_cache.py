@@ -1,0 +1,95 @@
+"""Translation cache: hits, keys, what is (not) cached."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pyarrow as pa
+
+from itlr_gpu.translate import translate, translate_table
+from itlr_gpu.translate.cache import CachedValue, CacheKey, TranslationCache
+from itlr_gpu.translate.llm import VllmTranslator
+
+
+class EchoLLM:
+    """A fake vLLM engine: answers each prompt's request as one quoted term."""
+
+    def __init__(self, fail_on=()):
+        self.calls: list[list[str]] = []
+        self.fail_on = set(fail_on)
+
+    def generate(self, prompts, params, use_tqdm=False):
+        self.calls.append(list(prompts))
+        if any(any(f in p for f in self.fail_on) for p in prompts):
+            raise RuntimeError("engine exploded")
+        outs = []
+        for p in prompts:
+            request = p.rsplit("Request: ", 1)[1].split("\n")[0]
+            outs.append(SimpleNamespace(outputs=[SimpleNamespace(text=f'"{request}"', finish_reason="stop")]))
+        return outs
+
+
+def test_get_put_roundtrip(tmp_path):
+    with TranslationCache(tmp_path / "c.sqlite") as c:
+        k = CacheKey("m", "p1", "logical", "cats")
+        assert c.get_many([k]) == [None]
+        c.put_many([(k, CachedValue('"cats"', None, None))])
+        assert c.get_many([k]) == [CachedValue('"cats"', None, None)]
+        assert c.get_many([CacheKey("m", "p2", "logical", "cats")]) == [None]
+        assert c.get_many([CacheKey("m", "p1", "rewrite", "cats")]) == [None]
+        assert c.get_many([CacheKey("m2", "p1", "logical", "cats")]) == [None]
+        assert len(c) == 1
+    with TranslationCache(tmp_path / "c.sqlite") as c:  # persisted
+        assert c.get_many([k])[0].expr == '"cats"'
+
+
+def test_rerun_translates_nothing_twice(tmp_path):
+    llm = EchoLLM()
+    eng = VllmTranslator(llm=llm, mode="logical")
+    texts = ["cats", "dogs", "cats", "birds"]
+    first = translate(texts, translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert [r.expr for r in first] == ['"cats"', '"dogs"', '"cats"', '"birds"']
+    assert len(llm.calls) == 1 and len(llm.calls[0]) == 3  # duplicates translated once, one batch
+    assert not any(r.cached for r in first)
+    second = translate(texts + ["fish"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert len(llm.calls) == 2 and len(llm.calls[1]) == 1  # only the new text
+    assert [r.cached for r in second] == [True, True, True, True, False]
+    assert [r.expr for r in second[:4]] == [r.expr for r in first]
+
+
+def test_cache_can_be_disabled(tmp_path):
+    llm = EchoLLM()
+    eng = VllmTranslator(llm=llm)
+    translate(["a"], translator="vllm", engine=eng, cache_dir=tmp_path, cache=False)
+    translate(["a"], translator="vllm", engine=eng, cache_dir=tmp_path, cache=False)
+    assert len(llm.calls) == 2
+    assert not (tmp_path / "translations.sqlite").exists()
+
+
+def test_engine_failures_are_not_cached_but_parse_errors_are(tmp_path):
+    llm = EchoLLM(fail_on={"boom"})
+    eng = VllmTranslator(llm=llm)
+    rows = translate(["ok one", "boom", "ok two"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert rows[0].expr == '"ok one"' and rows[2].expr == '"ok two"'
+    assert rows[1].expr is None and "engine exploded" in rows[1].error
+    with TranslationCache.open(tmp_path) as c:
+        assert len(c) == 2  # the transient failure is not stored
+    llm.fail_on.clear()
+    again = translate(["boom"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert again[0].expr == '"boom"' and not again[0].cached
+
+
+def test_prompt_version_changes_with_grammar_and_settings():
+    a = VllmTranslator(llm=EchoLLM())
+    b = VllmTranslator(llm=EchoLLM(), use_grammar=False)
+    c = VllmTranslator(llm=EchoLLM(), max_tokens=10)
+    assert len({a.prompt_version, b.prompt_version, c.prompt_version}) == 3
+
+
+def test_translate_table_with_cache(tmp_path):
+    eng = VllmTranslator(llm=EchoLLM())
+    t = pa.table({"query_id": ["q1", "q2"], "text": ["cats", ""]})
+    out = translate_table(t, translator="vllm", engine=eng, cache_dir=tmp_path)
+    rows = out.to_pylist()
+    assert rows[0]["expr"] == '"cats"' and rows[0]["translator"].startswith("vllm")
+    assert rows[1]["expr"] is None and rows[1]["error"] == "empty text"

@@ -1,0 +1,84 @@
+"""The decoding grammar agrees with the query parser."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from itlr_gpu.query import Term, canonical, parse
+from itlr_gpu.query import parser as qp
+from itlr_gpu.translate import grammar as g
+from strategies import asts
+
+
+def test_keywords_come_from_the_parser():
+    assert {g.AND_KW, g.OR_KW, g.NOT_KW} == set(qp.KEYWORDS)
+    text = g.gbnf()
+    for kw in qp.KEYWORDS:
+        assert f'"{kw} "' in text or f'" {kw} "' in text
+    assert text.startswith("root ::= ")
+    assert g.lark().startswith("start: ")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_sampled_string_parses(seed):
+    rng = random.Random(seed)
+    checked = 0
+    for _ in range(400):
+        s = g.sample(g.QUERY_GRAMMAR, rng, max_depth=rng.randint(2, 10))
+        if len(s) > qp.MAX_QUERY_CHARS:  # the grammar bounds no length (max_tokens does)
+            continue
+        checked += 1
+        node = parse(s)  # raises on any disagreement
+        c = canonical(node)
+        if len(c) <= qp.MAX_QUERY_CHARS:
+            assert parse(c) == node
+        assert g.matches(g.QUERY_GRAMMAR, s)
+    assert checked > 300
+
+
+def test_sampled_rewrites_are_single_terms():
+    rng = random.Random(7)
+    for _ in range(500):
+        s = g.sample(g.REWRITE_GRAMMAR, rng)
+        from itlr_gpu.query import quote
+
+        assert parse(quote(s)) == Term(s)
+
+
+# Terms a model can write: no control characters, not starting with white space.
+model_terms = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=10).filter(
+    lambda s: not s[0].isspace()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(asts(model_terms, max_leaves=8))
+def test_canonical_form_is_in_the_grammar(node):
+    assert g.matches(g.QUERY_GRAMMAR, canonical(node))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['"a" AND', '"a" "b"', 'NOT NOT "a"', '""', '" "', '"\u00a0"', "a AND b", '("a"', '"a\tb"', '"a\\x"',
+     '"a"  AND "b"', 'not "a"', '"' + "x" * (g.MAX_TERM_CHARS + 1) + '"',
+     " AND ".join(['"t"'] * (g.MAX_OPERANDS + 1))],
+)
+def test_grammar_rejects_what_the_model_must_not_write(bad):
+    assert not g.matches(g.QUERY_GRAMMAR, bad)
+
+
+def test_grammar_bounds_are_inclusive():
+    assert g.matches(g.QUERY_GRAMMAR, '"' + "x" * g.MAX_TERM_CHARS + '"')
+    assert g.matches(g.QUERY_GRAMMAR, " OR ".join(['"t"'] * g.MAX_OPERANDS))
+    assert g.matches(g.QUERY_GRAMMAR, "(" + " OR ".join(['"t"'] * g.MAX_OPERANDS) + ") OR \"u\"")
+
+
+def test_xgrammar_compiles_the_grammar():
+    xg = pytest.importorskip("xgrammar", reason="xgrammar (vLLM's grammar backend) is not installed")
+    for mode in ("logical", "rewrite"):
+        xg.Grammar.from_ebnf(g.gbnf(mode))
+    xg.Grammar.from_ebnf(g.to_gbnf(g.bounded_query_grammar()))

