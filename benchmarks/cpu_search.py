@@ -165,7 +165,7 @@ def main() -> None:
     report = {
         "command": "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/cpu_search.py "
                    + " ".join(sys.argv[1:]),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                     "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "blas": blas},
         "shape": {"n": args.n, "d": args.d, "queries": args.queries, "terms": len(program.terms), "k": args.k,
                   "chunk": chunk_for_budget(args.d, len(program.terms), program.num_queries, program.max_depth)},
@@ -183,10 +183,18 @@ def main() -> None:
     write_report(report, Path(args.out))
 
 
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def write_report(report: dict, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = ["# CPU search benchmark", "", f"Command: `{report['command']}`", "",
-             f"Machine: {report['machine']['cores']} cores, torch {report['machine']['torch']} "
+             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores, torch {report['machine']['torch']} "
              f"({report['machine']['torch_threads']} threads)", "",
              f"Shape: {report['shape']}", "", "| what | median s | vs floor |", "|---|---:|---:|"]
     floor = report["median_seconds"]["floor (matmul 768 terms)"]

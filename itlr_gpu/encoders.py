@@ -74,7 +74,9 @@ class SentenceTransformerEncoder:
                 os.environ["HF_HUB_OFFLINE"] = "1"
                 os.environ["TRANSFORMERS_OFFLINE"] = "1"
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
 
+                hf_logging.disable_progress_bar()  # the per-load "Loading weights" bar is noise in a CLI
                 try:
                     self._model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
                 except (OSError, ValueError) as e:

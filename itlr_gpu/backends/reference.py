@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..compiler import AND, NOT, OR, PUSH, Program
-from ..ops import Ops
+from ..ops import RECIPROCAL_FLOOR, Ops
 
 DEFAULT_BUDGET_BYTES = 256 << 20
 MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
@@ -85,6 +85,7 @@ def score_chunk(sims: torch.Tensor, plan: Plan, ops: Ops) -> torch.Tensor:
         if group.opcodes == (PUSH,):
             torch.index_select(sims, 0, group.push_terms[0], out=rows)
             continue
+        # Every stack entry is a fresh tensor (advanced indexing copies), so the operators work in place.
         stack: list[torch.Tensor] = []
         p = 0
         for op in group.opcodes:
@@ -92,12 +93,33 @@ def score_chunk(sims: torch.Tensor, plan: Plan, ops: Ops) -> torch.Tensor:
                 stack.append(sims[group.push_terms[p]])
                 p += 1
             elif op == NOT:
-                stack.append(ops.apply_not(stack.pop()))
+                not_inplace(ops, stack[-1])
             else:
-                y, x = stack.pop(), stack.pop()
-                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+                y = stack.pop()
+                binary_inplace(ops, op, stack[-1], y)
         rows.copy_(stack[0])
     return out
+
+
+def not_inplace(ops: Ops, x: torch.Tensor) -> None:
+    """x <- NOT x, with exactly the float32 results of ``Ops.apply_not``."""
+    if ops.not_ == "one_minus":
+        x.neg_().add_(1.0)          # -x + 1 rounds exactly like 1 - x
+    else:
+        x.clamp_min_(RECIPROCAL_FLOOR).reciprocal_()
+
+
+def binary_inplace(ops: Ops, op: int, x: torch.Tensor, y: torch.Tensor) -> None:
+    """x <- x AND y or x OR y, with exactly the float32 results of ``Ops.apply_and/apply_or``."""
+    family = ops.and_ if op == AND else ops.or_
+    if family == "product":
+        x.mul_(y)
+    elif family == "sum":
+        x.add_(y)
+    elif family == "min":
+        torch.minimum(x, y, out=x)
+    else:
+        torch.maximum(x, y, out=x)
 
 
 class RunningTopK:
