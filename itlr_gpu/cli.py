@@ -67,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
+    g = s.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
+    g.add_argument("--recommended", action="store_true",
+                   help="the evaluated best configuration: --calibration equalize --guard --hybrid 0.5")
+    g.add_argument("--hybrid", type=float, metavar="ALPHA",
+                   help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
+                        "query is the 'text' column when present, else a rendering of the expression")
+    g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
+                   help="per-term similarity calibration against a document sample")
+    g.add_argument("--guard", action="store_true", default=None,
+                   help="weaken NOT of a term related to the query's positive terms")
     scale_cli.add_arguments_search(s)
     s.set_defaults(func=cmd_search)
 
@@ -164,14 +174,38 @@ def cmd_search(args) -> int:
             raise InputError(f"empty {field} for query {ids[row]!r}{why}", f"{args.queries} row {row}",
                              f"a non-empty {field}")
     queries = values if field == "expr" else [Term(v) for v in values]
+    options = _score_options(args)
+    whole = None
+    if options is not None and field == "expr" and "text" in table.column_names:
+        whole = table.column("text").to_pylist()
+        if any(t is None or not str(t).strip() for t in whole):
+            whole = None  # fall back to a rendering of each expression
     model = args.model or _index_model_path(index, args.index)
     if scaled:
+        if options is not None:
+            raise InputError("scoring options do not combine with sharded/Ray/bulk search yet", "itlr search",
+                             "either scoring options or --ray/--shard-rows/--memory-cap/--batch-size/folder -o")
         return scale_cli.run_search(args, index, queries, ids, _encoder(model))
     results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
-                     device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty())
+                     device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
+                     score_options=options, whole_queries=whole)
     write_table(results, args.output)
     print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
     return 0
+
+
+def _score_options(args):
+    """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition)."""
+    from .scoring import RECOMMENDED, ScoreOptions
+
+    if not (args.recommended or args.hybrid is not None or args.calibration or args.guard):
+        return None
+    base = RECOMMENDED if args.recommended else ScoreOptions()
+    changes = {k: v for k, v in (("hybrid", args.hybrid), ("calibration", args.calibration),
+                                 ("guard", args.guard)) if v is not None}
+    from dataclasses import replace
+
+    return replace(base, **changes)
 
 
 def _index_model_path(index, where: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ from .index import Index
 from .io import RESULT_SCHEMA
 from .ops import Ops
 from .query import Node
+from .scoring import ScoreOptions
 
 
 def search(
@@ -28,6 +30,13 @@ def search(
     query_ids: Sequence[str] | None = None,
     chunk_size: int | None = None,
     progress: bool = False,
+    *,
+    hybrid: float | None = None,
+    neg_hybrid: float | None = None,
+    calibration: str | None = None,
+    guard: bool | None = None,
+    whole_queries: Sequence[str] | None = None,
+    score_options: ScoreOptions | None = None,
 ) -> pa.Table:
     """Score logical queries against ``index``; returns ``query_id, rank, doc_id, score``.
 
@@ -36,12 +45,31 @@ def search(
     ``"AND,OR,NOT"`` families (default ``"product,sum,one_minus"``).  Rows are
     sorted by query (input order) then rank; k larger than the corpus returns
     the whole corpus ranked.
+
+    Scoring options (all off by default, see :mod:`itlr_gpu.scoring`):
+    ``calibration`` (``"equalize"``, recommended; ``"zscore"``, ``"minmax"``,
+    ``"percentile"``, ``"none"``) standardises each term's similarities against
+    their distribution over a document sample; ``hybrid`` (alpha in [0, 1]) mixes
+    the standardised logical score with the standardised similarity of the whole
+    query embedded as one text: ``alpha * L + (1 - alpha) * W``; ``neg_hybrid`` is
+    the alpha for queries containing NOT (default: ``hybrid``); ``guard=True``
+    weakens a negated literal by the part of its similarity explained by the
+    query's positive literals (so NOT of a *related* topic does not wipe out the
+    wanted documents).  ``whole_queries``
+    gives that whole-query text per query (default: a plain-English rendering of
+    the expression).  ``score_options`` (a :class:`~itlr_gpu.scoring.ScoreOptions`)
+    sets all of them at once; explicit keywords override it.
     """
     if isinstance(queries, (str, bytes)):
         raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "k", "a positive integer")
     ops = Ops.parse(ops)
+    queries = list(queries)
+    options = _score_options(score_options, hybrid, neg_hybrid, calibration, guard)
+    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != len(queries)):
+        raise InputError("whole_queries must be a list with one text per query", "whole_queries",
+                         f"{len(queries)} texts")
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
         raise InputError("no queries to search", "queries", "at least one query")
@@ -53,6 +81,9 @@ def search(
     if term_embeddings.shape != (len(program.terms), index.dim):
         raise InputError(f"encoder returned shape {term_embeddings.shape}", "encoder",
                          f"({len(program.terms)}, {index.dim})")
+    whole_embeddings = None
+    if options.hybrid is not None:
+        whole_embeddings = _whole_query_embeddings(queries, whole_queries, encoder, index.dim)
     dev = resolve_device(device)
     engine = get_backend(backend, dev)
     bar = None
@@ -61,12 +92,46 @@ def search(
 
         bar = tqdm(total=len(index), unit="doc", unit_scale=True, desc=f"search ({engine.name}, {dev.type})")
     try:
-        scores, rows = engine.search(index.embeddings, term_embeddings, program, ops, int(k), device=dev,
-                                     chunk_size=chunk_size, on_chunk=bar.update if bar else None)
+        if options.active:
+            # Reference implementation of the options (the fused kernel will take them later).
+            from .scoring import search_with_options
+
+            scores, rows = search_with_options(index.embeddings, term_embeddings, program, ops, int(k), options,
+                                               whole_embeddings, device=dev, chunk_size=chunk_size,
+                                               on_chunk=bar.update if bar else None)
+        else:
+            scores, rows = engine.search(index.embeddings, term_embeddings, program, ops, int(k), device=dev,
+                                         chunk_size=chunk_size, on_chunk=bar.update if bar else None)
     finally:
         if bar is not None:
             bar.close()
     return results_table(program.query_ids, scores, rows, index.doc_ids)
+
+
+def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, guard=None) -> ScoreOptions:
+    if base is not None and not isinstance(base, ScoreOptions):
+        raise InputError(f"score_options is a {type(base).__name__}", "score_options", "a ScoreOptions or None")
+    base = base or ScoreOptions()
+    changes = {k: v for k, v in (("hybrid", hybrid), ("neg_hybrid", neg_hybrid), ("calibration", calibration),
+                                 ("guard", guard)) if v is not None}
+    return replace(base, **changes) if changes else base
+
+
+def _whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
+    from .query import parse as parse_query
+    from .scoring import natural_text
+
+    if whole_queries is None:
+        texts = [natural_text(parse_query(q) if isinstance(q, str) else q) for q in queries]
+    else:
+        texts = list(whole_queries)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str) or not t.strip():
+                raise InputError(f"whole query {i} is {t!r}", "whole_queries", "a non-empty text per query")
+    emb = l2_normalize(np.asarray(encoder.encode(texts), dtype=np.float32), "whole-query texts")
+    if emb.shape != (len(texts), dim):
+        raise InputError(f"encoder returned shape {emb.shape}", "encoder", f"({len(texts)}, {dim})")
+    return emb
 
 
 def results_table(query_ids: Sequence[str], scores: np.ndarray, rows: np.ndarray, doc_ids: pa.Array) -> pa.Table:

@@ -157,8 +157,23 @@ def test_console_script_demo_runs():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("nDCG@10"))
-    rows = {line.split()[0]: [float(x) for x in line.split()[-3:]] for line in lines[header + 1: header + 6]
-            if line.strip()}
+    rows = {line.split()[0]: [float(x) for x in line.split()[-4:]] for line in lines[header + 1:]
+            if line.split() and (line.split()[0].isdigit() or line.split()[0] == "all")}
     assert "all" in rows
-    baseline, itlr_score, gain = rows["all"]
+    baseline, itlr_score, _recommended, gain = rows["all"][-4:]
     assert itlr_score > baseline  # logical retrieval beats the whole-query baseline on logical queries
+
+
+@pytest.mark.slow
+def test_scoring_options(workdir, tmp_path, capsys):
+    out = tmp_path / "rec.arrow"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(out),
+                 "--recommended", "-k", "3"]) == 0
+    table = read_table(out)
+    assert table.num_rows == 6 and table.column("rank").to_pylist() == [1, 2, 3] * 2
+    q2 = [d for q, d in zip(table.column("query_id").to_pylist(), table.column("doc_id").to_pylist()) if q == "q2"]
+    assert set(q2[:2]) == {"d4", "d5"}
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(tmp_path / "x.arrow"),
+                 "--hybrid", "1.5"]) == 1
+    assert "hybrid" in capsys.readouterr().err
+    assert not (tmp_path / "x.arrow").exists()

@@ -1,0 +1,393 @@
+#!/usr/bin/env python
+"""ITLR quality benchmark: the paper's Tables 1-4 (MiniLM on the CPU) plus calibration / hybrid options.
+
+    python benchmarks/quality.py [--datasets reuters,scifact,nfcorpus,arguana] [--quick]
+                                 [--out benchmarks/results/quality] [--cache-dir ~/.cache/itlr-gpu]
+
+Writes ``results.json``, ``report.md`` and PNG plots into ``--out``.  Document
+embeddings are cached under ``<cache-dir>/embeddings/<model>/`` keyed by corpus
+checksum, so a rerun does not re-embed.  ``--quick`` runs small samples (a few
+hundred documents per dataset, a few queries per template) for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from benchmarks.quality import data as qdata  # noqa: E402
+from benchmarks.quality import queries as qq  # noqa: E402
+
+DATASETS = ("reuters", "scifact", "nfcorpus", "arguana")
+PAPER = {
+    "table1": {0: (0.95, 0.99), 1: (0.77, 0.97), 2: (0.65, 0.96), 3: (0.52, 1.00)},
+    "table2": {"product,sum,one_minus": 0.97, "sum,sum,one_minus": 0.97, "product,sum,reciprocal": 0.90,
+               "min,max,one_minus": 0.86, "min,max,reciprocal": 0.86},
+    # (Baseline, BRIGHT reasoning, ITLR) per embedding model
+    "table3": {
+        "NV-Embed-V1": {"nfcorpus": (0.56, 0.67, 0.74), "scifact": (0.51, 0.59, 0.64), "arguana": (0.51, 0.58, 0.64)},
+        "text-embedding-v3-large": {"nfcorpus": (0.63, 0.70, 0.73), "scifact": (0.59, 0.63, 0.64),
+                                    "arguana": (0.63, 0.66, 0.67)},
+        "nv-embedqa-mistral-7b-v2": {"nfcorpus": (0.54, 0.48, 0.67), "scifact": (0.50, 0.39, 0.61),
+                                     "arguana": (0.40, 0.29, 0.59)},
+    },
+    "table4": {0: (0.81, 0.81, 0.76), 1: (0.60, 0.68, 0.71), 2: (0.51, 0.64, 0.76), 3: (0.36, 0.56, 0.73)},
+}
+ALL_OPS = [f"{a},{o},{n}" for n in ("one_minus", "reciprocal") for a in ("product", "sum", "min")
+           for o in ("sum", "max")]
+
+
+def grid(quick: bool = False):
+    """Candidate scoring configurations (name -> ScoreOptions kwargs); selection happens on the dev split."""
+    g = {"paper (raw)": {}}
+    g.update({f"cal={c}": {"calibration": c} for c in ("equalize", "zscore", "minmax", "percentile")})
+    g["guard"] = {"guard": True}
+    g["cal=equalize,guard"] = {"calibration": "equalize", "guard": True}
+    alphas = (0.5,) if quick else (0.3, 0.5, 0.7)
+    for a in alphas:
+        for cal, guard in ((None, False), ("equalize", False), ("equalize", True)):
+            if quick and (cal, guard) == ("equalize", False):
+                continue
+            name = f"cal={cal or 'none'}" + (",guard" if guard else "") + f",hybrid={a}"
+            g[name] = {"hybrid": a, "calibration": cal, "guard": guard}
+    return g
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def ndcg_per_query(table, qrels_by_q: dict[str, dict[str, int]]) -> dict[str, float]:
+    import ir_measures
+
+    qrels = [ir_measures.Qrel(q, d, int(g)) for q, rel in qrels_by_q.items() for d, g in rel.items()]
+    run = [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in zip(
+        table.column("query_id").to_pylist(), table.column("doc_id").to_pylist(), table.column("score").to_pylist())]
+    out = {q: 0.0 for q in qrels_by_q}
+    for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], qrels, run):
+        out[m.query_id] = float(m.value)
+    return out
+
+
+def mean(xs) -> float:
+    xs = list(xs)
+    return float(np.mean(xs)) if xs else float("nan")
+
+
+def translate_rules(texts: list[str]):
+    """Rules translator: itlr_gpu.translate.translate when present, else the rules module directly."""
+    from itlr_gpu.query import parse
+
+    try:
+        from itlr_gpu.translate import translate  # type: ignore[attr-defined]
+
+        res = translate(texts, translator="rules")
+        out = []
+        for r in res:
+            expr = getattr(r, "expr", None)
+            if expr is None or getattr(r, "error", None):
+                out.append((None, getattr(r, "error", "no translation")))
+            else:
+                out.append((parse(expr) if isinstance(expr, str) else expr, None))
+        return out
+    except ImportError:
+        from itlr_gpu.translate.rules import try_translate_rules
+
+        return [try_translate_rules(t) for t in texts]
+
+
+class Runner:
+    """Runs query sets through ``itlr_gpu.search`` and keeps per-query nDCG@10."""
+
+    def __init__(self, index, encoder, k: int = 10):
+        self.index, self.encoder, self.k = index, encoder, k
+
+    def run(self, qs: list, forms: list, ops=None, options=None, whole: list[str] | None = None) -> dict[str, float]:
+        import torch
+
+        from itlr_gpu.engine import search
+
+        # Small per-query tensor ops: one thread avoids OpenMP oversubscription on a shared 2-core machine.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            table = search(self.index, forms, self.encoder, k=self.k, ops=ops, query_ids=[q.query_id for q in qs],
+                           score_options=options, whole_queries=whole, device="cpu", backend="torch")
+        finally:
+            torch.set_num_threads(threads)
+        return ndcg_per_query(table, {q.query_id: q.qrels for q in qs})
+
+
+def summarise(qs: list, scores: dict[str, float]) -> dict:
+    by_neg, by_fam, by_neg_nb = defaultdict(list), defaultdict(list), defaultdict(list)
+    for q in qs:
+        s = scores[q.query_id]
+        by_neg[q.n_neg].append(s)
+        by_fam[q.family].append(s)
+        if not q.broad:
+            by_neg_nb[q.n_neg].append(s)
+    return {"overall": mean(scores[q.query_id] for q in qs), "n": len(qs),
+            "by_neg": {int(k): mean(v) for k, v in sorted(by_neg.items())},
+            "by_neg_not_broad": {int(k): mean(v) for k, v in sorted(by_neg_nb.items())},
+            "by_family": {k: mean(v) for k, v in sorted(by_fam.items())}}
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+def quick_subset_beir(corpus: qdata.Corpus, seed: int, n_queries: int, max_docs: int) -> qdata.Corpus:
+    rng = random.Random(f"{seed}:quick:{corpus.name}")
+    qids = sorted(corpus.qrels)
+    rng.shuffle(qids)
+    keep_q, docs = [], set()
+    for q in qids:
+        if len(keep_q) >= n_queries:
+            break
+        new = docs | set(corpus.qrels[q])
+        if len(new) > max_docs * 0.7 and keep_q:
+            continue
+        keep_q.append(q)
+        docs = new
+    others = [d for d in corpus.doc_ids if d not in docs]
+    docs |= set(rng.sample(others, min(len(others), max(0, max_docs - len(docs)))))
+    idx = [i for i, d in enumerate(corpus.doc_ids) if d in docs]
+    return qdata.Corpus(corpus.name, [corpus.doc_ids[i] for i in idx], [corpus.texts[i] for i in idx],
+                        queries={q: corpus.queries[q] for q in keep_q}, qrels={q: corpus.qrels[q] for q in keep_q})
+
+
+def quick_subset_reuters(corpus: qdata.Corpus, seed: int, max_docs: int) -> qdata.Corpus:
+    rng = random.Random(f"{seed}:quick:reuters")
+    idx = sorted(rng.sample(range(len(corpus.doc_ids)), min(max_docs, len(corpus.doc_ids))))
+    ids = [corpus.doc_ids[i] for i in idx]
+    return qdata.Corpus("reuters", ids, [corpus.texts[i] for i in idx], labels={d: corpus.labels[d] for d in ids})
+
+
+FULL_DOC_CAP = {"reuters": 5000, "scifact": None, "nfcorpus": None, "arguana": 4000}
+"""Documents per corpus in the full run (MiniLM embeds ~8 documents/s on 2 CPU cores): every judged
+document is kept, the rest is a fixed-seed random sample (independent of --seed, so the cache stays valid)."""
+
+
+def cap_corpus(corpus: qdata.Corpus, cap: int | None) -> qdata.Corpus:
+    if not cap or len(corpus.doc_ids) <= cap:
+        return corpus
+    rng = random.Random(f"corpus-sample:{corpus.name}")
+    judged = {d for rel in corpus.qrels.values() for d in rel}
+    keep = set(judged) if len(judged) < cap else set()
+    rest = [d for d in corpus.doc_ids if d not in keep]
+    keep |= set(rng.sample(rest, cap - len(keep)))
+    idx = [i for i, d in enumerate(corpus.doc_ids) if d in keep]
+    ids = [corpus.doc_ids[i] for i in idx]
+    return qdata.Corpus(corpus.name, ids, [corpus.texts[i] for i in idx],
+                        labels={d: corpus.labels[d] for d in ids} if corpus.labels else {},
+                        queries=corpus.queries, qrels=corpus.qrels)
+
+
+def build_queries(name: str, corpus: qdata.Corpus, encoder, args) -> dict:
+    """Query sets of one dataset: {"dev": [...], "test": [...], optionally "sweep": [...]} plus counts."""
+    if name == "reuters":
+        terms = qdata.load_topic_terms()
+        p = dict(per_template=args.per_template, min_label_docs=args.min_label_docs, min_answers=args.min_answers,
+                 max_frac=args.max_frac, chain_per=args.chain_per)
+        test, c3, sweep, cs = qq.reuters_sets(corpus.labels, terms, seed=args.seed, **p)
+        dev, c3d, _, _ = qq.reuters_sets(corpus.labels, terms, seed=args.seed + 1, **{**p, "chain_per": 0})
+        return {"test": test, "dev": dev, "sweep": sweep,
+                "counts": {"test_templates": c3, "dev_templates": c3d, "sweep": cs}}
+    qids = sorted(corpus.qrels)
+    qvecs = np.asarray(encoder.encode([corpus.queries[q] for q in qids]), dtype=np.float32)
+    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
+    out, counts = {}, {}
+    for split in ("dev", "test"):
+        rows = [i for i, q in enumerate(qids) if qq.split_of(q, args.seed) == split]
+        qs, c = qq.beir_queries(corpus.queries, corpus.qrels, qvecs[rows], [qids[i] for i in rows],
+                                args.per_family, args.seed, prefix=f"{split[0]}", neighbours=args.neighbours)
+        out[split], counts[split] = qs, c
+    out["counts"] = counts
+    return out
+
+
+# --------------------------------------------------------------------------- main pipeline
+
+
+def load_corpus(name: str, args) -> tuple[qdata.Corpus, int]:
+    corpus = qdata.load_dataset(name, args.data_dir)
+    full_docs = len(corpus.doc_ids)
+    if not args.quick:
+        corpus = cap_corpus(corpus, args.max_docs.get(name))
+    else:
+        corpus = (quick_subset_reuters(corpus, args.seed, args.quick_docs) if name == "reuters"
+                  else quick_subset_beir(corpus, args.seed, args.quick_queries, args.quick_docs))
+    return corpus, full_docs
+
+
+def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
+    from itlr_gpu.index import Index
+    from itlr_gpu.query import Term
+    from itlr_gpu.scoring import RECOMMENDED, ScoreOptions
+    from tqdm.auto import tqdm
+
+    t0 = time.time()
+    corpus, full_docs = load_corpus(name, args)
+    log(f"{name}: {len(corpus.doc_ids)} documents; embedding (cached by checksum)")
+    emb = encoder.encode_corpus(name, corpus.doc_ids, corpus.texts)
+    index = Index.from_arrays(emb, corpus.doc_ids, dtype="float32", model=encoder.name)
+    sets = build_queries(name, corpus, encoder, args)
+    log(f"{name}: {len(sets['dev'])} dev / {len(sets['test'])} test queries")
+    runner = Runner(index, encoder)
+    res: dict = {"documents": len(corpus.doc_ids), "documents_in_corpus": full_docs, "counts": sets["counts"], "dev": {}, "test": {},
+                 "examples": [qq.describe(q) for q in sets["test"][:: max(1, len(sets["test"]) // 12)]]}
+    configs = grid(args.quick)
+    rec_kw = {"hybrid": RECOMMENDED.hybrid, "neg_hybrid": RECOMMENDED.neg_hybrid,
+              "calibration": RECOMMENDED.calibration, "guard": RECOMMENDED.guard}
+    rec = ScoreOptions(**rec_kw)
+    alias = next((c for c, kw in configs.items() if ScoreOptions(**kw) == rec), None)
+    configs["recommended"] = rec_kw
+    for split in ("dev", "test"):
+        qs = sets[split]
+        gold = [q.ast for q in qs]
+        whole = [q.text for q in qs]
+        translated = translate_rules(whole)
+        rules = [ast if ast is not None else Term(q.text) for (ast, _), q in zip(translated, qs)]
+        per_q: dict[str, dict[str, float]] = {}
+        steps = [("baseline", [Term(t) for t in whole], None, None)]
+        steps += [(f"gold|{c}", gold, None, ScoreOptions(**kw)) for c, kw in configs.items()
+                  if not (c == "recommended" and alias)]
+        steps += [(f"rules|{c}", rules, None, ScoreOptions(**kw)) for c, kw in configs.items()
+                  if c in ("paper (raw)", "recommended")]
+        if split == "test" and name == "reuters":
+            steps += [(f"ops|{o}", gold, o, None) for o in ALL_OPS]
+        for label, forms, ops, opt in tqdm(steps, desc=f"{name} {split} runs", unit="run"):
+            per_q[label] = runner.run(qs, forms, ops=ops, options=opt, whole=whole)
+        if alias:
+            per_q["gold|recommended"] = per_q[f"gold|{alias}"]
+        res[split] = {"summary": {k: summarise(qs, v) for k, v in per_q.items()},
+                      "rules_failures": sum(1 for a, _ in translated if a is None), "n": len(qs)}
+        if split == "test":
+            res["test"]["per_query"] = {k: v for k, v in per_q.items() if k in ("baseline", "gold|paper (raw)")}
+            res["test"]["queries"] = [{"query_id": q.query_id, "family": q.family, "n_neg": q.n_neg,
+                                       "broad": q.broad} for q in qs]
+    if "sweep" in sets and sets["sweep"]:
+        qs = sets["sweep"]
+        whole = [q.text for q in qs]
+        sw = {}
+        for label, forms, opt in [("baseline", [Term(t) for t in whole], None),
+                                  ("gold|paper (raw)", [q.ast for q in qs], None),
+                                  ("gold|recommended", [q.ast for q in qs], RECOMMENDED)]:
+            sw[label] = summarise(qs, runner.run(qs, forms, options=opt, whole=whole))
+        res["sweep"] = sw
+    res["seconds"] = round(time.time() - t0, 1)
+    out["datasets"][name] = res
+    encoder.save()
+    log(f"{name}: done in {res['seconds']} s")
+
+
+def families_of(summary: dict, name: str) -> dict[str, float]:
+    """The 'template families' used for the >= Baseline criterion."""
+    if name == "reuters":
+        return {f"{k} negations": v for k, v in summary["by_neg"].items()}
+    return dict(summary["by_family"])
+
+
+def select_config(out: dict) -> str:
+    """Maximin on the dev split: the config whose worst family gain over the baseline, averaged
+    over datasets, is largest (ties: mean overall gain)."""
+    cands = [k[5:] for k in next(iter(out["datasets"].values()))["dev"]["summary"] if k.startswith("gold|")]
+    best, best_key = None, None
+    for c in cands:
+        worst, gain = [], []
+        for name, res in out["datasets"].items():
+            s = res["dev"]["summary"]
+            base, cur = families_of(s["baseline"], name), families_of(s[f"gold|{c}"], name)
+            d = [cur[f] - base[f] for f in base if f in cur and not np.isnan(base[f])]
+            worst.append(min(d) if d else 0.0)
+            gain.append(s[f"gold|{c}"]["overall"] - s["baseline"]["overall"])
+        key = (round(mean(worst), 4), mean(gain))
+        if best_key is None or key > best_key:
+            best, best_key = c, key
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--quick", action="store_true", help="small samples (CI): a few minutes")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality")
+    ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-docs", default="",
+                    help="per-dataset document caps, e.g. reuters=5000,arguana=4000 (default: %s; 0 = all)"
+                    % ",".join(f"{k}={v}" for k, v in FULL_DOC_CAP.items() if v))
+    args = ap.parse_args(argv)
+    caps = dict(FULL_DOC_CAP)
+    for part in filter(None, (p.strip() for p in args.max_docs.split(","))):
+        k, _, v = part.partition("=")
+        caps[k.strip()] = int(v) or None
+    args.max_docs = caps
+    names = [d.strip().lower() for d in args.datasets.split(",") if d.strip()]
+    bad = [d for d in names if d not in DATASETS]
+    if bad:
+        ap.error(f"unknown dataset(s) {bad}; choose from {', '.join(DATASETS)}")
+    if args.quick:
+        args.per_template, args.chain_per, args.per_family = 5, 4, 12
+        args.min_label_docs, args.min_answers, args.max_frac = 4, 2, 0.5
+        args.quick_docs, args.quick_queries, args.neighbours = 300, 60, 8
+    else:
+        args.per_template, args.chain_per, args.per_family = 100, 100, 100
+        args.min_label_docs, args.min_answers, args.max_frac = 10, 5, 0.5
+        args.neighbours = 10
+    if not args.data_dir.is_dir():
+        print(f"data folder not found: {args.data_dir}", file=sys.stderr)
+        return 2
+    from benchmarks.quality.report import write_report
+
+    t0 = time.time()
+    encoder = qdata.CachedEncoder(args.cache_dir)
+    out = {"settings": {"datasets": names, "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
+                        "model": encoder.name, "doc_max_tokens": qdata.DOC_MAX_TOKENS,
+                        "per_template": args.per_template, "chain_per": args.chain_per,
+                        "per_family": args.per_family, "min_label_docs": args.min_label_docs,
+                        "min_answers": args.min_answers, "max_frac": args.max_frac, "neighbours": args.neighbours,
+                        "k": 10, "max_docs": caps if not args.quick else None},
+           "paper": PAPER, "datasets": {}}
+    # A corpus another process is embedding right now (shared cache) is evaluated last.
+    queue = list(names)
+    deferred: set[str] = set()
+    while queue:
+        name = queue.pop(0)
+        if name not in deferred and queue:
+            corpus, _ = load_corpus(name, args)
+            if encoder.busy(encoder.corpus_path(name, corpus.doc_ids, corpus.texts)):
+                log(f"{name}: being embedded by another process; evaluated later")
+                deferred.add(name)
+                queue.append(name)
+                continue
+        evaluate_dataset(name, args, encoder, out)
+    out["datasets"] = {n: out["datasets"][n] for n in names}
+    out["selected"] = select_config(out)
+    out["seconds"] = round(time.time() - t0, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tmp = args.out / "results.json.tmp"
+    tmp.write_text(json.dumps(out, indent=1, default=str))
+    os.replace(tmp, args.out / "results.json")
+    write_report(out, args.out)
+    log(f"wrote {args.out} in {out['seconds']} s (selected on dev: {out['selected']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

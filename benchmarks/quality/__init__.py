@@ -1,0 +1,1 @@
+"""Helpers of ``benchmarks/quality.py`` (the ITLR quality benchmark)."""

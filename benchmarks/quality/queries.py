@@ -1,0 +1,220 @@
+"""Query construction of the quality benchmark.
+
+* Reuters-21578: three-term queries for all 32 templates (and AND/OR chains of
+  2..6 terms) over TOPICS labels, relevance = exact set logic over the labels.
+* BEIR (SciFact, NFCorpus, ArguAna): compositions of topically related *test*
+  queries, relevance = set logic over their qrels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from itlr_gpu.query import And, Node, Not, Or, Term, count_negations
+from itlr_gpu.synthetic import TEMPLATES_3, Template, build_expr, canonical_expr, chain_templates, render_natural
+
+
+@dataclass
+class BQuery:
+    query_id: str
+    family: str          # template / composition family
+    ast: Node            # gold logical form
+    text: str            # natural-language rendering (baseline, translator input)
+    n_neg: int
+    qrels: dict          # doc id -> grade
+    broad: bool = False  # Reuters: an OR branch made of negated terms only (huge answer set)
+
+
+def is_broad(t: Template) -> bool:
+    return any(all(t.negated[i] for i in g) for g in t.groups())
+
+
+# --------------------------------------------------------------------------- Reuters
+
+
+def reuters_queries(labels: dict[str, frozenset[str]], label_terms: dict[str, str], templates, per_template: int,
+                    seed: int, min_label_docs: int, min_answers: int, max_frac: float, prefix: str,
+                    max_tries: int = 20000) -> tuple[list[BQuery], dict]:
+    """Instantiate ``per_template`` queries per template with distinct labels.
+
+    Relevance is exact set logic over TOPICS.  Answer sets must have between
+    ``min_answers`` and ``max_frac * N`` documents; for *broad* templates (an OR
+    branch made only of negated terms, whose answer set is nearly the corpus) the
+    upper bound is ``N - min_answers`` (at least some documents are excluded) and
+    they are reported separately.  Returns the queries and per-template counts.
+    """
+    universe = frozenset(labels)
+    n = len(universe)
+    docs_of: dict[str, set[str]] = {}
+    for d, labs in labels.items():
+        for lab in labs:
+            docs_of.setdefault(lab, set()).add(d)
+    pool = sorted(lab for lab, ds in docs_of.items() if len(ds) >= min_label_docs and lab in label_terms)
+    out, counts = [], {}
+    for template in templates:
+        rng = random.Random(f"{seed}:{template.name}")
+        broad = is_broad(template)
+        hi = (n - min_answers) if broad else max_frac * n
+        seen, got = set(), 0
+        for _ in range(max_tries):
+            if got >= per_template or template.n_terms > len(pool):
+                break
+            chosen = tuple(rng.sample(pool, template.n_terms))
+            if chosen in seen:
+                continue
+            seen.add(chosen)
+            lits = [(universe - docs_of[c]) if neg else docs_of[c] for c, neg in zip(chosen, template.negated)]
+            ans: set[str] = set()
+            for g in template.groups():
+                part = set(lits[g[0]])
+                for i in g[1:]:
+                    part &= lits[i]
+                ans |= part
+            if not (min_answers <= len(ans) <= hi):
+                continue
+            phrases = [label_terms[c] for c in chosen]
+            ast = build_expr(template, phrases)
+            got += 1
+            out.append(BQuery(f"{prefix}{len(out) + 1:05d}", template.name, ast,
+                              render_natural(template, phrases, rng), template.n_negations,
+                              {d: 1 for d in ans}, broad))
+        counts[template.name] = got
+    return out, counts
+
+
+def reuters_sets(labels, label_terms, per_template, seed, min_label_docs, min_answers, max_frac, chain_per):
+    three, c3 = reuters_queries(labels, label_terms, TEMPLATES_3, per_template, seed, min_label_docs,
+                                min_answers, max_frac, "t")
+    chains = chain_templates(range(2, 7), "AND") + chain_templates(range(2, 7), "OR")
+    # AND chains of many topics rarely have min_answers documents: one is enough there.
+    sweep, cs = reuters_queries(labels, label_terms, chains, chain_per, seed, min_label_docs, 1, max_frac, "c")
+    return three, c3, sweep, cs
+
+
+# --------------------------------------------------------------------------- BEIR compositions
+
+FAMILIES = [
+    # name, n_terms, n_neg
+    ("a OR b", 2, 0),
+    ("a AND b", 2, 0),
+    ("a AND NOT b", 2, 1),
+    ("(a OR b) AND NOT c", 3, 1),
+    ("a AND NOT b AND NOT c", 3, 2),
+    ("a AND NOT b AND NOT c AND NOT d", 4, 3),
+]
+
+
+def _clean(text: str) -> str:
+    t = " ".join(text.split()).rstrip(" .?!;:")
+    return t
+
+
+def _family_ast(name: str, t: list[str]) -> Node:
+    a = [Term(x) for x in t]
+    if name == "a OR b":
+        return Or((a[0], a[1]))
+    if name == "a AND b":
+        return And((a[0], a[1]))
+    if name == "a AND NOT b":
+        return And((a[0], Not(a[1])))
+    if name == "(a OR b) AND NOT c":
+        return And((Or((a[0], a[1])), Not(a[2])))
+    return And((a[0],) + tuple(Not(x) for x in a[1:]))
+
+
+def _family_text(name: str, t: list[str], rng: random.Random) -> str:
+    if name == "a OR b":
+        return rng.choice([f"{t[0]} or {t[1]}", f"either {t[0]}, or {t[1]}"])
+    if name == "a AND b":
+        return rng.choice([f"{t[0]} and {t[1]}", f"both {t[0]} and {t[1]}"])
+    if name == "a AND NOT b":
+        return rng.choice([f"{t[0]} but not {t[1]}", f"{t[0]}, excluding {t[1]}"])
+    if name == "(a OR b) AND NOT c":
+        return rng.choice([f"{t[0]} or {t[1]}, but not {t[2]}", f"either {t[0]} or {t[1]}, excluding {t[2]}"])
+    if name == "a AND NOT b AND NOT c":
+        return rng.choice([f"{t[0]} but neither {t[1]} nor {t[2]}", f"{t[0]}, excluding {t[1]} and {t[2]}"])
+    return rng.choice([f"{t[0]} but none of {t[1]}, {t[2]} or {t[3]}", f"{t[0]}, excluding {t[1]}, {t[2]} and {t[3]}"])
+
+
+def _answer(name: str, rels: list[dict]) -> dict:
+    """Set logic over qrels; a relevant document keeps its best grade among the positive literals."""
+    if name == "a OR b":
+        keys = set(rels[0]) | set(rels[1])
+        pos = rels[:2]
+    elif name == "a AND b":
+        keys = set(rels[0]) & set(rels[1])
+        pos = rels[:2]
+    elif name == "(a OR b) AND NOT c":
+        keys = (set(rels[0]) | set(rels[1])) - set(rels[2])
+        pos = rels[:2]
+    else:
+        keys = set(rels[0])
+        for r in rels[1:]:
+            keys -= set(r)
+        pos = rels[:1]
+    return {d: max(r.get(d, 0) for r in pos) for d in keys}
+
+
+def split_of(qid: str, seed: int) -> str:
+    """Deterministic dev/test split of the original test queries (half each)."""
+    h = hashlib.sha256(f"{seed}:{qid}".encode()).digest()[0]
+    return "dev" if h % 2 == 0 else "test"
+
+
+def beir_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvecs: np.ndarray, qids: list[str],
+                 per_family: int, seed: int, prefix: str, neighbours: int = 10) -> tuple[list[BQuery], dict]:
+    """Compose ``per_family`` queries per family from the original queries ``qids``.
+
+    Partners of an anchor query are drawn from its ``neighbours`` nearest
+    queries by cosine similarity of the query-text embeddings (``qvecs``, rows
+    aligned with ``qids``), so negated terms are on a related topic.  A
+    composition is kept when its answer set is non-empty and, for a negation,
+    the negated query removes nothing the anchor needs... (i.e. no literal is
+    vacuous: every negated query has qrels, every positive literal contributes).
+    Each composition uses distinct texts.
+    """
+    sims = qvecs @ qvecs.T
+    np.fill_diagonal(sims, -np.inf)
+    nn = np.argsort(-sims, axis=1)[:, :neighbours]
+    texts = [_clean(queries[q]) for q in qids]
+    out, counts = [], {}
+    for name, n_terms, n_neg in FAMILIES:
+        rng = random.Random(f"{seed}:{prefix}:{name}")
+        seen, got = set(), 0
+        for _ in range(per_family * 60):
+            if got >= per_family:
+                break
+            a = rng.randrange(len(qids))
+            cand = [int(j) for j in nn[a] if texts[j].lower() != texts[a].lower()]
+            if len(cand) < n_terms - 1:
+                continue
+            picks = [a] + rng.sample(cand, n_terms - 1)
+            key = (name, tuple(picks))
+            if key in seen or len({texts[i].lower() for i in picks}) != n_terms:
+                continue
+            seen.add(key)
+            rels = [qrels[qids[i]] for i in picks]
+            ans = _answer(name, rels)
+            if not ans:
+                continue
+            if name == "a OR b" and (not set(rels[0]) - set(rels[1]) or not set(rels[1]) - set(rels[0])):
+                continue  # one branch would be redundant
+            t = [texts[i] for i in picks]
+            got += 1
+            out.append(BQuery(f"{prefix}{len(out) + 1:05d}", name, _family_ast(name, t), _family_text(name, t, rng),
+                              n_neg, ans))
+        counts[name] = got
+    return out, counts
+
+
+def describe(q: BQuery) -> dict:
+    return {"query_id": q.query_id, "family": q.family, "expr": canonical_expr(q.ast), "text": q.text,
+            "n_neg": q.n_neg, "n_relevant": len(q.qrels), "broad": q.broad}
+
+
+def negations(node: Node) -> int:
+    return count_negations(node)

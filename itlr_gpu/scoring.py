@@ -1,0 +1,422 @@
+"""Score calibration and hybrid scoring: options on top of the fuzzy-logic composition.
+
+The paper's ITLR score composes raw cosine similarities (AND=x*y, OR=x+y,
+NOT=1-x).  Two known weaknesses: (1) terms have different similarity
+distributions, so OR is dominated and AND is steered by whichever term scores
+high (the paper calls calibration unsolved), and (2) without negation the
+composed score loses to the whole query embedded as one text (0.76 vs 0.81
+nDCG@10 on NFCorpus).  This module adds two cheap, kernel-friendly remedies:
+
+**Per-term calibration** (``calibration=``) -- a monotone per-term transform of
+the similarities whose constants come from each term's similarity distribution
+over a fixed *document sample* (``sample_size`` rows evenly spaced over the
+index, so results are deterministic and do not depend on the batch):
+
+============== ==============================================================
+``none``       raw cosine (the paper)
+``equalize``   ``x' = mu_q + sd_q * (x - mu_t) / sd_t``: every term of a query is
+               standardised against its own distribution (mean ``mu_t``, std
+               ``sd_t`` over the sample), then mapped back onto the query's
+               *average* raw scale (``mu_q``, ``sd_q`` = means of ``mu_t``,
+               ``sd_t`` over the query's literals).  Terms become comparable
+               while NOT keeps the strength it has on raw cosines -- the guard
+               against a NOT that wipes out documents merely *related* to the
+               negated term.  (Recommended.)
+``zscore``     ``x' = (x - mu_t) / sd_t`` (naive; NOT = 1 - z is far too strong)
+``minmax``     ``x' = (x - min_t) / (max_t - min_t)`` over the sample (naive)
+``percentile`` ``x'`` = fraction of the sample with similarity <= x (naive;
+               saturates at the top: NOT decides the whole ranking)
+============== ==============================================================
+
+Every mode is ``x' = A[q, p] * T_t(x) + B[q, p]`` for literal ``p`` of query
+``q``: a per-term transform ``T_t`` (affine for all but ``percentile``, a
+monotone lookup table there) followed by a per-(query, literal) affine.
+
+**Negation guard** (``guard=True``) -- a document about the wanted topic is
+also similar to a *related* negated topic, so NOT(x) = 1 - x removes exactly the
+documents the query wants (on ArguAna, where negated queries come from the same
+debate, raw ITLR falls far below the dense baseline).  The guard replaces each
+negated literal's raw similarity ``x_b`` by its part not explained by the query's
+positive literals: ``x_b - beta_b * (x_p - mu_p)``, where ``x_p`` is the mean raw
+similarity of the query's positive literals, ``mu_p`` its sample mean and
+``beta_b = max(0, cov(x_b, x_p) / var(x_p))`` the regression slope over the
+document sample.  Since similarities are linear in the embeddings this is the
+same as scoring the negated term with the vector ``e_b - beta_b * mean(e_pos)``
+(plus a constant): free in a kernel.  Queries without positive literals are
+left unchanged.  Not combinable with ``percentile``.
+
+**Hybrid** (``hybrid=alpha``) -- the whole query, embedded as one text, is
+brought back in as a final mix::
+
+    score = alpha * (L - mu_L) / sd_L + (1 - alpha) * (W - mu_W) / sd_W
+
+``L`` is the (calibrated) logical score, ``W`` the cosine similarity of the
+whole-query embedding, and ``mu``/``sd`` their mean and standard deviation over
+the same document sample: both are standardised so the mix weight means the
+same thing for every query shape (a 3-way product and a 2-way sum live on very
+different scales).  Per query it is one fused multiply-add on two scores:
+``a_q * L + b_q * W + c_q``.  ``alpha=1`` ranks exactly like the logical score,
+``alpha=0`` exactly like the dense baseline.
+
+``neg_hybrid`` (default: same as ``hybrid``) is the weight used for queries
+that contain a NOT: a whole-query embedding cannot express negation (it pulls
+the negated topic *in*), so a larger logical weight is the principled choice
+there (on the real-data dev splits it did not pay off: the whole-query similarity
+still helps negated queries once mixed with the logical score).  The shipped
+recommendation is :data:`RECOMMENDED`.
+
+Everything is float32 torch (CPU or CUDA); :func:`score_dense` is the
+unchunked definition the tests check against numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .compiler import AND, NOT, PUSH, Program
+from .errors import InputError
+from .ops import Ops
+
+__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "sample_rows", "prepare",
+           "score_chunk_options", "score_dense", "search_with_options", "natural_text"]
+
+CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
+DEFAULT_SAMPLE = 4096
+STD_FLOOR = 1e-6
+PERCENTILE_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Scoring options; all off by default (the paper's raw composition).
+
+    ``hybrid``: weight of the logical score in the final mix with the
+    whole-query similarity, in [0, 1] (None: no mix).  ``neg_hybrid``: the weight
+    for queries containing NOT (None: same as ``hybrid``).  ``calibration``: one of
+    :data:`CALIBRATIONS` (None = ``"none"``).  ``sample_size``: documents in the
+    statistics sample (the whole index when smaller).
+    """
+
+    hybrid: float | None = None
+    calibration: str | None = None
+    neg_hybrid: float | None = None
+    sample_size: int = DEFAULT_SAMPLE
+    guard: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("hybrid", "neg_hybrid"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(float(v)) or not 0.0 <= float(v) <= 1.0:
+                raise InputError(f"{name}={v!r}", name, "a number in [0, 1] or None")
+            object.__setattr__(self, name, float(v))
+        if self.neg_hybrid is not None and self.hybrid is None:
+            raise InputError("neg_hybrid given without hybrid", "neg_hybrid", "hybrid set as well")
+        cal = self.calibration
+        if cal is not None:
+            if not isinstance(cal, str) or cal.strip().lower() not in CALIBRATIONS:
+                raise InputError(f"unknown calibration {cal!r}", "calibration", " or ".join(CALIBRATIONS))
+            cal = cal.strip().lower()
+            object.__setattr__(self, "calibration", None if cal == "none" else cal)
+        if not isinstance(self.guard, (bool, np.bool_)):
+            raise InputError(f"guard={self.guard!r}", "guard", "True or False")
+        if self.guard and self.calibration == "percentile":
+            raise InputError("guard cannot be combined with percentile calibration", "guard",
+                             "calibration none, equalize, zscore or minmax")
+        object.__setattr__(self, "guard", bool(self.guard))
+        if isinstance(self.sample_size, bool) or not isinstance(self.sample_size, (int, np.integer)) \
+                or self.sample_size < 2:
+            raise InputError(f"sample_size={self.sample_size!r}", "sample_size", "an integer >= 2")
+
+    @property
+    def active(self) -> bool:
+        return self.hybrid is not None or self.calibration is not None or self.guard
+
+    def weight(self, has_not: bool) -> float | None:
+        if self.hybrid is None:
+            return None
+        return self.neg_hybrid if (has_not and self.neg_hybrid is not None) else self.hybrid
+
+    def __str__(self) -> str:
+        parts = [f"calibration={self.calibration or 'none'}"] + (["guard"] if self.guard else [])
+        if self.hybrid is not None:
+            parts.append(f"hybrid={self.hybrid:g}")
+            if self.neg_hybrid is not None:
+                parts.append(f"neg_hybrid={self.neg_hybrid:g}")
+        return ",".join(parts)
+
+
+RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True)
+"""The recommended configuration: equal weight on the standardised logical and whole-query scores
+(the prior-free choice), terms equalised, the negation guard on.
+See benchmarks/results/quality/report.md."""
+
+
+def sample_rows(n: int, size: int) -> np.ndarray:
+    """``min(n, size)`` row indices evenly spaced over ``0..n-1`` (deterministic)."""
+    if n <= size:
+        return np.arange(n, dtype=np.int64)
+    return np.unique(np.linspace(0, n - 1, size).round().astype(np.int64))
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+@dataclass
+class Prepared:
+    """Everything the per-chunk scorer needs, computed once per batch from the sample."""
+
+    mode: str | None
+    t_scale: torch.Tensor           # (T,) term-level affine: T_t(x) = (x - t_shift) * t_scale
+    t_shift: torch.Tensor           # (T,)
+    sorted_sample: torch.Tensor | None  # (T, m) for percentile
+    lit_scale: list[torch.Tensor]   # per plan group: (P, G) per-literal affine after T_t
+    lit_shift: list[torch.Tensor]
+    mix_l: torch.Tensor | None      # (Q,) in plan order: final = mix_l*L + mix_w*W + mix_c
+    mix_w: torch.Tensor | None
+    mix_c: torch.Tensor | None
+    whole: torch.Tensor | None      # (Q, d) whole-query embeddings in plan order
+    guard_beta: list = field(default_factory=list)   # per group: (P, G) slope of each negated literal (0 else)
+    guard_mu: list = field(default_factory=list)     # per group: (G,) sample mean of the positive-literal mean
+    extra: dict = field(default_factory=dict)
+
+
+def _term_transform(sims: torch.Tensor, prep: Prepared, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """Apply T_t to similarities ``sims`` (T x C) (rows: which terms, default all)."""
+    if prep.mode is None:
+        return sims
+    if prep.mode == "percentile":
+        table = prep.sorted_sample if rows is None else prep.sorted_sample[rows]
+        m = table.shape[1]
+        # +PERCENTILE_EPS: a sample document counts itself whatever the matmul rounding.
+        return torch.searchsorted(table, (sims + PERCENTILE_EPS).contiguous(), right=True).to(torch.float32) / float(m)
+    scale = prep.t_scale if rows is None else prep.t_scale[rows]
+    shift = prep.t_shift if rows is None else prep.t_shift[rows]
+    return (sims - shift[:, None]) * scale[:, None]
+
+
+def negated_pushes(opcodes) -> list[bool]:
+    """For each PUSH of an opcode sequence: is it directly negated (next opcode NOT)?"""
+    out = []
+    for i, op in enumerate(opcodes):
+        if op == PUSH:
+            out.append(i + 1 < len(opcodes) and opcodes[i + 1] == NOT)
+    return out
+
+
+def positive_mean(raw: torch.Tensor, group) -> torch.Tensor:
+    """(G x C) mean raw similarity of each query's positive (non-negated) literals."""
+    neg = negated_pushes(group.opcodes)
+    pos = [p for p, n in enumerate(neg) if not n]
+    acc = raw[group.push_terms[pos[0]]].clone()
+    for p in pos[1:]:
+        acc += raw[group.push_terms[p]]
+    return acc / float(len(pos))
+
+
+def _guard_scale(prep: Prepared, group, p: int):
+    """The guard works on raw similarities; map its correction into the calibrated space of term p."""
+    if prep.mode in ("equalize", "zscore", "minmax"):
+        return prep.t_scale[group.push_terms[p]][:, None]
+    return 1.0
+
+
+def _eval_groups(sims: torch.Tensor, plan, ops: Ops, prep: Prepared | None,
+                 raw: torch.Tensor | None = None) -> torch.Tensor:
+    """Logical scores (Q x C, plan order) from (transformed) term similarities (T x C)."""
+    out = torch.empty((len(plan.order), sims.shape[1]), dtype=torch.float32, device=sims.device)
+    for gi, group in enumerate(plan.groups):
+        rows = out[group.start: group.start + group.push_terms.shape[1]]
+        stack: list[torch.Tensor] = []
+        p = 0
+        guard = prep is not None and bool(prep.guard_beta) and prep.guard_beta[gi] is not None
+        if guard:
+            xp = positive_mean(raw if raw is not None else sims, group)
+        for op in group.opcodes:
+            if op == PUSH:
+                x = sims[group.push_terms[p]]
+                if guard:
+                    beta = prep.guard_beta[gi][p]
+                    if bool((beta != 0).any()):
+                        x = x - (beta[:, None] * (xp - prep.guard_mu[gi][:, None])) * _guard_scale(prep, group, p)
+                if prep is not None:
+                    x = x * prep.lit_scale[gi][p][:, None] + prep.lit_shift[gi][p][:, None]
+                stack.append(x)
+                p += 1
+            elif op == NOT:
+                stack.append(ops.apply_not(stack.pop()))
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+        rows.copy_(stack[0])
+    return out
+
+
+def _has_not(program: Program, q: int) -> bool:
+    ops, _ = program.query_code(q)
+    return bool((ops == NOT).any())
+
+
+def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embeddings: torch.Tensor,
+            sample: torch.Tensor, whole_embeddings: torch.Tensor | None) -> Prepared:
+    """Statistics of every term (and whole query) over the document ``sample`` (m x d, float32)."""
+    device = term_embeddings.device
+    sims = term_embeddings @ sample.T                           # T x m
+    mode = options.calibration
+    T = sims.shape[0]
+    ones, zeros = torch.ones(T, device=device), torch.zeros(T, device=device)
+    mu = sims.mean(dim=1)
+    sd = sims.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
+    t_scale, t_shift, sorted_sample = ones, zeros, None
+    if mode in ("equalize", "zscore"):
+        t_scale, t_shift = 1.0 / sd, mu
+    elif mode == "minmax":
+        lo, hi = sims.min(dim=1).values, sims.max(dim=1).values
+        t_scale, t_shift = 1.0 / (hi - lo).clamp_min(STD_FLOOR), lo
+    elif mode == "percentile":
+        sorted_sample = torch.sort(sims, dim=1).values.contiguous()
+    prep = Prepared(mode, t_scale, t_shift, sorted_sample, [], [], None, None, None, None)
+    for group in plan.groups:
+        P, G = group.push_terms.shape
+        if mode == "equalize":
+            lit_mu, lit_sd = mu[group.push_terms], sd[group.push_terms]   # P x G
+            prep.lit_scale.append(lit_sd.mean(dim=0, keepdim=True).expand(P, G).contiguous())
+            prep.lit_shift.append(lit_mu.mean(dim=0, keepdim=True).expand(P, G).contiguous())
+        else:
+            prep.lit_scale.append(torch.ones((P, G), device=device))
+            prep.lit_shift.append(torch.zeros((P, G), device=device))
+    if options.guard:
+        for group in plan.groups:
+            neg = negated_pushes(group.opcodes)
+            if not any(neg) or all(neg):
+                prep.guard_beta.append(None)
+                prep.guard_mu.append(None)
+                continue
+            xp = positive_mean(sims, group)                          # G x m
+            mu_p = xp.mean(dim=1)
+            cp = xp - mu_p[:, None]
+            var_p = (cp * cp).mean(dim=1).clamp_min(STD_FLOOR ** 2)
+            betas = []
+            for p, is_neg in enumerate(neg):
+                if not is_neg:
+                    betas.append(torch.zeros_like(mu_p))
+                    continue
+                xb = sims[group.push_terms[p]]
+                cov = ((xb - xb.mean(dim=1, keepdim=True)) * cp).mean(dim=1)
+                betas.append((cov / var_p).clamp_min(0.0))
+            prep.guard_beta.append(torch.stack(betas))
+            prep.guard_mu.append(mu_p)
+    if options.hybrid is not None:
+        if whole_embeddings is None:
+            raise InputError("hybrid scoring needs one whole-query text per query", "whole_queries",
+                             "a list of texts, one per query")
+        whole = whole_embeddings[plan.order]                    # plan order
+        logical = _eval_groups(_term_transform(sims, prep), plan, ops, prep, raw=sims)   # Q x m
+        w = whole @ sample.T
+        mu_l, sd_l = logical.mean(dim=1), logical.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
+        mu_w, sd_w = w.mean(dim=1), w.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
+        order = plan.order.cpu().numpy()
+        alpha = torch.tensor([options.weight(_has_not(program, int(q))) for q in order],
+                             dtype=torch.float32, device=device)
+        prep.mix_l = alpha / sd_l
+        prep.mix_w = (1.0 - alpha) / sd_w
+        prep.mix_c = -(prep.mix_l * mu_l + prep.mix_w * mu_w)
+        prep.whole = whole
+    return prep
+
+
+def score_chunk_options(sims: torch.Tensor, chunk: torch.Tensor, plan, ops: Ops, prep: Prepared) -> torch.Tensor:
+    """Scores (Q x C, plan order) of one chunk: term sims (T x C) and the chunk's documents (C x d)."""
+    logical = _eval_groups(_term_transform(sims, prep), plan, ops, prep, raw=sims)
+    if prep.mix_l is None:
+        return logical
+    w = prep.whole @ chunk.T
+    return logical * prep.mix_l[:, None] + w * prep.mix_w[:, None] + prep.mix_c[:, None]
+
+
+# --------------------------------------------------------------------------- search
+
+
+def _as_tensor(x, device) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.to(device=device, dtype=torch.float32)
+    return torch.as_tensor(np.asarray(x, dtype=np.float32), device=device)
+
+
+def _sample_matrix(docs, n: int, size: int, device: torch.device) -> torch.Tensor:
+    rows = sample_rows(n, size)
+    if isinstance(docs, torch.Tensor):
+        return docs[torch.as_tensor(rows, device=docs.device)].to(device=device, dtype=torch.float32)
+    return torch.from_numpy(np.asarray(docs[rows], dtype=np.float32).copy()).to(device)
+
+
+def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: int, options: ScoreOptions,
+                        whole_embeddings=None, device: torch.device | str = "cpu", chunk_size: int | None = None,
+                        on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k like :func:`itlr_gpu.backends.reference.search_reference`, with ``options`` applied."""
+    from .backends.reference import RunningTopK, _chunk_as_float32, chunk_for_budget, plan_groups
+
+    device = torch.device(device)
+    n, d = docs.shape
+    k_eff = min(k, n)
+    terms = _as_tensor(term_embeddings, device)
+    whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
+    if chunk_size is None:
+        chunk_size = chunk_for_budget(d, len(program.terms) + program.num_queries, program.num_queries,
+                                      program.max_depth + 2)
+    plan = plan_groups(program, device)
+    top = RunningTopK(program.num_queries, k_eff, device)
+    with torch.inference_mode():
+        prep = prepare(program, plan, ops, options, terms, _sample_matrix(docs, n, options.sample_size, device),
+                       whole)
+        for start in range(0, n, chunk_size):
+            chunk = _chunk_as_float32(docs, start, min(n, start + chunk_size), device)
+            top.add(score_chunk_options(terms @ chunk.T, chunk, plan, ops, prep), start)
+            if on_chunk is not None:
+                on_chunk(chunk.shape[0])
+    inverse = torch.empty_like(plan.order)
+    inverse[plan.order] = torch.arange(len(plan.order), device=device)
+    return top.scores[inverse].cpu().numpy(), top.rows[inverse].cpu().numpy()
+
+
+def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
+                whole_embeddings=None) -> np.ndarray:
+    """All scores (Q x N, query order) in one pass: the unchunked definition of the options."""
+    from .backends.reference import plan_groups
+
+    device = torch.device("cpu")
+    docs_t = _as_tensor(docs, device)
+    terms = _as_tensor(term_embeddings, device)
+    whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
+    plan = plan_groups(program, device)
+    with torch.inference_mode():
+        prep = prepare(program, plan, ops, options, terms,
+                       docs_t[torch.as_tensor(sample_rows(len(docs_t), options.sample_size))], whole)
+        scores = score_chunk_options(terms @ docs_t.T, docs_t, plan, ops, prep)
+    inverse = torch.empty_like(plan.order)
+    inverse[plan.order] = torch.arange(len(plan.order))
+    return scores[inverse].numpy()
+
+
+def natural_text(node) -> str:
+    """A plain-English rendering of a query AST (the whole-query text when none is given):
+    ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``."""
+    from .query import And, Not, Or, Term
+
+    def ev(n, top=False) -> str:
+        if isinstance(n, Term):
+            return n.text
+        if isinstance(n, Not):
+            return "not " + ev(n.child)
+        joiner = " and " if isinstance(n, And) else " or "
+        s = joiner.join(ev(c) for c in n.children)
+        return s if top else f"({s})"
+
+    return ev(node, top=True)

@@ -1,0 +1,310 @@
+"""Scoring options (calibration, hybrid) against a direct numpy evaluation, plus bad inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from itlr_gpu import InputError, Ops
+from itlr_gpu.compiler import compile_queries
+from itlr_gpu.query import And, Not, Or, Term
+from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, ScoreOptions, natural_text, score_dense, search_with_options
+
+from strategies import small_vocab_asts
+
+
+# ----------------------------------------------------------------------------- numpy oracle
+
+
+def unit_rows(rng, n, d):
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def np_sample_rows(n, size):
+    if n <= size:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, size).round().astype(np.int64))
+
+
+def literals(node):
+    if isinstance(node, Term):
+        return [node.text]
+    if isinstance(node, Not):
+        return literals(node.child)
+    return [t for c in node.children for t in literals(c)]
+
+
+def literal_signs(node, parent_not=False):
+    """(term, directly negated) for every literal occurrence, left to right."""
+    if isinstance(node, Term):
+        return [(node.text, parent_not)]
+    if isinstance(node, Not):
+        return literal_signs(node.child, True)
+    return [x for c in node.children for x in literal_signs(c, False)]
+
+
+def np_eval_lits(node, lit, ops, counter, parent_not=False):
+    """Like np_eval but ``lit(term, index, negated)`` sees the literal's occurrence index."""
+    if isinstance(node, Term):
+        i = counter[0]
+        counter[0] += 1
+        return lit(node.text, i, parent_not)
+    if isinstance(node, Not):
+        x = np_eval_lits(node.child, lit, ops, counter, True)
+        return 1.0 - x if ops.not_ == "one_minus" else 1.0 / np.maximum(x, 1e-3)
+    vals = [np_eval_lits(c, lit, ops, counter) for c in node.children]
+    out = vals[0]
+    for v in vals[1:]:
+        if isinstance(node, And):
+            out = out * v if ops.and_ == "product" else out + v if ops.and_ == "sum" else np.minimum(out, v)
+        else:
+            out = out + v if ops.or_ == "sum" else np.maximum(out, v)
+    return out
+
+
+def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
+    """Q x N scores by the definitions in itlr_gpu.scoring, in float64."""
+    docs = docs.astype(np.float64)
+    rows = np_sample_rows(len(docs), opt.sample_size)
+    sample = docs[rows]
+    mode = opt.calibration
+
+    def stats(t):
+        s = sample @ vocab_vecs[t]
+        return s.mean(), max(s.std(), 1e-6), s.min(), s.max(), np.sort(s)
+
+    def transform(t, x):
+        mu, sd, lo, hi, srt = stats(t)
+        if mode in ("equalize", "zscore"):
+            return (x - mu) / sd
+        if mode == "minmax":
+            return (x - lo) / max(hi - lo, 1e-6)
+        if mode == "percentile":
+            return np.searchsorted(srt, x + 1e-6, side="right") / len(srt)
+        return x
+
+    out = []
+    for qi, node in enumerate(nodes):
+        lits = literals(node)
+        mu_q = np.mean([stats(t)[0] for t in lits])
+        sd_q = np.mean([stats(t)[1] for t in lits])
+        signs = literal_signs(node)
+        pos = [t for t, neg in signs if not neg]
+        guarded = opt.guard and pos and any(neg for _, neg in signs)
+        if guarded:
+            xp_s = np.mean([sample @ vocab_vecs[t] for t in pos], axis=0)
+            mu_p = xp_s.mean()
+            var_p = max(((xp_s - mu_p) ** 2).mean(), 1e-12)
+
+        def lit_on(mat):
+            xp = np.mean([mat @ vocab_vecs[t] for t in pos], axis=0) if guarded else None
+
+            def f(t, i, negated):
+                x = mat @ vocab_vecs[t]
+                if guarded and negated:
+                    xb_s = sample @ vocab_vecs[t]
+                    beta = max(0.0, ((xb_s - xb_s.mean()) * (xp_s - mu_p)).mean() / var_p)
+                    x = x - beta * (xp - mu_p)
+                z = transform(t, x)
+                return mu_q + sd_q * z if mode == "equalize" else z
+            return f
+
+        def ev(mat):
+            return np_eval_lits(node, lit_on(mat), ops, [0])
+
+        logical = ev(docs)
+        if opt.hybrid is not None:
+            has_not = any(isinstance(n, Not) for n in walk(node))
+            a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
+            ls = ev(sample)
+            w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
+            logical = a * (logical - ls.mean()) / max(ls.std(), 1e-6) + (1 - a) * (w - ws.mean()) / max(ws.std(), 1e-6)
+        out.append(np.broadcast_to(logical, (len(docs),)))
+    return np.stack(out)
+
+
+def walk(node):
+    yield node
+    if isinstance(node, Not):
+        yield from walk(node.child)
+    elif isinstance(node, (And, Or)):
+        for c in node.children:
+            yield from walk(c)
+
+
+VOCAB = [f"term {i}" for i in range(6)]
+options_st = st.builds(
+    lambda cal, h, nh, size, guard: ScoreOptions(hybrid=h, neg_hybrid=nh if h is not None else None,
+                                                 calibration=cal, sample_size=size,
+                                                 guard=guard and cal != "percentile"),
+    st.sampled_from(CALIBRATIONS + (None,)),
+    st.one_of(st.none(), st.floats(0, 1)),
+    st.one_of(st.none(), st.floats(0, 1)),
+    st.integers(2, 80),
+    st.booleans(),
+)
+ops_st = st.builds(Ops, st.sampled_from(["product", "sum", "min"]), st.sampled_from(["sum", "max"]),
+                   st.sampled_from(["one_minus", "reciprocal"]))
+
+
+def setup(nodes, n, seed):
+    rng = np.random.default_rng(seed)
+    docs = unit_rows(rng, n, 16)
+    vocab = {t: v for t, v in zip(VOCAB, unit_rows(rng, len(VOCAB), 16).astype(np.float64))}
+    whole = unit_rows(rng, len(nodes), 16)
+    program = compile_queries(nodes)
+    terms = np.stack([vocab[t] for t in program.terms]).astype(np.float32)
+    return docs, vocab, whole, program, terms
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=5), ops_st, options_st, st.integers(1, 60),
+       st.integers(0, 2**31 - 1))
+def test_dense_scores_equal_numpy(nodes, ops, opt, n, seed):
+    docs, vocab, whole, program, terms = setup(nodes, n, seed)
+    got = score_dense(docs, terms, program, ops, opt, whole)
+    want = np_scores(docs, vocab, nodes, ops, opt, whole.astype(np.float64))
+    scale = np.maximum(1.0, np.abs(want))
+    assert np.all(np.abs(got - want) <= 2e-3 * scale), np.max(np.abs(got - want) / scale)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=4), options_st, st.integers(2, 70), st.integers(1, 12),
+       st.sampled_from([1, 7, 64]), st.integers(0, 2**31 - 1))
+def test_chunked_topk_equals_dense(nodes, opt, n, k, chunk, seed):
+    ops = Ops()
+    docs, vocab, whole, program, terms = setup(nodes, n, seed)
+    scores, rows = search_with_options(docs, terms, program, ops, k, opt, whole, chunk_size=chunk)
+    dense = score_dense(docs, terms, program, ops, opt, whole)
+    k_eff = min(k, n)
+    assert scores.shape == rows.shape == (len(nodes), k_eff)
+    for q in range(len(nodes)):
+        # the chunked scores are the dense scores of the returned rows, and they are the top k_eff
+        np.testing.assert_allclose(scores[q], dense[q, rows[q]], rtol=1e-5, atol=1e-5)
+        kth = np.sort(dense[q])[::-1][k_eff - 1]
+        assert np.all(scores[q] >= kth - 1e-5)
+
+
+def test_off_options_are_the_paper_composition():
+    nodes = [And((Term("term 0"), Not(Term("term 1")))), Or((Term("term 2"), Term("term 3")))]
+    docs, vocab, whole, program, terms = setup(nodes, 30, 1)
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions())
+    sims = {t: docs @ vocab[t] for t in VOCAB}
+    np.testing.assert_allclose(got[0], sims["term 0"] * (1 - sims["term 1"]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], sims["term 2"] + sims["term 3"], rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_extremes_rank_like_their_parts():
+    nodes = [And((Term("term 0"), Not(Term("term 1"))))]
+    docs, vocab, whole, program, terms = setup(nodes, 50, 2)
+    logical = score_dense(docs, terms, program, Ops(), ScoreOptions())[0]
+    h1 = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=1.0), whole)[0]
+    h0 = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=0.0), whole)[0]
+    assert np.array_equal(np.argsort(-h1, kind="stable"), np.argsort(-logical, kind="stable"))
+    assert np.array_equal(np.argsort(-h0, kind="stable"), np.argsort(-(docs @ whole[0]), kind="stable"))
+
+
+def test_equalize_is_identity_for_a_single_term():
+    nodes = [Term("term 3")]
+    docs, vocab, whole, program, terms = setup(nodes, 40, 3)
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions(calibration="equalize"))[0]
+    np.testing.assert_allclose(got, docs @ vocab["term 3"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [
+    {"hybrid": -0.1}, {"hybrid": 1.5}, {"hybrid": float("nan")}, {"hybrid": "0.5"}, {"hybrid": True},
+    {"hybrid": 0.5, "neg_hybrid": 2.0}, {"neg_hybrid": 0.5}, {"calibration": "sigmoid"}, {"calibration": 3},
+    {"sample_size": 1}, {"sample_size": 2.5}, {"guard": "yes"}, {"guard": True, "calibration": "percentile"},
+])
+def test_bad_options_raise_input_error(kw):
+    with pytest.raises(InputError):
+        ScoreOptions(**kw)
+
+
+def test_option_spellings():
+    assert ScoreOptions(calibration="NONE").calibration is None
+    assert ScoreOptions(calibration=" Equalize ").calibration == "equalize"
+    assert not ScoreOptions().active and ScoreOptions(hybrid=0).active
+    assert RECOMMENDED.active and RECOMMENDED.guard
+    assert ScoreOptions(guard=True).active
+    assert natural_text(And((Term("a"), Not(Or((Term("b"), Term("c"))))))) == "a and not (b or c)"
+
+
+# ----------------------------------------------------------------------------- through the engine
+
+
+class HashEncoder:
+    """Deterministic fake encoder: a text's vector is seeded by its hash."""
+
+    name = "hash-encoder"
+    dim = 16
+
+    def encode(self, texts):
+        import hashlib
+
+        out = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(t.encode()).digest()[:4], "little")
+            out.append(np.random.default_rng(seed).standard_normal(16))
+        return np.asarray(out, dtype=np.float32)
+
+
+def make_index(n=64, seed=5):
+    from itlr_gpu.index import Index
+
+    docs = unit_rows(np.random.default_rng(seed), n, 16)
+    return Index.from_arrays(docs, [f"d{i}" for i in range(n)], dtype="float32"), docs
+
+
+def test_engine_options_match_dense_definition():
+    from itlr_gpu.engine import search
+
+    index, docs = make_index()
+    enc = HashEncoder()
+    queries = ['"term 0" AND NOT "term 1"', '"term 2" OR "term 3"', '"term 4"']
+    whole = ["zero not one", "two or three", "four"]
+    table = search(index, queries, enc, k=5, hybrid=0.4, neg_hybrid=0.9, calibration="equalize", guard=True,
+                   whole_queries=whole, backend="torch", device="cpu")
+    program = compile_queries(queries)
+    terms = enc.encode(program.terms)
+    terms /= np.linalg.norm(terms, axis=1, keepdims=True)
+    wv = enc.encode(whole)
+    wv /= np.linalg.norm(wv, axis=1, keepdims=True)
+    dense = score_dense(docs, terms, program, Ops(),
+                        ScoreOptions(hybrid=0.4, neg_hybrid=0.9, calibration="equalize", guard=True), wv)
+    for q in range(3):
+        top = np.argsort(-dense[q], kind="stable")[:5]
+        rows = table.slice(5 * q, 5)
+        assert rows.column("doc_id").to_pylist() == [f"d{i}" for i in top]
+        np.testing.assert_allclose(rows.column("score").to_numpy(), dense[q, top], rtol=1e-5, atol=1e-5)
+
+
+def test_engine_without_options_is_unchanged_and_default_whole_text():
+    from itlr_gpu.engine import search
+
+    index, _ = make_index()
+    enc = HashEncoder()
+    q = ['"term 0" AND NOT "term 1"']
+    a = search(index, q, enc, k=5)
+    b = search(index, q, enc, k=5, calibration="none")
+    assert a.equals(b)
+    # hybrid without whole_queries embeds a plain-English rendering of the expression
+    c = search(index, q, enc, k=5, hybrid=0.5)
+    d = search(index, q, enc, k=5, hybrid=0.5, whole_queries=["term 0 and not term 1"])
+    assert c.equals(d)
+
+
+@pytest.mark.parametrize("kw", [
+    {"hybrid": 2.0}, {"calibration": "bogus"}, {"hybrid": 0.5, "whole_queries": ["only one", "two"]},
+    {"hybrid": 0.5, "whole_queries": "a string"}, {"hybrid": 0.5, "whole_queries": [""]},
+    {"score_options": {"hybrid": 0.5}}, {"guard": 1},
+])
+def test_engine_bad_options(kw):
+    from itlr_gpu.engine import search
+
+    index, _ = make_index()
+    with pytest.raises(InputError):
+        search(index, ['"term 0"'], HashEncoder(), k=3, **kw)
