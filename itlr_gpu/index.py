@@ -383,23 +383,29 @@ def _swap_in(tmp: Path, target: Path) -> None:
         os.replace(tmp, target)  # POSIX rename may replace an empty folder
 
 
-def _read_manifest(d: Path) -> dict[str, Any]:
+def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[dict[str, Any], str]:
+    """The folder's manifest.json with its ``format`` and ``format_version`` checked; (manifest, its path)."""
     mp = d / MANIFEST_FILE
     where = str(mp)
     if not mp.is_file():
-        raise IndexIntegrityError("manifest.json is missing", str(d), "a folder written by Index.save")
+        raise IndexIntegrityError("manifest.json is missing", str(d), f"a folder written by {writer}")
     try:
         with open(mp, encoding="utf-8") as f:
             m = json.load(f)
     except (ValueError, OSError) as e:
-        raise IndexIntegrityError(f"unreadable manifest ({e})", where, "JSON written by Index.save") from e
-    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise IndexIntegrityError(f"unreadable manifest ({e})", where, f"JSON written by {writer}") from e
+    if not isinstance(m, dict) or m.get("format") != fmt:
         got = m.get("format") if isinstance(m, dict) else type(m).__name__
-        raise IndexIntegrityError(f"format is {got!r}", where, f"format {FORMAT!r}")
-    version = m.get("format_version")
-    if version != FORMAT_VERSION:
-        hint = " (written by a newer itlr-gpu?)" if isinstance(version, int) and version > FORMAT_VERSION else ""
-        raise IndexIntegrityError(f"format_version is {version!r}{hint}", where, f"format_version {FORMAT_VERSION}")
+        raise IndexIntegrityError(f"format is {got!r}", where, f"format {fmt!r}")
+    found = m.get("format_version")
+    if found != version:
+        hint = " (written by a newer itlr-gpu?)" if isinstance(found, int) and found > version else ""
+        raise IndexIntegrityError(f"format_version is {found!r}{hint}", where, f"format_version {version}")
+    return m, where
+
+
+def _read_manifest(d: Path) -> dict[str, Any]:
+    m, where = read_json_manifest(d, FORMAT, FORMAT_VERSION, "Index.save")
     checks = {
         "model": lambda v: v is None or isinstance(v, str),
         "dim": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,

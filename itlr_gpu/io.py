@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -336,6 +337,30 @@ def read_table(path: PathLike) -> pa.Table:
     return _table_from_rows([obj for _, obj in _iter_jsonl(p)], str(p))
 
 
+@contextlib.contextmanager
+def atomic_file(path: PathLike, mode: str = "wb", encoding: str | None = None):
+    """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``.
+
+    On any failure (KeyboardInterrupt included) the temporary file is removed and
+    ``path`` is untouched, so readers never see a half-written file.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_table(table: pa.Table, path: PathLike) -> None:
     """Write ``table`` as Arrow IPC (``.arrow``) or Parquet (``.parquet``), atomically.
 
@@ -350,21 +375,9 @@ def write_table(table: pa.Table, path: PathLike) -> None:
         raise InputError(f"cannot write a {type(table).__name__}", str(p), "a pyarrow.Table")
     if p.is_dir():
         raise InputError("output path is a folder", str(p), "a file path")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if kind == ".arrow":
-                with pa.ipc.new_file(f, table.schema) as writer:
-                    writer.write_table(table)
-            else:
-                pq.write_table(table, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_file(p, "wb") as f:
+        if kind == ".arrow":
+            with pa.ipc.new_file(f, table.schema) as writer:
+                writer.write_table(table)
+        else:
+            pq.write_table(table, f)

@@ -408,7 +408,7 @@ def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: Scor
 def natural_text(node) -> str:
     """A plain-English rendering of a query AST (the whole-query text when none is given):
     ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``."""
-    from .query import And, Not, Or, Term
+    from .query import And, Not, Term
 
     def ev(n, top=False) -> str:
         if isinstance(n, Term):

@@ -69,8 +69,6 @@ is wrong), so interpreter scores equal fp32 math on the dtype-rounded inputs.
 
 from __future__ import annotations
 
-import math
-import os
 
 import numpy as np
 import torch

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from itlr_gpu import InputError, Ops, QuerySyntaxError, compile_queries
 from itlr_gpu.compiler import AND, NOT, OR, PUSH, Program, evaluate_postfix, validate
 from itlr_gpu.ops import AND_FAMILIES, NOT_FAMILIES, OR_FAMILIES
-from itlr_gpu.query import And, Not, Or, Term
+from itlr_gpu.query import And, Not, Term
 
 from strategies import small_vocab_asts
 

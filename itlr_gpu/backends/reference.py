@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..compiler import AND, NOT, OR, PUSH, Program
+from ..compiler import AND, NOT, PUSH, Program
 from ..ops import RECIPROCAL_FLOOR, Ops
 
 DEFAULT_BUDGET_BYTES = 256 << 20

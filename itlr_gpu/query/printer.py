@@ -6,7 +6,7 @@ this also holds for anything the parser produced).
 
 from __future__ import annotations
 
-from .ast import And, Node, Not, Or, Term
+from .ast import And, Node, Not, Term
 
 
 def quote(text: str) -> str:

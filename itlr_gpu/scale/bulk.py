@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from ..compiler import Program, compile_queries
 from ..encoders import Encoder, l2_normalize
 from ..errors import InputError
 from ..index import Index
-from ..io import RESULT_SCHEMA, read_table, write_table
+from ..io import RESULT_SCHEMA, atomic_file, read_table, write_table
 from ..ops import Ops
 from ..query import Node, Term, canonical
 
@@ -95,20 +94,9 @@ def _file_sha256(path: Path) -> str:
 
 
 def _write_json_atomic(obj: Any, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2)
+        f.write("\n")
     try:  # make the rename itself durable
         dfd = os.open(path.parent, os.O_RDONLY)
         try:

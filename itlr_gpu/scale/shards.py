@@ -42,7 +42,7 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, _fsync
+from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, _fsync, read_json_manifest
 from ..io import check_ids
 from ..ops import Ops
 
@@ -472,21 +472,7 @@ def _read_ids(d: Path, count: int) -> pa.Array:
 
 
 def _read_sharded_manifest(d: Path) -> dict[str, Any]:
-    mp = d / MANIFEST_FILE
-    where = str(mp)
-    if not mp.is_file():
-        raise IndexIntegrityError("manifest.json is missing", str(d), "a folder written by save_sharded")
-    try:
-        with open(mp, encoding="utf-8") as f:
-            m = json.load(f)
-    except (ValueError, OSError) as e:
-        raise IndexIntegrityError(f"unreadable manifest ({e})", where, "JSON written by save_sharded") from e
-    if not isinstance(m, dict) or m.get("format") != SHARDED_FORMAT:
-        raise IndexIntegrityError(f"format is {m.get('format') if isinstance(m, dict) else m!r}", where,
-                                  f"format {SHARDED_FORMAT!r}")
-    if m.get("format_version") != SHARDED_FORMAT_VERSION:
-        raise IndexIntegrityError(f"format_version is {m.get('format_version')!r}", where,
-                                  f"format_version {SHARDED_FORMAT_VERSION}")
+    m, where = read_json_manifest(d, SHARDED_FORMAT, SHARDED_FORMAT_VERSION, "save_sharded")
     for key in ("dim", "count"):
         if not isinstance(m.get(key), int) or isinstance(m.get(key), bool) or m[key] <= 0:
             raise IndexIntegrityError(f"field '{key}' is {m.get(key)!r}", where, "a positive integer")
