@@ -3,7 +3,7 @@
 A small SQLite file (``<cache_dir>/translations.sqlite``, default cache dir
 ``$ITLR_CACHE_DIR`` or ``~/.cache/itlr-gpu``) maps the key
 ``(model, prompt_version, mode, text)`` to ``(expr, rewrite, error)``.  ``model``
-names the translator and model (``rules:rules-1``, ``vllm:<folder>@<fingerprint>``),
+names the translator and model (``rules:rules-2``, ``vllm:<folder>@<fingerprint>``),
 ``prompt_version`` changes whenever the prompt, grammar or decoding settings change.
 Only successful translations and *deterministic* failures are stored (a failure is
 stored when the caller says so): a crash of the engine is never cached.

@@ -5,25 +5,57 @@ query language (:mod:`itlr_gpu.query`):
 
 * exclusion clauses -- ``but not``, ``excluding``, ``except (for)``, ``without``,
   ``other than``, ``rather than``, ``apart from``, ``instead of``, ``as opposed to``,
-  ``not including``, ``that do not mention``, ``, not`` ... -- scope over *everything
-  before them*, and each item of the list after them is negated on its own:
+  ``not including``, ``that do not mention``, ``, not`` ... -- scope over everything
+  before them back to the last *strong* separator, and each item of the list after
+  them is negated on its own (a redundant ``not`` on an item is dropped):
   ``a or b but not c or d`` -> ``(("a" OR "b") AND NOT "c" AND NOT "d")``;
+* strong separators join whole clauses and end an exclusion's list: ``; or``,
+  ``or else``, ``or alternatively``, ``; alternatively,``, and a comma-conjunction
+  (``, or`` / ``, and``) that does not close a comma list:
+  ``a but not b, or c`` -> ``(("a" AND NOT "b") OR "c")``, while
+  ``a but not b, c, or d`` still excludes b, c and d.  ``either a but not b, or c``
+  reads its alternatives as such clauses;
 * ``and``, ``as well as``, ``along with``, ``together with``, ``in addition to``,
   ``plus`` are AND; ``or``, ``and/or`` are OR; a bare ``but`` joins two clauses by AND;
-* ``either a or b`` and ``both a and b`` are bracketed groups; ``neither a nor b`` is
-  ``(NOT "a" AND NOT "b")``; parentheses and double-quoted terms are kept;
+  ``a and b together`` / ``combined`` is ``a AND b``;
+* ``either a or b``, ``any of a, b or c``, ``both a and b`` and ``all of a, b and c``
+  are bracketed groups; ``neither a nor b`` is ``(NOT "a" AND NOT "b")`` (an ``and``
+  between ``neither`` and ``nor`` stays inside the term); parentheses are kept;
+* exclusion-only groups negate each listed item: ``anything except a or b``,
+  ``everything but a``, ``nothing about a``, ``none of a, b or c``, and a generic
+  subject before an exclusion (``anything not about a``, ``documents that do not
+  mention a``) -> ``(NOT "a" AND NOT "b")`` / ``NOT "a"``;
 * ``not x`` after an operator (or at the start) negates one operand, with the
   grammar's precedence NOT > AND > OR: ``a and not b or c`` ->
-  ``(("a" AND NOT "b") OR "c")``;
+  ``(("a" AND NOT "b") OR "c")``; in ``a, not b, and c`` only b is negated;
 * comma lists take the conjunction that closes them (``a, b and c``; Oxford commas
   too), while a comma-conjunction after a list of another kind joins at a lower
   level: ``a or b, and c`` -> ``(("a" OR "b") AND "c")``;
 * filler is stripped: requests (``find``, ``show me``, ``I want``, ``I'm looking
-  for``, ``could you``...) at the start, and generic document words with their
+  for``, ``could you``...) at the start, generic document words with their
   relation (``documents about``, ``papers on``, ``articles discussing``, ``studies
-  of``, ``news about``, ``ones about``...) at the start of any term;
+  of``, ``news about``, ``ones about``...) at the start of any term, a bare
+  ``about`` after a connective (``texts about a or about b``), and ``please`` /
+  ``thanks``;
+
+Long and single-term texts:
+
+* double-quoted spans (``"..."``, also curly ``“...”`` and ``«...»``) are
+  never split: ``"law and economics" or finance`` has two terms;
 * a small list of fixed binomials (``research and development``, ``rock and roll``,
-  ``pros and cons``...) stays one term.
+  ``iron and steel``, ``pros and cons``...) stays one term;
+* a text that holds a sentence -- an auxiliary or modal verb (``is``, ``are``,
+  ``should``, ``does not``...) is left after the filler -- keeps plain lower-case
+  ``and`` / ``or`` / ``not`` / ``but`` and commas as words of that sentence
+  (``The death penalty is not a deterrent and should be abolished`` is one term),
+  except at a visible boundary between two sentences or titles (a lower-case word,
+  the connective, a capitalised word; a capitalised ``The`` / ``How`` / ``Is``...
+  after it; a title-case run followed by a lower-case word) and except the ``or`` /
+  ``and`` an ``either`` / ``both`` waits for.  Upper-case ``AND`` / ``OR`` / ``NOT``
+  and the other markers (``but not``, ``excluding``...) keep their meaning.  ``not``
+  right after an auxiliary (``is not``) is always part of the text;
+* brackets right after a word around words only (``protein (RP) expression``) are
+  part of the term.
 
 Terms are the remaining contiguous spans of the text, case and inner punctuation
 kept.  :func:`translate_rules` never raises on a ``str``: text it cannot translate
@@ -42,7 +74,7 @@ from ..query import MAX_DEPTH, MAX_QUERY_CHARS, Node, Not, Term, canonical, make
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-1"
+RULES_VERSION = "rules-2"
 """Changes whenever the rules change (part of the translation cache key)."""
 
 
@@ -78,10 +110,18 @@ _MARKERS: list[tuple[str, str]] = [
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
     ("as well as", "AND"), ("along with", "AND"), ("together with", "AND"), ("in addition to", "AND"),
     ("and also", "AND"), ("but also", "AND"), ("plus", "AND"), ("and", "AND"), ("&", "AND"),
-    ("and/or", "OR"), ("or else", "OR"), ("or", "OR"), ("but", "BUT"), ("nor", "NOR"), ("not", "NOT"),
+    ("and/or", "OR"), ("or else", "ORELSE"), ("or alternatively", "ORELSE"), ("or instead", "ORELSE"),
+    ("or otherwise", "ORELSE"), ("or failing that", "ORELSE"), ("alternatively", "ORELSE"), ("or perhaps", "ORELSE"),
+    ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("nor", "NOR"), ("not", "NOT"),
     ("either", "EITHER"), ("both", "BOTH"), ("neither", "NEITHER"), ("not only", "SKIP"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
+    ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
+    ("everything apart from", "ALLBUT"), ("anything besides", "ALLBUT"), ("everything besides", "ALLBUT"),
+    ("none of", "ALLBUT"), ("nothing related to", "ALLBUT"), ("nothing involving", "ALLBUT"),
+    ("nothing mentioning", "ALLBUT"), ("nothing regarding", "ALLBUT"), ("nothing concerning", "ALLBUT"),
+    ("all of", "BOTH"), ("each of", "BOTH"), ("every one of", "BOTH"), ("any of", "EITHER"),
+    ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "does not", "doesn't", "did not", "didn't"):
@@ -114,9 +154,27 @@ _BINOMIALS = {
         "cut and paste", "lock and key", "trial or error", "more or less", "sooner or later",
         "dungeons and dragons", "war and peace", "pride and prejudice", "romeo and juliet",
         "oil and gas", "food and drink", "bits and pieces", "nuts and bolts", "rules and regulations",
+        "iron and steel", "science and technology", "arts and sciences", "diversity and inclusion",
+        "small and medium", "small and medium-sized", "life and death", "profit and loss", "boom and bust",
+        "sales and marketing", "crime and punishment", "food and beverage", "read and write", "back and forth",
+        "up and down", "ups and downs", "rise and fall", "trials and tribulations", "life without parole",
+        "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
+        "the birds and the bees", "wind and solar", "state and local", "federal and state",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
+
+# Auxiliaries, modals and copulas: a text that still holds one after the filler is
+# stripped is a sentence (a claim, a question) rather than a list of topics.  The
+# weak ones are also nouns ("free will", "tin can", "May Day") and count only inside
+# a run of words, lower-case, or before "not", or as the first word.
+_AUX_STRONG = set(
+    "is are was were am be been being should would could cannot shall isn't aren't wasn't weren't doesn't "
+    "don't didn't can't won't shouldn't wouldn't couldn't hasn't haven't hadn't mustn't".split()
+)
+_AUX_WEAK = set("can will may might must does do did has have had".split())
+_AUX = _AUX_STRONG | _AUX_WEAK
+
 
 # Filler at the start of the query (requests, politeness).
 _INTRO = [
@@ -176,7 +234,9 @@ class _Tok:
     text: str = ""
 
 
-_LEX_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|([()\[\]{}])|([,;])|([^\s()\[\]{},;"]+)', re.S)
+_LEX_RE = re.compile(
+    r'"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
+    r'|([()\[\]{}])|([,;])|([^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]+)', re.S)
 
 
 def _clean(text: str) -> str:
@@ -191,21 +251,21 @@ def _clean(text: str) -> str:
 def _lex(text: str) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
-        q, paren, comma, word = m.groups()
-        if q is not None:
-            body = re.sub(r"\\(.)", r"\1", q, flags=re.S)
+        q, q2, q3, paren, comma, word = m.groups()
+        if q is not None or q2 is not None or q3 is not None:
+            body = re.sub(r"\\(.)", r"\1", q, flags=re.S) if q is not None else (q2 if q2 is not None else q3)
             if body.strip():
                 raw.append(_Tok("QTERM", body))
         elif paren:
             raw.append(_Tok("LP" if paren in "([{" else "RP"))
         elif comma:
-            raw.append(_Tok("COMMA"))
+            raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
             raw.append(_Tok("WORD", word))
     # Sentence punctuation glued to words: "health?" / "decline." / "X:" (keep "E. coli" inside).
     for i, t in enumerate(raw):
         if t.kind == "WORD":
-            last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "RP")
+            last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "SEMI", "RP")
             stripped = t.text.rstrip("?!:") if not last else t.text.rstrip("?!:.")
             t.text = stripped
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
@@ -242,6 +302,12 @@ def _lex(text: str) -> list[_Tok]:
         if not matched:
             out.append(t)
             i += 1
+    # "is not", "does not", "should not": a verb's negation belongs to the text of a
+    # claim ("the death penalty is not a deterrent"), it is no operator
+    for i, t in enumerate(out):
+        if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
+                and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
+            t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y
     minus: list[_Tok] = []
     for t in out:
@@ -254,7 +320,7 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM"):
             prev = out[i - 1].kind if i else None
-            if prev in (None, "COMMA", "AND", "OR", "BUT", "LP"):
+            if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
     return out
 
@@ -289,6 +355,9 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     return words
 
 
+_REL_RE = re.compile(r"(?:about|regarding|concerning)\b")
+_AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
+              "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
 
 
@@ -308,6 +377,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             # were lexed as markers: filler patterns see only this run of words.
             if at_start:
                 words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])
+            elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
+                words = _strip_prefix(words, [_GENRE_RE, _REL_RE])
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
             # "that mention" etc. left dangling before a group opener
@@ -331,6 +402,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
 def _term_text(text: str) -> str:
     text = " ".join(text.split()).strip(_EDGE_PUNCT)
     low = text.lower()
+    if low in _TRAILING_FILLER:
+        return ""
     for tail in _TRAILING_FILLER:
         if low.endswith(" " + tail):
             text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
@@ -341,9 +414,23 @@ def _term_text(text: str) -> str:
 # --------------------------------------------------------------------------- normalising
 
 
-_SEPS = {"AND", "OR", "COMMA", "CAND", "COR", "NOR"}
+_SEPS = {"AND", "OR", "COMMA", "CAND", "COR", "NOR", "SAND", "SOR"}
+_STRONG = {"SAND", "SOR"}
 _ITEM_END = {"TERM", "RP"}
-_ITEM_START = {"TERM", "LP", "NOT", "EITHER", "BOTH", "NEITHER"}
+_ITEM_START = {"TERM", "LP", "NOT", "EITHER", "BOTH", "NEITHER", "ALLBUT"}
+_OPENERS = {"EXCL", "LP", "NOT", "EITHER", "BOTH", "NEITHER", "ALLBUT"}
+
+# A generic subject that only carries an exclusion: "anything not about X",
+# "documents that do not mention X", "everything else except X" -> NOT X.
+_GENERIC_RE = re.compile(
+    r"(?:(?:any|all|other|the|some|those|these)\s+)?"
+    r"(?:anything|everything|something|documents?|docs?|texts?|articles?|papers?|ones|stuff|material|"
+    r"content|results?|items?|pages?|posts?|sources?|studies|reports?|things|records|entries|passages?|"
+    r"stories|news|publications|literature|information|info|websites?|sites?)(?:\s+else)?"
+)
+# "X and Y together": the adverb only marks the conjunction.
+_AND_TAIL_RE = re.compile(r"\s+(?:together|combined|jointly|at\s+once|at\s+the\s+same\s+time|alike|as\s+well|too)$",
+                          re.IGNORECASE)
 
 
 def _normalise(toks: list[_Tok]) -> list[_Tok]:
@@ -361,23 +448,32 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 merged.append(_Tok("TERM", text))
         elif t.kind == "SKIP":
             continue
+        elif t.kind == "PUNCT":  # a comma inside a sentence
+            if merged and merged[-1].kind == "TERM":
+                merged[-1].text += t.text
         else:
             merged.append(_Tok(t.kind, t.text))
-    # 2. context: NOT after an item is an exclusion; ", and" / ", or" / ", but" / ", not"
+    # 2. context: NOT after an item is an exclusion; ", and" / ", or" / ", but" / ", not";
+    #    "; or" and "or else" are strong disjunctions
     out: list[_Tok] = []
     for t in merged:
         prev = out[-1].kind if out else None
         k = t.kind
         if k in ("ANDNOT", "ORNOT"):
             base = "AND" if k == "ANDNOT" else "OR"
-            if prev == "COMMA":
+            if prev in ("COMMA", "SEMI"):
                 out.pop()
-                base = "C" + base
+                base = ("C" if prev == "COMMA" or base == "AND" else "S") + base
             out.extend([_Tok(base), _Tok("NOT")])
+            continue
+        if k == "ORELSE":
+            while out and out[-1].kind in ("COMMA", "SEMI", "OR", "COR", "SOR"):
+                out.pop()
+            out.append(_Tok("SOR", t.text))
             continue
         if k == "NOT" and prev in _ITEM_END:
             k = "EXCL"
-        if prev == "COMMA":
+        if prev in ("COMMA", "SEMI"):
             if k in ("EXCL", "NOT"):
                 out.pop()
                 k = "EXCL"
@@ -385,11 +481,21 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 out.pop()
             elif k in ("AND", "OR"):
                 out.pop()
-                k = "C" + k
+                k = ("S" if prev == "SEMI" and k == "OR" else "C") + k
         if k == "EXCL" and prev in ("AND", "OR", "BUT"):
             out.pop()
-        if k == "ALLBUT" and out:
+        if k == "ALLBUT" and out and out[-1].kind in _ITEM_END | {"BUT"}:
+            if out[-1].kind == "BUT":
+                out.pop()
             k = "EXCL"
+        # "anything not about X": a generic subject before an exclusion is no term
+        if k == "EXCL" and prev == "TERM" and _GENERIC_RE.fullmatch(out[-1].text.lower()):
+            before = out[-2].kind if len(out) > 1 else None
+            if before is None or before in _SEPS | {"SEMI", "BUT", "EITHER", "LP"}:
+                out.pop()
+                k = "ALLBUT"
+        if k == "SEMI":
+            k = "COMMA"
         out.append(_Tok(k, t.text))
     # 3. drop separators that join nothing (start, end, doubled, before ')')
     clean: list[_Tok] = []
@@ -426,13 +532,60 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
             result.pop()
             continue
         result.append(t)
+    # 6. "neither iron and steel nor x": an "and" between "neither" and "nor" is inside a term
+    i = 0
+    while i < len(result):
+        if result[i].kind == "NEITHER":
+            j = i + 1
+            while j + 1 < len(result) and result[j].kind == "TERM" and result[j + 1].kind == "AND":
+                j += 2
+            if j > i + 1 and j + 1 < len(result) and result[j].kind == "TERM" and result[j + 1].kind == "NOR":
+                text = " ".join(t.text or "and" for t in result[i + 1:j + 1])
+                result[i + 1:j + 1] = [_Tok("TERM", text)]
+        i += 1
+    # 6b. "X and Y together": drop the adverb from the last item of a conjunction
+    for i, t in enumerate(result):
+        if t.kind == "TERM" and i and result[i - 1].kind in ("AND", "CAND", "SAND"):
+            stripped = _AND_TAIL_RE.sub("", t.text)
+            if stripped.strip(_EDGE_PUNCT):
+                t.text = stripped
+    # 7. comma-conjunctions: ", or" / ", and" that close a comma list ("a, b, or c")
+    #    stay list separators; any other one ("a but not b, or c") joins whole clauses
+    for i, t in enumerate(result):
+        if t.kind in ("CAND", "COR") and _prev_separator(result, i) != "COMMA":
+            t.kind = "S" + t.kind[1:]
     return result
+
+
+def _prev_separator(toks: list[_Tok], i: int) -> str | None:
+    """Kind of the separator before the item that ends at ``i - 1`` (same depth)."""
+    depth = 0
+    for j in range(i - 1, -1, -1):
+        k = toks[j].kind
+        if k == "RP":
+            depth += 1
+        elif k == "LP":
+            if depth == 0:
+                return None
+            depth -= 1
+        elif depth == 0 and (k in _SEPS or k in ("EXCL", "BUT")):
+            return k
+    return None
 
 
 # --------------------------------------------------------------------------- parsing
 
 
 class _Parser:
+    """Recursive descent over the normalised tokens.
+
+    Levels, loosest first: clauses joined by strong separators (``; or``, ``or
+    else``, a comma-conjunction that does not close a comma list); a clause is a
+    segment with exclusion clauses (``but not``...) scoping over it; a segment is
+    items joined by and / or / commas (AND before OR); an item is a term, ``not``
+    item, a parenthesised query or an either / both / neither / anything-but group.
+    """
+
     def __init__(self, toks: list[_Tok]):
         self.toks = toks
         self.i = 0
@@ -473,33 +626,69 @@ class _Parser:
             raise RuleError(f"nested too deeply (at most {MAX_DEPTH} levels)")
 
     def top(self, depth: int) -> Node:
+        """clause ((SOR | SAND) clause)*, AND before OR."""
+        self.check(depth)
+        nodes = [self.clause(depth)]
+        ops: list[str] = []
+        while self.kind in _STRONG and self.peek() in _ITEM_START | {"EXCL"}:
+            ops.append(self.kind[1:])
+            self.i += 1
+            nodes.append(self.clause(depth))
+        return _precedence(nodes, ops)
+
+    def clause(self, depth: int) -> Node:
+        """segment (EXCL exclusions | BUT segment)*."""
         self.check(depth)
         node: Node | None = None
-        if self.kind == "ALLBUT":
-            self.i += 1
-            return Not(self.top(depth + 1))
         if self.kind != "EXCL":
             node = self.segment(depth)
-        while self.kind in ("EXCL", "BUT"):
-            if self.kind == "EXCL":
+        after_excl = False
+        while True:
+            k = self.kind
+            if k == "EXCL":
+                tok = self.toks[self.i]
                 self.i += 1
-                items = self.exclusions(depth)
-                negs = [Not(x) for x in items]
-                node = make_and(([node] if node is not None else []) + negs)
-            else:
+                if self.kind not in _ITEM_START:
+                    raise RuleError(f"nothing after {tok.text!r}")
+                items = self.exclusions(depth, single=tok.text.lower() in ("not", "no", "-"))
+                node = make_and(([node] if node is not None else []) + [Not(x) for x in items])
+                after_excl = True
+            elif k == "BUT" and self.peek() in _ITEM_START:
                 self.i += 1
                 right = self.segment(depth)
                 node = right if node is None else make_and([node, right])
+                after_excl = False
+            elif after_excl and k in ("AND", "COMMA", "CAND") and self.peek() in _ITEM_START:
+                # "a, not b, and c": the list goes on after a one-item exclusion
+                self.i += 1
+                right = self.segment(depth)
+                node = make_and([node, right])
+                after_excl = False
+            else:
+                break
         if node is None:
             raise RuleError("nothing to search for")
         return node
 
-    def exclusions(self, depth: int) -> list[Node]:
-        items = [self.unary(depth)]
-        while self.kind in _SEPS and self.peek() in _ITEM_START:
+    def exclusions(self, depth: int, single: bool = False) -> list[Node]:
+        """The list negated by an exclusion: items joined by and / or / nor / commas.
+
+        ``single`` (a bare ``not`` after an item, ``"a, not b and c"``): and / commas
+        continue the list only before another ``not``.  An explicit ``not`` on an
+        item of the list is redundant (``but not b and not c``).
+        """
+        items = [self.excl_item(depth)]
+        while self.kind in _SEPS - _STRONG and self.peek() in _ITEM_START:
+            if single and self.kind in ("AND", "COMMA", "CAND") and self.peek() != "NOT":
+                break
             self.i += 1
-            items.append(self.unary(depth))
+            items.append(self.excl_item(depth))
         return items
+
+    def excl_item(self, depth: int) -> Node:
+        if self.kind == "NOT" and self.peek() in _ITEM_START - {"NOT"}:
+            self.i += 1
+        return self.unary(depth)
 
     def segment(self, depth: int) -> Node:
         """operand (sep operand)* with comma resolution and precedence."""
@@ -511,7 +700,7 @@ class _Parser:
                 seps.append(k)
                 self.i += 1
                 operands.append(self.unary(depth))
-            elif k in _ITEM_START and k != "NOT":  # juxtaposed items: implicit AND
+            elif k in _ITEM_START and k not in ("NOT", "ALLBUT"):  # juxtaposed items: implicit AND
                 seps.append("AND")
                 operands.append(self.unary(depth))
             else:
@@ -557,9 +746,24 @@ class _Parser:
             if self.kind == "RP":
                 self.i += 1
             return node
+        if k == "ALLBUT":  # "anything except a or b" -> NOT a AND NOT b
+            self.i += 1
+            if self.kind not in _ITEM_START:
+                raise RuleError("nothing to exclude")
+            return make_and([Not(x) for x in self.exclusions(depth + 1)])
         if k == "EITHER":
             self.i += 1
+            start = self.i
             items = [self.unary(depth + 1)]
+            if self.kind == "SOR" or (self.kind not in ("OR", "COR", "COMMA", "END", "RP")
+                                      and self.later({"SOR"}, set())):
+                # "either a but not b, or c": alternatives are whole clauses
+                self.i = start
+                items = [self.clause(depth + 1)]
+                while self.kind == "SOR" and self.peek() in _ITEM_START | {"EXCL"}:
+                    self.i += 1
+                    items.append(self.clause(depth + 1))
+                return make_or(items)
             while (self.kind in ("OR", "COR") or (self.kind == "COMMA" and self.later({"OR", "COR"}, {"AND", "CAND", "EXCL", "BUT"}))) \
                     and self.peek() in _ITEM_START:
                 self.i += 1
@@ -575,11 +779,11 @@ class _Parser:
             return make_and(items)
         if k == "NEITHER":
             self.i += 1
-            items = [self.unary(depth + 1)]
-            while (self.kind in ("NOR", "OR", "COR") or (self.kind == "COMMA" and self.later({"NOR"}, {"AND", "CAND", "EXCL", "BUT"}))) \
+            items = [self.excl_item(depth + 1)]
+            while (self.kind in ("NOR", "OR") or (self.kind == "COMMA" and self.later({"NOR"}, {"AND", "CAND", "EXCL", "BUT"}))) \
                     and self.peek() in _ITEM_START:
                 self.i += 1
-                items.append(self.unary(depth + 1))
+                items.append(self.excl_item(depth + 1))
             return make_and([Not(x) for x in items])
         raise RuleError(f"expected a term, found {self.toks[self.i].text or k!r}" if k != "END"
                         else "expected a term at the end of the text")
@@ -618,6 +822,114 @@ def _precedence(operands: list[Node], ops: list[str]) -> Node:
 # --------------------------------------------------------------------------- API
 
 
+def _has_aux(toks: list[_Tok]) -> bool:
+    """Whether the words left after the filler hold an auxiliary or modal verb
+    (``is``, ``should``, ``does``...): the query is (or holds) a sentence."""
+    for n, t in enumerate(toks):
+        if t.kind != "WORD":
+            continue
+        words = [w.strip(".,;:!?\"'") for w in t.text.split()]
+        for i, w in enumerate(words):
+            low = w.lower()
+            if low in _AUX_STRONG:
+                return True
+            if low in _AUX_WEAK and (
+                (n == 0 and i == 0 and len(words) > 2)
+                or (w == low and 0 < i < len(words) - 1)
+                or (i + 1 < len(words) and words[i + 1].lower() == "not")
+            ):
+                return True
+    return False
+
+
+def _starts_upper(t: _Tok | None) -> bool:
+    if t is None or t.kind != "WORD":
+        return False
+    w = t.text.split()[0].lstrip("\"'([")
+    return w[:1].isupper() and w != "I"
+
+
+def _ends_upper(t: _Tok | None) -> bool:
+    if t is None or t.kind != "WORD":
+        return False
+    w = t.text.split()[-1].lstrip("\"'([")
+    return w[:1].isupper()
+
+
+def _sentence_words(toks: list[_Tok]) -> list[_Tok]:
+    """In a text that holds sentences, plain ``and`` / ``or`` / ``not`` / ``but`` and
+    commas are words of those sentences ("Employers and others expect...", "is not
+    a deterrent"), except at a visible boundary between two sentences: a lower-case
+    word, the connective, then a capitalised word ("...defective cells or Stacking
+    is..."); upper-case AND / OR / NOT and all other markers keep their meaning."""
+    out: list[_Tok] = []
+    pending: set[str] = set()  # the connective an "either" / "both" still waits for
+    for i, t in enumerate(toks):
+        prev = toks[i - 1] if i else None
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        if t.kind == "EITHER":
+            pending.add("OR")
+        elif t.kind == "BOTH":
+            pending.add("AND")
+        if t.kind in pending:
+            pending.discard(t.kind)
+            out.append(t)
+            continue
+        boundary = _boundary(prev, nxt)
+        if t.kind in ("AND", "OR", "NOT", "BUT", "ANDNOT", "ORNOT") and not t.text.isupper() and not boundary \
+                and prev is not None and prev.kind == "WORD" and (nxt is None or nxt.kind == "WORD"):
+            out.append(_Tok("WORD", t.text))
+        elif t.kind in ("COMMA", "SEMI") and not boundary and prev is not None and prev.kind == "WORD" \
+                and nxt is not None and nxt.kind == "WORD":
+            out.append(_Tok("PUNCT", "," if t.kind == "COMMA" else ";"))
+        else:
+            out.append(t)
+    return out
+
+
+# Capitalised words that start a new sentence or title after a connective.
+_SENTENCE_STARTS = set(
+    "How What Why When Where Which Who Whose Is Are Was Were Should Can Could Does Do Did Will Would Has Have "
+    "The A An This These Those There It".split()
+)
+
+
+def _boundary(prev: _Tok | None, nxt: _Tok | None) -> bool:
+    """Whether a connective between ``prev`` and ``nxt`` visibly separates two sentences."""
+    if prev is None or nxt is None or prev.kind != "WORD" or nxt.kind != "WORD":
+        return False
+    first = nxt.text.split()[0].lstrip("\"'([")
+    if first in _SENTENCE_STARTS:
+        return True
+    if _starts_upper(nxt):
+        return not _ends_upper(prev)  # "...defective cells or Stacking is..."
+    # "...Worse Than Sugar Water or flax oil": a title ends, a lower-case topic starts
+    tail = [w.lstrip("\"'([") for w in prev.text.split()[-2:]]
+    return len(tail) == 2 and all(w[:1].isupper() for w in tail) and first[:1].islower()
+
+
+def _parentheticals(toks: list[_Tok]) -> list[_Tok]:
+    """``protein (RP) expression``: brackets right after a word around words only
+    are part of the term, not a group."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "LP" and out and out[-1].kind == "WORD":
+            j = i + 1
+            while j < len(toks) and toks[j].kind in ("WORD", "PUNCT", "COMMA"):
+                j += 1
+            if j < len(toks) and toks[j].kind == "RP" and j > i + 1:
+                inner = "".join(("" if x.kind != "WORD" or k == 0 else " ") + (x.text if x.kind == "WORD" else ",")
+                                for k, x in enumerate(toks[i + 1:j]))
+                out.append(_Tok("WORD", "(" + inner + ")"))
+                i = j + 1
+                continue
+        out.append(t)
+        i += 1
+    return out
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     if not isinstance(text, str):
@@ -627,7 +939,10 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    toks = _normalise(_strip_filler(_lex(cleaned)))
+    toks = _strip_filler(_lex(cleaned))
+    if _has_aux(toks):  # the query holds sentences: plain and / or / not are their words
+        toks = _sentence_words(toks)
+    toks = _normalise(_parentheticals(toks))
     if not toks:
         raise RuleError("nothing to search for")
     node = _Parser(toks).parse()
