@@ -60,8 +60,18 @@ def grid(quick: bool = False):
         for cal, guard in ((None, False), ("equalize", False), ("equalize", True)):
             if quick and (cal, guard) == ("equalize", False):
                 continue
+            if not quick and a != 0.5 and not guard:   # kept short: alpha 0.3/0.7 only with the full stack
+                continue
             name = f"cal={cal or 'none'}" + (",guard" if guard else "") + f",hybrid={a}"
             g[name] = {"hybrid": a, "calibration": cal, "guard": guard}
+    # OR = max of the (calibrated) operands; with the hybrid alphas; plus the two other new options
+    base = {"calibration": "equalize", "guard": True, "or_max": True}
+    g["cal=equalize,guard,or_max"] = dict(base)
+    for a in alphas:
+        g[f"cal=equalize,guard,or_max,hybrid={a}"] = {**base, "hybrid": a}
+    if not quick:
+        g["cal=equalize,guard,or_max,hybrid=0.5,adaptive"] = {**base, "hybrid": 0.5, "adaptive": True}
+        g["cal=equalize,guard,or_max,and_min,hybrid=0.5"] = {**base, "hybrid": 0.5, "and_min": True}
     return g
 
 
@@ -252,7 +262,8 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
                  "examples": [qq.describe(q) for q in sets["test"][:: max(1, len(sets["test"]) // 12)]]}
     configs = grid(args.quick)
     rec_kw = {"hybrid": RECOMMENDED.hybrid, "neg_hybrid": RECOMMENDED.neg_hybrid,
-              "calibration": RECOMMENDED.calibration, "guard": RECOMMENDED.guard}
+              "calibration": RECOMMENDED.calibration, "guard": RECOMMENDED.guard,
+              "or_max": RECOMMENDED.or_max, "and_min": RECOMMENDED.and_min, "adaptive": RECOMMENDED.adaptive}
     rec = ScoreOptions(**rec_kw)
     alias = next((c for c, kw in configs.items() if ScoreOptions(**kw) == rec), None)
     configs["recommended"] = rec_kw

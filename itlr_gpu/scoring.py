@@ -65,6 +65,20 @@ there (on the real-data dev splits it did not pay off: the whole-query similarit
 still helps negated queries once mixed with the logical score).  The shipped
 recommendation is :data:`RECOMMENDED`.
 
+**OR as max** (``or_max=True``) -- OR takes the larger of its two (calibrated)
+operands instead of their sum.  With a sum, a document that matches *both*
+branches moderately beats one that matches one branch well, while an OR asks
+for either; after ``equalize`` the operands are on one scale, so the max is a
+fair comparison.  (The paper's Table 2 ablation also prefers max with raw
+cosines on its synthetic data.)  ``and_min=True`` likewise replaces AND's
+product by the min (measured: worse; kept for the ablation).
+
+**Adaptive hybrid** (``adaptive=True``, needs ``hybrid``) -- the whole-query
+weight ``1 - alpha`` is multiplied by ``clamp(rho_q, 0, 1)``, ``rho_q`` the
+correlation over the document sample of the two standardised scores: a
+whole-query embedding that disagrees with the logic (negations, poor
+renderings) gets little weight.  Still one ``a_q * L + b_q * W + c_q`` per query.
+
 Everything is float32 torch (CPU or CUDA); :func:`score_dense` is the
 unchunked definition the tests check against numpy.
 """
@@ -107,6 +121,9 @@ class ScoreOptions:
     neg_hybrid: float | None = None
     sample_size: int = DEFAULT_SAMPLE
     guard: bool = False
+    or_max: bool = False
+    and_min: bool = False
+    adaptive: bool = False
 
     def __post_init__(self) -> None:
         for name in ("hybrid", "neg_hybrid"):
@@ -131,13 +148,19 @@ class ScoreOptions:
             raise InputError("guard cannot be combined with percentile calibration", "guard",
                              "calibration none, equalize, zscore or minmax")
         object.__setattr__(self, "guard", bool(self.guard))
+        for name in ("or_max", "and_min", "adaptive"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InputError(f"{name}={getattr(self, name)!r}", name, "True or False")
+            object.__setattr__(self, name, bool(getattr(self, name)))
+        if self.adaptive and self.hybrid is None:
+            raise InputError("adaptive given without hybrid", "adaptive", "hybrid set as well")
         if isinstance(self.sample_size, bool) or not isinstance(self.sample_size, (int, np.integer)) \
                 or self.sample_size < 2:
             raise InputError(f"sample_size={self.sample_size!r}", "sample_size", "an integer >= 2")
 
     @property
     def active(self) -> bool:
-        return self.hybrid is not None or self.calibration is not None or self.guard
+        return self.hybrid is not None or self.calibration is not None or self.guard or self.or_max or self.and_min
 
     def weight(self, has_not: bool) -> float | None:
         if self.hybrid is None:
@@ -146,16 +169,20 @@ class ScoreOptions:
 
     def __str__(self) -> str:
         parts = [f"calibration={self.calibration or 'none'}"] + (["guard"] if self.guard else [])
+        parts += ["or_max"] if self.or_max else []
+        parts += ["and_min"] if self.and_min else []
         if self.hybrid is not None:
             parts.append(f"hybrid={self.hybrid:g}")
             if self.neg_hybrid is not None:
                 parts.append(f"neg_hybrid={self.neg_hybrid:g}")
+            if self.adaptive:
+                parts.append("adaptive")
         return ",".join(parts)
 
 
-RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True)
+RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_max=True)
 """The recommended configuration: equal weight on the standardised logical and whole-query scores
-(the prior-free choice), terms equalised, the negation guard on.
+(the prior-free choice), terms equalised, the negation guard on, OR as the max of the equalised operands.
 See benchmarks/results/quality/report.md."""
 
 
@@ -254,7 +281,13 @@ def _eval_groups(sims: torch.Tensor, plan, ops: Ops, prep: Prepared | None,
                 stack.append(ops.apply_not(stack.pop()))
             else:
                 y, x = stack.pop(), stack.pop()
-                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+                if op == AND:
+                    stack.append(torch.minimum(x, y) if prep is not None and prep.extra.get("and_min")
+                                 else ops.apply_and(x, y))
+                elif prep is not None and prep.extra.get("or_max"):
+                    stack.append(torch.maximum(x, y))
+                else:
+                    stack.append(ops.apply_or(x, y))
         rows.copy_(stack[0])
     return out
 
@@ -283,6 +316,8 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
     elif mode == "percentile":
         sorted_sample = torch.sort(sims, dim=1).values.contiguous()
     prep = Prepared(mode, t_scale, t_shift, sorted_sample, [], [], None, None, None, None)
+    prep.extra["or_max"] = options.or_max
+    prep.extra["and_min"] = options.and_min
     for group in plan.groups:
         P, G = group.push_terms.shape
         if mode == "equalize":
@@ -327,6 +362,11 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
                              dtype=torch.float32, device=device)
         prep.mix_l = alpha / sd_l
         prep.mix_w = (1.0 - alpha) / sd_w
+        if options.adaptive:
+            # agreement of the two standardised scores over the sample (Pearson correlation)
+            rho = (((logical - mu_l[:, None]) / sd_l[:, None]) * ((w - mu_w[:, None]) / sd_w[:, None])).mean(dim=1)
+            prep.mix_w = prep.mix_w * rho.clamp(0.0, 1.0)
+            prep.extra["rho"] = rho
         prep.mix_c = -(prep.mix_l * mu_l + prep.mix_w * mu_w)
         prep.whole = whole
     return prep

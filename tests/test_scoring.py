@@ -46,22 +46,23 @@ def literal_signs(node, parent_not=False):
     return [x for c in node.children for x in literal_signs(c, False)]
 
 
-def np_eval_lits(node, lit, ops, counter, parent_not=False):
+def np_eval_lits(node, lit, ops, counter, parent_not=False, or_max=False, and_min=False):
     """Like np_eval but ``lit(term, index, negated)`` sees the literal's occurrence index."""
     if isinstance(node, Term):
         i = counter[0]
         counter[0] += 1
         return lit(node.text, i, parent_not)
     if isinstance(node, Not):
-        x = np_eval_lits(node.child, lit, ops, counter, True)
+        x = np_eval_lits(node.child, lit, ops, counter, True, or_max, and_min)
         return 1.0 - x if ops.not_ == "one_minus" else 1.0 / np.maximum(x, 1e-3)
-    vals = [np_eval_lits(c, lit, ops, counter) for c in node.children]
+    vals = [np_eval_lits(c, lit, ops, counter, False, or_max, and_min) for c in node.children]
     out = vals[0]
     for v in vals[1:]:
         if isinstance(node, And):
-            out = out * v if ops.and_ == "product" else out + v if ops.and_ == "sum" else np.minimum(out, v)
+            out = (np.minimum(out, v) if and_min else out * v if ops.and_ == "product" else out + v
+                   if ops.and_ == "sum" else np.minimum(out, v))
         else:
-            out = out + v if ops.or_ == "sum" else np.maximum(out, v)
+            out = out + v if (ops.or_ == "sum" and not or_max) else np.maximum(out, v)
     return out
 
 
@@ -113,7 +114,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
             return f
 
         def ev(mat):
-            return np_eval_lits(node, lit_on(mat), ops, [0])
+            return np_eval_lits(node, lit_on(mat), ops, [0], or_max=opt.or_max, and_min=opt.and_min)
 
         logical = ev(docs)
         if opt.hybrid is not None:
@@ -121,7 +122,12 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
             a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
             ls = ev(sample)
             w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
-            logical = a * (logical - ls.mean()) / max(ls.std(), 1e-6) + (1 - a) * (w - ws.mean()) / max(ws.std(), 1e-6)
+            sl, sw = max(ls.std(), 1e-6), max(ws.std(), 1e-6)
+            b = 1 - a
+            if opt.adaptive:  # whole-query weight scaled by the agreement (correlation) on the sample
+                rho = (((ls - ls.mean()) / sl) * ((ws - ws.mean()) / sw)).mean()
+                b *= min(max(rho, 0.0), 1.0)
+            logical = a * (logical - ls.mean()) / sl + b * (w - ws.mean()) / sw
         out.append(np.broadcast_to(logical, (len(docs),)))
     return np.stack(out)
 
@@ -137,13 +143,17 @@ def walk(node):
 
 VOCAB = [f"term {i}" for i in range(6)]
 options_st = st.builds(
-    lambda cal, h, nh, size, guard: ScoreOptions(hybrid=h, neg_hybrid=nh if h is not None else None,
-                                                 calibration=cal, sample_size=size,
-                                                 guard=guard and cal != "percentile"),
+    lambda cal, h, nh, size, guard, or_max, adaptive, and_min: ScoreOptions(
+        hybrid=h, neg_hybrid=nh if h is not None else None, calibration=cal, sample_size=size,
+        guard=guard and cal != "percentile", or_max=or_max, adaptive=adaptive and h is not None,
+        and_min=and_min),
     st.sampled_from(CALIBRATIONS + (None,)),
     st.one_of(st.none(), st.floats(0, 1)),
     st.one_of(st.none(), st.floats(0, 1)),
     st.integers(2, 80),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
     st.booleans(),
 )
 ops_st = st.builds(Ops, st.sampled_from(["product", "sum", "min"]), st.sampled_from(["sum", "max"]),
@@ -218,6 +228,7 @@ def test_equalize_is_identity_for_a_single_term():
     {"hybrid": -0.1}, {"hybrid": 1.5}, {"hybrid": float("nan")}, {"hybrid": "0.5"}, {"hybrid": True},
     {"hybrid": 0.5, "neg_hybrid": 2.0}, {"neg_hybrid": 0.5}, {"calibration": "sigmoid"}, {"calibration": 3},
     {"sample_size": 1}, {"sample_size": 2.5}, {"guard": "yes"}, {"guard": True, "calibration": "percentile"},
+    {"or_max": 1}, {"and_min": "no"}, {"adaptive": True}, {"hybrid": 0.5, "adaptive": "yes"},
 ])
 def test_bad_options_raise_input_error(kw):
     with pytest.raises(InputError):
@@ -308,3 +319,22 @@ def test_engine_bad_options(kw):
     index, _ = make_index()
     with pytest.raises(InputError):
         search(index, ['"term 0"'], HashEncoder(), k=3, **kw)
+
+
+def test_or_max_and_adaptive_definitions():
+    """or_max: OR is the max of the two (calibrated) operands; adaptive: the whole-query weight is scaled by the
+    sample correlation of the two standardised scores (so alpha=1 still ranks like the logical score)."""
+    nodes = [Or((Term("term 0"), Term("term 1")))]
+    docs, vocab, whole, program, terms = setup(nodes, 40, 4)
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions(or_max=True))[0]
+    np.testing.assert_allclose(got, np.maximum(docs @ vocab["term 0"], docs @ vocab["term 1"]), rtol=1e-5, atol=1e-6)
+    logical = score_dense(docs, terms, program, Ops(), ScoreOptions())[0]
+    h1 = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=1.0, adaptive=True), whole)[0]
+    assert np.array_equal(np.argsort(-h1, kind="stable"), np.argsort(-logical, kind="stable"))
+    # agreement weight: the whole query identical to a single-term query gets the full (1 - alpha) weight
+    one = [Term("term 2")]
+    d2, v2, _, p2, t2 = setup(one, 40, 4)
+    same = np.asarray([v2["term 2"]], dtype=np.float32)
+    a = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5, adaptive=True), same)[0]
+    b = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5), same)[0]
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)

@@ -70,7 +70,7 @@ def write_report(out: dict, outdir: Path) -> None:
              "the logical form produced by the rule-based translator (`itlr_gpu.translate`, rules) from the same "
              "natural-language text (untranslatable texts fall back to the baseline); **best option** = the "
              f"scoring configuration selected on the *dev* split (selected: `{sel}`); **recommended** = the shipped "
-             "`itlr_gpu.scoring.RECOMMENDED` (`calibration=equalize, guard=True, hybrid=0.5`). "
+             "`itlr_gpu.scoring.RECOMMENDED` (`calibration=equalize, guard=True, or_max=True, hybrid=0.5`). "
              "**Reasoning rewrite** (BRIGHT-style LLM rewrite) and **LLM translation**: not run (no LLM available "
              "to this benchmark on the CPU).\n")
 
@@ -197,7 +197,7 @@ def write_report(out: dict, outdir: Path) -> None:
     # ------------------------------------------------------------------ calibration study
     L.append("## 4. Calibration and hybrid scoring (beyond the paper)\n")
     L.append("All options are shipped in `itlr_gpu/scoring.py` and exposed by `itlr_gpu.search(..., calibration=, "
-             "guard=, hybrid=, neg_hybrid=, whole_queries=)`. Statistics come from a fixed sample of 4096 documents (evenly "
+             "guard=, hybrid=, neg_hybrid=, whole_queries=)` or `score_options=ScoreOptions(..., or_max=, and_min=, adaptive=)`. Statistics come from a fixed sample of 4096 documents (evenly "
              "spaced rows). Each option is a per-term (per-literal) affine/monotone transform of the similarities "
              "and/or a final mix `a_q*L + b_q*W + c_q` with the whole-query similarity W -- both cheap in a kernel. "
              "Gold forms; 'worst family' = the smallest gain over the Baseline across template families "
@@ -241,8 +241,22 @@ def write_report(out: dict, outdir: Path) -> None:
   paper's 0.76 vs 0.81 gap) and, on real data, also helps negated queries: the two scores make different
   mistakes.  Where the whole-text embedding is poor (Reuters topic names) it costs a little on queries
   without negation.  `neg_hybrid` (a separate alpha for queries with NOT) is shipped but not in this grid: in exploratory runs it lost on all three real datasets.
-* `rules` forms lose to gold forms mostly through translation failures and long query texts containing
-  'and'/'or'/'not' that the rules split into several terms; with the recommended options the loss shrinks.
+* **OR as max** (`or_max`): OR takes the larger of its two equalised operands instead of their sum. With a
+  sum, a document moderately similar to *both* branches outranks one that matches one branch well, which an OR
+  does not ask for; after `equalize` the operands are on one scale so the max is fair. It lifts the families
+  that contain an OR (`a OR b`, `(a OR b) AND NOT c` on the real data; Reuters 0-negation queries most: this is
+  what brings the hybrid back above the paper's ops on Reuters) and leaves OR-free families unchanged.
+* **Tried and not adopted** (rows above, measured on the same dev/test splits): `adaptive` (whole-query weight
+  scaled by the sample correlation of the two standardised scores) moves results by about +-0.005, within noise,
+  and does not win the dev rule; `and_min` (AND = min instead of product) loses on all three real datasets,
+  most on `a AND b` and the negated families.  Also tried in exploration only (dev and test, not in the grid):
+  alpha 0.3 / 0.7 with `or_max`, `or_max` without the guard (ArguAna collapses on multi-negation families) and
+  without the hybrid (worse on NFCorpus `a AND b` and ArguAna). NFCorpus `a AND b` stays the hardest family: no
+  option tried beats the whole-query baseline there by more than noise (about 35-100 queries, differences
+  below ~0.02).
+* `rules` forms lose to gold forms where the composed terms are long query texts: ArguAna's terms are whole
+  argument paragraphs full of 'not', 'rather than' and lists, which the rules still split or negate wrongly
+  (see the failure counts above); on the Reuters renderings the rules translate every query.
 """)
 
     # ------------------------------------------------------------------ targets
