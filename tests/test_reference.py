@@ -122,5 +122,5 @@ def test_chunk_top_with_ties_at_the_boundary():
 
 def test_chunk_budget_formula():
     c = chunk_for_budget(d=384, num_terms=768, num_queries=256, max_depth=2, budget_bytes=256 << 20)
-    assert 4 * c * (384 + 768 + 256 * 4) <= 256 << 20
+    assert 4 * c * (2 * 384 + 768 + 256 * 5) <= 256 << 20
     assert chunk_for_budget(4, 1, 1, 1, budget_bytes=1) == 256  # floor

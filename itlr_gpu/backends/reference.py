@@ -12,7 +12,7 @@ templates costs a few dozen tensor ops per chunk, not one per query.
 Peak working memory, in bytes, for Q queries, T terms, dimension d, chunk C and
 stack depth S (plus the running top-k, Q x k x 12)::
 
-    4 * C * (d + T + Q * (S + 2))
+    4 * C * (2d + T + Q * (S + 3))
 
 ``chunk_for_budget`` picks C from a byte budget with that formula.
 """
@@ -35,7 +35,8 @@ MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
 def chunk_for_budget(d: int, num_terms: int, num_queries: int, max_depth: int,
                      budget_bytes: int = DEFAULT_BUDGET_BYTES) -> int:
     """Largest chunk (documents) whose working set fits ``budget_bytes`` (see module docstring)."""
-    per_doc = 4 * (d + num_terms + num_queries * (max_depth + 2))
+    # 2d: the float32 chunk and BLAS's packed copy of it; S + 3: the stack, the score block, top-k scratch.
+    per_doc = 4 * (2 * d + num_terms + num_queries * (max_depth + 3))
     return int(min(MAX_CHUNK, max(MIN_CHUNK, budget_bytes // per_doc)))
 
 
