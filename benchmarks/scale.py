@@ -258,7 +258,7 @@ def render(r: dict) -> str:
         f"{mem['out_of_core_within_cap']}: the reference scorer's real chunk working set "
         f"(in-memory peak minus the matrix) is {mem.get('scorer_working_set_mib', '?')} MiB for a "
         f"{mem['memory_cap_bytes'] / 2**21:.0f} MiB chunk budget (measured alone, the scorer stays within its "
-        "budget plus ~20 MiB of fixed torch/BLAS overhead; the rest of this gap is not yet explained); on top of it out-of-core adds {mem.get('out_of_core_above_working_set_mib', '?')} MiB "
+        f"budget plus ~20 MiB of fixed torch/BLAS overhead; the rest of this gap is not yet explained); on top of it out-of-core adds {mem.get('out_of_core_above_working_set_mib', '?')} MiB "
         f"(the two shard buffers, {mem['memory_cap_bytes'] / 2**21:.0f} MiB by the cap), independent of the matrix "
         f"size.  Baseline = peak RSS (VmHWM) after imports and a tiny warm-up search; the "
         "out-of-core reader uses `pread` into two reusable buffers, so the file stays in the page cache "
