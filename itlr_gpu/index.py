@@ -330,22 +330,7 @@ class Index:
                 f"matrix is {matrix.dtype.str} {matrix.shape} but the manifest says {manifest['dtype']} {shape}",
                 str(ep), "the shape and dtype recorded in manifest.json",
             )
-        ip = d / IDS_FILE
-        try:
-            with pa.memory_map(str(ip)) as source:
-                ids_table = pa.ipc.open_file(source).read_all()
-        except (pa.ArrowInvalid, OSError) as e:
-            raise IndexIntegrityError(f"unreadable doc ids ({e})", str(ip), "an Arrow IPC file") from e
-        if ids_table.column_names != ["doc_id"] or not pa.types.is_string(ids_table.schema.field(0).type):
-            raise IndexIntegrityError(f"columns are {ids_table.schema}", str(ip), "one string column 'doc_id'")
-        ids = ids_table.column("doc_id").combine_chunks()
-        if len(ids) != manifest["count"]:
-            raise IndexIntegrityError(f"{len(ids)} doc ids but the manifest says {manifest['count']} documents",
-                                      str(ip), "one id per embedding row")
-        try:
-            check_ids(ids, str(ip), "doc_id")
-        except InputError as e:
-            raise IndexIntegrityError(e.what, e.where, e.expected) from e
+        ids = read_doc_ids(d, manifest["count"])
         if verify:
             actual = _checksum(matrix)
             if actual != manifest["checksum"]:
@@ -381,6 +366,29 @@ def _swap_in(tmp: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, target)  # POSIX rename may replace an empty folder
+
+
+def read_doc_ids(d: Path, count: int) -> pa.Array:
+    """The folder's doc_ids.arrow, checked: one string column, ``count`` unique non-empty ids."""
+    ip = d / IDS_FILE
+    if not ip.is_file():
+        raise IndexIntegrityError(f"{IDS_FILE} is missing", str(d), "doc_ids.arrow next to manifest.json")
+    try:
+        with pa.memory_map(str(ip)) as source:
+            table = pa.ipc.open_file(source).read_all()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise IndexIntegrityError(f"unreadable doc ids ({e})", str(ip), "an Arrow IPC file") from e
+    if table.column_names != ["doc_id"] or not pa.types.is_string(table.schema.field(0).type):
+        raise IndexIntegrityError(f"columns are {table.schema}", str(ip), "one string column 'doc_id'")
+    ids = table.column("doc_id").combine_chunks()
+    if len(ids) != count:
+        raise IndexIntegrityError(f"{len(ids)} doc ids but the manifest says {count} documents", str(ip),
+                                  "one id per embedding row")
+    try:
+        check_ids(ids, str(ip), "doc_id")
+    except InputError as e:
+        raise IndexIntegrityError(e.what, e.where, e.expected) from e
+    return ids
 
 
 def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[dict[str, Any], str]:

@@ -42,8 +42,7 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, _fsync, read_json_manifest
-from ..io import check_ids
+from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, _fsync, read_doc_ids, read_json_manifest
 from ..ops import Ops
 
 __all__ = [
@@ -442,33 +441,11 @@ class ShardedIndex(Index):
                     f"shard {i} is {layout.dtype.str} {layout.shape} but the manifest says {manifest['dtype']} {shape}",
                     str(path), "the shape and dtype recorded in manifest.json")
             segments.append(ShardSegment(i, entry["start"], entry["stop"], layout, entry["checksum"]))
-        ids = _read_ids(d, manifest["count"])
+        ids = read_doc_ids(d, manifest["count"])
         matrix = ShardedMatrix(segments, manifest["dim"], dtype)
         if verify:
             matrix.verify()
         return cls(matrix, ids, manifest, d.absolute())
-
-
-def _read_ids(d: Path, count: int) -> pa.Array:
-    ip = d / IDS_FILE
-    if not ip.is_file():
-        raise IndexIntegrityError(f"{IDS_FILE} is missing", str(d), "doc_ids.arrow next to manifest.json")
-    try:
-        with pa.memory_map(str(ip)) as source:
-            table = pa.ipc.open_file(source).read_all()
-    except (pa.ArrowInvalid, OSError) as e:
-        raise IndexIntegrityError(f"unreadable doc ids ({e})", str(ip), "an Arrow IPC file") from e
-    if table.column_names != ["doc_id"] or not pa.types.is_string(table.schema.field(0).type):
-        raise IndexIntegrityError(f"columns are {table.schema}", str(ip), "one string column 'doc_id'")
-    ids = table.column("doc_id").combine_chunks()
-    if len(ids) != count:
-        raise IndexIntegrityError(f"{len(ids)} doc ids but the manifest says {count} documents", str(ip),
-                                  "one id per embedding row")
-    try:
-        check_ids(ids, str(ip), "doc_id")
-    except InputError as e:
-        raise IndexIntegrityError(e.what, e.where, e.expected) from e
-    return ids
 
 
 def _read_sharded_manifest(d: Path) -> dict[str, Any]:
