@@ -101,7 +101,7 @@ __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "sample_ro
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
-STD_FLOOR = 1e-6
+STD_FLOOR = 1e-4  # real similarity spreads are ~1e-2; a floor near float32 noise would amplify rounding 1e6-fold
 PERCENTILE_EPS = 1e-6
 
 

@@ -192,10 +192,12 @@ def test_chunked_topk_equals_dense(nodes, opt, n, k, chunk, seed):
     k_eff = min(k, n)
     assert scores.shape == rows.shape == (len(nodes), k_eff)
     for q in range(len(nodes)):
-        # the chunked scores are the dense scores of the returned rows, and they are the top k_eff
-        np.testing.assert_allclose(scores[q], dense[q, rows[q]], rtol=1e-5, atol=1e-5)
+        # the chunked scores are the dense scores of the returned rows, and they are the top k_eff.
+        # Tolerance 1e-4: standardising by a sample std (as small as STD_FLOOR on degenerate samples of
+        # 2-3 documents) amplifies the float32 rounding of chunked vs whole-matrix similarities.
+        np.testing.assert_allclose(scores[q], dense[q, rows[q]], rtol=1e-4, atol=1e-4)
         kth = np.sort(dense[q])[::-1][k_eff - 1]
-        assert np.all(scores[q] >= kth - 1e-5)
+        assert np.all(scores[q] >= kth - 1e-4 * max(1.0, abs(float(kth))))
 
 
 def test_off_options_are_the_paper_composition():
