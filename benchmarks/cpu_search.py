@@ -206,7 +206,7 @@ def write_report(report: dict, out: Path) -> None:
         lines += ["", f"Memory: N={m.get('n', '2M')} float16 memmap ({m['matrix_gib']:.2f} GiB on disk), chunk "
                       f"{m['chunk']} docs: peak RSS {m['peak_rss_gib']:.2f} GiB "
                       f"(target < 8 GiB: {'met' if m['peak_rss_gib'] < 8 else 'NOT met'})",
-                  "Working set bound: 4 * chunk * (d + T + Q * (S + 2)) bytes (see itlr_gpu/backends/reference.py)."]
+                  "Working set bound: 4 * chunk * (2d + T + Q * (S + 3)) bytes (see itlr_gpu/backends/reference.py)."]
     text = "\n".join(lines) + "\n"
     for suffix, content in ((".json", json.dumps(report, indent=2)), (".md", text)):
         tmp = out.with_suffix(suffix + ".tmp")
