@@ -401,7 +401,7 @@ def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: in
                         whole_embeddings=None, device: torch.device | str = "cpu", chunk_size: int | None = None,
                         on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k like :func:`itlr_gpu.backends.reference.search_reference`, with ``options`` applied."""
-    from .backends.reference import RunningTopK, _chunk_as_float32, chunk_for_budget, plan_groups
+    from .backends.reference import chunk_for_budget, plan_groups, stream_topk
 
     device = torch.device(device)
     n, d = docs.shape
@@ -412,18 +412,11 @@ def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: in
         chunk_size = chunk_for_budget(d, len(program.terms) + program.num_queries, program.num_queries,
                                       program.max_depth + 2)
     plan = plan_groups(program, device)
-    top = RunningTopK(program.num_queries, k_eff, device)
     with torch.inference_mode():
         prep = prepare(program, plan, ops, options, terms, _sample_matrix(docs, n, options.sample_size, device),
                        whole)
-        for start in range(0, n, chunk_size):
-            chunk = _chunk_as_float32(docs, start, min(n, start + chunk_size), device)
-            top.add(score_chunk_options(terms @ chunk.T, chunk, plan, ops, prep), start)
-            if on_chunk is not None:
-                on_chunk(chunk.shape[0])
-    inverse = torch.empty_like(plan.order)
-    inverse[plan.order] = torch.arange(len(plan.order), device=device)
-    return top.scores[inverse].cpu().numpy(), top.rows[inverse].cpu().numpy()
+        return stream_topk(docs, k_eff, plan, chunk_size, device,
+                           lambda chunk: score_chunk_options(terms @ chunk.T, chunk, plan, ops, prep), on_chunk)
 
 
 def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
@@ -440,9 +433,7 @@ def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: Scor
         prep = prepare(program, plan, ops, options, terms,
                        docs_t[torch.as_tensor(sample_rows(len(docs_t), options.sample_size))], whole)
         scores = score_chunk_options(terms @ docs_t.T, docs_t, plan, ops, prep)
-    inverse = torch.empty_like(plan.order)
-    inverse[plan.order] = torch.arange(len(plan.order))
-    return scores[inverse].numpy()
+    return plan.unpermute(scores).numpy()
 
 
 def natural_text(node) -> str:

@@ -53,6 +53,12 @@ class Plan:
     order: torch.Tensor           # permuted row i is query order[i]
     identity: bool                # every query is PUSH of term q: the scores are the similarities
 
+    def unpermute(self, rows: torch.Tensor) -> torch.Tensor:
+        """Rows in plan order -> rows in query order (row i of the input belongs to query order[i])."""
+        inverse = torch.empty_like(self.order)
+        inverse[self.order] = torch.arange(len(self.order), device=self.order.device)
+        return rows[inverse]
+
 
 def plan_groups(program: Program, device: torch.device) -> Plan:
     """Group queries by opcode sequence (host side, once per batch).
@@ -192,18 +198,25 @@ def search_reference(
     if chunk_size is None:
         chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth)
     plan = plan_groups(program, device)
-    top = RunningTopK(program.num_queries, k_eff, device)
     with torch.inference_mode():
-        for start in range(0, n, chunk_size):
-            chunk = _chunk_as_float32(docs, start, min(n, start + chunk_size), device)
-            sims = terms @ chunk.T
-            top.add(score_chunk(sims, plan, ops), start)
-            if on_chunk is not None:
-                on_chunk(chunk.shape[0])
-    # Undo the grouping permutation: row i of the top-k belongs to query plan.order[i].
-    inverse = torch.empty_like(plan.order)
-    inverse[plan.order] = torch.arange(len(plan.order), device=device)
-    return top.scores[inverse].cpu().numpy(), top.rows[inverse].cpu().numpy()
+        return stream_topk(docs, k_eff, plan, chunk_size, device,
+                           lambda chunk: score_chunk(terms @ chunk.T, plan, ops), on_chunk)
+
+
+def stream_topk(docs, k: int, plan: Plan, chunk_size: int, device: torch.device,
+                score: Callable[[torch.Tensor], torch.Tensor],
+                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Fold ``score(chunk)`` (Q x C, rows in ``plan.order``) of every float32 chunk into a running top-k.
+
+    Returns numpy (scores, rows) in query order.
+    """
+    top = RunningTopK(len(plan.order), k, device)
+    for start in range(0, docs.shape[0], chunk_size):
+        chunk = _chunk_as_float32(docs, start, min(docs.shape[0], start + chunk_size), device)
+        top.add(score(chunk), start)
+        if on_chunk is not None:
+            on_chunk(chunk.shape[0])
+    return plan.unpermute(top.scores).cpu().numpy(), plan.unpermute(top.rows).cpu().numpy()
 
 
 def _chunk_as_float32(docs, lo: int, hi: int, device: torch.device) -> torch.Tensor:
