@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from itlr_gpu import InputError, Ops
 from itlr_gpu.compiler import compile_queries
 from itlr_gpu.query import And, Not, Or, Term
-from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, ScoreOptions, natural_text, score_dense, search_with_options
+from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, STD_FLOOR, ScoreOptions, natural_text, score_dense, search_with_options
 
 from strategies import small_vocab_asts
 
@@ -75,14 +75,14 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
 
     def stats(t):
         s = sample @ vocab_vecs[t]
-        return s.mean(), max(s.std(), 1e-6), s.min(), s.max(), np.sort(s)
+        return s.mean(), max(s.std(), STD_FLOOR), s.min(), s.max(), np.sort(s)
 
     def transform(t, x):
         mu, sd, lo, hi, srt = stats(t)
         if mode in ("equalize", "zscore"):
             return (x - mu) / sd
         if mode == "minmax":
-            return (x - lo) / max(hi - lo, 1e-6)
+            return (x - lo) / max(hi - lo, STD_FLOOR)
         if mode == "percentile":
             return np.searchsorted(srt, x + 1e-6, side="right") / len(srt)
         return x
@@ -98,7 +98,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
         if guarded:
             xp_s = np.mean([sample @ vocab_vecs[t] for t in pos], axis=0)
             mu_p = xp_s.mean()
-            var_p = max(((xp_s - mu_p) ** 2).mean(), 1e-12)
+            var_p = max(((xp_s - mu_p) ** 2).mean(), STD_FLOOR ** 2)
 
         def lit_on(mat):
             xp = np.mean([mat @ vocab_vecs[t] for t in pos], axis=0) if guarded else None
@@ -122,7 +122,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
             a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
             ls = ev(sample)
             w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
-            sl, sw = max(ls.std(), 1e-6), max(ws.std(), 1e-6)
+            sl, sw = max(ls.std(), STD_FLOOR), max(ws.std(), STD_FLOOR)
             b = 1 - a
             if opt.adaptive:  # whole-query weight scaled by the agreement (correlation) on the sample
                 rho = (((ls - ls.mean()) / sl) * ((ws - ws.mean()) / sw)).mean()
@@ -160,6 +160,9 @@ ops_st = st.builds(Ops, st.sampled_from(["product", "sum", "min"]), st.sampled_f
                    st.sampled_from(["one_minus", "reciprocal"]))
 
 
+MIN_WELL_CONDITIONED_SAMPLE = 8
+
+
 def setup(nodes, n, seed):
     rng = np.random.default_rng(seed)
     docs = unit_rows(rng, n, 16)
@@ -174,6 +177,8 @@ def setup(nodes, n, seed):
 @given(st.lists(small_vocab_asts(), min_size=1, max_size=5), ops_st, options_st, st.integers(1, 60),
        st.integers(0, 2**31 - 1))
 def test_dense_scores_equal_numpy(nodes, ops, opt, n, seed):
+    # float32 vs float64 on a sample with a near-zero spread differs arbitrarily (see below).
+    assume(opt.calibration is None and opt.hybrid is None or min(n, opt.sample_size) >= MIN_WELL_CONDITIONED_SAMPLE)
     docs, vocab, whole, program, terms = setup(nodes, n, seed)
     got = score_dense(docs, terms, program, ops, opt, whole)
     want = np_scores(docs, vocab, nodes, ops, opt, whole.astype(np.float64))
@@ -185,6 +190,10 @@ def test_dense_scores_equal_numpy(nodes, ops, opt, n, seed):
 @given(st.lists(small_vocab_asts(), min_size=1, max_size=4), options_st, st.integers(2, 70), st.integers(1, 12),
        st.sampled_from([1, 7, 64]), st.integers(0, 2**31 - 1))
 def test_chunked_topk_equals_dense(nodes, opt, n, k, chunk, seed):
+    # A statistics sample of < 8 documents can have a (near-)zero spread: standardising by it turns the
+    # float32 rounding difference between chunked and whole-matrix similarities into arbitrary score
+    # differences and rank flips: no float32 implementation can match there, so these properties exclude it.
+    assume(min(n, opt.sample_size) >= MIN_WELL_CONDITIONED_SAMPLE)
     ops = Ops()
     docs, vocab, whole, program, terms = setup(nodes, n, seed)
     scores, rows = search_with_options(docs, terms, program, ops, k, opt, whole, chunk_size=chunk)
