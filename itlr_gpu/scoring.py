@@ -79,6 +79,12 @@ correlation over the document sample of the two standardised scores: a
 whole-query embedding that disagrees with the logic (negations, poor
 renderings) gets little weight.  Still one ``a_q * L + b_q * W + c_q`` per query.
 
+**Spreads below** :data:`STD_FLOOR` carry no information (a term orthogonal to
+the sample, ``a OR NOT a``): every standardisation above uses
+:func:`inverse_spread`, which gives such a score weight 0 instead of dividing
+float32 rounding by a floor (a constant logical score leaves the hybrid ranking
+to the whole query; a constant positive mean gives the guard no slope).
+
 Everything is float32 torch (CPU or CUDA); :func:`score_dense` is the
 unchunked definition the tests check against numpy.
 """
@@ -101,7 +107,7 @@ __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "sample_ro
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
-STD_FLOOR = 1e-4  # real similarity spreads are ~1e-2; a floor near float32 noise would amplify rounding 1e6-fold
+STD_FLOOR = 1e-4  # real similarity spreads are ~1e-2; below this a spread is rounding noise, not information
 PERCENTILE_EPS = 1e-6
 
 
@@ -184,6 +190,15 @@ RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_ma
 """The recommended configuration: equal weight on the standardised logical and whole-query scores
 (the prior-free choice), terms equalised, the negation guard on, OR as the max of the equalised operands.
 See benchmarks/results/quality/report.md."""
+
+
+def inverse_spread(spread: torch.Tensor) -> torch.Tensor:
+    """``1 / spread`` where the spread carries information, 0 where it is below :data:`STD_FLOOR`.
+
+    A score that is constant over the sample (a term orthogonal to every document, ``a OR NOT a``)
+    has a spread made of float32 rounding; dividing by it (or by any floor) would turn that rounding
+    into ranking.  Weight 0 says what it is: this score cannot rank, so it does not take part."""
+    return torch.where(spread >= STD_FLOOR, 1.0 / spread.clamp_min(STD_FLOOR), torch.zeros_like(spread))
 
 
 def sample_rows(n: int, size: int) -> np.ndarray:
@@ -306,13 +321,13 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
     T = sims.shape[0]
     ones, zeros = torch.ones(T, device=device), torch.zeros(T, device=device)
     mu = sims.mean(dim=1)
-    sd = sims.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
+    sd = sims.std(dim=1, unbiased=False)
     t_scale, t_shift, sorted_sample = ones, zeros, None
     if mode in ("equalize", "zscore"):
-        t_scale, t_shift = 1.0 / sd, mu
+        t_scale, t_shift = inverse_spread(sd), mu
     elif mode == "minmax":
         lo, hi = sims.min(dim=1).values, sims.max(dim=1).values
-        t_scale, t_shift = 1.0 / (hi - lo).clamp_min(STD_FLOOR), lo
+        t_scale, t_shift = inverse_spread(hi - lo), lo
     elif mode == "percentile":
         sorted_sample = torch.sort(sims, dim=1).values.contiguous()
     prep = Prepared(mode, t_scale, t_shift, sorted_sample, [], [], None, None, None, None)
@@ -337,7 +352,7 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
             xp = positive_mean(sims, group)                          # G x m
             mu_p = xp.mean(dim=1)
             cp = xp - mu_p[:, None]
-            var_p = (cp * cp).mean(dim=1).clamp_min(STD_FLOOR ** 2)
+            inv_var_p = inverse_spread((cp * cp).mean(dim=1).sqrt()) ** 2   # no slope on a constant x_p
             betas = []
             for p, is_neg in enumerate(neg):
                 if not is_neg:
@@ -345,7 +360,7 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
                     continue
                 xb = sims[group.push_terms[p]]
                 cov = ((xb - xb.mean(dim=1, keepdim=True)) * cp).mean(dim=1)
-                betas.append((cov / var_p).clamp_min(0.0))
+                betas.append((cov * inv_var_p).clamp_min(0.0))
             prep.guard_beta.append(torch.stack(betas))
             prep.guard_mu.append(mu_p)
     if options.hybrid is not None:
@@ -355,16 +370,18 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
         whole = whole_embeddings[plan.order]                    # plan order
         logical = _eval_groups(_term_transform(sims, prep), plan, ops, prep, raw=sims)   # Q x m
         w = whole @ sample.T
-        mu_l, sd_l = logical.mean(dim=1), logical.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
-        mu_w, sd_w = w.mean(dim=1), w.std(dim=1, unbiased=False).clamp_min(STD_FLOOR)
+        mu_l, inv_l = logical.mean(dim=1), inverse_spread(logical.std(dim=1, unbiased=False))
+        mu_w, inv_w = w.mean(dim=1), inverse_spread(w.std(dim=1, unbiased=False))
         order = plan.order.cpu().numpy()
         alpha = torch.tensor([options.weight(_has_not(program, int(q))) for q in order],
                              dtype=torch.float32, device=device)
-        prep.mix_l = alpha / sd_l
-        prep.mix_w = (1.0 - alpha) / sd_w
+        prep.mix_l = alpha * inv_l
+        prep.mix_w = (1.0 - alpha) * inv_w
         if options.adaptive:
             # agreement of the two standardised scores over the sample (Pearson correlation)
-            rho = (((logical - mu_l[:, None]) / sd_l[:, None]) * ((w - mu_w[:, None]) / sd_w[:, None])).mean(dim=1)
+            rho = (((logical - mu_l[:, None]) * inv_l[:, None]) * ((w - mu_w[:, None]) * inv_w[:, None])).mean(dim=1)
+            # a constant logical score has no correlation to measure: it does not discount the whole query
+            rho = torch.where(inv_l > 0, rho, torch.ones_like(rho))
             prep.mix_w = prep.mix_w * rho.clamp(0.0, 1.0)
             prep.extra["rho"] = rho
         prep.mix_c = -(prep.mix_l * mu_l + prep.mix_w * mu_w)

@@ -66,6 +66,11 @@ def np_eval_lits(node, lit, ops, counter, parent_not=False, or_max=False, and_mi
     return out
 
 
+def inv(spread):
+    """1/spread, or 0 where the spread is below the floor (no information: the score does not rank)."""
+    return 1.0 / spread if spread >= STD_FLOOR else 0.0
+
+
 def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
     """Q x N scores by the definitions in itlr_gpu.scoring, in float64."""
     docs = docs.astype(np.float64)
@@ -75,14 +80,14 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
 
     def stats(t):
         s = sample @ vocab_vecs[t]
-        return s.mean(), max(s.std(), STD_FLOOR), s.min(), s.max(), np.sort(s)
+        return s.mean(), s.std(), s.min(), s.max(), np.sort(s)
 
     def transform(t, x):
         mu, sd, lo, hi, srt = stats(t)
         if mode in ("equalize", "zscore"):
-            return (x - mu) / sd
+            return (x - mu) * inv(sd)
         if mode == "minmax":
-            return (x - lo) / max(hi - lo, STD_FLOOR)
+            return (x - lo) * inv(hi - lo)
         if mode == "percentile":
             return np.searchsorted(srt, x + 1e-6, side="right") / len(srt)
         return x
@@ -98,7 +103,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
         if guarded:
             xp_s = np.mean([sample @ vocab_vecs[t] for t in pos], axis=0)
             mu_p = xp_s.mean()
-            var_p = max(((xp_s - mu_p) ** 2).mean(), STD_FLOOR ** 2)
+            inv_var_p = inv(np.sqrt(((xp_s - mu_p) ** 2).mean())) ** 2
 
         def lit_on(mat):
             xp = np.mean([mat @ vocab_vecs[t] for t in pos], axis=0) if guarded else None
@@ -107,7 +112,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
                 x = mat @ vocab_vecs[t]
                 if guarded and negated:
                     xb_s = sample @ vocab_vecs[t]
-                    beta = max(0.0, ((xb_s - xb_s.mean()) * (xp_s - mu_p)).mean() / var_p)
+                    beta = max(0.0, ((xb_s - xb_s.mean()) * (xp_s - mu_p)).mean() * inv_var_p)
                     x = x - beta * (xp - mu_p)
                 z = transform(t, x)
                 return mu_q + sd_q * z if mode == "equalize" else z
@@ -122,12 +127,12 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
             a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
             ls = ev(sample)
             w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
-            sl, sw = max(ls.std(), STD_FLOOR), max(ws.std(), STD_FLOOR)
+            il, iw = inv(ls.std()), inv(ws.std())
             b = 1 - a
             if opt.adaptive:  # whole-query weight scaled by the agreement (correlation) on the sample
-                rho = (((ls - ls.mean()) / sl) * ((ws - ws.mean()) / sw)).mean()
+                rho = (((ls - ls.mean()) * il) * ((ws - ws.mean()) * iw)).mean() if il > 0 else 1.0
                 b *= min(max(rho, 0.0), 1.0)
-            logical = a * (logical - ls.mean()) / sl + b * (w - ws.mean()) / sw
+            logical = a * (logical - ls.mean()) * il + b * (w - ws.mean()) * iw
         out.append(np.broadcast_to(logical, (len(docs),)))
     return np.stack(out)
 
@@ -226,6 +231,33 @@ def test_hybrid_extremes_rank_like_their_parts():
     h0 = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=0.0), whole)[0]
     assert np.array_equal(np.argsort(-h1, kind="stable"), np.argsort(-logical, kind="stable"))
     assert np.array_equal(np.argsort(-h0, kind="stable"), np.argsort(-(docs @ whole[0]), kind="stable"))
+
+
+@pytest.mark.parametrize("opt", [ScoreOptions(hybrid=0.5), ScoreOptions(hybrid=0.3, calibration="equalize", or_max=False),
+                                 ScoreOptions(hybrid=0.7, calibration="zscore", adaptive=True)])
+def test_constant_logical_score_leaves_the_ranking_to_the_whole_query(opt):
+    # "a OR NOT a" is 1 for every document: its sample spread is float32 rounding. It carries no
+    # information, so the hybrid ranks exactly by the whole-query similarity, in torch and in the oracle.
+    nodes = [Or((Term("term 0"), Not(Term("term 0"))))]
+    docs, vocab, whole, program, terms = setup(nodes, 300, 4)
+    got = score_dense(docs, terms, program, Ops(), opt, whole)[0]
+    want_rank = np.argsort(-(docs.astype(np.float64) @ whole[0].astype(np.float64)), kind="stable")
+    assert np.array_equal(np.argsort(-got, kind="stable"), want_rank)
+    oracle = np_scores(docs, vocab, nodes, Ops(), opt, whole.astype(np.float64))[0]
+    np.testing.assert_allclose(got, oracle, rtol=1e-4, atol=1e-4)
+    _, rows = search_with_options(docs, terms, program, Ops(), 10, opt, whole, chunk_size=7)
+    assert np.array_equal(rows[0], want_rank[:10])
+
+
+def test_constant_term_gets_no_calibration_weight():
+    # A term with zero similarity spread (orthogonal to every document) is not standardised by a floor.
+    nodes = [And((Term("term 0"), Term("term 1")))]
+    docs, vocab, whole, program, terms = setup(nodes, 64, 6)
+    docs[:, 0] = 0.0
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    terms[program.terms.index("term 1")] = np.eye(16, dtype=np.float32)[0]
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions(calibration="zscore"))[0]
+    assert np.all(np.isfinite(got)) and np.allclose(got, 0.0)   # z of term 1 is 0 everywhere: product is 0
 
 
 def test_equalize_is_identity_for_a_single_term():
