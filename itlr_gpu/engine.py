@@ -93,12 +93,9 @@ def search(
         bar = tqdm(total=len(index), unit="doc", unit_scale=True, desc=f"search ({engine.name}, {dev.type})")
     try:
         if options.active:
-            # Reference implementation of the options (the fused kernel will take them later).
-            from .scoring import search_with_options
-
-            scores, rows = search_with_options(index.embeddings, term_embeddings, program, ops, int(k), options,
-                                               whole_embeddings, device=dev, chunk_size=chunk_size,
-                                               on_chunk=bar.update if bar else None)
+            scores, rows = engine.search_with_options(index.embeddings, term_embeddings, program, ops, int(k),
+                                                      options, whole_embeddings, device=dev, chunk_size=chunk_size,
+                                                      on_chunk=bar.update if bar else None)
         else:
             scores, rows = engine.search(index.embeddings, term_embeddings, program, ops, int(k), device=dev,
                                          chunk_size=chunk_size, on_chunk=bar.update if bar else None)

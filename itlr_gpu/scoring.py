@@ -92,7 +92,7 @@ unchunked definition the tests check against numpy.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -102,8 +102,8 @@ from .compiler import AND, NOT, PUSH, Program
 from .errors import InputError
 from .ops import Ops
 
-__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "sample_rows", "prepare",
-           "score_chunk_options", "score_dense", "search_with_options", "natural_text"]
+__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "prepare",
+           "linearize", "score_chunk_options", "score_dense", "search_with_options", "natural_text"]
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
@@ -387,6 +387,97 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
         prep.mix_c = -(prep.mix_l * mu_l + prep.mix_w * mu_w)
         prep.whole = whole
     return prep
+
+
+# --------------------------------------------------------------------------- as a fused kernel takes them
+
+
+@dataclass
+class LinearScoring:
+    """The options (all but ``percentile``) as plain arrays for a fused kernel.
+
+    Every literal becomes an affine map of one dot product, and the hybrid one
+    affine epilogue per query::
+
+        literal i of query q:  x'_i = lit_a[i] * <doc, vectors[operand_i]> + lit_b[i]
+        query q:               score_q = mix[q, 0] * L_q + mix[q, 1] * <doc, vectors[whole_arg[q]]> + mix[q, 2]
+
+    with ``L_q`` the query's program run with ``ops`` on the ``x'``.  The guard
+    is linear in the embeddings (the negated vector minus ``beta`` times the
+    mean of the positive ones), the calibrations are affine, so nothing else is
+    needed: it is the same arithmetic as :func:`score_chunk_options`, grouped
+    differently (float32 rounding aside).
+    """
+
+    program: Program            # opcodes and offsets unchanged; PUSH operands index ``vectors``
+    vectors: torch.Tensor       # (V, d) float32: one per PUSH, then the whole-query vectors (hybrid)
+    lit_a: np.ndarray           # float32, aligned with program.opcodes (1 where not a PUSH)
+    lit_b: np.ndarray           # float32, aligned with program.opcodes (0 where not a PUSH)
+    ops: Ops                    # or_max / and_min folded into the families
+    mix: np.ndarray | None      # (Q, 3) float32 in query order, or None without hybrid
+    whole_arg: np.ndarray | None  # (Q,) int32 rows of ``vectors``
+
+
+def linearize(program: Program, plan, ops: Ops, options: ScoreOptions, prep: Prepared,
+              term_embeddings: torch.Tensor, whole_embeddings: torch.Tensor | None) -> LinearScoring:
+    """Fold the prepared options into per-literal affine maps and a per-query epilogue (see
+    :class:`LinearScoring`).  ``term_embeddings`` / ``whole_embeddings`` in query order, float32."""
+    if prep.mode == "percentile":
+        raise ValueError("percentile calibration is a lookup table, not an affine map: no linear form")
+    device = term_embeddings.device
+    offsets = np.asarray(program.offsets, dtype=np.int64)
+    lit_a = np.ones(len(program.opcodes), dtype=np.float32)
+    lit_b = np.zeros(len(program.opcodes), dtype=np.float32)
+    operands = np.full(len(program.opcodes), -1, dtype=np.int32)
+    blocks: list[torch.Tensor] = []
+    count = 0
+    for gi, group in enumerate(plan.groups):
+        P, G = group.push_terms.shape
+        queries = plan.order[group.start: group.start + G].cpu().numpy()
+        push_at = [i for i, op in enumerate(group.opcodes) if op == PUSH]
+        inst = offsets[queries][None, :] + np.asarray(push_at, dtype=np.int64)[:, None]      # (P, G)
+        vec = term_embeddings[group.push_terms]                                              # (P, G, d)
+        scale = prep.t_scale[group.push_terms] * prep.lit_scale[gi]                           # (P, G)
+        shift = -prep.t_shift[group.push_terms]
+        if prep.guard_beta and prep.guard_beta[gi] is not None:
+            beta = prep.guard_beta[gi]                                                        # (P, G), 0 if positive
+            neg = negated_pushes(group.opcodes)
+            pos_mean = vec[[p for p in range(P) if not neg[p]]].mean(dim=0)                  # (G, d)
+            vec = vec - beta[:, :, None] * pos_mean[None]
+            shift = shift + beta * prep.guard_mu[gi][None, :]
+        bias = shift * scale + prep.lit_shift[gi]
+        blocks.append(vec.reshape(P * G, -1))
+        operands[inst.reshape(-1)] = count + np.arange(P * G, dtype=np.int32)
+        lit_a[inst.reshape(-1)] = scale.reshape(-1).cpu().numpy()
+        lit_b[inst.reshape(-1)] = bias.reshape(-1).cpu().numpy()
+        count += P * G
+    mix = whole_arg = None
+    if prep.mix_l is not None:
+        q = program.num_queries
+        order = plan.order.cpu().numpy()
+        mix = np.empty((q, 3), dtype=np.float32)
+        mix[order] = torch.stack((prep.mix_l, prep.mix_w, prep.mix_c), dim=1).cpu().numpy()
+        blocks.append(whole_embeddings.to(device=device, dtype=torch.float32))
+        whole_arg = (count + np.arange(q)).astype(np.int32)
+    fused_ops = replace(ops, and_="min" if options.and_min else ops.and_, or_="max" if options.or_max else ops.or_)
+    linear_program = Program([f"#{i}" for i in range(sum(len(b) for b in blocks))], program.opcodes, operands,
+                             program.offsets, program.max_depth, list(program.query_ids))
+    return LinearScoring(linear_program, torch.cat(blocks).contiguous(), lit_a, lit_b, fused_ops, mix, whole_arg)
+
+
+def linearize_options(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
+                      whole_embeddings=None, device: torch.device | str = "cpu") -> LinearScoring:
+    """:func:`prepare` on the document sample, then :func:`linearize` (what a fused backend calls)."""
+    from .backends.reference import plan_groups
+
+    device = torch.device(device)
+    terms = _as_tensor(term_embeddings, device)
+    whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
+    plan = plan_groups(program, device)
+    with torch.inference_mode():
+        prep = prepare(program, plan, ops, options, terms,
+                       _sample_matrix(docs, docs.shape[0], options.sample_size, device), whole)
+        return linearize(program, plan, ops, options, prep, terms, whole)
 
 
 def score_chunk_options(sims: torch.Tensor, chunk: torch.Tensor, plan, ops: Ops, prep: Prepared) -> torch.Tensor:

@@ -43,6 +43,11 @@ Design
   candidate, so the fast path is one compare and one reduction per tile.
 * Host: one torch.topk over the NSPLIT sorted lists of each query (int64 keys
   are unique, so it is exact), then decode scores and rows.
+* Scoring options (``itlr_gpu.scoring``: calibration, negation guard, hybrid,
+  OR as max) arrive as plain arrays (``scoring.linearize``): with ``AFFINE`` a
+  PUSH pushes ``a[step, lane] * s + b[step, lane]``; with ``HYBRID`` the score
+  becomes ``mix_l * score + mix_w * <doc, whole_q> + mix_c`` per lane, one more
+  dot per tile.  Both are constexpr: the plain kernel is unchanged.
 
 Limits
 ------
@@ -112,13 +117,33 @@ def _key_score(key):
 
 
 @triton.jit
+def _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
+              BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr,
+              DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """(BLOCK_N x BLOCK_Q) float32 dot products of a document tile with one vector per lane (rows ``arg``)."""
+    v = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    term_cols = terms_ptr + arg.to(tl.int64)[None, :] * stride_term
+    for dd in range(0, D, BLOCK_D):
+        d_ok = (dd + offs_d) < D
+        a = tl.load(doc_rows + (dd + offs_d)[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+        b = tl.load(term_cols + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+        if DOT_FP32:
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        v = tl.dot(a, b, v, input_precision=DOT_PRECISION)
+    return v
+
+
+@triton.jit
 def fused_logical_topk_kernel(
     docs_ptr, terms_ptr, op_ptr, arg_ptr, block_steps_ptr, block_lanes_ptr, buf_ptr,
+    lit_a_ptr, lit_b_ptr, mix_ptr, whole_arg_ptr,
     N, D, stride_doc, stride_term, k_eff, cap, tiles_per_split,
     AND_OP: tl.constexpr, OR_OP: tl.constexpr, NOT_OP: tl.constexpr,
     S: tl.constexpr, L: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr,
     DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    AFFINE: tl.constexpr, HYBRID: tl.constexpr,
 ):
     pid_q = tl.program_id(0)
     pid_s = tl.program_id(1)
@@ -133,6 +158,12 @@ def fused_logical_topk_kernel(
     stride_slot = L + cap
     lane_base = ((pid_q * BLOCK_Q + lanes).to(tl.int64) * nsplit + pid_s) * stride_slot
 
+    if HYBRID:  # per-lane epilogue: score = mix_l * L + mix_w * <doc, whole vector> + mix_c
+        lane_g = pid_q * BLOCK_Q + lanes
+        mix_l = tl.load(mix_ptr + lane_g * 3)
+        mix_w = tl.load(mix_ptr + lane_g * 3 + 1)
+        mix_c = tl.load(mix_ptr + lane_g * 3 + 2)
+        whole_arg = tl.load(whole_arg_ptr + lane_g)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     slots = tl.arange(0, S)[:, None, None]
@@ -158,15 +189,12 @@ def fused_logical_topk_kernel(
             arg = tl.load(arg_ptr + step * BLOCK_Q + lanes)
             v = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
             if tl.max((op == 0).to(tl.int32), axis=0) > 0:
-                term_cols = terms_ptr + arg.to(tl.int64)[None, :] * stride_term
-                for dd in range(0, D, BLOCK_D):
-                    d_ok = (dd + offs_d) < D
-                    a = tl.load(doc_rows + (dd + offs_d)[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-                    b = tl.load(term_cols + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-                    if DOT_FP32:
-                        a = a.to(tl.float32)
-                        b = b.to(tl.float32)
-                    v = tl.dot(a, b, v, input_precision=DOT_PRECISION)
+                v = _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
+                              BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
+                if AFFINE:  # calibrated literal: a * dot + b (per instruction and lane)
+                    la = tl.load(lit_a_ptr + step * BLOCK_Q + lanes)
+                    lb = tl.load(lit_b_ptr + step * BLOCK_Q + lanes)
+                    v = v * la[None, :] + lb[None, :]
             top = tl.sum(tl.where(slots == (sp - 1)[None, None, :], stack, 0.0), axis=0)
             sec = tl.sum(tl.where(slots == (sp - 2)[None, None, :], stack, 0.0), axis=0)
             if NOT_OP == 0:
@@ -190,6 +218,10 @@ def fused_logical_topk_kernel(
             stack = tl.where(slots == dest[None, None, :], new[None, :, :], stack)
             sp = sp + tl.where(op == 0, 1, tl.where((op == 1) | (op == 2), -1, 0))
         score = tl.sum(tl.where(slots == 0, stack, 0.0), axis=0)
+        if HYBRID:
+            w = _tile_dot(doc_rows, row_ok, terms_ptr, whole_arg, stride_term, D, offs_d,
+                          BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
+            score = score * mix_l[None, :] + w * mix_w[None, :] + mix_c[None, :]
 
         # ---- fold the tile into the per-lane running top-k -------------------------------------
         # Fast float pre-filter (thr_s <= the score of the lane's threshold key; NaN passes), then
@@ -262,11 +294,12 @@ def decode_keys(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return bits.view(torch.float32), rows
 
 
-def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None):
+def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None, values: tuple = ()):
     """Sort queries by (length, PUSH count), pack them into blocks of block_q lanes.
 
     Returns (order, op int8[steps, block_q], arg int32[steps, block_q], block_steps int32[nb+1],
-    block_lanes int32[nb]); lane l of block b runs query order[b * block_q + l].
+    block_lanes int32[nb], laid-out values); lane l of block b runs query order[b * block_q + l].
+    ``values``: float32 arrays aligned with ``program.opcodes``, laid out like ``arg`` (0 in padding).
     """
     offsets = np.asarray(program.offsets, dtype=np.int64)
     opcodes = np.asarray(program.opcodes, dtype=np.int8)
@@ -297,8 +330,13 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None)
     c = pos[qi] % block_q
     op[r, c] = opcodes[inst]
     arg[r, c] = np.maximum(operands[inst], 0)
+    laid = []
+    for v in values:
+        out = np.zeros((int(block_steps[-1]), block_q), dtype=np.float32)
+        out[r, c] = np.asarray(v, dtype=np.float32)[inst]
+        laid.append(out)
     block_lanes = np.minimum(block_q, nq - np.arange(nb) * block_q)
-    return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32)
+    return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid
 
 
 def default_config(docs: torch.Tensor, max_depth: int) -> dict:
@@ -325,12 +363,19 @@ def fused_search(
     cap: int | None = None,
     mem_budget: int | None = None,
     max_queries_per_launch: int | None = None,
+    lit_affine: tuple[np.ndarray, np.ndarray] | None = None,
+    epilogue: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top-k (scores float32 (Q, k'), rows int64 (Q, k')), k' = min(k, N), on ``docs.device``.
 
     ``docs``: (N, d) float16/bfloat16/float32 tensor, rows L2-normalised, on the GPU
     (or on the CPU when this module runs under TRITON_INTERPRET=1).  Sorted by score
     descending, ties to the lower row, like ``search_reference``.
+
+    Scoring options (``itlr_gpu.scoring.LinearScoring``): ``lit_affine = (a, b)``, float32
+    arrays aligned with ``program.opcodes``, makes PUSH i push ``a[i] * s + b[i]``;
+    ``epilogue = (mix (Q, 3), whole_arg (Q,))`` makes query q's score
+    ``mix[q,0] * L + mix[q,1] * <doc, terms[whole_arg[q]]> + mix[q,2]`` (one more dot per tile).
     """
     if docs.dim() != 2 or docs.dtype not in (torch.float16, torch.bfloat16, torch.float32):
         raise ValueError("docs must be an (N, d) float16/bfloat16/float32 tensor")
@@ -395,11 +440,26 @@ def fused_search(
     tiles_per_split = -(-num_tiles // nsplit)
     nsplit = -(-num_tiles // tiles_per_split)
 
-    order_all, op_all, arg_all, steps_all, lanes_all = plan_blocks(program, block_q)
+    n_inst = len(program.opcodes)
+    if lit_affine is not None and any(np.shape(x) != (n_inst,) for x in lit_affine):
+        raise ValueError(f"lit_affine must be two arrays of {n_inst} values (one per instruction)")
+    order_all, op_all, arg_all, steps_all, lanes_all, laid = plan_blocks(
+        program, block_q, values=tuple(lit_affine) if lit_affine is not None else ())
+    lane_mix = lane_whole = None
+    if epilogue is not None:
+        mix, whole_arg = np.asarray(epilogue[0], dtype=np.float32), np.asarray(epilogue[1], dtype=np.int32)
+        if mix.shape != (q, 3) or whole_arg.shape != (q,):
+            raise ValueError(f"epilogue must be (mix ({q}, 3), whole_arg ({q},))")
+        if whole_arg.min() < 0 or whole_arg.max() >= len(terms):
+            raise ValueError("epilogue whole_arg indexes outside term_embeddings")
+        lane_mix = np.zeros((len(lanes_all) * block_q, 3), dtype=np.float32)
+        lane_whole = np.zeros(len(lanes_all) * block_q, dtype=np.int32)
+        lane_mix[:q], lane_whole[:q] = mix[order_all], whole_arg[order_all]
     constexprs = dict(
         AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
         S=s, L=L, BLOCK_N=block_n, BLOCK_Q=block_q, BLOCK_D=block_d,
         DOT_FP32=INTERPRETED, DOT_PRECISION="tf32x3" if docs.dtype == torch.float32 else "tf32",
+        AFFINE=lit_affine is not None, HYBRID=epilogue is not None,
     )
     scores = torch.empty((q, k_eff), dtype=torch.float32, device=device)
     rows = torch.empty((q, k_eff), dtype=torch.int64, device=device)
@@ -412,10 +472,15 @@ def fused_search(
         arg = torch.from_numpy(arg_all[r0:r1]).to(device)
         block_steps = torch.from_numpy(steps_all[b0:b1 + 1] - steps_all[b0]).to(device)
         block_lanes = torch.from_numpy(lanes_all[b0:b1]).to(device)
+        # unused pointers (feature off) get any tensor: the constexpr branch that reads them is not compiled
+        lit_a, lit_b = ((torch.from_numpy(x[r0:r1]).to(device) for x in laid) if laid else (block_lanes,) * 2)
+        mix_t, whole_t = ((torch.from_numpy(lane_mix[b0 * block_q:b1 * block_q]).to(device),
+                           torch.from_numpy(lane_whole[b0 * block_q:b1 * block_q]).to(device))
+                          if lane_mix is not None else (block_lanes, block_lanes))
         nb = b1 - b0
         buf = torch.full((nb * block_q, nsplit, L + cap), KEY_MIN, dtype=torch.int64, device=device)
         fused_logical_topk_kernel[(nb, nsplit)](
-            docs, terms, op, arg, block_steps, block_lanes, buf,
+            docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t,
             n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
             num_warps=num_warps, num_stages=num_stages, enable_fp_fusion=False, **constexprs,
         )

@@ -381,3 +381,56 @@ def test_or_max_and_adaptive_definitions():
     a = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5, adaptive=True), same)[0]
     b = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5), same)[0]
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def eval_linear(docs, lin) -> np.ndarray:
+    """Q x N scores of a LinearScoring, evaluated instruction by instruction in float64 (its own definition)."""
+    from itlr_gpu.compiler import AND as AND_OP, NOT as NOT_OP, PUSH as PUSH_OP
+
+    docs = docs.astype(np.float64)
+    vec = lin.vectors.numpy().astype(np.float64)
+    prog, ops = lin.program, lin.ops
+    out = []
+    for q in range(prog.num_queries):
+        lo, hi = prog.offsets[q], prog.offsets[q + 1]
+        stack = []
+        for i in range(lo, hi):
+            op = prog.opcodes[i]
+            if op == PUSH_OP:
+                stack.append(lin.lit_a[i] * (docs @ vec[prog.operands[i]]) + lin.lit_b[i])
+            elif op == NOT_OP:
+                stack.append(ops.apply_not(stack.pop()))
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(ops.apply_and(x, y) if op == AND_OP else ops.apply_or(x, y))
+        s = stack[0]
+        if lin.mix is not None:
+            s = lin.mix[q, 0] * s + lin.mix[q, 1] * (docs @ vec[lin.whole_arg[q]]) + lin.mix[q, 2]
+        out.append(s)
+    return np.stack(out)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=5), ops_st, options_st, st.integers(8, 60),
+       st.integers(0, 2**31 - 1))
+def test_linear_form_equals_the_options(nodes, ops, opt, n, seed):
+    # What a fused kernel runs (per-literal affine maps of dot products + a per-query epilogue) is the
+    # same score as the chunked definition, for every option but the percentile lookup table.
+    from itlr_gpu.scoring import linearize_options
+
+    assume(opt.calibration != "percentile" and min(n, opt.sample_size) >= MIN_WELL_CONDITIONED_SAMPLE)
+    docs, vocab, whole, program, terms = setup(nodes, n, seed)
+    lin = linearize_options(docs, terms, program, ops, opt, whole)
+    assert lin.vectors.shape[0] == len(lin.program.terms)
+    got = eval_linear(docs, lin)
+    want = score_dense(docs, terms, program, ops, opt, whole)
+    scale = np.maximum(1.0, np.abs(want))
+    assert np.all(np.abs(got - want) <= 1e-3 * scale), np.max(np.abs(got - want) / scale)
+
+
+def test_percentile_has_no_linear_form():
+    from itlr_gpu.scoring import linearize_options
+
+    docs, vocab, whole, program, terms = setup([Term("term 0")], 20, 0)
+    with pytest.raises(ValueError, match="percentile"):
+        linearize_options(docs, terms, program, Ops(), ScoreOptions(calibration="percentile"))

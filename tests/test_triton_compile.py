@@ -36,16 +36,18 @@ CHILD = textwrap.dedent(r'''
         from triton.backends.compiler import GPUTarget
         from itlr_gpu.kernels import fused_logical_topk as m
         fn = m.fused_logical_topk_kernel
-        dtype, ops, max_depth, k = case
+        dtype, ops, max_depth, k, *rest = case
+        options = bool(rest and rest[0])   # scoring options: per-literal affine + hybrid epilogue
         tdt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
         cfg = m.default_config(torch.empty(0, dtype=tdt), max_depth)
         ptr = {"docs_ptr": "*" + dtype, "terms_ptr": "*" + dtype, "op_ptr": "*i8", "arg_ptr": "*i32",
-               "block_steps_ptr": "*i32", "block_lanes_ptr": "*i32", "buf_ptr": "*i64"}
+               "block_steps_ptr": "*i32", "block_lanes_ptr": "*i32", "buf_ptr": "*i64",
+               "lit_a_ptr": "*fp32", "lit_b_ptr": "*fp32", "mix_ptr": "*fp32", "whole_arg_ptr": "*i32"}
         ints = ["N", "D", "stride_doc", "stride_term", "k_eff", "cap", "tiles_per_split"]
         const = dict(AND_OP=m.AND_CODES[ops[0]], OR_OP=m.OR_CODES[ops[1]], NOT_OP=m.NOT_CODES[ops[2]],
                      S=m.next_pow2(max_depth), L=max(m.next_pow2(k), cfg["block_n"]), BLOCK_N=cfg["block_n"],
                      BLOCK_Q=cfg["block_q"], BLOCK_D=cfg["block_d"], DOT_FP32=False,
-                     DOT_PRECISION="tf32x3" if dtype == "fp32" else "tf32")
+                     DOT_PRECISION="tf32x3" if dtype == "fp32" else "tf32", AFFINE=options, HYBRID=options)
         sig = dict(ptr, **{a: "i32" for a in ints}, **{c: "constexpr" for c in const})
         sig = {a: sig[a] for a in fn.arg_names}
         # what a launch with 16-aligned pointers and d, strides multiples of 16 specialises on
@@ -79,7 +81,10 @@ CASES = (
        ("fp16", OPS_TRIPLES[1], 2, 1024),         # k = 1024: L = 1024
        ("bf16", OPS_TRIPLES[2], 2, 2048),         # the kernel's limit K_MAX
        ("fp16", OPS_TRIPLES[0], 3, 100),          # S = 4: 64-row tiles
-       ("fp16", OPS_TRIPLES[1], 7, 100)]          # S = 8: 32-row tiles
+       ("fp16", OPS_TRIPLES[1], 7, 100),          # S = 8: 32-row tiles
+       ("fp16", ("product", "max", "one_minus"), 2, 10, True),   # scoring options (RECOMMENDED's families)
+       ("bf16", ("product", "max", "one_minus"), 3, 100, True),
+       ("fp32", OPS_TRIPLES[1], 2, 10, True)]
 )
 
 
@@ -102,7 +107,8 @@ def compiled():
     return {tuple(tuple(x) if isinstance(x, list) else x for x in r["case"]): r for r in json.loads(line[7:])}
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{','.join(c[1])}-depth{c[2]}-k{c[3]}")
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{','.join(c[1])}-depth{c[2]}-k{c[3]}"
+                         + ("-options" if len(c) > 4 and c[4] else ""))
 def test_compiles_for_sm90_with_tensor_cores(compiled, case):
     result = compiled[case]
     assert result["ok"], result.get("error")

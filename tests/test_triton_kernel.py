@@ -280,3 +280,134 @@ def test_backend_contract():
     assert isinstance(s, np.ndarray) and s.dtype == np.float32 and r.dtype == np.int64 and s.shape == (9, 5)
     want = search_reference(docs, terms, program, Ops(), 5)
     assert_topk_matches((s, r), want, docs, terms, program, Ops(), *tolerance("float16"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Scoring options (calibration, guard, hybrid, OR as max) in the kernel: per-literal affine maps and a
+# per-query epilogue from itlr_gpu.scoring.linearize, against the chunked torch definition.
+
+from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, ScoreOptions, linearize_options, score_dense  # noqa: E402
+
+LINEAR_CALIBRATIONS = [c for c in CALIBRATIONS if c != "percentile"]
+
+
+def check_options(docs_np, terms, whole, program, ops, opt, k, dtype="float32", rtol=1e-3, atol=1e-4, **kw):
+    """Kernel top-k with options == the dense definition: scores of the returned rows, every clear winner
+    present, order (score desc, row asc). The options' statistics standardise (scores are O(1-10))."""
+    docs = as_dtype(docs_np, dtype)
+    docs32 = docs.float().numpy()
+    lin = linearize_options(docs, terms, program, ops, opt, whole)
+    extra = {"lit_affine": (lin.lit_a, lin.lit_b)}
+    if lin.mix is not None:
+        extra["epilogue"] = (lin.mix, lin.whole_arg)
+    vectors = lin.vectors.numpy()
+    if dtype != "float32":       # what the kernel's dot sees; the reference then uses the same rounded vectors
+        vectors = representable(vectors, dtype)
+    gs, gr = K.fused_search(docs.to(DEVICE), vectors, lin.program, lin.ops, k, **extra, **kw)
+    gs, gr = gs.cpu().numpy(), gr.cpu().numpy()
+    ref = score_dense(docs32, terms, program, ops, opt, whole) if dtype == "float32" else None
+    if ref is None:              # same linear form, evaluated densely in float32 torch on the rounded vectors
+        ref = dense_linear(docs32, vectors, lin)
+    k_eff = min(k, docs_np.shape[0])
+    assert gs.shape == gr.shape == (program.num_queries, k_eff)
+    for q in range(program.num_queries):
+        rows = gr[q]
+        assert len(set(rows.tolist())) == k_eff
+        np.testing.assert_allclose(gs[q], ref[q, rows], rtol=rtol, atol=atol * max(1.0, np.abs(ref[q]).max()),
+                                   err_msg=f"query {q}")
+        assert np.all(np.diff(gs[q]) <= 0)
+        eq = gs[q][1:] == gs[q][:-1]
+        assert np.all(rows[1:][eq] > rows[:-1][eq])
+        kth = np.sort(ref[q])[::-1][k_eff - 1]
+        tol = atol * max(1.0, np.abs(ref[q]).max()) + rtol * abs(kth)
+        must = set(np.nonzero(ref[q] > kth + tol)[0].tolist())
+        assert must <= set(rows.tolist()), f"query {q}: missing {sorted(must - set(rows.tolist()))}"
+        assert np.all(ref[q, rows] >= kth - tol)
+    return lin, (gs, gr)
+
+
+def dense_linear(docs32, vectors, lin) -> np.ndarray:
+    from itlr_gpu.compiler import AND, NOT, PUSH
+
+    d = torch.from_numpy(docs32)
+    v = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32))
+    sims = (v @ d.T)
+    out = []
+    prog, ops = lin.program, lin.ops
+    for q in range(prog.num_queries):
+        stack = []
+        for i in range(prog.offsets[q], prog.offsets[q + 1]):
+            op = prog.opcodes[i]
+            if op == PUSH:
+                stack.append(sims[prog.operands[i]] * float(lin.lit_a[i]) + float(lin.lit_b[i]))
+            elif op == NOT:
+                stack.append(ops.apply_not(stack.pop()))
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+        s = stack[0]
+        if lin.mix is not None:
+            s = s * float(lin.mix[q, 0]) + sims[lin.whole_arg[q]] * float(lin.mix[q, 1]) + float(lin.mix[q, 2])
+        out.append(s)
+    return torch.stack(out).numpy()
+
+
+@needs_kernel
+@pytest.mark.parametrize("opt", [RECOMMENDED, ScoreOptions(calibration="zscore"), ScoreOptions(guard=True),
+                                 ScoreOptions(hybrid=0.3, calibration="minmax", or_max=True, and_min=True),
+                                 ScoreOptions(hybrid=0.6, neg_hybrid=0.9, calibration="equalize", guard=True,
+                                              adaptive=True)], ids=str)
+def test_options_in_the_kernel(opt):
+    rng = np.random.default_rng(21)
+    program = mixed_program()
+    check_options(unit_rows(rng, 140, 48), unit_rows(rng, len(program.terms), 48),
+                  unit_rows(rng, program.num_queries, 48), program, Ops(), opt, 10, nsplit=2,
+                  max_queries_per_launch=16, **SMALL)
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_options_in_the_kernel_half_precision(dtype):
+    rng = np.random.default_rng(22)
+    program = mixed_program()
+    check_options(unit_rows(rng, 120, 40), unit_rows(rng, len(program.terms), 40),
+                  unit_rows(rng, program.num_queries, 40), program, Ops(), RECOMMENDED, 15, dtype=dtype, **SMALL)
+
+
+@needs_kernel
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(queries=st.lists(small_vocab_asts(vocab_size=6, max_leaves=5), min_size=1, max_size=8),
+       ops=st.sampled_from(ALL_OPS), k=st.integers(1, 30), n=st.integers(16, 90),
+       cal=st.sampled_from(LINEAR_CALIBRATIONS + [None]), hybrid=st.one_of(st.none(), st.floats(0, 1)),
+       guard=st.booleans(), or_max=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_random_programs_with_options(queries, ops, k, n, cal, hybrid, guard, or_max, seed):
+    rng = np.random.default_rng(seed)
+    program = compile_queries(queries)
+    opt = ScoreOptions(hybrid=hybrid, calibration=cal, guard=guard, or_max=or_max, sample_size=64)
+    check_options(unit_rows(rng, n, 24), unit_rows(rng, len(program.terms), 24),
+                  unit_rows(rng, program.num_queries, 24), program, ops, opt, k, nsplit=2, **SMALL)
+
+
+@needs_kernel
+def test_backend_takes_options_and_percentile_falls_back():
+    from itlr_gpu.backends import get_backend
+    from itlr_gpu.scoring import search_with_options
+
+    rng = np.random.default_rng(23)
+    docs = unit_rows(rng, 80, 32)
+    program = mixed_program()
+    terms = unit_rows(rng, len(program.terms), 32)
+    whole = unit_rows(rng, program.num_queries, 32)
+    backend = get_backend("triton", torch.device(DEVICE))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s, r = backend.search_with_options(docs, terms, program, Ops(), 6, RECOMMENDED, whole,
+                                           device=torch.device(DEVICE))
+    ws, wr = search_with_options(docs, terms, program, Ops(), 6, RECOMMENDED, whole)
+    np.testing.assert_allclose(s, ws, rtol=1e-3, atol=1e-3)
+    assert (r == wr).mean() > 0.9
+    with pytest.warns(RuntimeWarning, match="percentile"):
+        s2, r2 = backend.search_with_options(docs, terms, program, Ops(), 6, ScoreOptions(calibration="percentile"),
+                                             device=torch.device(DEVICE))
+    ws2, wr2 = search_with_options(docs, terms, program, Ops(), 6, ScoreOptions(calibration="percentile"))
+    np.testing.assert_array_equal(r2, wr2)

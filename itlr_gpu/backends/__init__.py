@@ -30,6 +30,10 @@ class Backend(Protocol):
                chunk_size: int | None = None,
                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def search_with_options(self, docs, term_embeddings, program: Program, ops: Ops, k: int, options,
+                            whole_embeddings=None, *, device: torch.device, chunk_size: int | None = None,
+                            on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+
 
 class TorchBackend:
     name = "torch"
@@ -37,6 +41,13 @@ class TorchBackend:
     def search(self, docs, term_embeddings, program, ops, k, *, device, chunk_size=None, on_chunk=None):
         return search_reference(docs, term_embeddings, program, ops, k, device=device,
                                 chunk_size=chunk_size, on_chunk=on_chunk)
+
+    def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
+                            device, chunk_size=None, on_chunk=None):
+        from ..scoring import search_with_options
+
+        return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
+                                   device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

@@ -8,6 +8,10 @@ so; ``--backend auto`` never picks it there).
 
 See ``itlr_gpu/kernels/fused_logical_topk.py`` for the design and the limits
 (k <= 2048; larger k falls back to the torch reference on the same device).
+Scoring options (``itlr_gpu.scoring``) run in the same kernel: their statistics
+come from the document sample, and ``scoring.linearize`` turns them into
+per-literal affine maps and a per-query epilogue; only ``percentile`` (a lookup
+table) takes the torch path.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import torch
 
 from ..compiler import Program
 from ..ops import Ops
+from ..scoring import ScoreOptions, linearize_options, search_with_options
 from .reference import search_reference
 
 K_MAX = 2048  # the kernel's limit on k (itlr_gpu.kernels.fused_logical_topk.K_MAX)
@@ -37,8 +42,6 @@ class TritonBackend:
     def search(self, docs, term_embeddings, program: Program, ops: Ops, k: int, *, device,
                chunk_size: int | None = None,
                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        from ..kernels import interpreter_ready, kernel_module
-
         device = torch.device(device)
         interpret = device.type != "cuda"
         if interpret:
@@ -51,19 +54,52 @@ class TritonBackend:
                           "using the torch reference", RuntimeWarning, stacklevel=2)
             return search_reference(docs, term_embeddings, program, ops, k, device=device,
                                     chunk_size=chunk_size, on_chunk=on_chunk)
+        return self._run(docs, term_embeddings, program, ops, int(k), device, interpret, {}, on_chunk)
+
+    def search_with_options(self, docs, term_embeddings, program: Program, ops: Ops, k: int,
+                            options: ScoreOptions, whole_embeddings=None, *, device, chunk_size: int | None = None,
+                            on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The scoring options in the fused kernel: statistics over the document sample (torch, on the
+        device), folded into per-literal affine maps and a per-query epilogue (``scoring.linearize``)."""
+        from ..kernels import interpreter_ready
+
+        device = torch.device(device)
+        interpret = device.type != "cuda"
+        n = docs.shape[0]
+        if options.calibration == "percentile" or min(int(k), n) > K_MAX:
+            why = ("percentile calibration is a lookup table, not an affine map" if options.calibration == "percentile"
+                   else f"k={k} is above the fused kernel's limit ({K_MAX})")
+            warnings.warn(f"{why}: using the torch path for the scoring options", RuntimeWarning, stacklevel=2)
+            return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
+                                       device=device, chunk_size=chunk_size, on_chunk=on_chunk)
+        if interpret:
+            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
+                          "for debugging only (very slow); use --backend torch on the CPU",
+                          RuntimeWarning, stacklevel=2)
+        # On CUDA the statistics sample comes from the resident matrix (no second host read).
+        source = self._upload(docs, device) if not interpret or interpreter_ready() else docs
+        lin = linearize_options(source, term_embeddings, program, ops, options, whole_embeddings, device=device)
+        extra = {"lit_affine": (lin.lit_a, lin.lit_b)}
+        if lin.mix is not None:
+            extra["epilogue"] = (lin.mix, lin.whole_arg)
+        return self._run(docs, lin.vectors.cpu(), lin.program, lin.ops, int(k), device, interpret, extra, on_chunk)
+
+    def _run(self, docs, term_embeddings, program, ops, k, device, interpret, extra, on_chunk):
+        from ..kernels import interpreter_ready, kernel_module
+
+        n = docs.shape[0]
         if interpret and not interpreter_ready():
             # Triton was imported compiled in this process: run the interpreter in a child process.
-            scores, rows = _search_in_subprocess(docs, term_embeddings, program, ops, int(k))
-            if on_chunk is not None:
-                on_chunk(n)
-            return scores, rows
-        kernels = kernel_module(interpret)
-        resident = self._upload(docs, device)
-        terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32))
-        scores, rows = kernels.fused_search(resident, terms, program, ops, int(k))
+            scores, rows = _search_in_subprocess(docs, term_embeddings, program, ops, k, extra)
+        else:
+            kernels = kernel_module(interpret)
+            resident = self._upload(docs, device)
+            terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32))
+            s, r = kernels.fused_search(resident, terms, program, ops, k, **extra)
+            scores, rows = s.cpu().numpy(), r.cpu().numpy()
         if on_chunk is not None:
             on_chunk(n)
-        return scores.cpu().numpy(), rows.cpu().numpy()
+        return scores, rows
 
     def _upload(self, docs, device: torch.device) -> torch.Tensor:
         """The document matrix on ``device`` in its own dtype, uploaded once per array (in row chunks,
@@ -107,7 +143,7 @@ class TritonBackend:
 _DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
-def _search_in_subprocess(docs, term_embeddings, program, ops, k):
+def _search_in_subprocess(docs, term_embeddings, program, ops, k, extra):
     """Run the interpreted kernel in a child process with TRITON_INTERPRET=1 (arrays travel in a temp file)."""
     import os
     import subprocess
@@ -118,7 +154,7 @@ def _search_in_subprocess(docs, term_embeddings, program, ops, k):
     with tempfile.TemporaryDirectory(prefix="itlr-triton-") as tmp:
         src, dst = os.path.join(tmp, "in.pt"), os.path.join(tmp, "out.pt")
         torch.save({"docs": docs_t.cpu(), "terms": torch.from_numpy(np.asarray(term_embeddings, dtype=np.float32)),
-                    "program": program, "ops": ops, "k": k}, src)
+                    "program": program, "ops": ops, "k": k, "extra": extra}, src)
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         proc = subprocess.run([sys.executable, "-m", "itlr_gpu.backends.triton", src, dst], env=env,
                               capture_output=True, text=True)
@@ -135,5 +171,5 @@ if __name__ == "__main__":  # the child of _search_in_subprocess
 
     job = torch.load(sys.argv[1], weights_only=False)
     kernels = kernel_module(True)
-    s, r = kernels.fused_search(job["docs"], job["terms"], job["program"], job["ops"], job["k"])
+    s, r = kernels.fused_search(job["docs"], job["terms"], job["program"], job["ops"], job["k"], **job["extra"])
     torch.save({"scores": s.cpu(), "rows": r.cpu()}, sys.argv[2])
