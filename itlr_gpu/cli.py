@@ -182,10 +182,8 @@ def cmd_search(args) -> int:
             whole = None  # fall back to a rendering of each expression
     model = args.model or _index_model_path(index, args.index)
     if scaled:
-        if options is not None:
-            raise InputError("scoring options do not combine with sharded/Ray/bulk search yet", "itlr search",
-                             "either scoring options or --ray/--shard-rows/--memory-cap/--batch-size/folder -o")
-        return scale_cli.run_search(args, index, queries, ids, _encoder(model))
+        return scale_cli.run_search(args, index, queries, ids, _encoder(model), options=options,
+                                    whole_texts=None if whole is None else dict(zip(ids, whole)))
     results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
                      score_options=options, whole_queries=whole)

@@ -103,6 +103,7 @@ from .errors import InputError
 from .ops import Ops
 
 __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "prepare",
+           "search_linear", "linearize_options",
            "linearize", "score_chunk_options", "score_dense", "search_with_options", "natural_text"]
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
@@ -410,7 +411,7 @@ class LinearScoring:
     """
 
     program: Program            # opcodes and offsets unchanged; PUSH operands index ``vectors``
-    vectors: torch.Tensor       # (V, d) float32: one per PUSH, then the whole-query vectors (hybrid)
+    vectors: torch.Tensor       # (V, d) float32: the terms, one row per guarded literal, the whole queries
     lit_a: np.ndarray           # float32, aligned with program.opcodes (1 where not a PUSH)
     lit_b: np.ndarray           # float32, aligned with program.opcodes (0 where not a PUSH)
     ops: Ops                    # or_max / and_min folded into the families
@@ -428,29 +429,32 @@ def linearize(program: Program, plan, ops: Ops, options: ScoreOptions, prep: Pre
     offsets = np.asarray(program.offsets, dtype=np.int64)
     lit_a = np.ones(len(program.opcodes), dtype=np.float32)
     lit_b = np.zeros(len(program.opcodes), dtype=np.float32)
-    operands = np.full(len(program.opcodes), -1, dtype=np.int32)
-    blocks: list[torch.Tensor] = []
-    count = 0
+    operands = np.asarray(program.operands, dtype=np.int32).copy()   # unguarded literals keep their term row
+    blocks: list[torch.Tensor] = [term_embeddings.to(torch.float32)]
+    count = term_embeddings.shape[0]
     for gi, group in enumerate(plan.groups):
         P, G = group.push_terms.shape
         queries = plan.order[group.start: group.start + G].cpu().numpy()
         push_at = [i for i, op in enumerate(group.opcodes) if op == PUSH]
         inst = offsets[queries][None, :] + np.asarray(push_at, dtype=np.int64)[:, None]      # (P, G)
-        vec = term_embeddings[group.push_terms]                                              # (P, G, d)
         scale = prep.t_scale[group.push_terms] * prep.lit_scale[gi]                           # (P, G)
         shift = -prep.t_shift[group.push_terms]
         if prep.guard_beta and prep.guard_beta[gi] is not None:
+            # a guarded literal scores the vector e_b - beta * mean(e_pos): one new row per (literal, query)
             beta = prep.guard_beta[gi]                                                        # (P, G), 0 if positive
             neg = negated_pushes(group.opcodes)
+            vec = term_embeddings[group.push_terms]                                          # (P, G, d)
             pos_mean = vec[[p for p in range(P) if not neg[p]]].mean(dim=0)                  # (G, d)
-            vec = vec - beta[:, :, None] * pos_mean[None]
+            guarded = (beta != 0).cpu().numpy()
+            if guarded.any():
+                new = (vec - beta[:, :, None] * pos_mean[None])[torch.as_tensor(guarded, device=device)]
+                operands[inst[guarded]] = count + np.arange(len(new), dtype=np.int32)
+                blocks.append(new)
+                count += len(new)
             shift = shift + beta * prep.guard_mu[gi][None, :]
         bias = shift * scale + prep.lit_shift[gi]
-        blocks.append(vec.reshape(P * G, -1))
-        operands[inst.reshape(-1)] = count + np.arange(P * G, dtype=np.int32)
         lit_a[inst.reshape(-1)] = scale.reshape(-1).cpu().numpy()
         lit_b[inst.reshape(-1)] = bias.reshape(-1).cpu().numpy()
-        count += P * G
     mix = whole_arg = None
     if prep.mix_l is not None:
         q = program.num_queries
@@ -478,6 +482,62 @@ def linearize_options(docs, term_embeddings, program: Program, ops: Ops, options
         prep = prepare(program, plan, ops, options, terms,
                        _sample_matrix(docs, docs.shape[0], options.sample_size, device), whole)
         return linearize(program, plan, ops, options, prep, terms, whole)
+
+
+def score_chunk_linear(sims: torch.Tensor, plan, coef: list[tuple[torch.Tensor, torch.Tensor]],
+                       lin: LinearScoring, mix: torch.Tensor | None) -> torch.Tensor:
+    """Scores (Q x C, plan order) of one chunk from ``sims = lin.vectors @ chunk.T`` (V x C)."""
+    out = torch.empty((len(plan.order), sims.shape[1]), dtype=torch.float32, device=sims.device)
+    ops = lin.ops
+    for group, (a, b) in zip(plan.groups, coef):
+        rows = out[group.start: group.start + group.push_terms.shape[1]]
+        stack: list[torch.Tensor] = []
+        p = 0
+        for op in group.opcodes:
+            if op == PUSH:
+                stack.append(sims[group.push_terms[p]] * a[p][:, None] + b[p][:, None])
+                p += 1
+            elif op == NOT:
+                stack.append(ops.apply_not(stack.pop()))
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+        rows.copy_(stack[0])
+    if mix is None:
+        return out
+    w = sims[mix[:, 3].to(torch.int64)]
+    return out * mix[:, 0:1] + w * mix[:, 1:2] + mix[:, 2:3]
+
+
+def search_linear(docs, lin: LinearScoring, k: int, device: torch.device | str = "cpu",
+                  chunk_size: int | None = None,
+                  on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of a :class:`LinearScoring` over ``docs`` in torch (chunked; any device): the same arithmetic
+    as the fused kernel, so a sharded run with one ``lin`` equals the single-process run."""
+    from .backends.reference import chunk_for_budget, plan_groups, stream_topk
+
+    device = torch.device(device)
+    n, d = docs.shape
+    prog = lin.program
+    vectors = lin.vectors.to(device=device, dtype=torch.float32)
+    if chunk_size is None:
+        chunk_size = chunk_for_budget(d, len(vectors), prog.num_queries, prog.max_depth + 2)
+    plan = plan_groups(prog, device)
+    offsets = np.asarray(prog.offsets, dtype=np.int64)
+    coef = []
+    order = plan.order.cpu().numpy()
+    for group in plan.groups:
+        G = group.push_terms.shape[1]
+        push_at = np.asarray([i for i, op in enumerate(group.opcodes) if op == PUSH], dtype=np.int64)
+        inst = offsets[order[group.start: group.start + G]][None, :] + push_at[:, None]
+        coef.append((torch.from_numpy(lin.lit_a[inst]).to(device), torch.from_numpy(lin.lit_b[inst]).to(device)))
+    mix = None
+    if lin.mix is not None:
+        m = np.concatenate([lin.mix, lin.whole_arg[:, None].astype(np.float32)], axis=1)[order]
+        mix = torch.from_numpy(np.ascontiguousarray(m)).to(device)
+    with torch.inference_mode():
+        return stream_topk(docs, min(k, n), plan, chunk_size, device,
+                           lambda chunk: score_chunk_linear(vectors @ chunk.T, plan, coef, lin, mix), on_chunk)
 
 
 def score_chunk_options(sims: torch.Tensor, chunk: torch.Tensor, plan, ops: Ops, prep: Prepared) -> torch.Tensor:
@@ -508,9 +568,15 @@ def _sample_matrix(docs, n: int, size: int, device: torch.device) -> torch.Tenso
 def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: int, options: ScoreOptions,
                         whole_embeddings=None, device: torch.device | str = "cpu", chunk_size: int | None = None,
                         on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k like :func:`itlr_gpu.backends.reference.search_reference`, with ``options`` applied."""
+    """Top-k like :func:`itlr_gpu.backends.reference.search_reference`, with ``options`` applied.
+
+    Runs the linear form (:func:`linearize_options` + :func:`search_linear`, what sharded and fused
+    searches run too); ``percentile`` (a lookup table) runs :func:`score_chunk_options` directly."""
     from .backends.reference import chunk_for_budget, plan_groups, stream_topk
 
+    if options.calibration != "percentile":
+        lin = linearize_options(docs, term_embeddings, program, ops, options, whole_embeddings, device=device)
+        return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
     device = torch.device(device)
     n, d = docs.shape
     k_eff = min(k, n)

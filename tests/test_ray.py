@@ -124,3 +124,19 @@ def test_cli_ray_equals_plain(cluster, saved, tmp_path, monkeypatch):
                  "--ray", "--shard-rows", "1500"]) == 0
     assert read_table(tmp_path / "ray.arrow").equals(read_table(tmp_path / "plain.arrow"))
     assert ray.is_initialized()  # an existing Ray session is reused, not shut down
+
+
+def test_ray_with_scoring_options_equals_single_process(cluster, saved):
+    from itlr_gpu.scoring import RECOMMENDED, linearize_options, search_with_options
+
+    root, index = saved
+    program, terms = program_and_terms()
+    whole = np.random.default_rng(4).standard_normal((program.num_queries, terms.shape[1])).astype(np.float32)
+    whole /= np.linalg.norm(whole, axis=1, keepdims=True)
+    want = search_with_options(np.asarray(index.embeddings), terms, program, Ops(), 20, RECOMMENDED, whole,
+                               chunk_size=256)
+    lin = linearize_options(load_index(root / "sharded").embeddings, terms, program, Ops(), RECOMMENDED, whole)
+    got = search_ray(root / "sharded", len(index), terms, program, Ops(), 20,
+                     RayConfig(num_workers=2, chunk_size=256), linear=lin)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)

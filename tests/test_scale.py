@@ -304,3 +304,56 @@ def test_ray_flag_without_ray_is_a_clear_error(saved, tmp_path, fake_encoder, mo
     assert main(["search", str(root / "single"), str(q), "-o", str(tmp_path / "r.arrow"), "--ray"]) == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("itlr: error")]
     assert len(err) == 1 and "Ray is not installed" in err[0] and "itlr-gpu[ray]" in err[0]
+
+
+# --------------------------------------------------------------------------- scoring options at scale
+
+from itlr_gpu.scoring import RECOMMENDED, ScoreOptions, linearize_options, search_with_options  # noqa: E402
+
+
+@pytest.mark.parametrize("layout", ["single", "sharded"])
+@pytest.mark.parametrize("opt", [RECOMMENDED, ScoreOptions(calibration="zscore", guard=True),
+                                 ScoreOptions(hybrid=0.7, calibration="minmax", or_max=True)], ids=str)
+def test_out_of_core_options_equal_in_memory(saved, layout, opt):
+    # The options' statistics come from one sample over the whole index (folded once by linearize_options),
+    # so every shard scores with the same constants: the same result as the in-memory search.
+    root, index = saved
+    program, terms = program_and_terms()
+    whole = unit_rows(np.random.default_rng(3), program.num_queries)
+    want = search_with_options(np.asarray(index.embeddings), terms, program, Ops(), 25, opt, whole, chunk_size=256)
+    loaded = load_index(root / layout)
+    lin = linearize_options(loaded.embeddings, terms, program, Ops(), opt, whole)
+    got = search_out_of_core(loaded, terms, program, Ops(), 25, "cpu", shard_rows=512, chunk_size=256, linear=lin)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fake_encoder, capsys):
+    root, _ = saved
+    q = tmp_path / "q.jsonl"
+    with open(q, "w") as f:
+        for i, e in enumerate(EXPRS):
+            f.write(json.dumps({"query_id": f"q{i}", "expr": e, "text": f"whole text {i}"}) + "\n")
+    flags = ["-k", "9", "--device", "cpu", "--recommended"]
+    plain, ooc = tmp_path / "plain.arrow", tmp_path / "ooc.arrow"
+    assert main(["search", str(root / "single"), str(q), "-o", str(plain), *flags]) == 0
+    assert main(["search", str(root / "sharded"), str(q), "-o", str(ooc), *flags, "--shard-rows", "512",
+                 "--chunk-size", "256"]) == 0
+    want = read_table(plain)
+    got = read_table(ooc)
+    assert got.column("doc_id").equals(want.column("doc_id"))
+    np.testing.assert_allclose(got.column("score").to_numpy(), want.column("score").to_numpy(), rtol=1e-5, atol=1e-5)
+    # the options change the result (they are not silently dropped)
+    raw = tmp_path / "raw.arrow"
+    assert main(["search", str(root / "single"), str(q), "-o", str(raw), "-k", "9", "--device", "cpu"]) == 0
+    assert not read_table(raw).column("doc_id").equals(want.column("doc_id"))
+    # a resumable bulk job records the options: a rerun with other options is refused
+    out = tmp_path / "job"
+    assert main(["search", str(root / "single"), str(q), "-o", str(out), *flags, "--batch-size", "6"]) == 0
+    from itlr_gpu.scale.bulk import read_results
+
+    bulk = read_results(out)
+    assert bulk.column("doc_id").equals(want.column("doc_id"))
+    assert main(["search", str(root / "single"), str(q), "-o", str(out), "-k", "9", "--device", "cpu",
+                 "--batch-size", "6"]) != 0
+    assert "options" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Scoring backends behind one interface.
 
 A backend turns (document matrix, term embeddings, compiled program, ops, k)
-into the top-k ``(scores float32 (Q, k'), rows int64 (Q, k'))`` with
+-- or, with scoring options, a ``scoring.LinearScoring`` -- into the top-k ``(scores float32 (Q, k'), rows int64 (Q, k'))`` with
 k' = min(k, N), sorted by score descending and, within equal scores, by
 ascending document row.  ``torch`` is the reference (CPU or CUDA) and the
 oracle of every other backend.
@@ -34,6 +34,11 @@ class Backend(Protocol):
                             whole_embeddings=None, *, device: torch.device, chunk_size: int | None = None,
                             on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def search_linear(self, docs, lin, k: int, *, device: torch.device, chunk_size: int | None = None,
+                      on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Scoring options already folded by ``scoring.linearize`` (statistics from the whole index), so
+        every shard of a sharded search scores with the same constants."""
+
 
 class TorchBackend:
     name = "torch"
@@ -48,6 +53,11 @@ class TorchBackend:
 
         return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
                                    device=device, chunk_size=chunk_size, on_chunk=on_chunk)
+
+    def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
+        from ..scoring import search_linear
+
+        return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

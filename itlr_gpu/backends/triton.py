@@ -26,7 +26,7 @@ import torch
 
 from ..compiler import Program
 from ..ops import Ops
-from ..scoring import ScoreOptions, linearize_options, search_with_options
+from ..scoring import ScoreOptions, linearize_options, search_linear, search_with_options
 from .reference import search_reference
 
 K_MAX = 2048  # the kernel's limit on k (itlr_gpu.kernels.fused_logical_topk.K_MAX)
@@ -79,10 +79,22 @@ class TritonBackend:
         # On CUDA the statistics sample comes from the resident matrix (no second host read).
         source = self._upload(docs, device) if not interpret or interpreter_ready() else docs
         lin = linearize_options(source, term_embeddings, program, ops, options, whole_embeddings, device=device)
+        return self._linear(docs, lin, int(k), device, interpret, on_chunk)
+
+    def search_linear(self, docs, lin, k: int, *, device, chunk_size: int | None = None,
+                      on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        device = torch.device(device)
+        if min(int(k), docs.shape[0]) > K_MAX:
+            warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): using the torch path",
+                          RuntimeWarning, stacklevel=2)
+            return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
+        return self._linear(docs, lin, int(k), device, device.type != "cuda", on_chunk)
+
+    def _linear(self, docs, lin, k, device, interpret, on_chunk):
         extra = {"lit_affine": (lin.lit_a, lin.lit_b)}
         if lin.mix is not None:
             extra["epilogue"] = (lin.mix, lin.whole_arg)
-        return self._run(docs, lin.vectors.cpu(), lin.program, lin.ops, int(k), device, interpret, extra, on_chunk)
+        return self._run(docs, lin.vectors.cpu(), lin.program, lin.ops, k, device, interpret, extra, on_chunk)
 
     def _run(self, docs, term_embeddings, program, ops, k, device, interpret, extra, on_chunk):
         from ..kernels import interpreter_ready, kernel_module

@@ -47,7 +47,7 @@ PART_FILE = "part-{:05d}{}"
 PART_FORMATS = (".parquet", ".arrow")
 DEFAULT_BATCH_SIZE = 4096
 # The keys that decide the output: a rerun must match them all.
-JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "batch_size", "part_format")
+JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "batch_size", "part_format", "options")
 
 
 def is_dataset_path(path: str | os.PathLike) -> bool:
@@ -140,6 +140,8 @@ class BatchSearcher:
     memory_cap: int | str | None = None
     ray_config: Any = None
     on_docs: Callable[[int], None] | None = None
+    options: Any = None                          # itlr_gpu.scoring.ScoreOptions (None or inactive: off)
+    whole_texts: dict[str, str] | None = None    # query id -> whole-query text for the hybrid
 
     def __post_init__(self) -> None:
         self.ops = Ops.parse(self.ops)
@@ -154,25 +156,51 @@ class BatchSearcher:
 
         program = compile_queries(queries, ids)
         terms = encode_terms(self.index, program, self.encoder)
+        dev = resolve_device(self.device)
+        linear = self._linear(program, queries, terms, dev)
         if self.mode == "ray":
             from .distributed import search_ray
 
             scores, rows = search_ray(self.index.path, len(self.index), terms, program, self.ops, self.k,
-                                      self.ray_config, on_shard=self.on_docs)
-        else:
-            dev = resolve_device(self.device)
-            if self.mode == "shards":
-                from .shards import search_out_of_core
+                                      self.ray_config, on_shard=self.on_docs, linear=linear)
+        elif self.mode == "shards":
+            from .shards import search_out_of_core
 
-                scores, rows = search_out_of_core(self.index, terms, program, self.ops, self.k, dev,
-                                                  shard_rows=self.shard_rows, memory_cap=self.memory_cap,
-                                                  chunk_size=self.chunk_size, backend=self.backend,
-                                                  on_shard=self.on_docs)
+            scores, rows = search_out_of_core(self.index, terms, program, self.ops, self.k, dev,
+                                              shard_rows=self.shard_rows, memory_cap=self.memory_cap,
+                                              chunk_size=self.chunk_size, backend=self.backend,
+                                              on_shard=self.on_docs, linear=linear)
+        else:
+            engine = get_backend(self.backend, dev)
+            if linear is not None:
+                scores, rows = engine.search_linear(self.index.embeddings, linear, self.k, device=dev,
+                                                    chunk_size=self.chunk_size, on_chunk=self.on_docs)
             else:
-                engine = get_backend(self.backend, dev)
                 scores, rows = engine.search(self.index.embeddings, terms, program, self.ops, self.k, device=dev,
                                              chunk_size=self.chunk_size, on_chunk=self.on_docs)
         return results_table(program.query_ids, scores, rows, self.index.doc_ids)
+
+    def _linear(self, program: Program, queries, terms: np.ndarray, dev):
+        """The scoring options folded once per batch over the whole index's sample (every shard, task
+        and resumed batch then scores with the constants a single-process run uses)."""
+        if self.options is None or not self.options.active:
+            return None
+        from ..engine import _whole_query_embeddings
+        from ..scoring import linearize_options
+
+        if self.options.calibration == "percentile":
+            raise InputError("percentile calibration does not combine with sharded/Ray/bulk search",
+                             "--calibration", "equalize, zscore, minmax or none")
+        whole = None
+        if self.options.hybrid is not None:
+            texts = None if self.whole_texts is None else [self.whole_texts[i] for i in program.query_ids]
+            whole = _whole_query_embeddings(list(queries), texts, self.encoder, self.index.dim)
+        import torch
+
+        # Ray tasks run on their own devices; the driver folds on the CPU (a 4,096-row sample).
+        fold_dev = torch.device("cpu") if self.mode == "ray" else dev
+        return linearize_options(self.index.embeddings, terms, program, self.ops, self.options, whole,
+                                 device=fold_dev)
 
 
 # --------------------------------------------------------------------------- the job
@@ -200,6 +228,7 @@ def run_bulk(
     part_format: str = ".parquet",
     progress: bool | None = None,
     where: str = "queries",
+    options: str | None = None,
 ) -> BulkReport:
     """Run (or resume) a bulk job writing ``part-NNNNN`` files and ``manifest.json`` into ``output_dir``."""
     ids = [str(i) for i in ids]
@@ -220,7 +249,7 @@ def run_bulk(
     job = {
         "queries_checksum": queries_checksum(ids, queries), "num_queries": len(ids), "k": int(k),
         "ops": str(Ops.parse(ops)), "index_checksum": index_checksum, "batch_size": int(batch_size),
-        "part_format": part_format,
+        "part_format": part_format, "options": options or "none",
     }
     manifest = _open_manifest(out, job, num_parts)
     report = BulkReport(out, num_parts)

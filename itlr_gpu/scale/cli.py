@@ -77,7 +77,8 @@ def _ray_config(args: argparse.Namespace):
                      shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None))
 
 
-def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids: Sequence[str], encoder: Any) -> int:
+def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids: Sequence[str], encoder: Any,
+               options: Any = None, whole_texts: dict[str, str] | None = None) -> int:
     """``itlr search`` with scaling options: in memory, out of core or on Ray; one file or a resumable dataset."""
     import pyarrow as pa
 
@@ -101,13 +102,15 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
         ray_config = None
     searcher = BatchSearcher(index, encoder, k=args.k, ops=args.ops, mode=mode, device=args.device,
                              backend=args.backend, chunk_size=args.chunk_size, shard_rows=args.shard_rows,
-                             memory_cap=args.memory_cap, ray_config=ray_config)
+                             memory_cap=args.memory_cap, ray_config=ray_config, options=options,
+                             whole_texts=whole_texts)
     try:
         if is_dataset_path(args.output):
             batch = args.batch_size or DEFAULT_BATCH_SIZE
             report = run_bulk(args.output, ids, queries, searcher, k=args.k, ops=args.ops,
                               index_checksum=index_checksum(index), batch_size=batch,
-                              part_format="." + args.part_format, where=args.queries)
+                              part_format="." + args.part_format, where=args.queries,
+                              options=str(options) if options is not None and options.active else None)
             resumed = f", {report.skipped} part(s) already done" if report.skipped else ""
             print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}/ "
                   f"({report.num_parts} part(s){resumed})")

@@ -106,7 +106,7 @@ def shutdown_if_local() -> None:
 
 
 def _score_shard(index_path: str, lo: int, hi: int, program_table, terms: np.ndarray, ops: str, k: int,
-                 device: str, chunk_size: int | None, fault_marker: str | None = None):
+                 device: str, chunk_size: int | None, fault_marker: str | None = None, linear=None):
     """Ray task body: open the index from the shared path, score rows lo:hi, return global (scores, rows)."""
     import torch
 
@@ -127,7 +127,7 @@ def _score_shard(index_path: str, lo: int, hi: int, program_table, terms: np.nda
     if device == "cuda" and dev.type != "cuda":
         raise RuntimeError("task was given a GPU but torch sees no CUDA device")
     return search_out_of_core(index, terms, program, ops, k, dev, shard_rows=hi - lo, rows=(lo, hi),
-                              chunk_size=chunk_size)
+                              chunk_size=chunk_size, linear=linear)
 
 
 _REMOTE: dict[tuple, Any] = {}
@@ -169,9 +169,13 @@ def search_ray(
     config: RayConfig | None = None,
     *,
     on_shard: Callable[[int], None] | None = None,
+    linear=None,
     _fault_marker: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k of ``program`` over the index at ``index_path`` (``n_rows`` documents), scored by Ray tasks.
+
+    ``linear``: scoring options folded over the whole index (``scoring.linearize_options`` on the
+    driver), shipped once to every task.
 
     Same contract as the single-process backends: ``(scores (Q, k'), rows (Q, k'))``
     sorted by score descending, ties to the lower row.
@@ -182,12 +186,13 @@ def search_ray(
     index_path = os.path.abspath(os.fspath(index_path))
     program_ref = ray.put(program.to_arrow())
     terms_ref = ray.put(np.ascontiguousarray(term_embeddings, dtype=np.float32))
+    linear_ref = ray.put(linear) if linear is not None else None
     remote = _remote(ray, use_gpus, config.max_retries)
     device = "cuda" if use_gpus else "cpu"
     k_eff = min(int(k), n_rows)
     pending = {
         remote.remote(index_path, lo, hi, program_ref, terms_ref, str(Ops.parse(ops)), k_eff, device,
-                      config.chunk_size, _fault_marker): (i, lo, hi)
+                      config.chunk_size, _fault_marker, linear_ref): (i, lo, hi)
         for i, (lo, hi) in enumerate(shards)
     }
     parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}

@@ -559,8 +559,13 @@ def search_out_of_core(
     rows: tuple[int, int] | None = None,
     backend: str = "torch",
     on_shard: Callable[[int], None] | None = None,
+    linear=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k over ``index`` (or a bare matrix) streamed in shards; equal to the in-memory search.
+
+    ``linear``: scoring options folded by ``itlr_gpu.scoring.linearize_options`` over the *whole*
+    index (its statistics sample spans every shard); then ``term_embeddings``, ``program`` and
+    ``ops`` are ignored and every shard scores with the same constants.
 
     ``shard_rows`` rows are read per shard (default: from ``memory_cap``, the
     bytes allowed for the two shard buffers plus the chunk working set, or
@@ -580,8 +585,11 @@ def search_out_of_core(
     ops = Ops.parse(ops)
     dev = torch.device(device)
     cap = parse_bytes(memory_cap) if memory_cap is not None else None
+    if linear is not None:
+        program = linear.program
     if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth,
+        width = len(program.terms) if linear is None else len(linear.vectors)
+        chunk_size = chunk_for_budget(d, width, program.num_queries, program.max_depth + (2 if linear else 0),
                                       chunk_budget_for_cap(cap))
     source = RowSource(docs)
     itemsize = source.dtype.itemsize
@@ -599,7 +607,10 @@ def search_out_of_core(
     buffer_rows = min(int(shard_rows), hi - lo)
 
     def score(block, first_row: int) -> tuple[np.ndarray, np.ndarray]:
-        s, r = engine.search(block, terms, program, ops, k_eff, device=dev, chunk_size=chunk_size)
+        if linear is not None:
+            s, r = engine.search_linear(block, linear, k_eff, device=dev, chunk_size=chunk_size)
+        else:
+            s, r = engine.search(block, terms, program, ops, k_eff, device=dev, chunk_size=chunk_size)
         return s, r + first_row
 
     try:
