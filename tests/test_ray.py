@@ -140,3 +140,59 @@ def test_ray_with_scoring_options_equals_single_process(cluster, saved):
                      RayConfig(num_workers=2, chunk_size=256), linear=lin)
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- resident shards (actors)
+
+from itlr_gpu.scale.distributed import ShardPool  # noqa: E402
+
+
+@pytest.mark.parametrize("layout,config", [("single", RayConfig(num_workers=2)),
+                                           ("sharded", RayConfig(num_workers=3, chunk_size=256))])
+def test_shard_pool_equals_tasks_over_several_batches(cluster, saved, layout, config):
+    root, index = saved
+    program, terms = program_and_terms()
+    batches = (Ops(), Ops("min", "max", "reciprocal"))
+    # (tasks first: the pool's actors hold the CPUs while it is open)
+    wants = [search_ray(root / layout, len(index), terms, program, ops, 30, config) for ops in batches]
+    with ShardPool(root / layout, len(index), config) as pool:
+        assert len(pool.actors) == config.num_workers          # 3 actors share the 2 CPUs
+        for ops, want in zip(batches, wants):                   # two batches on the same resident shards
+            got = pool.search(terms, program, ops, 30)
+            np.testing.assert_array_equal(got[1], want[1])
+            np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_shard_pool_restarts_a_dead_actor(cluster, saved, tmp_path):
+    root, index = saved
+    program, terms = program_and_terms()
+    want = search_reference(np.asarray(index.embeddings), terms, program, Ops(), 10)
+    marker = tmp_path / "crashed-once"
+    with ShardPool(root / "single", len(index), RayConfig(num_workers=2)) as pool:
+        got = pool.search(terms, program, Ops(), 10, _fault_marker=str(marker))
+        assert marker.exists()
+        np.testing.assert_array_equal(got[1], want[1])
+        again = pool.search(terms, program, Ops(), 10)          # the restarted actor serves the next batch
+        np.testing.assert_array_equal(again[1], want[1])
+
+
+def test_shard_pool_dead_actor_without_retries_fails_clearly(cluster, saved, tmp_path):
+    root, index = saved
+    program, terms = program_and_terms()
+    with ShardPool(root / "single", len(index), RayConfig(num_workers=2, max_retries=0)) as pool:
+        with pytest.raises(RayJobError, match=r"shard \d \(rows \d+-\d+\).*worker died.*no partial result") as info:
+            pool.search(terms, program, Ops(), 10, _fault_marker=str(tmp_path / "m"))
+    assert "\n" not in str(info.value)
+
+
+def test_shard_pool_corrupt_shard_is_one_clear_error(cluster, saved, tmp_path):
+    import shutil
+
+    root, index = saved
+    broken = tmp_path / "idx"
+    shutil.copytree(root / "sharded", broken)
+    with open(broken / "embeddings-00001.npy", "r+b") as f:
+        f.seek(300)
+        f.write(b"\x01\x02\x03")
+    with pytest.raises(IndexIntegrityError, match=r"shard 1 \(rows 900-1799\) checksum mismatch"):
+        ShardPool(broken, len(index), RayConfig(shard_rows=1000))

@@ -125,7 +125,9 @@ class BatchSearcher:
 
     ``mode``: ``"memory"`` (the backend over the whole matrix), ``"shards"``
     (:func:`~itlr_gpu.scale.shards.search_out_of_core`) or ``"ray"``
-    (:func:`~itlr_gpu.scale.distributed.search_ray`; needs ``index.path``).
+    (:class:`~itlr_gpu.scale.distributed.ShardPool`: each shard read once into a Ray actor and kept for
+    every batch; ``resident=False``: :func:`~itlr_gpu.scale.distributed.search_ray`'s tasks, which re-read
+    it per batch; needs ``index.path``).  Call :meth:`close` when done.
     """
 
     index: Index
@@ -142,6 +144,8 @@ class BatchSearcher:
     on_docs: Callable[[int], None] | None = None
     options: Any = None                          # itlr_gpu.scoring.ScoreOptions (None or inactive: off)
     whole_texts: dict[str, str] | None = None    # query id -> whole-query text for the hybrid
+    resident: bool = True                        # ray: shards stay in actors across batches (ShardPool)
+    _pool: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.ops = Ops.parse(self.ops)
@@ -158,7 +162,13 @@ class BatchSearcher:
         terms = encode_terms(self.index, program, self.encoder)
         dev = resolve_device(self.device)
         linear = self._linear(program, queries, terms, dev)
-        if self.mode == "ray":
+        if self.mode == "ray" and self.resident:
+            from .distributed import ShardPool
+
+            if self._pool is None:   # each shard is read once for the whole job
+                self._pool = ShardPool(self.index.path, len(self.index), self.ray_config)
+            scores, rows = self._pool.search(terms, program, self.ops, self.k, on_shard=self.on_docs, linear=linear)
+        elif self.mode == "ray":
             from .distributed import search_ray
 
             scores, rows = search_ray(self.index.path, len(self.index), terms, program, self.ops, self.k,
@@ -179,6 +189,12 @@ class BatchSearcher:
                 scores, rows = engine.search(self.index.embeddings, terms, program, self.ops, self.k, device=dev,
                                              chunk_size=self.chunk_size, on_chunk=self.on_docs)
         return results_table(program.query_ids, scores, rows, self.index.doc_ids)
+
+    def close(self) -> None:
+        """Release the Ray actors holding the shards (ray mode)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def _linear(self, program: Program, queries, terms: np.ndarray, dev):
         """The scoring options folded once per batch over the whole index's sample (every shard, task

@@ -127,6 +127,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
         print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
         return 0
     finally:
+        searcher.close()
         if mode == "ray":
             from .distributed import shutdown_if_local
 

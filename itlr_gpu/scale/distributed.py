@@ -12,12 +12,17 @@
 * A worker that dies (process crash, node lost, OOM-killed) makes Ray rerun the
   task (``max_retries``); if it keeps dying the job stops with one clear error
   line naming the shard -- results are never silently partial.
+* For jobs of many query batches, :class:`ShardPool` keeps each shard resident in
+  one Ray actor (host RAM, or GPU memory) instead of re-reading it per batch; a
+  dead actor is restarted (its shard reloaded) and the call retried, with the
+  same limit and the same error.
 
 Ray is optional: ``pip install 'itlr-gpu[ray]'``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -29,7 +34,7 @@ from ..errors import InputError, ItlrError
 from ..ops import Ops
 from .shards import merge_topk, plan_shards, split_evenly
 
-__all__ = ["RayConfig", "require_ray", "connect", "search_ray", "RayJobError"]
+__all__ = ["RayConfig", "require_ray", "connect", "search_ray", "ShardPool", "RayJobError"]
 
 DEFAULT_MAX_RETRIES = 3
 
@@ -65,6 +70,7 @@ class RayConfig:
     chunk_size: int | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
     use_gpus: bool | None = None  # None: when the cluster has GPUs
+    placement_timeout: float = 600.0  # ShardPool: seconds for every actor to be placed and load its shard
 
 
 _STARTED_LOCAL = False
@@ -225,7 +231,139 @@ def _get(ray, ref, i: int, lo: int, hi: int, retries: int):
             raise cause from None
         first = str(cause or e).strip().splitlines()
         raise RayJobError(f"Ray job: {where} failed: {first[-1] if first else type(e).__name__}") from e
-    except (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError, rex.TaskCancelledError,
+    except (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError, rex.TaskCancelledError, rex.RayActorError,
             rex.OutOfMemoryError, rex.RaySystemError) as e:
         raise RayJobError(f"Ray job: {where}: the worker died {retries + 1} time(s) ({type(e).__name__}); "
                           f"the job was stopped, no partial result is kept") from e
+
+
+# --------------------------------------------------------------------------- resident shards (actors)
+
+
+class _ShardActor:
+    """Ray actor body: rows ``lo:hi`` of the index read once and kept resident (host RAM, or GPU memory
+    with a GPU) for every query batch of the job.  If the process dies Ray restarts the actor (which
+    reloads its shard) and retries the call, up to ``max_retries`` times."""
+
+    def __init__(self, index_path: str, lo: int, hi: int, device: str):
+        import torch
+
+        from .shards import ShardedIndex, load_index
+
+        self.lo, self.hi, self.error = lo, hi, None
+        self.docs = None
+        try:
+            index = load_index(index_path, verify=False)
+            if isinstance(index, ShardedIndex):
+                index.embeddings.verify(lo, hi)
+            block = np.ascontiguousarray(index.embeddings[lo:hi])
+            self.device = torch.device("cuda" if device == "cuda" and torch.cuda.is_available() else device)
+            if device == "cuda" and self.device.type != "cuda":
+                raise RuntimeError("actor was given a GPU but torch sees no CUDA device")
+            self.docs = torch.from_numpy(block).to(self.device) if self.device.type == "cuda" else block
+        except ItlrError as e:   # reported by ready(): one clear line naming the shard, not a dead actor
+            self.error = e
+
+    def ready(self) -> int:
+        if self.error is not None:
+            raise self.error
+        return self.hi - self.lo
+
+    def search(self, program_table, terms: np.ndarray, ops: str, k: int, chunk_size: int | None,
+               linear=None, fault_marker: str | None = None):
+        from ..backends import get_backend
+
+        if fault_marker is not None and not os.path.exists(fault_marker):
+            with open(fault_marker, "w") as f:   # test hook: die once, mid-job
+                f.write(str(os.getpid()))
+            os._exit(1)
+        engine = get_backend("auto", self.device)
+        k_eff = min(int(k), self.hi - self.lo)
+        if linear is not None:
+            s, r = engine.search_linear(self.docs, linear, k_eff, device=self.device, chunk_size=chunk_size)
+        else:
+            s, r = engine.search(self.docs, terms, Program.from_arrow(program_table), Ops.parse(ops), k_eff,
+                                 device=self.device, chunk_size=chunk_size)
+        return s, r + self.lo
+
+
+class ShardPool:
+    """One resident-shard actor per shard for a whole job (many query batches): each shard is read once,
+    not once per batch as with :func:`search_ray`'s tasks.  Results equal :func:`search_ray`'s.
+
+    With more shards than CPUs (GPUs) the actors share them (fractional resources).  Use as a context
+    manager, or call :meth:`close`.
+    """
+
+    def __init__(self, index_path: str | os.PathLike, n_rows: int, config: RayConfig | None = None):
+        self.config = config or RayConfig()
+        ray = self.ray = connect(self.config)
+        self.shards, use_gpus = plan_cluster_shards(n_rows, self.config, ray)
+        self.n_rows = n_rows
+        resources = ray.cluster_resources()
+        kind = "GPU" if use_gpus else "CPU"
+        # Ray keeps resources in units of 1e-4: round the share down so n shares never exceed the total.
+        share = min(1.0, math.floor(1e4 * float(resources.get(kind, 1)) / len(self.shards)) / 1e4)
+        opts = {"num_gpus": share, "num_cpus": 0} if use_gpus else {"num_cpus": share}
+        retries = self.config.max_retries
+        cls = ray.remote(**opts, max_restarts=retries, max_task_retries=retries)(_ShardActor)
+        path = os.path.abspath(os.fspath(index_path))
+        device = "cuda" if use_gpus else "cpu"
+        self.actors = [cls.remote(path, lo, hi, device) for lo, hi in self.shards]
+        try:
+            ready = {a.ready.remote(): i for i, a in enumerate(self.actors)}
+            _, late = ray.wait(list(ready), num_returns=len(ready), timeout=self.config.placement_timeout)
+            if late:
+                i = ready[late[0]]
+                lo, hi = self.shards[i]
+                raise RayJobError(f"Ray job: shard {i} (rows {lo}-{hi - 1}): its actor was not ready after "
+                                  f"{self.config.placement_timeout:g} s (it needs {share:g} {kind} and the shard "
+                                  f"in memory); the job was stopped")
+            for ref, i in ready.items():
+                lo, hi = self.shards[i]
+                _get(ray, ref, i, lo, hi, retries)
+        except BaseException:
+            self.close()
+            raise
+
+    def search(self, term_embeddings: np.ndarray, program: Program, ops: Ops | str | None, k: int, *,
+               on_shard: Callable[[int], None] | None = None, linear=None,
+               _fault_marker: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        ray = self.ray
+        program_ref = ray.put(program.to_arrow())
+        terms_ref = ray.put(np.ascontiguousarray(term_embeddings, dtype=np.float32))
+        linear_ref = ray.put(linear) if linear is not None else None
+        k_eff = min(int(k), self.n_rows)
+        pending = {a.search.remote(program_ref, terms_ref, str(Ops.parse(ops)), k_eff, self.config.chunk_size,
+                                   linear_ref, _fault_marker): (i, lo, hi)
+                   for i, (a, (lo, hi)) in enumerate(zip(self.actors, self.shards))}
+        parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    i, lo, hi = pending.pop(ref)
+                    parts[i] = _get(ray, ref, i, lo, hi, self.config.max_retries)
+                    if on_shard is not None:
+                        on_shard(hi - lo)
+        except BaseException:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+        if len(parts) != len(self.shards):
+            raise RayJobError(f"Ray job: only {len(parts)} of {len(self.shards)} shards finished")
+        return merge_topk([parts[i] for i in range(len(self.shards))], k_eff)
+
+    def close(self) -> None:
+        for actor in getattr(self, "actors", []):
+            try:
+                self.ray.kill(actor)
+            except Exception:  # already dead: nothing to release
+                pass
+        self.actors = []
+
+    def __enter__(self) -> "ShardPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
