@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from itlr_gpu import Ops, compile_queries
 from itlr_gpu.cli import main
@@ -60,9 +61,9 @@ def by_query(table):
     return got
 
 
-@pytest.mark.parametrize("layout", ["single", "sharded"])
+@pytest.mark.parametrize("layout,batch_bytes", [("single", 256 << 20), ("sharded", 256 << 20), ("single", 20_000)])
 @pytest.mark.parametrize("ops", [Ops(), Ops("sum", "max", "reciprocal")], ids=str)
-def test_rerank_equals_brute_force(saved, layout, ops):
+def test_rerank_equals_brute_force(saved, layout, ops, batch_bytes):
     root, index = saved
     rng = np.random.default_rng(3)
     ids = [f"q{i}" for i in range(len(EXPRS))]
@@ -74,7 +75,7 @@ def test_rerank_equals_brute_force(saved, layout, ops):
     pairs += pairs[:5]  # repeated pairs are scored once
     cands = pa.table({"query_id": [p[0] for p in pairs], "doc_id": [p[1] for p in pairs]})
     table, report = rerank(load_index(root / layout), EXPRS, ids, cands, HashEncoder(), k=20, ops=ops,
-                           device="cpu")
+                           device="cpu", batch_bytes=batch_bytes)   # 20,000 bytes: one query per batch
     assert report.duplicates == 5 and report.unknown_docs == 0
     want = brute_force(index, EXPRS, ids, pairs, ops, 20)
     got = by_query(table)
@@ -142,3 +143,34 @@ def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("itlr: error")]
     assert len(err) == 1 and "missing-doc" in err[0] and "bm25.run" in err[0]
     json.dumps(got)  # plain values
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(n_queries=st.integers(1, 14), seed=st.integers(0, 2**31 - 1), k=st.integers(1, 30),
+       batch_bytes=st.sampled_from([20_000, 200_000, 256 << 20]))
+def test_rerank_shared_shapes_uneven_candidates(saved, n_queries, seed, k, batch_bytes):
+    # Several queries per program shape, each with its own number of candidates (0 included): the
+    # padded (queries x candidates) evaluation must equal scoring each query alone.
+    root, index = saved
+    rng = np.random.default_rng(seed)
+    shapes = ["t{} AND NOT t{}", "t{} OR t{}", "(t{} OR t{}) AND t{}"]
+    exprs, ids, pairs = [], [], []
+    for i in range(n_queries):
+        shape = shapes[int(rng.integers(len(shapes)))]
+        exprs.append(shape.format(*rng.choice(8, size=shape.count("{}"), replace=False)))
+        ids.append(f"q{i}")
+        for r in rng.choice(len(index), size=int(rng.integers(0, 80)), replace=False):
+            pairs.append((ids[-1], f"d{r}"))
+    cands = pa.table({"query_id": pa.array([p[0] for p in pairs], pa.string()),
+                      "doc_id": pa.array([p[1] for p in pairs], pa.string())})
+    table, report = rerank(load_index(root / "single"), exprs, ids, cands, HashEncoder(), k=k, device="cpu",
+                           batch_bytes=batch_bytes)
+    want = brute_force(index, exprs, ids, pairs, Ops(), k)
+    got = by_query(table)
+    assert report.queries_without_candidates == sum(1 for q in ids if not want[q])
+    assert table.column("query_id").to_pylist() == [q for q in ids for _ in want[q]]   # query order kept
+    for qid in ids:
+        assert_same_ranking(got.get(qid, []), want[qid])
+        if want[qid]:
+            np.testing.assert_allclose([s for _, s, _ in got[qid]], [s for _, s in want[qid]], rtol=1e-5, atol=1e-6)

@@ -2,9 +2,8 @@
 
 ``CANDIDATES`` lists (query_id, doc_id) pairs; each query's candidate rows are
 gathered from the index (only those rows are read from the memory-mapped
-matrix), the query's compiled program is evaluated on them with the reference
-scorer's :func:`~itlr_gpu.backends.reference.plan_groups` /
-:func:`~itlr_gpu.backends.reference.score_chunk` (on the GPU when there is
+matrix, once per query batch), the queries of each program shape are evaluated
+together on padded (queries x candidates) tensors (on the GPU when there is
 one), and the top-k are written with the search result schema, ordered by
 score descending then document row ascending -- exactly the order a full
 search restricted to the candidates would give.
@@ -30,8 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-from ..backends.reference import plan_groups, score_chunk
-from ..compiler import compile_queries
+from ..backends.reference import plan_groups
+from ..compiler import AND, NOT, PUSH, compile_queries
 from ..encoders import Encoder
 from ..errors import InputError
 from ..index import Index
@@ -182,8 +181,13 @@ def rerank(
     device: str | torch.device = "auto",
     strict: bool = False,
     where: str = "candidates",
+    batch_bytes: int = 256 << 20,
 ) -> tuple[pa.Table, RerankReport]:
-    """Score each query's candidates; returns the top-k result table (RESULT_SCHEMA) and a report."""
+    """Score each query's candidates; returns the top-k result table (RESULT_SCHEMA) and a report.
+
+    Queries go in batches (``batch_bytes`` of gathered candidate rows): each batch reads its candidate
+    rows once and scores every query of a program shape together on padded (queries x candidates)
+    tensors."""
     from ..backends import resolve_device
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
@@ -227,26 +231,53 @@ def rerank(
 
     program = compile_queries(queries, query_ids)
     terms_all = torch.as_tensor(encode_terms(index, program, encoder), device=dev)
+    counts = np.diff(bounds)
+    report.queries_without_candidates = int((counts == 0).sum())
     out_q, out_rank, out_rows, out_scores = [], [], [], []
     with torch.inference_mode():
-        for i in range(len(query_ids)):
-            cand = r[bounds[i]:bounds[i + 1]]  # ascending rows
-            if len(cand) == 0:
-                report.queries_without_candidates += 1
-                continue
-            block = np.asarray(index.embeddings[cand])
-            docs = torch.from_numpy(block.astype(np.float32, copy=False).copy()).to(dev)
-            sub, used = slice_program(program, i, i + 1)
+        for lo, hi in _query_batches(counts, index.dim, batch_bytes):
+            sub, used = slice_program(program, lo, hi)
             plan = plan_groups(sub, dev)
-            sims = terms_all[torch.as_tensor(used, device=dev)] @ docs.T
-            scores = score_chunk(sims, plan, ops)[0]
-            # Stable descending sort on ascending rows: ties go to the lower row.
-            top = torch.sort(scores, descending=True, stable=True).indices[:k]
-            n = len(top)
-            out_q.extend([query_ids[i]] * n)
-            out_rank.append(np.arange(1, n + 1, dtype=np.int32))
-            out_rows.append(cand[top.cpu().numpy()])
-            out_scores.append(scores[top].cpu().numpy().astype(np.float32))
+            terms = terms_all[torch.as_tensor(used, device=dev)]
+            # Every candidate row of the batch read once (ascending: sequential on a memory map).
+            wanted = np.unique(r[bounds[lo]:bounds[hi]])
+            block = torch.from_numpy(np.asarray(index.embeddings[wanted]).astype(np.float32, copy=True)).to(dev)
+            order = plan.order.cpu().numpy()
+            for group in plan.groups:
+                members = lo + order[group.start: group.start + group.push_terms.shape[1]]
+                n_cand = counts[members]
+                width = int(n_cand.max()) if len(n_cand) else 0
+                if width == 0:
+                    continue
+                # (G, M) candidate rows, padded; their positions in ``block``
+                pad = np.zeros((len(members), width), dtype=np.int64)
+                valid = np.arange(width)[None, :] < n_cand[:, None]
+                pad[valid] = np.concatenate([r[bounds[m]:bounds[m + 1]] for m in members])
+                docs = block[torch.as_tensor(np.searchsorted(wanted, pad), device=dev)]          # (G, M, d)
+                lit = terms[group.push_terms.T]                                                  # (G, P, d)
+                # elementwise product + sum over d: every (query, row) pair is reduced the same way, so
+                # identical documents get identical similarities (ties go to the lower row below)
+                sims = torch.stack([(docs * lit[:, p, None, :]).sum(dim=-1)                      # (G, P, M)
+                                    for p in range(lit.shape[1])], dim=1)
+                scores = _evaluate(group.opcodes, sims, ops)
+                scores = scores.masked_fill(~torch.as_tensor(valid, device=dev), float("-inf"))
+                # rows ascend within a query: a stable descending sort sends ties to the lower row
+                top = torch.sort(scores, dim=1, descending=True, stable=True).indices.cpu().numpy()
+                top_scores = torch.gather(scores, 1, torch.as_tensor(top, device=dev)).cpu().numpy()
+                for j, m in enumerate(members):
+                    n = min(k, int(n_cand[j]))
+                    if n == 0:
+                        continue
+                    out_q.append((int(m), n))
+                    out_rank.append(np.arange(1, n + 1, dtype=np.int32))
+                    out_rows.append(pad[j, top[j, :n]])
+                    out_scores.append(top_scores[j, :n].astype(np.float32))
+    # results in query order
+    order_q = np.argsort(np.asarray([m for m, _ in out_q], dtype=np.int64), kind="stable")
+    out_rank = [out_rank[i] for i in order_q]
+    out_rows = [out_rows[i] for i in order_q]
+    out_scores = [out_scores[i] for i in order_q]
+    out_q = [query_ids[out_q[i][0]] for i in order_q for _ in range(out_q[i][1])]
     if out_rows:
         rows_all = np.concatenate(out_rows)
         table = pa.table({
@@ -258,6 +289,37 @@ def rerank(
     else:
         table = RESULT_SCHEMA.empty_table()
     return table, report
+
+
+def _query_batches(counts: np.ndarray, dim: int, batch_bytes: int):
+    """Contiguous query ranges whose gathered candidate rows (float32, plus the product temporary) fit
+    ``batch_bytes``; a query with more candidates than that is a batch of its own."""
+    per_row = 4 * dim * 2   # the gathered rows and one literal's product
+    lo, total = 0, 0
+    for i, c in enumerate(counts):
+        need = int(c) * per_row
+        if i > lo and total + need > batch_bytes:
+            yield lo, i
+            lo, total = i, 0
+        total += need
+    if lo < len(counts):
+        yield lo, len(counts)
+
+
+def _evaluate(opcodes, sims: torch.Tensor, ops: Ops) -> torch.Tensor:
+    """Run one shape's postfix program on (G, P, M) literal similarities -> (G, M) scores."""
+    stack: list[torch.Tensor] = []
+    p = 0
+    for op in opcodes:
+        if op == PUSH:
+            stack.append(sims[:, p])
+            p += 1
+        elif op == NOT:
+            stack.append(ops.apply_not(stack.pop()))
+        else:
+            y, x = stack.pop(), stack.pop()
+            stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+    return stack[0]
 
 
 def print_warnings(report: RerankReport, file=None) -> None:
