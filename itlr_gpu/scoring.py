@@ -79,10 +79,11 @@ correlation over the document sample of the two standardised scores: a
 whole-query embedding that disagrees with the logic (negations, poor
 renderings) gets little weight.  Still one ``a_q * L + b_q * W + c_q`` per query.
 
-**Spreads below** :data:`STD_FLOOR` carry no information (a term orthogonal to
-the sample, ``a OR NOT a``): every standardisation above uses
+**Spreads at float32 rounding level** carry no information (a term orthogonal
+to the sample, ``a OR NOT a``): every standardisation above uses
 :func:`inverse_spread`, which gives such a score weight 0 instead of dividing
-float32 rounding by a floor (a constant logical score leaves the hybrid ranking
+float32 rounding by a floor (the threshold is relative to the values' size, so
+a deep product of small cosines still counts) (a constant logical score leaves the hybrid ranking
 to the whole query; a constant positive mean gives the guard no slope).
 
 Everything is float32 torch (CPU or CUDA); :func:`score_dense` is the
@@ -108,7 +109,8 @@ __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearSco
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
-STD_FLOOR = 1e-4  # real similarity spreads are ~1e-2; below this a spread is rounding noise, not information
+SPREAD_ABS = 1e-7   # float32 rounding of a dot product of unit vectors is ~1e-8
+SPREAD_REL = 1e-5   # float32 rounding of a composed score is ~1e-7 of its size
 PERCENTILE_EPS = 1e-6
 
 
@@ -193,13 +195,20 @@ RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_ma
 See benchmarks/results/quality/report.md."""
 
 
-def inverse_spread(spread: torch.Tensor) -> torch.Tensor:
-    """``1 / spread`` where the spread carries information, 0 where it is below :data:`STD_FLOOR`.
+def informative(spread, center):
+    """Whether a spread over the sample is above float32 rounding: ``spread >= max(SPREAD_ABS,
+    SPREAD_REL * |center|)`` (``center``: the values' mean).  Relative, because a product of five
+    cosines lives around 1e-4 and still ranks; absolute, because rounding around 0 is not relative."""
+    return spread >= torch.clamp_min(SPREAD_REL * torch.abs(center), SPREAD_ABS)
+
+
+def inverse_spread(spread: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
+    """``1 / spread`` where the spread carries information (:func:`informative`), 0 where it does not.
 
     A score that is constant over the sample (a term orthogonal to every document, ``a OR NOT a``)
     has a spread made of float32 rounding; dividing by it (or by any floor) would turn that rounding
     into ranking.  Weight 0 says what it is: this score cannot rank, so it does not take part."""
-    return torch.where(spread >= STD_FLOOR, 1.0 / spread.clamp_min(STD_FLOOR), torch.zeros_like(spread))
+    return torch.where(informative(spread, center), 1.0 / spread.clamp_min(SPREAD_ABS), torch.zeros_like(spread))
 
 
 def sample_rows(n: int, size: int) -> np.ndarray:
@@ -325,10 +334,10 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
     sd = sims.std(dim=1, unbiased=False)
     t_scale, t_shift, sorted_sample = ones, zeros, None
     if mode in ("equalize", "zscore"):
-        t_scale, t_shift = inverse_spread(sd), mu
+        t_scale, t_shift = inverse_spread(sd, mu), mu
     elif mode == "minmax":
         lo, hi = sims.min(dim=1).values, sims.max(dim=1).values
-        t_scale, t_shift = inverse_spread(hi - lo), lo
+        t_scale, t_shift = inverse_spread(hi - lo, mu), lo
     elif mode == "percentile":
         sorted_sample = torch.sort(sims, dim=1).values.contiguous()
     prep = Prepared(mode, t_scale, t_shift, sorted_sample, [], [], None, None, None, None)
@@ -353,7 +362,7 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
             xp = positive_mean(sims, group)                          # G x m
             mu_p = xp.mean(dim=1)
             cp = xp - mu_p[:, None]
-            inv_var_p = inverse_spread((cp * cp).mean(dim=1).sqrt()) ** 2   # no slope on a constant x_p
+            inv_var_p = inverse_spread((cp * cp).mean(dim=1).sqrt(), mu_p) ** 2   # no slope on a constant x_p
             betas = []
             for p, is_neg in enumerate(neg):
                 if not is_neg:
@@ -371,8 +380,9 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
         whole = whole_embeddings[plan.order]                    # plan order
         logical = _eval_groups(_term_transform(sims, prep), plan, ops, prep, raw=sims)   # Q x m
         w = whole @ sample.T
-        mu_l, inv_l = logical.mean(dim=1), inverse_spread(logical.std(dim=1, unbiased=False))
-        mu_w, inv_w = w.mean(dim=1), inverse_spread(w.std(dim=1, unbiased=False))
+        mu_l, mu_w = logical.mean(dim=1), w.mean(dim=1)
+        inv_l = inverse_spread(logical.std(dim=1, unbiased=False), mu_l)
+        inv_w = inverse_spread(w.std(dim=1, unbiased=False), mu_w)
         order = plan.order.cpu().numpy()
         alpha = torch.tensor([options.weight(_has_not(program, int(q))) for q in order],
                              dtype=torch.float32, device=device)

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from itlr_gpu import InputError, Ops
 from itlr_gpu.compiler import compile_queries
 from itlr_gpu.query import And, Not, Or, Term
-from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, STD_FLOOR, ScoreOptions, natural_text, score_dense, search_with_options
+from itlr_gpu.scoring import (CALIBRATIONS, RECOMMENDED, SPREAD_ABS, SPREAD_REL, ScoreOptions, natural_text, score_dense,
+                              search_with_options)
 
 from strategies import small_vocab_asts
 
@@ -66,9 +67,9 @@ def np_eval_lits(node, lit, ops, counter, parent_not=False, or_max=False, and_mi
     return out
 
 
-def inv(spread):
-    """1/spread, or 0 where the spread is below the floor (no information: the score does not rank)."""
-    return 1.0 / spread if spread >= STD_FLOOR else 0.0
+def inv(spread, center):
+    """1/spread, or 0 where the spread is at float32 rounding level (no information: the score does not rank)."""
+    return 1.0 / spread if spread >= max(SPREAD_ABS, SPREAD_REL * abs(center)) else 0.0
 
 
 def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
@@ -85,9 +86,9 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
     def transform(t, x):
         mu, sd, lo, hi, srt = stats(t)
         if mode in ("equalize", "zscore"):
-            return (x - mu) * inv(sd)
+            return (x - mu) * inv(sd, mu)
         if mode == "minmax":
-            return (x - lo) * inv(hi - lo)
+            return (x - lo) * inv(hi - lo, mu)
         if mode == "percentile":
             return np.searchsorted(srt, x + 1e-6, side="right") / len(srt)
         return x
@@ -103,7 +104,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
         if guarded:
             xp_s = np.mean([sample @ vocab_vecs[t] for t in pos], axis=0)
             mu_p = xp_s.mean()
-            inv_var_p = inv(np.sqrt(((xp_s - mu_p) ** 2).mean())) ** 2
+            inv_var_p = inv(np.sqrt(((xp_s - mu_p) ** 2).mean()), mu_p) ** 2
 
         def lit_on(mat):
             xp = np.mean([mat @ vocab_vecs[t] for t in pos], axis=0) if guarded else None
@@ -127,7 +128,7 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
             a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
             ls = ev(sample)
             w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
-            il, iw = inv(ls.std()), inv(ws.std())
+            il, iw = inv(ls.std(), ls.mean()), inv(ws.std(), ws.mean())
             b = 1 - a
             if opt.adaptive:  # whole-query weight scaled by the agreement (correlation) on the sample
                 rho = (((ls - ls.mean()) * il) * ((ws - ws.mean()) * iw)).mean() if il > 0 else 1.0
@@ -207,7 +208,7 @@ def test_chunked_topk_equals_dense(nodes, opt, n, k, chunk, seed):
     assert scores.shape == rows.shape == (len(nodes), k_eff)
     for q in range(len(nodes)):
         # the chunked scores are the dense scores of the returned rows, and they are the top k_eff.
-        # Tolerance 1e-4: standardising by a sample std (as small as STD_FLOOR on degenerate samples of
+        # Tolerance 1e-4: standardising by a small sample std (degenerate samples of
         # 2-3 documents) amplifies the float32 rounding of chunked vs whole-matrix similarities.
         np.testing.assert_allclose(scores[q], dense[q, rows[q]], rtol=1e-4, atol=1e-4)
         kth = np.sort(dense[q])[::-1][k_eff - 1]
@@ -247,6 +248,26 @@ def test_constant_logical_score_leaves_the_ranking_to_the_whole_query(opt):
     np.testing.assert_allclose(got, oracle, rtol=1e-4, atol=1e-4)
     _, rows = search_with_options(docs, terms, program, Ops(), 10, opt, whole, chunk_size=7)
     assert np.array_equal(rows[0], want_rank[:10])
+
+
+def test_small_but_real_spread_still_ranks():
+    # A product of five small cosines lives around 1e-4: its spread is small in absolute terms but far
+    # above float32 rounding, so the hybrid must not drop it (the threshold is relative to its size).
+    from itlr_gpu.query import make_and
+
+    nodes = [make_and([Term(f"term {i}") for i in range(5)])]
+    docs, vocab, whole, program, terms = setup(nodes, 200, 8)
+    rng = np.random.default_rng(8)
+    terms = np.eye(16, dtype=np.float32)[:5]                          # term i = axis i
+    docs = np.zeros((200, 16), dtype=np.float32)
+    docs[:, :5] = 0.15 + 0.04 * rng.standard_normal((200, 5))       # cosines ~0.15 with every term
+    docs[:, 5:] = rng.standard_normal((200, 11))
+    docs[:, 5:] *= np.sqrt(1 - (docs[:, :5] ** 2).sum(1, keepdims=True)) / np.linalg.norm(docs[:, 5:], axis=1,
+                                                                                            keepdims=True)
+    logical = score_dense(docs, terms, program, Ops(), ScoreOptions())[0]
+    assert logical.std() < 1e-4                                      # tiny in absolute terms
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=1.0), whole)[0]
+    assert np.array_equal(np.argsort(-got, kind="stable"), np.argsort(-logical, kind="stable"))
 
 
 def test_constant_term_gets_no_calibration_weight():
