@@ -3,11 +3,25 @@
 
     python benchmarks/quality.py [--datasets reuters,scifact,nfcorpus,arguana] [--quick]
                                  [--out benchmarks/results/quality] [--cache-dir ~/.cache/itlr-gpu]
+                                 [--dump-queries DIR | --llm-translations DIR] [--llm-max-queries 100]
 
 Writes ``results.json``, ``report.md`` and PNG plots into ``--out``.  Document
 embeddings are cached under ``<cache-dir>/embeddings/<model>/`` keyed by corpus
 checksum, so a rerun does not re-embed.  ``--quick`` runs small samples (a few
 hundred documents per dataset, a few queries per template) for CI.
+
+LLM rows (Reasoning rewrite, ITLR LLM-translated) need an LLM, which runs in its own
+virtualenv (``.venv-vllm``); ``benchmarks/quality_llm.sh`` does the three steps:
+
+1. ``--dump-queries DIR`` writes ``DIR/<dataset>.jsonl`` (``query_id``, ``text``): a
+   deterministic, family-stratified subsample of at most ``--llm-max-queries`` *test*
+   queries per dataset (see :func:`llm_subsample`), then exits without evaluating;
+2. ``itlr translate DIR/<dataset>.jsonl -o DIR/<dataset>.{logical,rewrite}.arrow
+   --translator vllm --mode {logical,rewrite}``;
+3. ``--llm-translations DIR`` evaluates the normal benchmark plus, on the subsampled
+   test queries, ``llm|rewrite`` (the rewritten sentence embedded whole),
+   ``llm|paper (raw)`` and ``llm|recommended`` (the translated logical forms), next to
+   the other methods restricted to the same queries.
 """
 
 from __future__ import annotations
@@ -230,6 +244,210 @@ def build_queries(name: str, corpus: qdata.Corpus, encoder, args) -> dict:
     return out
 
 
+# --------------------------------------------------------------------------- LLM rows
+
+
+LLM_MODES = ("logical", "rewrite")
+
+
+def llm_subsample(qs: list, n: int, seed: int) -> list:
+    """At most ``n`` queries of ``qs``, stratified by family (Reuters: template; BEIR: composition
+    family, which fixes the number of negations), chosen by a rule fixed in advance: families in name
+    order take turns (round-robin), each giving its next query in the order of
+    ``sha256(f"{seed}:llm-sample:{query_id}")``.  Returned in the order of ``qs``."""
+    import hashlib
+
+    by_fam: dict[str, list] = defaultdict(list)
+    for q in qs:
+        by_fam[q.family].append(q)
+    for fam in by_fam:
+        by_fam[fam].sort(key=lambda q: hashlib.sha256(f"{seed}:llm-sample:{q.query_id}".encode()).hexdigest())
+    chosen: set[str] = set()
+    rank = 0
+    while len(chosen) < n and any(rank < len(v) for v in by_fam.values()):
+        for fam in sorted(by_fam):
+            if len(chosen) < n and rank < len(by_fam[fam]):
+                chosen.add(by_fam[fam][rank].query_id)
+        rank += 1
+    return [q for q in qs if q.query_id in chosen]
+
+
+def dump_llm_queries(names: list[str], args, encoder) -> int:
+    """``--dump-queries``: the subsampled test queries of each dataset as ``DIR/<dataset>.jsonl``."""
+    outdir = Path(args.dump_queries)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        corpus, _ = load_corpus(name, args)
+        sets = build_queries(name, corpus, encoder, args)
+        sub = llm_subsample(sets["test"], args.llm_max_queries, args.seed)
+        path = outdir / f"{name}.jsonl"
+        tmp = path.with_suffix(".jsonl.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for q in sub:
+                fh.write(json.dumps({"query_id": q.query_id, "text": q.text}, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+        fams = defaultdict(int)
+        for q in sub:
+            fams[q.family] += 1
+        log(f"{name}: wrote {len(sub)} of {len(sets['test'])} test queries ({len(fams)} families, "
+            f"{min(fams.values()) if fams else 0}-{max(fams.values()) if fams else 0} each) -> {path}")
+    encoder.save()
+    (outdir / "datasets.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    return 0
+
+
+def read_llm_translations(folder: Path, name: str) -> dict:
+    """``{mode: {query_id: row}}`` from ``<folder>/<name>.<mode>.arrow`` (those present)."""
+    from itlr_gpu.io import read_table
+
+    out = {}
+    for mode in LLM_MODES:
+        path = Path(folder) / f"{name}.{mode}.arrow"
+        if not path.is_file():
+            continue
+        rows = read_table(path).to_pylist()
+        missing = {"query_id", "text", "expr", "error"} - set(rows[0] if rows else {})
+        if rows and missing:
+            raise SystemExit(f"{path}: missing columns {sorted(missing)} (expected the output of `itlr translate`)")
+        out[mode] = {"file": path.name, "rows": {str(r["query_id"]): r for r in rows}}
+    return out
+
+
+def same_form(a, b) -> bool:
+    """Equal logical forms up to the order of AND / OR operands (and whitespace inside terms)."""
+    from itlr_gpu.query import And, Not, Or, Term
+
+    def key(node):
+        if isinstance(node, Term):
+            return ("T", " ".join(str(node.text).split()))
+        if isinstance(node, Not):
+            return ("N", key(node.child))
+        kids = []
+        for c in node.children:  # flat already when built by the parser; flatten anyway
+            kids.extend(c.children if type(c) is type(node) else (c,))
+        return ("A" if isinstance(node, And) else "O" if isinstance(node, Or) else "?",
+                tuple(sorted((key(c) for c in kids), key=repr)))
+
+    return key(a) == key(b)
+
+
+def failure_kind(err: str) -> str:
+    """'generation stopped at max_tokens (494 chars): ...' -> 'generation stopped at max_tokens'."""
+    import re
+
+    kind = re.sub(r"\s*\(.*$", "", str(err).split(":")[0])
+    return re.sub(r"\d+", "N", kind)[:60]
+
+
+def _short(x, n: int = 160):
+    return None if x is None else (x if len(x) <= n else x[: n - 3] + "...")
+
+
+def evaluate_llm(name: str, trans: dict, qs: list, per_q: dict, translated_rules: list, runner, rec) -> dict:
+    """LLM rows on the test queries that have translations, plus the other methods on the same queries.
+
+    A translation that failed (error row, missing row, or a row whose text is not the query's text)
+    falls back to the natural-language text embedded whole, like the rules row does."""
+    from itlr_gpu.query import Term, canonical, parse
+
+    known = {q.query_id for q in qs}
+    ids = set()
+    unknown = 0
+    for mode, t in trans.items():
+        ids |= set(t["rows"]) & known
+        unknown += len(set(t["rows"]) - known)
+    if unknown and not ids:
+        raise SystemExit(f"{name}: none of the translated query ids are test queries of this run "
+                         "(translations made with other settings, e.g. --quick or --seed?)")
+    if unknown:
+        log(f"{name}: {unknown} translated query ids are not test queries of this run (ignored)")
+    sub = [q for q in qs if q.query_id in ids]
+    rules_of = {q.query_id: r for q, r in zip(qs, translated_rules)}
+    res: dict = {"n": len(sub), "query_ids": [q.query_id for q in sub], "files": {}, "model": {}, "failures": {},
+                 "failure_kinds": {}, "failure_examples": {}, "unknown_ids": unknown}
+    whole = [q.text for q in sub]
+    forms: dict[str, list] = {}
+    values: dict[str, list] = {}
+    for mode in LLM_MODES:
+        if mode not in trans:
+            continue
+        rows = trans[mode]["rows"]
+        res["files"][mode] = trans[mode]["file"]
+        models = sorted({str(r.get("translator")) for r in rows.values() if r.get("translator")})
+        res["model"][mode] = ", ".join(models) or "unknown"
+        fl, vals, kinds, examples = [], [], defaultdict(int), []
+        for q in sub:
+            r = rows.get(q.query_id)
+            err, val = None, None
+            if r is None:
+                err = "no translation row"
+            elif r.get("text") is not None and r["text"] != q.text:
+                err = "translation row has another text (stale file)"
+            elif r.get("error"):
+                err = str(r["error"])
+            elif mode == "rewrite":
+                val = r.get("rewrite")
+                if not val and r.get("expr"):
+                    try:
+                        node = parse(r["expr"])
+                        val = node.text if isinstance(node, Term) else None
+                    except Exception:  # noqa: BLE001
+                        val = None
+                if not val or not str(val).strip():
+                    err = "empty rewrite"
+            else:
+                try:
+                    val = parse(r["expr"]) if r.get("expr") else None
+                    if val is None:
+                        err = "empty expr"
+                except Exception as e:  # noqa: BLE001
+                    err = f"expr does not parse: {e}"
+            if err is not None:
+                kinds[failure_kind(err)] += 1
+                if len(examples) < 3:
+                    examples.append({"query_id": q.query_id, "error": _short(err, 200)})
+                fl.append(Term(q.text))
+                vals.append(None)
+            else:
+                fl.append(Term(str(val)) if mode == "rewrite" else val)
+                vals.append(val)
+        res["failures"][mode] = sum(v is None for v in vals)
+        res["failure_kinds"][mode] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+        res["failure_examples"][mode] = examples
+        forms[mode], values[mode] = fl, vals
+    scores: dict[str, dict[str, float]] = {}
+    if "rewrite" in forms:
+        scores["llm|rewrite"] = runner.run(sub, forms["rewrite"], whole=[str(f.text) for f in forms["rewrite"]])
+    if "logical" in forms:
+        scores["llm|paper (raw)"] = runner.run(sub, forms["logical"], whole=whole)
+        scores["llm|recommended"] = runner.run(sub, forms["logical"], options=rec, whole=whole)
+    # The other methods on the same queries: per-query nDCG of the full test run (each query is scored
+    # on its own, so restricting is the same as rerunning on the subsample).
+    for label in ("baseline", "gold|paper (raw)", "gold|recommended", "rules|paper (raw)", "rules|recommended"):
+        if label in per_q:
+            scores[label] = {q.query_id: per_q[label][q.query_id] for q in sub}
+    res["summary"] = {k: summarise(sub, v) for k, v in scores.items()}
+    res["per_query"] = {k: v for k, v in scores.items() if k.startswith("llm|")}
+    gold = {q.query_id: canonical(q.ast) for q in sub}
+    res["rules_failures"] = sum(1 for q in sub if rules_of[q.query_id][0] is None)
+    res["exact"] = {"rules": sum(1 for q in sub if rules_of[q.query_id][0] is not None
+                                 and same_form(rules_of[q.query_id][0], q.ast))}
+    if "logical" in values:
+        res["exact"]["llm"] = sum(1 for q, v in zip(sub, values["logical"]) if v is not None and same_form(v, q.ast))
+    ex = []
+    for i in range(0, len(sub), max(1, len(sub) // 6)):
+        q = sub[i]
+        e = {"query_id": q.query_id, "family": q.family, "text": _short(q.text), "gold": _short(gold[q.query_id])}
+        if "logical" in values:
+            v = values["logical"][i]
+            e["llm"] = _short(canonical(v)) if v is not None else None
+        if "rewrite" in values:
+            e["rewrite"] = _short(values["rewrite"][i])
+        ex.append(e)
+    res["examples"] = ex[:6]
+    return res
+
+
 # --------------------------------------------------------------------------- main pipeline
 
 
@@ -291,6 +509,10 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
             res["test"]["per_query"] = {k: v for k, v in per_q.items() if k in ("baseline", "gold|paper (raw)")}
             res["test"]["queries"] = [{"query_id": q.query_id, "family": q.family, "n_neg": q.n_neg,
                                        "broad": q.broad} for q in qs]
+            trans = read_llm_translations(args.llm_translations, name) if args.llm_translations else {}
+            if trans:
+                log(f"{name}: LLM rows from {', '.join(t['file'] for t in trans.values())}")
+                res["llm"] = evaluate_llm(name, trans, qs, per_q, translated, runner, rec)
     if "sweep" in sets and sets["sweep"]:
         qs = sets["sweep"]
         whole = [q.text for q in qs]
@@ -332,6 +554,14 @@ def select_config(out: dict) -> str:
     return best
 
 
+def display_path(p: Path) -> str:
+    """``p`` relative to the repository when inside it (reports name no machine paths)."""
+    try:
+        return Path(p).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(p)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", default=",".join(DATASETS))
@@ -343,7 +573,21 @@ def main(argv=None) -> int:
     ap.add_argument("--max-docs", default="",
                     help="per-dataset document caps, e.g. reuters=5000,arguana=4000 (default: %s; 0 = all)"
                     % ",".join(f"{k}={v}" for k, v in FULL_DOC_CAP.items() if v))
+    ap.add_argument("--dump-queries", type=Path, default=None, metavar="DIR",
+                    help="write the subsampled test queries as DIR/<dataset>.jsonl (query_id, text) for an LLM "
+                         "translator, then exit without evaluating")
+    ap.add_argument("--llm-translations", type=Path, default=None, metavar="DIR",
+                    help="add the LLM rows from DIR/<dataset>.logical.arrow and DIR/<dataset>.rewrite.arrow "
+                         "(outputs of `itlr translate --translator vllm --mode logical|rewrite`)")
+    ap.add_argument("--llm-max-queries", type=int, default=100, metavar="N",
+                    help="--dump-queries: at most N test queries per dataset, stratified by family (default 100)")
     args = ap.parse_args(argv)
+    if args.dump_queries and args.llm_translations:
+        ap.error("--dump-queries and --llm-translations are separate steps")
+    if args.llm_max_queries <= 0:
+        ap.error("--llm-max-queries must be positive")
+    if args.llm_translations and not args.llm_translations.is_dir():
+        ap.error(f"--llm-translations: folder not found: {args.llm_translations}")
     caps = dict(FULL_DOC_CAP)
     for part in filter(None, (p.strip() for p in args.max_docs.split(","))):
         k, _, v = part.partition("=")
@@ -368,12 +612,16 @@ def main(argv=None) -> int:
 
     t0 = time.time()
     encoder = qdata.CachedEncoder(args.cache_dir)
+    if args.dump_queries:
+        return dump_llm_queries(names, args, encoder)
     out = {"settings": {"datasets": names, "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
                         "model": encoder.name, "doc_max_tokens": qdata.DOC_MAX_TOKENS,
                         "per_template": args.per_template, "chain_per": args.chain_per,
                         "per_family": args.per_family, "min_label_docs": args.min_label_docs,
                         "min_answers": args.min_answers, "max_frac": args.max_frac, "neighbours": args.neighbours,
-                        "k": 10, "max_docs": caps if not args.quick else None},
+                        "k": 10, "max_docs": caps if not args.quick else None,
+                        "llm_translations": display_path(args.llm_translations) if args.llm_translations else None,
+                        "llm_max_queries": args.llm_max_queries},
            "paper": PAPER, "datasets": {}}
     # A corpus another process is embedding right now (shared cache) is evaluated last.
     queue = list(names)

