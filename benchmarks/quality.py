@@ -138,8 +138,13 @@ def translate_rules(texts: list[str]):
 class Runner:
     """Runs query sets through ``itlr_gpu.search`` and keeps per-query nDCG@10."""
 
-    def __init__(self, index, encoder, k: int = 10):
+    def __init__(self, index, encoder, k: int = 10, device: str = "cpu"):
         self.index, self.encoder, self.k = index, encoder, k
+        from itlr_gpu.backends import resolve_device
+
+        self.device = resolve_device(device)
+        # On the GPU the engine's default backend (the fused kernel, scoring options included).
+        self.backend = "torch" if self.device.type == "cpu" else "auto"
 
     def run(self, qs: list, forms: list, ops=None, options=None, whole: list[str] | None = None) -> dict[str, float]:
         import torch
@@ -151,10 +156,32 @@ class Runner:
         torch.set_num_threads(1)
         try:
             table = search(self.index, forms, self.encoder, k=self.k, ops=ops, query_ids=[q.query_id for q in qs],
-                           score_options=options, whole_queries=whole, device="cpu", backend="torch")
+                           score_options=options, whole_queries=whole, device=self.device, backend=self.backend)
         finally:
             torch.set_num_threads(threads)
         return ndcg_per_query(table, {q.query_id: q.qrels for q in qs})
+
+
+BOOTSTRAP = 10_000
+
+
+def paired_cis(qs: list, a: dict[str, float], b: dict[str, float], seed: int) -> dict:
+    """Mean of a - b over queries with a 95% paired-bootstrap interval ({BOOTSTRAP} resamples, fixed seed),
+    overall, per family and per number of negations: {"overall": [mean, lo, hi], "by_family": {...}, "by_neg": {...}}."""
+    rng = np.random.default_rng(seed)
+
+    def ci(ids: list[str]) -> list[float]:
+        diff = np.array([a[i] - b[i] for i in ids], dtype=np.float64)
+        means = diff[rng.integers(0, len(diff), size=(BOOTSTRAP, len(diff)))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        return [float(diff.mean()), float(lo), float(hi)]
+
+    fam, neg = defaultdict(list), defaultdict(list)
+    for q in qs:
+        fam[q.family].append(q.query_id)
+        neg[int(q.n_neg)].append(q.query_id)
+    return {"overall": ci([q.query_id for q in qs]), "by_family": {k: ci(v) for k, v in sorted(fam.items())},
+            "by_neg": {k: ci(v) for k, v in sorted(neg.items())}}
 
 
 def summarise(qs: list, scores: dict[str, float]) -> dict:
@@ -475,7 +502,7 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
     index = Index.from_arrays(emb, corpus.doc_ids, dtype="float32", model=encoder.name)
     sets = build_queries(name, corpus, encoder, args)
     log(f"{name}: {len(sets['dev'])} dev / {len(sets['test'])} test queries")
-    runner = Runner(index, encoder)
+    runner = Runner(index, encoder, device=args.device)
     res: dict = {"documents": len(corpus.doc_ids), "documents_in_corpus": full_docs, "counts": sets["counts"], "dev": {}, "test": {},
                  "examples": [qq.describe(q) for q in sets["test"][:: max(1, len(sets["test"]) // 12)]]}
     configs = grid(args.quick)
@@ -506,7 +533,9 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
         res[split] = {"summary": {k: summarise(qs, v) for k, v in per_q.items()},
                       "rules_failures": sum(1 for a, _ in translated if a is None), "n": len(qs)}
         if split == "test":
-            res["test"]["per_query"] = {k: v for k, v in per_q.items() if k in ("baseline", "gold|paper (raw)")}
+            res["test"]["per_query"] = {k: v for k, v in per_q.items()
+                                        if k in ("baseline", "gold|paper (raw)", "gold|recommended")}
+            res["test"]["ci"] = paired_cis(qs, per_q["gold|recommended"], per_q["baseline"], args.seed)
             res["test"]["queries"] = [{"query_id": q.query_id, "family": q.family, "n_neg": q.n_neg,
                                        "broad": q.broad} for q in qs]
             trans = read_llm_translations(args.llm_translations, name) if args.llm_translations else {}
@@ -570,6 +599,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                    help="scoring device (auto: cuda when there is a GPU; the numbers are the same up to rounding)")
     ap.add_argument("--max-docs", default="",
                     help="per-dataset document caps, e.g. reuters=5000,arguana=4000 (default: %s; 0 = all)"
                     % ",".join(f"{k}={v}" for k, v in FULL_DOC_CAP.items() if v))
@@ -615,7 +646,7 @@ def main(argv=None) -> int:
     if args.dump_queries:
         return dump_llm_queries(names, args, encoder)
     out = {"settings": {"datasets": names, "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
-                        "model": encoder.name, "doc_max_tokens": qdata.DOC_MAX_TOKENS,
+                        "model": encoder.name, "device": args.device, "doc_max_tokens": qdata.DOC_MAX_TOKENS,
                         "per_template": args.per_template, "chain_per": args.chain_per,
                         "per_family": args.per_family, "min_label_docs": args.min_label_docs,
                         "min_answers": args.min_answers, "max_frac": args.max_frac, "neighbours": args.neighbours,

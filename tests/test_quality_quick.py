@@ -38,12 +38,19 @@ def test_quick_benchmark_writes_sane_outputs(tmp_path):
             assert not math.isnan(v) and 0.0 <= v <= 1.0, (name, key, v)
             for x in s[key]["by_neg"].values():
                 assert math.isnan(x) or 0.0 <= x <= 1.0
+        # paired bootstrap intervals of recommended - Baseline: the mean is the difference of the means
+        ci = ds["test"]["ci"]
+        mean, lo, hi = ci["overall"]
+        assert lo <= mean <= hi
+        assert abs(mean - (s["gold|recommended"]["overall"] - s["baseline"]["overall"])) < 1e-9
+        assert set(ci["by_family"]) == set(s["baseline"]["by_family"])
     r = res["datasets"]["reuters"]["test"]["summary"]
     # Exact-answer synthetic queries: the logical form must beat the whole-text embedding clearly.
     assert r["gold|paper (raw)"]["overall"] > r["baseline"]["overall"] + 0.05
     assert len([k for k in r if k.startswith("ops|")]) == 12
     report = (out / "report.md").read_text()
-    for heading in ("paper Table 1", "paper Table 2", "paper Tables 3 and 4", "## 5. Targets", "not run"):
+    for heading in ("paper Table 1", "paper Table 2", "paper Tables 3 and 4", "## 5. Targets", "not run",
+                    "recommended - Baseline [95% CI]"):
         assert heading in report, heading
 
 
