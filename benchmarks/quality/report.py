@@ -381,7 +381,7 @@ def write_report(out: dict, outdir: Path) -> None:
     L.append("All options are shipped in `itlr_gpu/scoring.py` and exposed by `itlr_gpu.search(..., calibration=, "
              "guard=, hybrid=, neg_hybrid=, whole_queries=)` or `score_options=ScoreOptions(..., or_max=, and_min=, adaptive=)`. Statistics come from a fixed sample of 4096 documents (evenly "
              "spaced rows). Each option is a per-term (per-literal) affine/monotone transform of the similarities "
-             "and/or a final mix `a_q*L + b_q*W + c_q` with the whole-query similarity W -- both cheap in a kernel. "
+             "and/or a final mix `a_q*L + b_q*W + c_q` with the whole-query similarity W -- all but the percentile lookup run inside the fused Triton kernel (`--backend triton`, `auto` on CUDA) through `scoring.linearize`. "
              "Gold forms; 'worst family' = the smallest gain over the Baseline across template families "
              "(Reuters: negation counts 0-3; real data: composition families). Selection rule (fixed in advance): "
              "maximise, on the dev split, the mean over datasets of the worst-family gain, ties broken by the mean "
