@@ -196,3 +196,18 @@ def test_shard_pool_corrupt_shard_is_one_clear_error(cluster, saved, tmp_path):
         f.write(b"\x01\x02\x03")
     with pytest.raises(IndexIntegrityError, match=r"shard 1 \(rows 900-1799\) checksum mismatch"):
         ShardPool(broken, len(index), RayConfig(shard_rows=1000))
+
+
+def test_cli_ray_stream_equals_resident(cluster, saved, tmp_path, monkeypatch, capsys):
+    import itlr_gpu.cli as cli
+
+    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    root, _ = saved
+    q = _queries_file(tmp_path / "q.jsonl")
+    common = ["-k", "6", "--ray", "--workers", "2", "--batch-size", "3"]
+    assert main(["search", str(root / "sharded"), str(q), "-o", str(tmp_path / "resident.arrow"), *common]) == 0
+    assert main(["search", str(root / "sharded"), str(q), "-o", str(tmp_path / "stream.arrow"), *common,
+                 "--ray-stream"]) == 0
+    assert read_table(tmp_path / "stream.arrow").equals(read_table(tmp_path / "resident.arrow"))
+    assert main(["search", str(root / "sharded"), str(q), "-o", str(tmp_path / "x.arrow"), "--ray-stream"]) != 0
+    assert "--ray-stream only goes with --ray" in capsys.readouterr().err

@@ -39,12 +39,16 @@ def add_arguments_search(parser: argparse.ArgumentParser) -> None:
     """The scaling options of ``itlr search``."""
     g = parser.add_argument_group("scaling (out-of-core, Ray, bulk jobs)")
     g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="score shards as Ray tasks: no ADDRESS starts a local Ray for the job; 'auto' or "
-                        "HOST:PORT joins a running cluster (needs pip install 'itlr-gpu[ray]')")
+                   help="score shards on Ray, each kept resident in an actor for the whole job: no ADDRESS starts a "
+                        "local Ray for the job; 'auto' or HOST:PORT joins a running cluster (needs pip install "
+                        "'itlr-gpu[ray]')")
+    g.add_argument("--ray-stream", action="store_true",
+                   help="Ray: stream each shard through a task per batch instead of keeping it resident (an index "
+                        "larger than the workers' memory together)")
     g.add_argument("--workers", type=_positive_int, metavar="N",
                    help="Ray: CPUs of the local Ray / shards per batch (default: GPUs of the cluster, else CPUs)")
     g.add_argument("--shard-rows", type=_positive_int, metavar="N",
-                   help="stream the index in shards of N rows (out-of-core; with --ray: rows per Ray task)")
+                   help="stream the index in shards of N rows (out-of-core; with --ray: rows per shard)")
     g.add_argument("--memory-cap", metavar="SIZE",
                    help="out-of-core: bytes for shard buffers + working set, e.g. 2GiB (sets --shard-rows)")
     g.add_argument("--batch-size", type=_positive_int, metavar="N",
@@ -57,7 +61,8 @@ def wants_scale(args: argparse.Namespace) -> bool:
     """True when ``itlr search`` must go through :func:`run_search` (any scaling option, or a folder -o)."""
     from .bulk import is_dataset_path
 
-    return bool(getattr(args, "ray", None) is not None or getattr(args, "shard_rows", None)
+    return bool(getattr(args, "ray", None) is not None or getattr(args, "ray_stream", False)
+                or getattr(args, "shard_rows", None)
                 or getattr(args, "memory_cap", None) or getattr(args, "batch_size", None)
                 or is_dataset_path(args.output))
 
@@ -94,6 +99,8 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
         parse_bytes(args.memory_cap)  # a bad size fails before any work
     if args.workers and args.ray is None:
         raise InputError("--workers only goes with --ray", "itlr search", "--ray [ADDRESS] --workers N")
+    if getattr(args, "ray_stream", False) and args.ray is None:
+        raise InputError("--ray-stream only goes with --ray", "itlr search", "--ray [ADDRESS] --ray-stream")
     check_unique_ids(ids, args.queries)
     if args.ray is not None:
         mode, ray_config = "ray", _ray_config(args)
@@ -103,7 +110,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
     searcher = BatchSearcher(index, encoder, k=args.k, ops=args.ops, mode=mode, device=args.device,
                              backend=args.backend, chunk_size=args.chunk_size, shard_rows=args.shard_rows,
                              memory_cap=args.memory_cap, ray_config=ray_config, options=options,
-                             whole_texts=whole_texts)
+                             whole_texts=whole_texts, resident=not getattr(args, "ray_stream", False))
     try:
         if is_dataset_path(args.output):
             batch = args.batch_size or DEFAULT_BATCH_SIZE
