@@ -179,6 +179,23 @@ def validate(program: Program) -> None:
             raise InputError("stack deeper than max_depth", f"program query {q}", f"<= {program.max_depth}")
 
 
+def run_postfix(opcodes, push, ops) -> object:
+    """Run one opcode sequence: ``push(p)`` is the value of its p-th PUSH (array, tensor or float); AND, OR
+    and NOT with ``ops``.  The stack machine of the batched torch paths (each PUSH value a fresh object)."""
+    stack: list = []
+    p = 0
+    for op in opcodes:
+        if op == PUSH:
+            stack.append(push(p))
+            p += 1
+        elif op == NOT:
+            stack.append(ops.apply_not(stack.pop()))
+        else:
+            y, x = stack.pop(), stack.pop()
+            stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
+    return stack[0]
+
+
 def evaluate_postfix(program: Program, q: int, term_values, ops) -> object:
     """Evaluate query q on per-term values (array-like indexed by term) with ``ops``: the plain oracle."""
     stack: list = []

@@ -99,7 +99,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .compiler import AND, NOT, PUSH, Program
+from .compiler import AND, NOT, PUSH, Program, run_postfix
 from .errors import InputError
 from .ops import Ops
 
@@ -501,18 +501,8 @@ def score_chunk_linear(sims: torch.Tensor, plan, coef: list[tuple[torch.Tensor, 
     ops = lin.ops
     for group, (a, b) in zip(plan.groups, coef):
         rows = out[group.start: group.start + group.push_terms.shape[1]]
-        stack: list[torch.Tensor] = []
-        p = 0
-        for op in group.opcodes:
-            if op == PUSH:
-                stack.append(sims[group.push_terms[p]] * a[p][:, None] + b[p][:, None])
-                p += 1
-            elif op == NOT:
-                stack.append(ops.apply_not(stack.pop()))
-            else:
-                y, x = stack.pop(), stack.pop()
-                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
-        rows.copy_(stack[0])
+        rows.copy_(run_postfix(group.opcodes, lambda p: sims[group.push_terms[p]] * a[p][:, None] + b[p][:, None],
+                               ops))
     if mix is None:
         return out
     w = sims[mix[:, 3].to(torch.int64)]

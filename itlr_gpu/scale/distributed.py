@@ -201,22 +201,29 @@ def search_ray(
                       config.chunk_size, _fault_marker, linear_ref): (i, lo, hi)
         for i, (lo, hi) in enumerate(shards)
     }
+    return _gather_merge(ray, pending, len(shards), k_eff, config.max_retries, on_shard)
+
+
+def _gather_merge(ray, pending: dict, n_shards: int, k: int, retries: int,
+                  on_shard: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Collect every shard's (scores, rows) as it finishes (``pending``: ref -> (i, lo, hi)), then merge
+    exactly; on any failure cancel the rest and raise -- never a partial merge."""
     parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     try:
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 i, lo, hi = pending.pop(ref)
-                parts[i] = _get(ray, ref, i, lo, hi, config.max_retries)
+                parts[i] = _get(ray, ref, i, lo, hi, retries)
                 if on_shard is not None:
                     on_shard(hi - lo)
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
-    if len(parts) != len(shards):  # defensive: never return a partial merge
-        raise RayJobError(f"Ray job: only {len(parts)} of {len(shards)} shards finished")
-    return merge_topk([parts[i] for i in range(len(shards))], k_eff)
+    if len(parts) != n_shards:  # defensive
+        raise RayJobError(f"Ray job: only {len(parts)} of {n_shards} shards finished")
+    return merge_topk([parts[i] for i in range(n_shards)], k)
 
 
 def _get(ray, ref, i: int, lo: int, hi: int, retries: int):
@@ -337,22 +344,7 @@ class ShardPool:
         pending = {a.search.remote(program_ref, terms_ref, str(Ops.parse(ops)), k_eff, self.config.chunk_size,
                                    linear_ref, _fault_marker): (i, lo, hi)
                    for i, (a, (lo, hi)) in enumerate(zip(self.actors, self.shards))}
-        parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        try:
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                for ref in done:
-                    i, lo, hi = pending.pop(ref)
-                    parts[i] = _get(ray, ref, i, lo, hi, self.config.max_retries)
-                    if on_shard is not None:
-                        on_shard(hi - lo)
-        except BaseException:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-            raise
-        if len(parts) != len(self.shards):
-            raise RayJobError(f"Ray job: only {len(parts)} of {len(self.shards)} shards finished")
-        return merge_topk([parts[i] for i in range(len(self.shards))], k_eff)
+        return _gather_merge(ray, pending, len(self.shards), k_eff, self.config.max_retries, on_shard)
 
     def close(self) -> None:
         for actor in getattr(self, "actors", []):

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import torch
 
 from ..backends.reference import plan_groups
-from ..compiler import AND, NOT, PUSH, compile_queries
+from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
 from ..errors import InputError
 from ..index import Index
@@ -308,18 +308,7 @@ def _query_batches(counts: np.ndarray, dim: int, batch_bytes: int):
 
 def _evaluate(opcodes, sims: torch.Tensor, ops: Ops) -> torch.Tensor:
     """Run one shape's postfix program on (G, P, M) literal similarities -> (G, M) scores."""
-    stack: list[torch.Tensor] = []
-    p = 0
-    for op in opcodes:
-        if op == PUSH:
-            stack.append(sims[:, p])
-            p += 1
-        elif op == NOT:
-            stack.append(ops.apply_not(stack.pop()))
-        else:
-            y, x = stack.pop(), stack.pop()
-            stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
-    return stack[0]
+    return run_postfix(opcodes, lambda p: sims[:, p], ops)
 
 
 def print_warnings(report: RerankReport, file=None) -> None:
