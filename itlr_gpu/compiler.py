@@ -181,7 +181,8 @@ def validate(program: Program) -> None:
 
 def run_postfix(opcodes, push, ops) -> object:
     """Run one opcode sequence: ``push(p)`` is the value of its p-th PUSH (array, tensor or float); AND, OR
-    and NOT with ``ops``.  The stack machine of the batched torch paths (each PUSH value a fresh object)."""
+    and NOT with ``ops``.  The stack machine of the batched torch paths (each PUSH value a fresh object);
+    :func:`evaluate_postfix` stays a separate copy on purpose: it is the oracle those paths are tested against."""
     stack: list = []
     p = 0
     for op in opcodes:

@@ -16,7 +16,8 @@ from itlr_gpu.scale.bulk import BatchSearcher, read_results, run_bulk  # noqa: E
 from itlr_gpu.scale.distributed import RayConfig, RayJobError, search_ray  # noqa: E402
 from itlr_gpu.scale.shards import load_index, save_sharded  # noqa: E402
 
-from test_scale import EXPRS, HashEncoder, _queries_file, make_index, program_and_terms  # noqa: E402
+from test_scale import (EXPRS, HashEncoder, _queries_file, corrupt_shard_copy, make_index,  # noqa: E402
+                        program_and_terms)
 
 
 @pytest.fixture(autouse=True)
@@ -99,14 +100,8 @@ def test_dead_worker_without_retries_fails_clearly(cluster, saved, tmp_path):
 
 
 def test_corrupt_shard_found_by_the_worker(cluster, saved, tmp_path):
-    import shutil
-
     root, index = saved
-    broken = tmp_path / "idx"
-    shutil.copytree(root / "sharded", broken)
-    with open(broken / "embeddings-00002.npy", "r+b") as f:
-        f.seek(200)
-        f.write(b"\xff\xfe\xfd")
+    broken = corrupt_shard_copy(root / "sharded", tmp_path / "idx", 2)
     program, terms = program_and_terms()
     with pytest.raises(IndexIntegrityError, match=r"shard 2 \(rows 1800-2699\) checksum mismatch"):
         search_ray(broken, len(index), terms, program, Ops(), 10, RayConfig(shard_rows=1000))
@@ -186,14 +181,8 @@ def test_shard_pool_dead_actor_without_retries_fails_clearly(cluster, saved, tmp
 
 
 def test_shard_pool_corrupt_shard_is_one_clear_error(cluster, saved, tmp_path):
-    import shutil
-
     root, index = saved
-    broken = tmp_path / "idx"
-    shutil.copytree(root / "sharded", broken)
-    with open(broken / "embeddings-00001.npy", "r+b") as f:
-        f.seek(300)
-        f.write(b"\x01\x02\x03")
+    broken = corrupt_shard_copy(root / "sharded", tmp_path / "idx", 1)
     with pytest.raises(IndexIntegrityError, match=r"shard 1 \(rows 900-1799\) checksum mismatch"):
         ShardPool(broken, len(index), RayConfig(shard_rows=1000))
 

@@ -199,12 +199,18 @@ def test_missing_shard_is_one_clear_error(saved, tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("itlr: error:") and "shard 1" in err[0]
 
 
+def corrupt_shard_copy(src, dst, shard: int):
+    """A copy of the sharded index ``src`` whose shard file ``shard`` has a few data bytes overwritten."""
+    broken = _copy_index(src, dst)
+    with open(broken / f"embeddings-{shard:05d}.npy", "r+b") as f:
+        f.seek(300)   # past the .npy header: the data, so only the checksum can tell
+        f.write(b"\x00\x01\x02\x03")
+    return broken
+
+
 def test_corrupt_shard_names_the_shard(saved, tmp_path):
     root, _ = saved
-    broken = _copy_index(root / "sharded", tmp_path / "idx")
-    with open(broken / "embeddings-00003.npy", "r+b") as f:
-        f.seek(300)
-        f.write(b"\x00\x01\x02\x03")
+    broken = corrupt_shard_copy(root / "sharded", tmp_path / "idx", 3)
     with pytest.raises(IndexIntegrityError, match=r"shard 3 \(rows 2100-2799\) checksum mismatch") as info:
         load_index(broken)
     assert "\n" not in str(info.value)

@@ -13,6 +13,7 @@ from itlr_gpu.query import And, Not, Or, Term
 from itlr_gpu.scoring import (CALIBRATIONS, RECOMMENDED, SPREAD_ABS, SPREAD_REL, ScoreOptions, natural_text, score_dense,
                               search_with_options)
 
+from oracles import eval_linear
 from strategies import small_vocab_asts
 
 
@@ -402,33 +403,6 @@ def test_or_max_and_adaptive_definitions():
     a = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5, adaptive=True), same)[0]
     b = score_dense(d2, t2, p2, Ops(), ScoreOptions(hybrid=0.5), same)[0]
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
-
-
-def eval_linear(docs, lin) -> np.ndarray:
-    """Q x N scores of a LinearScoring, evaluated instruction by instruction in float64 (its own definition)."""
-    from itlr_gpu.compiler import AND as AND_OP, NOT as NOT_OP, PUSH as PUSH_OP
-
-    docs = docs.astype(np.float64)
-    vec = lin.vectors.numpy().astype(np.float64)
-    prog, ops = lin.program, lin.ops
-    out = []
-    for q in range(prog.num_queries):
-        lo, hi = prog.offsets[q], prog.offsets[q + 1]
-        stack = []
-        for i in range(lo, hi):
-            op = prog.opcodes[i]
-            if op == PUSH_OP:
-                stack.append(lin.lit_a[i] * (docs @ vec[prog.operands[i]]) + lin.lit_b[i])
-            elif op == NOT_OP:
-                stack.append(ops.apply_not(stack.pop()))
-            else:
-                y, x = stack.pop(), stack.pop()
-                stack.append(ops.apply_and(x, y) if op == AND_OP else ops.apply_or(x, y))
-        s = stack[0]
-        if lin.mix is not None:
-            s = lin.mix[q, 0] * s + lin.mix[q, 1] * (docs @ vec[lin.whole_arg[q]]) + lin.mix[q, 2]
-        out.append(s)
-    return np.stack(out)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

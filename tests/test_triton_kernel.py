@@ -40,6 +40,7 @@ from itlr_gpu.ops import AND_FAMILIES, NOT_FAMILIES, OR_FAMILIES  # noqa: E402
 from itlr_gpu.query import Not, Term, make_and, make_or  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
+from oracles import eval_linear  # noqa: E402
 from strategies import small_vocab_asts  # noqa: E402
 
 pytest.importorskip("triton")
@@ -306,8 +307,8 @@ def check_options(docs_np, terms, whole, program, ops, opt, k, dtype="float32", 
     gs, gr = K.fused_search(docs.to(DEVICE), vectors, lin.program, lin.ops, k, **extra, **kw)
     gs, gr = gs.cpu().numpy(), gr.cpu().numpy()
     ref = score_dense(docs32, terms, program, ops, opt, whole) if dtype == "float32" else None
-    if ref is None:              # same linear form, evaluated densely in float32 torch on the rounded vectors
-        ref = dense_linear(docs32, vectors, lin)
+    if ref is None:              # same linear form, evaluated in float64 on the rounded vectors
+        ref = eval_linear(docs32, lin, vectors)
     k_eff = min(k, docs_np.shape[0])
     assert gs.shape == gr.shape == (program.num_queries, k_eff)
     for q in range(program.num_queries):
@@ -324,32 +325,6 @@ def check_options(docs_np, terms, whole, program, ops, opt, k, dtype="float32", 
         assert must <= set(rows.tolist()), f"query {q}: missing {sorted(must - set(rows.tolist()))}"
         assert np.all(ref[q, rows] >= kth - tol)
     return lin, (gs, gr)
-
-
-def dense_linear(docs32, vectors, lin) -> np.ndarray:
-    from itlr_gpu.compiler import AND, NOT, PUSH
-
-    d = torch.from_numpy(docs32)
-    v = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32))
-    sims = (v @ d.T)
-    out = []
-    prog, ops = lin.program, lin.ops
-    for q in range(prog.num_queries):
-        stack = []
-        for i in range(prog.offsets[q], prog.offsets[q + 1]):
-            op = prog.opcodes[i]
-            if op == PUSH:
-                stack.append(sims[prog.operands[i]] * float(lin.lit_a[i]) + float(lin.lit_b[i]))
-            elif op == NOT:
-                stack.append(ops.apply_not(stack.pop()))
-            else:
-                y, x = stack.pop(), stack.pop()
-                stack.append(ops.apply_and(x, y) if op == AND else ops.apply_or(x, y))
-        s = stack[0]
-        if lin.mix is not None:
-            s = s * float(lin.mix[q, 0]) + sims[lin.whole_arg[q]] * float(lin.mix[q, 1]) + float(lin.mix[q, 2])
-        out.append(s)
-    return torch.stack(out).numpy()
 
 
 @needs_kernel

@@ -43,18 +43,12 @@ class TritonBackend:
                chunk_size: int | None = None,
                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         device = torch.device(device)
-        interpret = device.type != "cuda"
-        if interpret:
-            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
-                          "for debugging only (very slow); use --backend torch on the CPU",
-                          RuntimeWarning, stacklevel=2)
-        n = docs.shape[0]
-        if min(int(k), n) > K_MAX:
+        if min(int(k), docs.shape[0]) > K_MAX:
             warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): "
                           "using the torch reference", RuntimeWarning, stacklevel=2)
             return search_reference(docs, term_embeddings, program, ops, k, device=device,
                                     chunk_size=chunk_size, on_chunk=on_chunk)
-        return self._run(docs, term_embeddings, program, ops, int(k), device, interpret, {}, on_chunk)
+        return self._run(docs, term_embeddings, program, ops, int(k), device, {}, on_chunk)
 
     def search_with_options(self, docs, term_embeddings, program: Program, ops: Ops, k: int,
                             options: ScoreOptions, whole_embeddings=None, *, device, chunk_size: int | None = None,
@@ -64,22 +58,17 @@ class TritonBackend:
         from ..kernels import interpreter_ready
 
         device = torch.device(device)
-        interpret = device.type != "cuda"
-        n = docs.shape[0]
-        if options.calibration == "percentile" or min(int(k), n) > K_MAX:
-            why = ("percentile calibration is a lookup table, not an affine map" if options.calibration == "percentile"
-                   else f"k={k} is above the fused kernel's limit ({K_MAX})")
-            warnings.warn(f"{why}: using the torch path for the scoring options", RuntimeWarning, stacklevel=2)
+        if options.calibration == "percentile":
+            warnings.warn("percentile calibration is a lookup table, not an affine map: using the torch path "
+                          "for the scoring options", RuntimeWarning, stacklevel=2)
             return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
                                        device=device, chunk_size=chunk_size, on_chunk=on_chunk)
-        if interpret:
-            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
-                          "for debugging only (very slow); use --backend torch on the CPU",
-                          RuntimeWarning, stacklevel=2)
-        # On CUDA the statistics sample comes from the resident matrix (no second host read).
-        source = self._upload(docs, device) if not interpret or interpreter_ready() else docs
+        # On CUDA the statistics sample comes from the resident matrix the kernel will read (no second host
+        # read); not when k sends the search to the torch path.
+        kernel = min(int(k), docs.shape[0]) <= K_MAX and (device.type == "cuda" or interpreter_ready())
+        source = self._upload(docs, device) if kernel else docs
         lin = linearize_options(source, term_embeddings, program, ops, options, whole_embeddings, device=device)
-        return self._linear(docs, lin, int(k), device, interpret, on_chunk)
+        return self.search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_linear(self, docs, lin, k: int, *, device, chunk_size: int | None = None,
                       on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -88,17 +77,20 @@ class TritonBackend:
             warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): using the torch path",
                           RuntimeWarning, stacklevel=2)
             return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
-        return self._linear(docs, lin, int(k), device, device.type != "cuda", on_chunk)
-
-    def _linear(self, docs, lin, k, device, interpret, on_chunk):
         extra = {"lit_affine": (lin.lit_a, lin.lit_b)}
         if lin.mix is not None:
             extra["epilogue"] = (lin.mix, lin.whole_arg)
-        return self._run(docs, lin.vectors.cpu(), lin.program, lin.ops, k, device, interpret, extra, on_chunk)
+        return self._run(docs, lin.vectors.cpu(), lin.program, lin.ops, int(k), device, extra, on_chunk)
 
-    def _run(self, docs, term_embeddings, program, ops, k, device, interpret, extra, on_chunk):
+    def _run(self, docs, term_embeddings, program, ops, k, device, extra, on_chunk):
+        """One fused search (the kernel compiled on CUDA, interpreted elsewhere); ``extra``: scoring options."""
         from ..kernels import interpreter_ready, kernel_module
 
+        interpret = device.type != "cuda"
+        if interpret:
+            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
+                          "for debugging only (very slow); use --backend torch on the CPU",
+                          RuntimeWarning, stacklevel=3)
         n = docs.shape[0]
         if interpret and not interpreter_ready():
             # Triton was imported compiled in this process: run the interpreter in a child process.
