@@ -69,10 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
     g = s.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
     g.add_argument("--recommended", action="store_true",
-                   help="the evaluated best configuration: --calibration equalize --guard --hybrid 0.5")
+                   help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
+                        "hybrid; the flags below override its parts)")
     g.add_argument("--hybrid", type=float, metavar="ALPHA",
                    help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
                         "query is the 'text' column when present, else a rendering of the expression")
+    g.add_argument("--conj-hybrid", type=float, metavar="ALPHA",
+                   help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
+                        "already expresses the query (default: --hybrid's)")
     g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
                    help="per-term similarity calibration against a document sample")
     g.add_argument("--guard", action="store_true", default=None,
@@ -196,11 +200,12 @@ def _score_options(args):
     """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition)."""
     from .scoring import RECOMMENDED, ScoreOptions
 
-    if not (args.recommended or args.hybrid is not None or args.calibration or args.guard):
+    if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
+            or args.conj_hybrid is not None):
         return None
     base = RECOMMENDED if args.recommended else ScoreOptions()
-    changes = {k: v for k, v in (("hybrid", args.hybrid), ("calibration", args.calibration),
-                                 ("guard", args.guard)) if v is not None}
+    changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
+                                 ("calibration", args.calibration), ("guard", args.guard)) if v is not None}
     from dataclasses import replace
 
     return replace(base, **changes)

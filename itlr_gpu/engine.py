@@ -33,6 +33,7 @@ def search(
     *,
     hybrid: float | None = None,
     neg_hybrid: float | None = None,
+    conj_hybrid: float | None = None,
     calibration: str | None = None,
     guard: bool | None = None,
     whole_queries: Sequence[str] | None = None,
@@ -52,7 +53,8 @@ def search(
     their distribution over a document sample; ``hybrid`` (alpha in [0, 1]) mixes
     the standardised logical score with the standardised similarity of the whole
     query embedded as one text: ``alpha * L + (1 - alpha) * W``; ``neg_hybrid`` is
-    the alpha for queries containing NOT (default: ``hybrid``); ``guard=True``
+    the alpha for queries containing NOT and ``conj_hybrid`` the alpha for pure
+    conjunctions (no NOT, no OR) (both default to ``hybrid``); ``guard=True``
     weakens a negated literal by the part of its similarity explained by the
     query's positive literals (so NOT of a *related* topic does not wipe out the
     wanted documents).  ``whole_queries``
@@ -66,7 +68,7 @@ def search(
         raise InputError(f"k={k!r}", "k", "a positive integer")
     ops = Ops.parse(ops)
     queries = list(queries)
-    options = _score_options(score_options, hybrid, neg_hybrid, calibration, guard)
+    options = _score_options(score_options, hybrid, neg_hybrid, calibration, guard, conj_hybrid)
     if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != len(queries)):
         raise InputError("whole_queries must be a list with one text per query", "whole_queries",
                          f"{len(queries)} texts")
@@ -105,12 +107,13 @@ def search(
     return results_table(program.query_ids, scores, rows, index.doc_ids)
 
 
-def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, guard=None) -> ScoreOptions:
+def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, guard=None,
+                   conj_hybrid=None) -> ScoreOptions:
     if base is not None and not isinstance(base, ScoreOptions):
         raise InputError(f"score_options is a {type(base).__name__}", "score_options", "a ScoreOptions or None")
     base = base or ScoreOptions()
-    changes = {k: v for k, v in (("hybrid", hybrid), ("neg_hybrid", neg_hybrid), ("calibration", calibration),
-                                 ("guard", guard)) if v is not None}
+    changes = {k: v for k, v in (("hybrid", hybrid), ("neg_hybrid", neg_hybrid), ("conj_hybrid", conj_hybrid),
+                                 ("calibration", calibration), ("guard", guard)) if v is not None}
     return replace(base, **changes) if changes else base
 
 

@@ -62,8 +62,13 @@ different scales).  Per query it is one fused multiply-add on two scores:
 that contain a NOT: a whole-query embedding cannot express negation (it pulls
 the negated topic *in*), so a larger logical weight is the principled choice
 there (on the real-data dev splits it did not pay off: the whole-query similarity
-still helps negated queries once mixed with the logical score).  The shipped
-recommendation is :data:`RECOMMENDED`.
+still helps negated queries once mixed with the logical score).  ``conj_hybrid``
+(default: same as ``hybrid``) is the weight for *pure conjunctions* (no NOT, no
+OR): the one shape a whole-text embedding does express -- a text naming two topics
+sits near documents about both -- so there the whole-query similarity deserves
+more of the mix (on NFCorpus conjunctions of two related queries it beats every
+composition of the separate terms).  The shipped recommendation is
+:data:`RECOMMENDED`.
 
 **OR as max** (``or_max=True``) -- OR takes the larger of its two (calibrated)
 operands instead of their sum.  With a sum, a document that matches *both*
@@ -99,7 +104,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .compiler import AND, NOT, PUSH, Program, run_postfix
+from .compiler import AND, NOT, OR, PUSH, Program, run_postfix
 from .errors import InputError
 from .ops import Ops
 
@@ -120,7 +125,8 @@ class ScoreOptions:
 
     ``hybrid``: weight of the logical score in the final mix with the
     whole-query similarity, in [0, 1] (None: no mix).  ``neg_hybrid``: the weight
-    for queries containing NOT (None: same as ``hybrid``).  ``calibration``: one of
+    for queries containing NOT, ``conj_hybrid`` for pure conjunctions (no NOT, no OR)
+    (None: same as ``hybrid``).  ``calibration``: one of
     :data:`CALIBRATIONS` (None = ``"none"``).  ``sample_size``: documents in the
     statistics sample (the whole index when smaller).
     """
@@ -128,6 +134,7 @@ class ScoreOptions:
     hybrid: float | None = None
     calibration: str | None = None
     neg_hybrid: float | None = None
+    conj_hybrid: float | None = None
     sample_size: int = DEFAULT_SAMPLE
     guard: bool = False
     or_max: bool = False
@@ -135,7 +142,7 @@ class ScoreOptions:
     adaptive: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("hybrid", "neg_hybrid"):
+        for name in ("hybrid", "neg_hybrid", "conj_hybrid"):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -145,6 +152,8 @@ class ScoreOptions:
             object.__setattr__(self, name, float(v))
         if self.neg_hybrid is not None and self.hybrid is None:
             raise InputError("neg_hybrid given without hybrid", "neg_hybrid", "hybrid set as well")
+        if self.conj_hybrid is not None and self.hybrid is None:
+            raise InputError("conj_hybrid given without hybrid", "conj_hybrid", "hybrid set as well")
         cal = self.calibration
         if cal is not None:
             if not isinstance(cal, str) or cal.strip().lower() not in CALIBRATIONS:
@@ -171,10 +180,17 @@ class ScoreOptions:
     def active(self) -> bool:
         return self.hybrid is not None or self.calibration is not None or self.guard or self.or_max or self.and_min
 
-    def weight(self, has_not: bool) -> float | None:
+    def weight(self, has_not: bool, has_or: bool = False) -> float | None:
+        """The logical score's weight in the hybrid mix for a query with / without NOT and OR:
+        ``neg_hybrid`` with a NOT, ``conj_hybrid`` for a pure conjunction (neither NOT nor OR),
+        ``hybrid`` otherwise (and wherever the specific weight is None)."""
         if self.hybrid is None:
             return None
-        return self.neg_hybrid if (has_not and self.neg_hybrid is not None) else self.hybrid
+        if has_not:
+            return self.hybrid if self.neg_hybrid is None else self.neg_hybrid
+        if not has_or:
+            return self.hybrid if self.conj_hybrid is None else self.conj_hybrid
+        return self.hybrid
 
     def __str__(self) -> str:
         parts = [f"calibration={self.calibration or 'none'}"] + (["guard"] if self.guard else [])
@@ -184,14 +200,17 @@ class ScoreOptions:
             parts.append(f"hybrid={self.hybrid:g}")
             if self.neg_hybrid is not None:
                 parts.append(f"neg_hybrid={self.neg_hybrid:g}")
+            if self.conj_hybrid is not None:
+                parts.append(f"conj_hybrid={self.conj_hybrid:g}")
             if self.adaptive:
                 parts.append("adaptive")
         return ",".join(parts)
 
 
-RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_max=True)
+RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_max=True, conj_hybrid=0.1)
 """The recommended configuration: equal weight on the standardised logical and whole-query scores
-(the prior-free choice), terms equalised, the negation guard on, OR as the max of the equalised operands.
+(the prior-free choice), terms equalised, the negation guard on, OR as the max of the equalised operands,
+and pure conjunctions left mostly to the whole-query similarity (logical weight 0.1), which expresses them.
 See benchmarks/results/quality/report.md."""
 
 
@@ -317,9 +336,10 @@ def _eval_groups(sims: torch.Tensor, plan, ops: Ops, prep: Prepared | None,
     return out
 
 
-def _has_not(program: Program, q: int) -> bool:
+def _connectives(program: Program, q: int) -> tuple[bool, bool]:
+    """Whether query ``q`` contains a NOT, and an OR."""
     ops, _ = program.query_code(q)
-    return bool((ops == NOT).any())
+    return bool((ops == NOT).any()), bool((ops == OR).any())
 
 
 def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embeddings: torch.Tensor,
@@ -384,7 +404,7 @@ def prepare(program: Program, plan, ops: Ops, options: ScoreOptions, term_embedd
         inv_l = inverse_spread(logical.std(dim=1, unbiased=False), mu_l)
         inv_w = inverse_spread(w.std(dim=1, unbiased=False), mu_w)
         order = plan.order.cpu().numpy()
-        alpha = torch.tensor([options.weight(_has_not(program, int(q))) for q in order],
+        alpha = torch.tensor([options.weight(*_connectives(program, int(q))) for q in order],
                              dtype=torch.float32, device=device)
         prep.mix_l = alpha * inv_l
         prep.mix_w = (1.0 - alpha) * inv_w

@@ -177,3 +177,12 @@ def test_scoring_options(workdir, tmp_path, capsys):
                  "--hybrid", "1.5"]) == 1
     assert "hybrid" in capsys.readouterr().err
     assert not (tmp_path / "x.arrow").exists()
+    # the conjunction weight overrides the recommended one; alone (no hybrid to refine) it is an error
+    conj = tmp_path / "conj.arrow"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(conj),
+                 "--recommended", "--conj-hybrid", "0", "-k", "3"]) == 0
+    assert read_table(conj).num_rows == 6
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(tmp_path / "y.arrow"),
+                 "--conj-hybrid", "0.2"]) == 1
+    assert "conj_hybrid given without hybrid" in capsys.readouterr().err
+    assert not (tmp_path / "y.arrow").exists()

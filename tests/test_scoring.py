@@ -126,7 +126,12 @@ def np_scores(docs, vocab_vecs, nodes, ops, opt: ScoreOptions, whole_vecs=None):
         logical = ev(docs)
         if opt.hybrid is not None:
             has_not = any(isinstance(n, Not) for n in walk(node))
-            a = opt.neg_hybrid if (has_not and opt.neg_hybrid is not None) else opt.hybrid
+            has_or = any(isinstance(n, Or) for n in walk(node))
+            a = opt.hybrid
+            if has_not and opt.neg_hybrid is not None:
+                a = opt.neg_hybrid
+            elif not has_not and not has_or and opt.conj_hybrid is not None:
+                a = opt.conj_hybrid
             ls = ev(sample)
             w, ws = docs @ whole_vecs[qi], sample @ whole_vecs[qi]
             il, iw = inv(ls.std(), ls.mean()), inv(ws.std(), ws.mean())
@@ -150,11 +155,12 @@ def walk(node):
 
 VOCAB = [f"term {i}" for i in range(6)]
 options_st = st.builds(
-    lambda cal, h, nh, size, guard, or_max, adaptive, and_min: ScoreOptions(
-        hybrid=h, neg_hybrid=nh if h is not None else None, calibration=cal, sample_size=size,
-        guard=guard and cal != "percentile", or_max=or_max, adaptive=adaptive and h is not None,
-        and_min=and_min),
+    lambda cal, h, nh, ch, size, guard, or_max, adaptive, and_min: ScoreOptions(
+        hybrid=h, neg_hybrid=nh if h is not None else None, conj_hybrid=ch if h is not None else None,
+        calibration=cal, sample_size=size, guard=guard and cal != "percentile", or_max=or_max,
+        adaptive=adaptive and h is not None, and_min=and_min),
     st.sampled_from(CALIBRATIONS + (None,)),
+    st.one_of(st.none(), st.floats(0, 1)),
     st.one_of(st.none(), st.floats(0, 1)),
     st.one_of(st.none(), st.floats(0, 1)),
     st.integers(2, 80),
@@ -292,6 +298,7 @@ def test_equalize_is_identity_for_a_single_term():
 @pytest.mark.parametrize("kw", [
     {"hybrid": -0.1}, {"hybrid": 1.5}, {"hybrid": float("nan")}, {"hybrid": "0.5"}, {"hybrid": True},
     {"hybrid": 0.5, "neg_hybrid": 2.0}, {"neg_hybrid": 0.5}, {"calibration": "sigmoid"}, {"calibration": 3},
+    {"conj_hybrid": 0.2}, {"hybrid": 0.5, "conj_hybrid": -1}, {"hybrid": 0.5, "conj_hybrid": "0.2"},
     {"sample_size": 1}, {"sample_size": 2.5}, {"guard": "yes"}, {"guard": True, "calibration": "percentile"},
     {"or_max": 1}, {"and_min": "no"}, {"adaptive": True}, {"hybrid": 0.5, "adaptive": "yes"},
 ])
@@ -384,6 +391,26 @@ def test_engine_bad_options(kw):
     index, _ = make_index()
     with pytest.raises(InputError):
         search(index, ['"term 0"'], HashEncoder(), k=3, **kw)
+
+
+def test_hybrid_weight_by_query_shape():
+    """neg_hybrid applies to queries with a NOT, conj_hybrid to pure conjunctions (no NOT, no OR), hybrid to the
+    rest; an unset specific weight falls back to hybrid."""
+    opt = ScoreOptions(hybrid=0.5, neg_hybrid=0.8, conj_hybrid=0.2)
+    assert opt.weight(has_not=True, has_or=True) == 0.8 and opt.weight(has_not=True) == 0.8
+    assert opt.weight(has_not=False, has_or=False) == 0.2
+    assert opt.weight(has_not=False, has_or=True) == 0.5
+    assert ScoreOptions(hybrid=0.5).weight(False, False) == 0.5
+    assert "conj_hybrid=0.2" in str(opt)
+    # through the scorer: conj_hybrid=0 ranks a conjunction exactly like the whole query and leaves an OR alone
+    nodes = [And((Term("term 0"), Term("term 1"))), Or((Term("term 0"), Term("term 1")))]
+    docs, vocab, whole, program, terms = setup(nodes, 40, 6)
+    plain = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=0.5), whole)
+    conj0 = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=0.5, conj_hybrid=0.0), whole)
+    w = docs @ whole[0]
+    np.testing.assert_array_equal(np.argsort(-conj0[0], kind="stable"), np.argsort(-w, kind="stable"))
+    np.testing.assert_allclose(conj0[1], plain[1], rtol=1e-6, atol=1e-6)
+    assert not np.allclose(conj0[0], plain[0])
 
 
 def test_or_max_and_adaptive_definitions():

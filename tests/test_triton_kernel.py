@@ -330,7 +330,7 @@ def check_options(docs_np, terms, whole, program, ops, opt, k, dtype="float32", 
 @needs_kernel
 @pytest.mark.parametrize("opt", [RECOMMENDED, ScoreOptions(calibration="zscore"), ScoreOptions(guard=True),
                                  ScoreOptions(hybrid=0.3, calibration="minmax", or_max=True, and_min=True),
-                                 ScoreOptions(hybrid=0.6, neg_hybrid=0.9, calibration="equalize", guard=True,
+                                 ScoreOptions(hybrid=0.6, neg_hybrid=0.9, conj_hybrid=0.2, calibration="equalize", guard=True,
                                               adaptive=True)], ids=str)
 def test_options_in_the_kernel(opt):
     rng = np.random.default_rng(21)
