@@ -128,3 +128,30 @@ def test_llm_rows_from_dumped_queries_and_translation_files(tmp_path):
     assert "| reuters | 40 |" in report and "1/40 | 1/40" in report
     assert "pipeline check" in report and "Llama3-70B" in report
     assert "--llm-translations" in report
+
+
+@pytest.mark.skipif(not (DATA / "reuters21578").is_dir() or not (DATA / "scifact").is_dir(),
+                    reason=f"evaluation data not found at {DATA} (the shared data folder is absent)")
+def test_seed_robustness_script(tmp_path):
+    """benchmarks/quality_seeds.py: per seed and family, recommended - Baseline is the difference of the two
+    methods' means, inside its bootstrap interval; the table names every seed."""
+    out = tmp_path / "seeds"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1")
+    cmd = [sys.executable, str(REPO / "benchmarks" / "quality_seeds.py"), "--quick", "--seeds", "0,3",
+           "--datasets", "reuters,scifact", "--out", str(out), "--data-dir", str(DATA)]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((out / "seeds.json").read_text())
+    assert set(res["datasets"]) == {"reuters", "scifact"} and res["settings"]["seeds"] == [0, 3]
+    for name, per_seed in res["datasets"].items():
+        assert set(per_seed) == {"0", "3"}
+        for r in per_seed.values():
+            assert sum(f["n"] for f in r["families"].values()) == r["n"] > 0
+            for f in r["families"].values():
+                assert abs(f["delta"] - (f["gold|recommended"] - f["baseline"])) < 1e-9
+                assert f["ci"][0] - 1e-12 <= f["delta"] <= f["ci"][1] + 1e-12
+    md = (out / "seeds.md").read_text()
+    assert "seed 0" in md and "seed 3" in md and "## scifact" in md
+    assert (out / "seeds.png").stat().st_size > 0
+    bad = subprocess.run(cmd[:2] + ["--seeds", "x"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--seeds" in bad.stderr

@@ -84,7 +84,7 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
     print_fn(f"all           {len(ids):>7}   {overall['baseline']:>22.3f}   {overall['itlr']:>14.3f}"
              f"   {overall['itlr+']:>18.3f}   {overall['itlr'] - overall['baseline']:+.3f}")
     print_fn("(gain = ITLR - baseline; --recommended equalises term similarities, guards NOT against related "
-             "terms, takes OR as a max and mixes 0.5 of the whole-query similarity in)")
+             "terms, takes OR as a max and mixes 0.5 of the whole-query similarity in, 0.9 for pure conjunctions)")
     example = next((q for q in queries if q.n_negations == 2), queries[0])
     print_fn("")
     print_fn(f"example: {example.text!r}")
