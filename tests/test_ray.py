@@ -180,6 +180,32 @@ def test_shard_pool_dead_actor_without_retries_fails_clearly(cluster, saved, tmp
     assert "\n" not in str(info.value)
 
 
+def test_a_failure_beside_a_running_actor_task_is_the_clear_error(cluster):
+    """A failed shard while another actor's task still runs: the pending actor task is cancelled (Ray refuses
+    force=True for actor tasks, which used to replace the clear error by a ValueError, depending on timing)."""
+    from itlr_gpu.scale.distributed import _gather_merge
+
+    class Slow:  # defined here so Ray ships it by value (the workers cannot import the test modules)
+        def run(self, seconds: float) -> int:
+            import time
+
+            time.sleep(seconds)
+            return 0
+
+        def fail(self) -> int:
+            raise RuntimeError("boom")
+
+    actor = ray.remote(num_cpus=0)(Slow)
+    slow, failing = actor.remote(), actor.remote()
+    try:
+        pending = {slow.run.remote(30.0): (0, 0, 10), failing.fail.remote(): (1, 10, 20)}
+        with pytest.raises(RayJobError, match=r"shard 1 \(rows 10-19\) failed: .*boom"):
+            _gather_merge(ray, pending, 2, 5, 0, None, force_cancel=False)
+    finally:
+        ray.kill(slow)
+        ray.kill(failing)
+
+
 def test_shard_pool_corrupt_shard_is_one_clear_error(cluster, saved, tmp_path):
     root, index = saved
     broken = corrupt_shard_copy(root / "sharded", tmp_path / "idx", 1)

@@ -205,9 +205,10 @@ def search_ray(
 
 
 def _gather_merge(ray, pending: dict, n_shards: int, k: int, retries: int,
-                  on_shard: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
+                  on_shard: Callable[[int], None] | None, force_cancel: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Collect every shard's (scores, rows) as it finishes (``pending``: ref -> (i, lo, hi)), then merge
-    exactly; on any failure cancel the rest and raise -- never a partial merge."""
+    exactly; on any failure cancel the rest and raise -- never a partial merge.  ``force_cancel``: kill the
+    workers of unfinished tasks (Ray refuses force for actor tasks: the pool stops its actors itself)."""
     parts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     try:
         while pending:
@@ -219,7 +220,7 @@ def _gather_merge(ray, pending: dict, n_shards: int, k: int, retries: int,
                     on_shard(hi - lo)
     except BaseException:
         for ref in pending:
-            ray.cancel(ref, force=True)
+            ray.cancel(ref, force=force_cancel)
         raise
     if len(parts) != n_shards:  # defensive
         raise RayJobError(f"Ray job: only {len(parts)} of {n_shards} shards finished")
@@ -344,7 +345,8 @@ class ShardPool:
         pending = {a.search.remote(program_ref, terms_ref, str(Ops.parse(ops)), k_eff, self.config.chunk_size,
                                    linear_ref, _fault_marker): (i, lo, hi)
                    for i, (a, (lo, hi)) in enumerate(zip(self.actors, self.shards))}
-        return _gather_merge(ray, pending, len(self.shards), k_eff, self.config.max_retries, on_shard)
+        return _gather_merge(ray, pending, len(self.shards), k_eff, self.config.max_retries, on_shard,
+                             force_cancel=False)
 
     def close(self) -> None:
         for actor in getattr(self, "actors", []):
