@@ -27,6 +27,7 @@ virtualenv (``.venv-vllm``); ``benchmarks/quality_llm.sh`` does the three steps:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -249,6 +250,16 @@ def cap_corpus(corpus: qdata.Corpus, cap: int | None) -> qdata.Corpus:
     return qdata.Corpus(corpus.name, ids, [corpus.texts[i] for i in idx],
                         labels={d: corpus.labels[d] for d in ids} if corpus.labels else {},
                         queries=corpus.queries, qrels=corpus.qrels)
+
+
+def query_settings(quick: bool) -> dict:
+    """How many queries are composed and from what (``args`` fields of :func:`build_queries` / :func:`load_corpus`)."""
+    if quick:
+        return dict(per_template=5, chain_per=4, per_family=12, dev_per_family=12, min_label_docs=4, min_answers=2,
+                    max_frac=0.5, quick_docs=300, quick_queries=60, neighbours=8)
+    # dev: more compositions of the dev half's queries, so selection is less noisy than a 100-query family
+    return dict(per_template=100, chain_per=100, per_family=100, dev_per_family=300, min_label_docs=10,
+                min_answers=5, max_frac=0.5, neighbours=10)
 
 
 def build_queries(name: str, corpus: qdata.Corpus, encoder, args) -> dict:
@@ -510,9 +521,7 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
     res: dict = {"documents": len(corpus.doc_ids), "documents_in_corpus": full_docs, "counts": sets["counts"], "dev": {}, "test": {},
                  "examples": [qq.describe(q) for q in sets["test"][:: max(1, len(sets["test"]) // 12)]]}
     configs = grid(args.quick)
-    rec_kw = {"hybrid": RECOMMENDED.hybrid, "neg_hybrid": RECOMMENDED.neg_hybrid, "conj_hybrid": RECOMMENDED.conj_hybrid,
-              "calibration": RECOMMENDED.calibration, "guard": RECOMMENDED.guard,
-              "or_max": RECOMMENDED.or_max, "and_min": RECOMMENDED.and_min, "adaptive": RECOMMENDED.adaptive}
+    rec_kw = dataclasses.asdict(RECOMMENDED)
     rec = ScoreOptions(**rec_kw)
     alias = next((c for c, kw in configs.items() if ScoreOptions(**kw) == rec), None)
     configs["recommended"] = rec_kw
@@ -633,15 +642,7 @@ def main(argv=None) -> int:
     bad = [d for d in names if d not in DATASETS]
     if bad:
         ap.error(f"unknown dataset(s) {bad}; choose from {', '.join(DATASETS)}")
-    if args.quick:
-        args.per_template, args.chain_per, args.per_family, args.dev_per_family = 5, 4, 12, 12
-        args.min_label_docs, args.min_answers, args.max_frac = 4, 2, 0.5
-        args.quick_docs, args.quick_queries, args.neighbours = 300, 60, 8
-    else:
-        # dev: more compositions of the dev half's queries, so selection is less noisy than a 100-query family
-        args.per_template, args.chain_per, args.per_family, args.dev_per_family = 100, 100, 100, 300
-        args.min_label_docs, args.min_answers, args.max_frac = 10, 5, 0.5
-        args.neighbours = 10
+    vars(args).update(query_settings(args.quick))
     if not args.data_dir.is_dir():
         print(f"data folder not found: {args.data_dir}", file=sys.stderr)
         return 2

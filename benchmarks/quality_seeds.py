@@ -68,14 +68,13 @@ def evaluate(Q, name: str, seed: int, encoder, args) -> dict:
     per_q = {"baseline": runner.run(qs, [Term(t) for t in whole], whole=whole),
              "gold|paper (raw)": runner.run(qs, gold, whole=whole),
              "gold|recommended": runner.run(qs, gold, options=RECOMMENDED, whole=whole)}
-    rng = np.random.default_rng(seed)
+    cis = Q.paired_cis(qs, per_q["gold|recommended"], per_q["baseline"], seed)
+    cis = ({f"{n} negations": v for n, v in cis["by_neg"].items()} if name == "reuters" else cis["by_family"])
     fams = {}
     for fam, ids in families(name, qs).items():
         m = {k: float(np.mean([per_q[k][i] for i in ids])) for k in METHODS}
-        diff = np.array([per_q["gold|recommended"][i] - per_q["baseline"][i] for i in ids])
-        boot = diff[rng.integers(0, len(diff), size=(Q.BOOTSTRAP, len(diff)))].mean(axis=1)
-        lo, hi = np.percentile(boot, [2.5, 97.5])
-        fams[fam] = {"n": len(ids), **m, "delta": float(diff.mean()), "ci": [float(lo), float(hi)]}
+        delta, lo, hi = cis[fam]
+        fams[fam] = {"n": len(ids), **m, "delta": delta, "ci": [lo, hi]}
     overall = {k: float(np.mean(list(per_q[k].values()))) for k in METHODS}
     return {"n": len(qs), "overall": overall, "families": fams}
 
@@ -173,15 +172,9 @@ def main(argv=None) -> int:
     if not args.data_dir.is_dir():
         print(f"data folder not found: {args.data_dir}", file=sys.stderr)
         return 2
-    # the query construction of benchmarks/quality.py (full run, or its --quick samples)
-    if args.quick:
-        args.qargs = argparse.Namespace(quick=True, max_docs={}, data_dir=args.data_dir, per_template=5,
-                                        chain_per=0, per_family=12, dev_per_family=12, min_label_docs=4,
-                                        min_answers=2, max_frac=0.5, neighbours=8, quick_docs=300, quick_queries=60)
-    else:
-        args.qargs = argparse.Namespace(quick=False, max_docs=dict(Q.FULL_DOC_CAP), data_dir=args.data_dir,
-                                        per_template=100, chain_per=0, per_family=100, dev_per_family=100,
-                                        min_label_docs=10, min_answers=5, max_frac=0.5, neighbours=10)
+    # the query construction of benchmarks/quality.py (full run, or its --quick samples); only test sets here
+    args.qargs = argparse.Namespace(quick=args.quick, max_docs={} if args.quick else dict(Q.FULL_DOC_CAP),
+                                    data_dir=args.data_dir, **{**Q.query_settings(args.quick), "chain_per": 0})
     from itlr_gpu.scoring import RECOMMENDED
     from tqdm.auto import tqdm
 
