@@ -8,22 +8,38 @@ left half-written because every output is written atomically.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from pathlib import Path
 
-from .errors import InputError, ItlrError, QuerySyntaxError
+from . import cli_common
+from .cli_common import (DEFAULT_OPS, check_output, index_model_path, measure_list, non_negative_int,
+                         ops_spec, positive_int, queries_from_table, unit_float)
+from .errors import InputError, ItlrError, QuerySyntaxError, UsageError
+from .output import Terminated, handle_signals
 from .scale import cli as scale_cli
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error format: one ``itlr: error:`` line, exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"itlr: error: {self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run ``itlr`` with ``argv``; returns the exit status (0 ok, 1 bad input, 2 usage, 130/143 interrupted)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, or a usage error already printed
+        return e.code if isinstance(e.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return args.func(args) or 0
+        with handle_signals():
+            return args.func(args) or 0
     except QuerySyntaxError as err:
         print(f"itlr: error: {err}", file=sys.stderr)
         print(err.caret(), file=sys.stderr)
@@ -34,10 +50,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("itlr: interrupted", file=sys.stderr)
         return 130
+    except Terminated as err:
+        print(f"itlr: interrupted ({err})", file=sys.stderr)
+        return 128 + err.signum
+    except BrokenPipeError:
+        # The reader went away (`itlr parse x | head -c0`): stop quietly, like other Unix tools.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except MemoryError:
+        print("itlr: error: out of memory (try --memory-cap, --shard-rows or a smaller --batch-size)", file=sys.stderr)
+        return 1
+    except OSError as err:  # e.g. the disk filled up while writing: the writers removed their temporaries
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"itlr: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="itlr", description="Logical dense retrieval (ITLR): batch scoring engine.")
+    p = _Parser(prog="itlr", description="Logical dense retrieval (ITLR): batch scoring engine.")
     sub = p.add_subparsers(metavar="COMMAND")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
@@ -47,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16")
     s.add_argument("--embeddings", help="import this .npy matrix (or Parquet/Arrow list<float> column) instead")
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
-    s.add_argument("--batch-size", type=int, default=256)
-    s.add_argument("--device", default="cpu", help="encoder device (cpu, cuda)")
+    s.add_argument("--batch-size", type=positive_int, default=256)
+    s.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="encoder device")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
@@ -59,22 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("index")
     s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
     s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
-    s.add_argument("-k", type=int, default=10)
-    s.add_argument("--ops", default="product,sum,one_minus", help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--backend", choices=("auto", "torch", "triton"), default="auto")
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
-    s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
+    s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     g = s.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
     g.add_argument("--recommended", action="store_true",
                    help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
                         "hybrid; the flags below override its parts)")
-    g.add_argument("--hybrid", type=float, metavar="ALPHA",
+    g.add_argument("--hybrid", type=unit_float, metavar="ALPHA",
                    help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
                         "query is the 'text' column when present, else a rendering of the expression")
-    g.add_argument("--conj-hybrid", type=float, metavar="ALPHA",
+    g.add_argument("--conj-hybrid", type=unit_float, metavar="ALPHA",
                    help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
                         "already expresses the query (default: --hybrid's)")
     g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
@@ -87,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
     s.add_argument("results")
     s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
-    s.add_argument("--measures", default="nDCG@10,R@100", help="comma-separated ir-measures names")
+    s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
+                   help="comma-separated ir-measures names (default %(default)s)")
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("translate", help="natural language -> logical expressions (rules or vLLM)")
@@ -100,39 +132,30 @@ def build_parser() -> argparse.ArgumentParser:
     scale_cli.add_shard_parser(sub)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
-    s.add_argument("--docs", type=int, default=400, help="documents in the generated corpus")
-    s.add_argument("--per-template", type=int, default=4, help="queries per template")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--docs", type=positive_int, default=400, help="documents in the generated corpus")
+    s.add_argument("--per-template", type=positive_int, default=4, help="queries per template")
+    s.add_argument("--seed", type=non_negative_int, default=0)
     s.add_argument("--model", help="encoder folder (default: bundled all-MiniLM-L6-v2)")
     s.set_defaults(func=cmd_demo)
     return p
 
 
-def _encoder(model: str | None, device: str = "cpu"):
-    from .encoders import SentenceTransformerEncoder, default_encoder
-
-    return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
-
-
-def _check_output(path: str, extensions=(".arrow", ".parquet")) -> None:
-    if not path.endswith(extensions):
-        raise InputError(f"unknown output type {Path(path).suffix or '(none)'}", path, " or ".join(extensions))
-
-
 def cmd_index(args) -> int:
-    from .index import Index
+    from .index import INDEX_FILES, Index, check_replaceable
+    from .output import check_output_folder
 
+    check_replaceable(check_output_folder(args.output), INDEX_FILES)  # before the (long) encoding
     if args.embeddings:
         if args.corpus:
-            raise InputError("give either CORPUS or --embeddings, not both", "itlr index")
+            raise UsageError("give either CORPUS or --embeddings, not both", "itlr index")
         index = Index.from_embedding_files(args.embeddings, args.ids, dtype=args.dtype)
     elif args.corpus:
         if args.ids:
-            raise InputError("--ids only goes with --embeddings", "itlr index")
-        index = Index.build(args.corpus, _encoder(args.model, args.device), dtype=args.dtype,
+            raise UsageError("--ids only goes with --embeddings", "itlr index")
+        index = Index.build(args.corpus, cli_common.make_encoder(args.model, args.device), dtype=args.dtype,
                             batch_size=args.batch_size)
     else:
-        raise InputError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
+        raise UsageError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
     if args.model:  # remembered so that `itlr search` embeds queries with the same model
         index.manifest["model_path"] = os.path.abspath(args.model)
     index.save(args.output)
@@ -154,41 +177,23 @@ def cmd_parse(args) -> int:
 def cmd_search(args) -> int:
     from .engine import search
     from .io import read_queries, write_table
-    from .query import Term
 
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
-    if not scaled:
-        _check_output(args.output)
-    if args.k <= 0:
-        raise InputError(f"k={args.k}", "-k", "a positive integer")
-    index = scale_cli.load_index(args.index)  # single-file or sharded index folder
+    scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
+    options = _score_options(args, scaled)
     table = read_queries(args.queries)
-    field = args.field
-    if field == "auto":
-        field = "expr" if "expr" in table.column_names else "text"
-    if field not in table.column_names:
-        raise InputError(f"no '{field}' column", args.queries, f"a '{field}' column")
-    ids = table.column("query_id").to_pylist()
-    values = table.column(field).to_pylist()
-    for row, value in enumerate(values):
-        if value is None or not str(value).strip():
-            why = ""
-            if "error" in table.column_names and table.column("error")[row].as_py():
-                why = f": {table.column('error')[row].as_py()}"
-            raise InputError(f"empty {field} for query {ids[row]!r}{why}", f"{args.queries} row {row}",
-                             f"a non-empty {field}")
-    queries = values if field == "expr" else [Term(v) for v in values]
-    options = _score_options(args)
+    queries, ids, field = queries_from_table(table, args.field, args.queries)
     whole = None
     if options is not None and field == "expr" and "text" in table.column_names:
         whole = table.column("text").to_pylist()
         if any(t is None or not str(t).strip() for t in whole):
             whole = None  # fall back to a rendering of each expression
-    model = args.model or _index_model_path(index, args.index)
+    index = scale_cli.load_index(args.index)  # single-file or sharded index folder
+    model = args.model or index_model_path(index, args.index)
     if scaled:
-        return scale_cli.run_search(args, index, queries, ids, _encoder(model), options=options,
+        return scale_cli.run_search(args, index, queries, ids, cli_common.make_encoder(model), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
-    results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
+    results = search(index, queries, cli_common.make_encoder(model), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
                      score_options=options, whole_queries=whole)
     write_table(results, args.output)
@@ -196,8 +201,13 @@ def cmd_search(args) -> int:
     return 0
 
 
-def _score_options(args):
-    """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition)."""
+def _score_options(args, scaled: bool = False):
+    """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition).
+
+    A combination that cannot work is a usage error, raised before any file is read.
+    """
+    from dataclasses import replace
+
     from .scoring import RECOMMENDED, ScoreOptions
 
     if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
@@ -206,42 +216,42 @@ def _score_options(args):
     base = RECOMMENDED if args.recommended else ScoreOptions()
     changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
                                  ("calibration", args.calibration), ("guard", args.guard)) if v is not None}
-    from dataclasses import replace
-
-    return replace(base, **changes)
-
-
-def _index_model_path(index, where: str) -> str | None:
-    """The model the index was built with; None means the bundled default."""
-    from .encoders import DEFAULT_MODEL_NAME
-
-    path = index.manifest.get("model_path")
-    if path:
-        if not os.path.isdir(path):
-            raise InputError(f"the index's model folder {path} is missing", where, "--model PATH")
-        return path
-    model = index.manifest.get("model")
-    if model not in (None, DEFAULT_MODEL_NAME):
-        raise InputError(f"index was built with model {model!r}", where, "--model PATH naming that model's folder")
-    if model is None:
-        print(f"itlr: note: {where} records no model; embedding queries with the bundled {DEFAULT_MODEL_NAME}",
-              file=sys.stderr)
-    return None
+    try:
+        options = replace(base, **changes)
+    except InputError as e:
+        raise UsageError(e.what, f"--{e.where.replace('_', '-')}" if e.where else "itlr search", e.expected) from e
+    if scaled and options.calibration == "percentile":
+        raise UsageError("percentile calibration does not combine with sharded/Ray/bulk search", "--calibration",
+                         "equalize, zscore, minmax or none (or a single .arrow/.parquet output)")
+    return options
 
 
 def cmd_eval(args) -> int:
     from .evaluate import evaluate
     from .io import read_table
 
-    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
     scores = evaluate(read_table(args.results), args.qrels, measures=measures)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     return 0
 
 
+VLLM_ONLY = ("dtype", "gpu_memory_utilization", "tensor_parallel_size")
+
+
 def cmd_translate(args) -> int:
     from .translate import run_translate_cli
+
+    check_output(args.output)
+    if args.translator == "rules":  # options that would be silently ignored
+        given = [name for name in VLLM_ONLY if getattr(args, name, None) is not None]
+        given += ["model"] if args.model is not None else []
+        given += ["no_grammar"] if getattr(args, "no_grammar", False) else []
+        if given:
+            flags = ", ".join("--" + g.replace("_", "-") for g in given)
+            raise UsageError(f"{flags} do(es) not apply to the rules translator", "itlr translate",
+                             "--translator vllm with these options, or none of them")
 
     return run_translate_cli(args)
 

@@ -47,3 +47,9 @@ class QuerySyntaxError(ItlrError, ValueError):
 
 class IndexIntegrityError(InputError):
     """An index directory whose manifest or matrix checksum does not match."""
+
+
+class UsageError(InputError):
+    """A command line that cannot work (options that do not go together, a bad option value): exit 2."""
+
+    exit_code = 2

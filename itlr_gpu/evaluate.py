@@ -7,6 +7,7 @@ from the first non-blank line.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -14,8 +15,10 @@ from typing import Any
 
 import ir_measures
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InputError
+from .validate import text_lines
 
 __all__ = ["read_qrels", "evaluate", "parse_measures"]
 
@@ -24,11 +27,18 @@ PathLike = str | os.PathLike
 BEIR_HEADER = ["query-id", "corpus-id", "score"]
 
 
+INT32_MAX = 2**31 - 1  # trec_eval (pytrec_eval) stores grades and cutoffs as C ints
+
+
 def _int(value: str, where: str) -> int:
     try:
-        return int(value)
+        grade = int(value)
     except ValueError as e:
         raise InputError(f"relevance {value!r} is not an integer", where, "an integer relevance grade") from e
+    if not -INT32_MAX <= grade <= INT32_MAX:
+        raise InputError(f"relevance {value!r} is out of range", where,
+                         f"an integer relevance grade between {-INT32_MAX} and {INT32_MAX}")
+    return grade
 
 
 def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
@@ -38,38 +48,33 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
         raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
     qrels: list[ir_measures.Qrel] = []
     fmt: str | None = None
-    with open(p, "rb") as f:
-        for lineno, raw in enumerate(f, start=1):
-            where = f"{p}:{lineno}"
-            try:
-                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as e:
-                raise InputError(f"invalid UTF-8 ({e.reason})", where, "UTF-8 text") from e
-            if not line.strip():
+    for lineno, line in text_lines(p, "a BEIR .tsv or TREC qrels file"):
+        where = f"{p}:{lineno}"
+        if not line.strip():
+            continue
+        if fmt is None:
+            if [c.strip().lower() for c in line.split("\t")] == BEIR_HEADER:
+                fmt = "beir"
                 continue
-            if fmt is None:
-                if [c.strip().lower() for c in line.split("\t")] == BEIR_HEADER:
-                    fmt = "beir"
-                    continue
-                if len(line.split()) == 4:
-                    fmt = "trec"
-                else:
-                    raise InputError(f"cannot detect qrels format from {line!r}", where,
-                                     "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'")
-            if fmt == "beir":
-                fields = line.split("\t") if "\t" in line else line.split()
-                if len(fields) != 3:
-                    raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs")
-                qid, did, rel = (x.strip() for x in fields)
-                qrels.append(ir_measures.Qrel(qid, did, _int(rel, where)))
+            if len(line.split()) == 4:
+                fmt = "trec"
             else:
-                fields = line.split()
-                if len(fields) != 4:
-                    raise InputError(f"{len(fields)} fields", where, "4 whitespace-separated fields: qid 0 docid rel")
-                qid, it, did, rel = fields
-                qrels.append(ir_measures.Qrel(qid, did, _int(rel, where), it))
-            if not qid or not did:
-                raise InputError("empty query or document id", where, "non-empty ids")
+                raise InputError(f"cannot detect qrels format from {line!r}", where,
+                                 "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'")
+        if fmt == "beir":
+            fields = line.split("\t") if "\t" in line else line.split()
+            if len(fields) != 3:
+                raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs")
+            qid, did, rel = (x.strip() for x in fields)
+            qrels.append(ir_measures.Qrel(qid, did, _int(rel, where)))
+        else:
+            fields = line.split()
+            if len(fields) != 4:
+                raise InputError(f"{len(fields)} fields", where, "4 whitespace-separated fields: qid 0 docid rel")
+            qid, it, did, rel = fields
+            qrels.append(ir_measures.Qrel(qid, did, _int(rel, where), it))
+        if not qid or not did:
+            raise InputError("empty query or document id", where, "non-empty ids")
     if not qrels:
         raise InputError("qrels file has no judgements", str(p), "at least one judgement line")
     return qrels
@@ -82,13 +87,27 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
     parsed = []
     for name in measures:
         try:
-            parsed.append(ir_measures.parse_measure(str(name)))
-        except (NameError, ValueError, SyntaxError, TypeError) as e:
+            measure = ir_measures.parse_measure(str(name))
+        except (NameError, ValueError, SyntaxError, TypeError, AttributeError, KeyError) as e:
             raise InputError(f"unknown measure {name!r} ({e})", "measures",
                              "an ir_measures name such as nDCG@10, R@100, AP, P@5, RR") from e
+        _check_params(measure, str(name))
+        parsed.append(measure)
     if not parsed:
         raise InputError("no measures given", "measures", "at least one measure such as nDCG@10")
     return parsed
+
+
+def _check_params(measure: Any, name: str) -> None:
+    """Refuse parameters the C library would abort on (``P@0``) or overflow with (``nDCG@1e19``)."""
+    for key, value in measure.params.items():
+        if key in ("cutoff", "rel"):
+            low = 1 if key == "cutoff" else -INT32_MAX
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= INT32_MAX:
+                raise InputError(f"measure {name!r} has {key} {value!r}", "measures",
+                                 f"an integer {key} between {low} and {INT32_MAX}, e.g. nDCG@10")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"measure {name!r} has {key} {value!r}", "measures", "finite parameters")
 
 
 def _run(results: pa.Table) -> Iterator[ir_measures.ScoredDoc]:
@@ -122,6 +141,20 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         if col.null_count:
             row = next(i for i, v in enumerate(col.to_pylist()) if v is None)
             raise InputError(f"null {name} at row {row}", f"results column '{name}'", "no nulls")
+    for name in ("query_id", "doc_id"):
+        if not (pa.types.is_string(results.column(name).type) or pa.types.is_large_string(results.column(name).type)
+                or pa.types.is_integer(results.column(name).type)):
+            raise InputError(f"column has type {results.column(name).type}", f"results column '{name}'",
+                             "strings or integers")
+    score_type = results.column("score").type
+    if not (pa.types.is_floating(score_type) or pa.types.is_integer(score_type)):
+        raise InputError(f"column has type {score_type}", "results column 'score'", "numbers")
+    if pa.types.is_floating(score_type):
+        finite = pc.is_finite(results.column("score"))
+        if not pc.all(finite).as_py():
+            row = pc.index(finite, False).as_py()
+            raise InputError(f"score at row {row} is {results.column('score')[row].as_py()}",
+                             "results column 'score'", "finite scores (no NaN or infinity)")
     where = str(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
     qrel_list = read_qrels(qrels) if isinstance(qrels, (str, os.PathLike)) else list(qrels)
     if not qrel_list:

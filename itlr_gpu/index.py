@@ -11,9 +11,7 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,8 @@ import pyarrow.compute as pc
 from .encoders import Encoder, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
+from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
+from .validate import load_npy, read_arrow_file, read_json_file, text_lines
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -235,10 +235,7 @@ class Index:
         if suffix == ".npy":
             if ids_path is None:
                 raise InputError("a .npy matrix needs an ids file", str(ep), "ids_path (text, .arrow or .parquet)")
-            try:
-                matrix = np.load(ep, mmap_mode="r", allow_pickle=False)
-            except (ValueError, OSError) as e:
-                raise InputError(f"not a readable .npy matrix ({e})", str(ep), "a file written by numpy.save") from e
+            matrix = load_npy(ep, mmap=True, expected="a file written by numpy.save")
             ids, ids_where = _read_id_file(Path(ids_path)), str(ids_path)
         elif suffix in (".parquet", ".arrow"):
             table = read_table(ep)
@@ -271,18 +268,13 @@ class Index:
     def save(self, directory: PathLike) -> Path:
         """Write the index folder atomically (temporary sibling folder, then rename).
 
-        Refuses a non-empty folder that is not an index; an existing index is replaced.
+        An existing folder is replaced only when it holds an itlr index and nothing
+        else (its ``embeddings.npy``, ``doc_ids.arrow``, ``manifest.json``); a folder
+        holding any other file, dotfiles included, is refused and left untouched.
         """
-        target = Path(directory).absolute()
-        if target.exists():
-            if not target.is_dir():
-                raise InputError("exists and is not a folder", str(target), "a new or index folder")
-            if any(target.iterdir()) and not _is_index_dir(target):
-                raise InputError("refusing to overwrite a non-empty folder that is not an itlr index", str(target),
-                                 "a new path, an empty folder or an existing index")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-        try:
+        target = check_output_folder(directory)
+        replace = check_replaceable(target, INDEX_FILES)
+        with atomic_dir(target, replace=replace) as tmp:
             manifest = dict(self.manifest, model=self.manifest.get("model"), dim=self.dim,
                             dtype=self.dtype.name, count=len(self), checksum=_checksum(self.embeddings),
                             created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -291,20 +283,12 @@ class Index:
                 np.save(f, self.embeddings, allow_pickle=False)
                 f.flush()
                 os.fsync(f.fileno())
-            with pa.OSFile(str(tmp / IDS_FILE), "wb") as f:
-                ids = pa.table({"doc_id": self.doc_ids})
-                with pa.ipc.new_file(f, ids.schema) as writer:
-                    writer.write_table(ids)
-            _fsync(tmp / IDS_FILE)
+            manifest["ids_checksum"] = write_doc_ids(self.doc_ids, tmp / IDS_FILE)
             with open(tmp / MANIFEST_FILE, "w", encoding="utf-8") as f:
                 json.dump(manifest, f, indent=2)
                 f.write("\n")
                 f.flush()
                 os.fsync(f.fileno())
-            _swap_in(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         self.manifest, self.path = manifest, target
         return target
 
@@ -321,16 +305,16 @@ class Index:
                                           "embeddings.npy, doc_ids.arrow and manifest.json")
         ep = d / EMBEDDINGS_FILE
         try:
-            matrix = np.load(ep, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as e:
-            raise IndexIntegrityError(f"unreadable matrix ({e})", str(ep), "a .npy file written by Index.save") from e
+            matrix = load_npy(ep, mmap=mmap, expected="a .npy file written by Index.save")
+        except InputError as e:
+            raise IndexIntegrityError(e.what, e.where, e.expected) from e
         shape = (manifest["count"], manifest["dim"])
         if matrix.shape != shape or matrix.dtype != np.dtype(manifest["dtype"]).newbyteorder("<"):
             raise IndexIntegrityError(
                 f"matrix is {matrix.dtype.str} {matrix.shape} but the manifest says {manifest['dtype']} {shape}",
                 str(ep), "the shape and dtype recorded in manifest.json",
             )
-        ids = read_doc_ids(d, manifest["count"])
+        ids = read_doc_ids(d, manifest["count"], manifest.get("ids_checksum"))
         if verify:
             actual = _checksum(matrix)
             if actual != manifest["checksum"]:
@@ -346,38 +330,80 @@ class Index:
 
 def _is_index_dir(d: Path) -> bool:
     try:
-        with open(d / MANIFEST_FILE, encoding="utf-8") as f:
-            return json.load(f).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
+        m = read_json_file(d / MANIFEST_FILE, "an index manifest")
+    except InputError:
         return False
+    return m.get("format") in (FORMAT, "itlr-sharded-index")
 
 
-def _swap_in(tmp: Path, target: Path) -> None:
-    """Rename ``tmp`` to ``target``; an existing target is moved aside first and restored on failure."""
-    if target.exists() and any(target.iterdir()):
-        old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
-        os.replace(target, old / "index")
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            os.replace(old / "index", target)
-            shutil.rmtree(old, ignore_errors=True)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)  # POSIX rename may replace an empty folder
+def check_replaceable(target: Path, owned: Callable[[str], bool]) -> bool:
+    """Whether saving an index to ``target`` replaces an existing one (True) or creates it (False).
+
+    Refuses (InputError) a folder holding anything the index does not own: a file
+    next to an index, a project folder, dotfiles.  Stale temporaries of itlr are
+    not counted (they are removed before writing).
+    """
+    if not target.exists():
+        return False
+    if not target.is_dir():
+        raise OutputError("exists and is not a folder", str(target), "a new or index folder")
+    names = sorted(n for n in os.listdir(target) if not is_temp_name(n))
+    if not names:
+        return False
+    if not _is_index_dir(target):
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise OutputError(f"refusing to replace a non-empty folder that is not an itlr index (holds {shown})",
+                          str(target), "a new path, an empty folder or an existing index")
+    foreign = [n for n in names if not owned(n)]
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise OutputError(f"refusing to replace an index folder that also holds other files ({shown})",
+                          str(target), "an index folder holding only the index's files (move the others away)")
+    return True
 
 
-def read_doc_ids(d: Path, count: int) -> pa.Array:
-    """The folder's doc_ids.arrow, checked: one string column, ``count`` unique non-empty ids."""
+def INDEX_FILES(name: str) -> bool:  # noqa: N802 - a predicate used like a constant set
+    """The names a single-file or sharded index owns in its folder."""
+    return name in (EMBEDDINGS_FILE, IDS_FILE, MANIFEST_FILE) or re.fullmatch(r"embeddings-[0-9]{5,}\.npy", name) is not None
+
+
+def write_doc_ids(doc_ids: pa.Array, path: Path) -> str:
+    """Write ``doc_ids.arrow`` (fsynced) and return the SHA-256 of its bytes (the manifest's ``ids_checksum``)."""
+    with pa.OSFile(str(path), "wb") as f:
+        ids = pa.table({"doc_id": doc_ids})
+        with pa.ipc.new_file(f, ids.schema) as writer:
+            writer.write_table(ids)
+    _fsync(path)
+    return file_sha256(path)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(8 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def read_doc_ids(d: Path, count: int, checksum: str | None = None) -> pa.Array:
+    """The folder's doc_ids.arrow, checked: its SHA-256 against ``checksum`` (manifests written since the
+    ids were checksummed), full Arrow validation (any version), one string column, ``count`` unique
+    non-empty ids."""
     ip = d / IDS_FILE
     if not ip.is_file():
         raise IndexIntegrityError(f"{IDS_FILE} is missing", str(d), "doc_ids.arrow next to manifest.json")
+    if checksum is not None:
+        try:
+            actual = file_sha256(ip)
+        except OSError as e:
+            raise IndexIntegrityError(f"unreadable doc ids ({e.strerror})", str(ip), "a readable file") from e
+        if actual != checksum:
+            raise IndexIntegrityError(f"checksum mismatch: manifest has {checksum}, file has {actual}", str(ip),
+                                      "the doc ids written by Index.save (the file is corrupt or was modified)")
     try:
-        with pa.memory_map(str(ip)) as source:
-            table = pa.ipc.open_file(source).read_all()
-    except (pa.ArrowInvalid, OSError) as e:
-        raise IndexIntegrityError(f"unreadable doc ids ({e})", str(ip), "an Arrow IPC file") from e
+        table = read_arrow_file(ip, "an Arrow IPC file written by Index.save")
+    except InputError as e:
+        raise IndexIntegrityError(f"unreadable doc ids: {e.what}", str(ip), e.expected) from e
     if table.column_names != ["doc_id"] or not pa.types.is_string(table.schema.field(0).type):
         raise IndexIntegrityError(f"columns are {table.schema}", str(ip), "one string column 'doc_id'")
     ids = table.column("doc_id").combine_chunks()
@@ -398,10 +424,9 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
     if not mp.is_file():
         raise IndexIntegrityError("manifest.json is missing", str(d), f"a folder written by {writer}")
     try:
-        with open(mp, encoding="utf-8") as f:
-            m = json.load(f)
-    except (ValueError, OSError) as e:
-        raise IndexIntegrityError(f"unreadable manifest ({e})", where, f"JSON written by {writer}") from e
+        m: Any = read_json_file(mp, f"a JSON manifest written by {writer}")
+    except InputError as e:
+        raise IndexIntegrityError(f"unreadable manifest: {e.what}", where, e.expected) from e
     if not isinstance(m, dict) or m.get("format") != fmt:
         got = m.get("format") if isinstance(m, dict) else type(m).__name__
         raise IndexIntegrityError(f"format is {got!r}", where, f"format {fmt!r}")
@@ -422,11 +447,14 @@ def _read_manifest(d: Path) -> dict[str, Any]:
         "normalization": lambda v: v == "l2",
         "checksum": lambda v: isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None,
         "created": lambda v: isinstance(v, str),
+        "ids_checksum": lambda v: v is None or (isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None),
     }
     expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
                 "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",
-                "created": "an ISO timestamp"}
+                "created": "an ISO timestamp", "ids_checksum": "'sha256:<64 hex digits>' (or absent: older indexes)"}
     for key, ok in checks.items():
+        if key not in m and key == "ids_checksum":
+            continue  # indexes saved before doc_ids.arrow was checksummed; fully validated on load instead
         if key not in m:
             raise IndexIntegrityError(f"field '{key}' is missing", where, expected[key])
         if not ok(m[key]):

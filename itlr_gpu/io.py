@@ -6,12 +6,7 @@ naming the file (and line, row or column) and what was expected.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import json
-import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +16,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import InputError
+from .output import atomic_file, check_output_file
+from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read_tsv_rows, string_column,
+                       strings_to_arrow, table_from_rows)
 
 __all__ = [
     "RESULT_SCHEMA",
@@ -31,6 +29,7 @@ __all__ = [
     "write_table",
     "check_ids",
     "normalize_corpus",
+    "atomic_file",
 ]
 
 PathLike = str | os.PathLike
@@ -43,6 +42,7 @@ CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".parquet", ".arrow")
 QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet")
+ID_COLUMNS = ("doc_id", "query_id", "_id")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -68,67 +68,21 @@ def _kind(path: Path, accepted: tuple[str, ...], what: str) -> str:
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; errors name ``file:line``."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    lineno = 0
-    try:
-        with opener(path, "rb") as f:
-            for lineno, raw in enumerate(f, start=1):
-                where = f"{path}:{lineno}"
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(f"invalid UTF-8 ({e.reason})", where, "UTF-8 text") from e
-                if lineno == 1:
-                    line = line.lstrip("\ufeff")
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    what = f"malformed JSON ({e.msg}, column {e.colno})"
-                    raise InputError(what, where, "one JSON object per line") from e
-                if not isinstance(obj, dict):
-                    raise InputError(f"line is a JSON {type(obj).__name__}", where, "one JSON object per line")
-                yield lineno, obj
-    except (gzip.BadGzipFile, EOFError) as e:
-        raise InputError(f"corrupt gzip data after line {lineno} ({e})", str(path), "a valid .gz file") from e
+    return iter_json_lines(path)
 
 
 def _table_from_rows(rows: list[dict[str, Any]], where: str) -> pa.Table:
     """Build a table from JSON objects whose keys may differ (missing keys become null)."""
-    names: dict[str, None] = {}
-    for row in rows:
-        names.update(dict.fromkeys(row))
-    columns = {}
-    for name in names:
-        values = [row.get(name) for row in rows]
-        try:
-            columns[name] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-            what = f"column '{name}' mixes incompatible value types ({e})"
-            raise InputError(what, where, "one JSON type per field") from e
-    return pa.table(columns)
+    return table_from_rows(rows, where, id_columns=ID_COLUMNS)
 
 
 def _read_arrow(path: Path) -> pa.Table:
-    """Read an Arrow IPC file, falling back to the IPC stream format."""
-    try:
-        with pa.memory_map(str(path)) as source:
-            return pa.ipc.open_file(source).read_all()
-    except pa.ArrowInvalid:
-        pass
-    try:
-        with pa.memory_map(str(path)) as source:
-            return pa.ipc.open_stream(source).read_all()
-    except pa.ArrowInvalid as e:
-        raise InputError(f"not a readable Arrow IPC file or stream ({e})", str(path), "an Arrow IPC file") from e
+    """Read an Arrow IPC file or stream, fully validated."""
+    return read_arrow_file(path)
 
 
 def _read_parquet(path: Path) -> pa.Table:
-    try:
-        return pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise InputError(f"not a readable Parquet file ({e})", str(path), "a Parquet file") from e
+    return read_parquet_file(path)
 
 
 def _rename_alias(table: pa.Table, name: str, alias: str) -> pa.Table:
@@ -149,17 +103,9 @@ def _require(table: pa.Table, columns: list[str], where: str, hint: str = "") ->
         )
 
 
-def _as_string(table: pa.Table, name: str, where: str, fill_null: str | None = None) -> pa.Table:
-    """Cast column ``name`` to string (integer ids become their decimal text)."""
-    col = table.column(name)
-    if not pa.types.is_string(col.type):
-        ok = pa.types.is_large_string(col.type) or pa.types.is_integer(col.type) or pa.types.is_null(col.type)
-        if not ok:
-            raise InputError(f"column '{name}' has type {col.type}", where, "strings")
-        col = pc.cast(col, pa.string())
-    if fill_null is not None and col.null_count:
-        col = pc.fill_null(col, fill_null)
-    return table.set_column(table.column_names.index(name), name, col)
+def _as_string(table: pa.Table, name: str, where: str, fill_null: str | None = None, *, ids: bool = False) -> pa.Table:
+    """Cast column ``name`` to string (``ids=True``: integer ids become their decimal text)."""
+    return string_column(table, name, where, ids=ids, fill_null=fill_null)
 
 
 def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id") -> None:
@@ -217,8 +163,9 @@ def _corpus_rows(path: Path) -> pa.Table:
         ids.append(str(doc_id))
         texts.append(text or "")
         titles.append(title or "")
-    return pa.table({"doc_id": pa.array(ids, pa.string()), "text": pa.array(texts, pa.string()),
-                     "title": pa.array(titles, pa.string())})
+    where = str(path)
+    return pa.table({"doc_id": strings_to_arrow(ids, where, "doc_id"), "text": strings_to_arrow(texts, where, "text"),
+                     "title": strings_to_arrow(titles, where, "title")})
 
 
 def normalize_corpus(table: pa.Table, where: str) -> pa.Table:
@@ -229,7 +176,7 @@ def normalize_corpus(table: pa.Table, where: str) -> pa.Table:
         raise InputError("corpus is empty", where, "at least one document")
     if "title" not in table.column_names:
         table = table.append_column("title", pa.array([""] * table.num_rows, pa.string()))
-    table = _as_string(table, "doc_id", where)
+    table = _as_string(table, "doc_id", where, ids=True)
     table = _as_string(table, "text", where, fill_null="")
     table = _as_string(table, "title", where, fill_null="")
     table = table.select(["doc_id", "text", "title"])
@@ -274,12 +221,7 @@ def document_texts(table: pa.Table) -> list[str]:
 
 def _read_tsv(path: Path) -> pa.Table:
     """A TSV with a header row; every value is a string, quotes are kept literally."""
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        try:
-            rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-        except UnicodeDecodeError as e:
-            raise InputError(f"invalid UTF-8 ({e.reason})", str(path), "UTF-8 text") from e
-    rows = [(n, r) for n, r in enumerate(rows, start=1) if r and any(c.strip() for c in r)]
+    rows = read_tsv_rows(path)
     if not rows:
         raise InputError("query file is empty", str(path), "a header row and at least one query")
     header = [c.strip() for c in rows[0][1]]
@@ -295,7 +237,8 @@ def _read_tsv(path: Path) -> pa.Table:
             )
         for values, value in zip(columns, row):
             values.append(value)
-    return pa.table({name: pa.array(values, pa.string()) for name, values in zip(header, columns)})
+    return pa.table({name: strings_to_arrow(values, str(path), f"column '{name}'")
+                     for name, values in zip(header, columns)})
 
 
 def read_queries(path: PathLike) -> pa.Table:
@@ -327,7 +270,10 @@ def read_queries(path: PathLike) -> pa.Table:
                          "an expr and/or a text column" + hint)
     if table.num_rows == 0:
         raise InputError("query file is empty", where, "at least one query")
-    table = _as_string(table, "query_id", where)
+    table = _as_string(table, "query_id", where, ids=True)
+    for name in ("expr", "text"):  # a number, list, binary... is not a query
+        if name in table.column_names:
+            table = _as_string(table, name, where)
     check_ids(table.column("query_id"), where, "query_id")
     return table.combine_chunks()
 
@@ -346,30 +292,6 @@ def read_table(path: PathLike) -> pa.Table:
     return _table_from_rows([obj for _, obj in _iter_jsonl(p)], str(p))
 
 
-@contextlib.contextmanager
-def atomic_file(path: PathLike, mode: str = "wb", encoding: str | None = None):
-    """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``.
-
-    On any failure (KeyboardInterrupt included) the temporary file is removed and
-    ``path`` is untouched, so readers never see a half-written file.
-    """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode, encoding=encoding) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def write_table(table: pa.Table, path: PathLike) -> None:
     """Write ``table`` as Arrow IPC (``.arrow``) or Parquet (``.parquet``), atomically.
 
@@ -382,8 +304,7 @@ def write_table(table: pa.Table, path: PathLike) -> None:
     kind = _kind(p, WRITE_EXTENSIONS, "output")
     if not isinstance(table, pa.Table):
         raise InputError(f"cannot write a {type(table).__name__}", str(p), "a pyarrow.Table")
-    if p.is_dir():
-        raise InputError("output path is a folder", str(p), "a file path")
+    check_output_file(p, WRITE_EXTENSIONS)
     with atomic_file(p, "wb") as f:
         if kind == ".arrow":
             with pa.ipc.new_file(f, table.schema) as writer:

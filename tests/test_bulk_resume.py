@@ -16,6 +16,7 @@ import pytest
 from itlr_gpu.cli import main
 from itlr_gpu.errors import InputError
 from itlr_gpu.io import read_table
+from itlr_gpu.output import is_temp_name
 from itlr_gpu.scale.bulk import BatchSearcher, read_results, run_bulk
 from itlr_gpu.scale.shards import load_index
 
@@ -75,7 +76,7 @@ def _reference(index_dir, out):
 
 def _parts_done(out):
     try:
-        with open(out / "manifest.json") as f:
+        with open(out / "_itlr_job.json") as f:
             return len(json.load(f)["parts"])
     except (OSError, ValueError, KeyError):
         return 0
@@ -97,7 +98,7 @@ def test_sigkill_then_resume_equals_uninterrupted(index_dir, tmp_path):
     finally:
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((out / "_itlr_job.json").read_text())
     assert not manifest["complete"] and 1 <= len(manifest["parts"]) < 8
     done_before = len(manifest["parts"])
     with pytest.raises(InputError, match="incomplete"):
@@ -108,8 +109,8 @@ def test_sigkill_then_resume_equals_uninterrupted(index_dir, tmp_path):
     assert rerun.returncode == 0, rerun.stderr
     skipped = int(rerun.stdout.split()[1])
     assert skipped >= done_before
-    assert json.loads((out / "manifest.json").read_text())["complete"]
-    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert json.loads((out / "_itlr_job.json").read_text())["complete"]
+    assert not [p for p in out.iterdir() if is_temp_name(p.name)]
     got = read_results(out)
     want = _reference(index_dir, tmp_path / "uninterrupted")
     assert got.num_rows == N_QUERIES * 8
@@ -147,7 +148,7 @@ def test_refuses_foreign_folder_and_repeated_ids(index_dir, tmp_path):
     index = load_index(index_dir)
     searcher = BatchSearcher(index, HashEncoder(), k=3, device="cpu")
     kw = dict(k=3, ops=None, index_checksum=index.manifest["checksum"], batch_size=2, progress=False)
-    with pytest.raises(InputError, match="not empty and has no manifest.json"):
+    with pytest.raises(InputError, match="not empty and has no _itlr_job.json"):
         run_bulk(tmp_path / "busy", ["a"], ["t0"], searcher, **kw)
     with pytest.raises(InputError, match="query_id 'x' repeats at row 2"):
         run_bulk(tmp_path / "new", ["x", "y", "x"], ["t0", "t1", "t2"], searcher, **kw)
@@ -155,9 +156,9 @@ def test_refuses_foreign_folder_and_repeated_ids(index_dir, tmp_path):
 
 
 def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
-    import itlr_gpu.cli as cli
+    import itlr_gpu.cli_common as cli_common
 
-    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
     q = _queries_file(tmp_path / "q.jsonl", EXPRS * 3, [f"q{i}" for i in range(18)])
     out = tmp_path / "dataset"
     args = ["search", str(index_dir), str(q), "-o", str(out), "-k", "4", "--batch-size", "5", "--device", "cpu"]
@@ -165,11 +166,11 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     assert "4 part(s)" in capsys.readouterr().out
     first = read_results(out)
     # simulate an interruption after part 1: forget parts 2 and 3
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((out / "_itlr_job.json").read_text())
     for p in ("2", "3"):
         manifest["parts"].pop(p)
     manifest["complete"] = False
-    (out / "manifest.json").write_text(json.dumps(manifest))
+    (out / "_itlr_job.json").write_text(json.dumps(manifest))
     assert main(args) == 0
     assert "2 part(s) already done" in capsys.readouterr().out
     assert read_results(out).equals(first)

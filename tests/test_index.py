@@ -221,6 +221,9 @@ def test_load_missing_files_and_bad_ids(tmp_path):
         t = pa.table({"doc_id": ids(5)})
         with pa.ipc.new_file(f, t.schema) as w:
             w.write_table(t)
+    with pytest.raises(IndexIntegrityError, match="doc_ids.arrow: checksum mismatch"):
+        Index.load(tmp_path / "ids")
+    _corrupt_manifest(tmp_path / "ids" / "manifest.json", ids_checksum=KeyError)  # as an index of the first format
     with pytest.raises(IndexIntegrityError, match="5 doc ids but the manifest says 6"):
         Index.load(tmp_path / "ids")
     ix.save(tmp_path / "trunc")

@@ -290,6 +290,8 @@ def test_write_table_failure_in_rename(tmp_path, monkeypatch):
         raise OSError("rename failed")
 
     monkeypatch.setattr(io.os, "replace", broken)
-    with pytest.raises(OSError):
+    from itlr_gpu.output import OutputError
+
+    with pytest.raises(OutputError, match="rename failed"):  # one user-facing line, the temporary removed
         io.write_table(pa.table({"a": [1]}), path)
     assert os.listdir(tmp_path) == []

@@ -108,9 +108,9 @@ def test_corrupt_shard_found_by_the_worker(cluster, saved, tmp_path):
 
 
 def test_cli_ray_equals_plain(cluster, saved, tmp_path, monkeypatch):
-    import itlr_gpu.cli as cli
+    import itlr_gpu.cli_common as cli_common
 
-    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
     root, _ = saved
     q = _queries_file(tmp_path / "q.jsonl")
     assert main(["search", str(root / "single"), str(q), "-o", str(tmp_path / "plain.arrow"), "-k", "5",
@@ -214,9 +214,9 @@ def test_shard_pool_corrupt_shard_is_one_clear_error(cluster, saved, tmp_path):
 
 
 def test_cli_ray_stream_equals_resident(cluster, saved, tmp_path, monkeypatch, capsys):
-    import itlr_gpu.cli as cli
+    import itlr_gpu.cli_common as cli_common
 
-    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
     root, _ = saved
     q = _queries_file(tmp_path / "q.jsonl")
     common = ["-k", "6", "--ray", "--workers", "2", "--batch-size", "3"]

@@ -120,9 +120,9 @@ def test_unknown_ids_reported_and_strict(saved):
 
 
 def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
-    import itlr_gpu.cli as cli
+    import itlr_gpu.cli_common as cli_common
 
-    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
     root, index = saved
     q = _queries_file(tmp_path / "q.jsonl", EXPRS[:2], ["q0", "q1"])
     run = tmp_path / "bm25.run"

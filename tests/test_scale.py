@@ -249,9 +249,9 @@ def test_save_sharded_refuses_non_empty_folder(saved, tmp_path):
 
 @pytest.fixture
 def fake_encoder(monkeypatch):
-    import itlr_gpu.cli as cli
+    import itlr_gpu.cli_common as cli_common
 
-    monkeypatch.setattr(cli, "_encoder", lambda model, device="cpu": HashEncoder())
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
 
 
 def _queries_file(path, exprs=EXPRS, ids=None):

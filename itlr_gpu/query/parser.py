@@ -8,8 +8,10 @@ Grammar (the paper's, with n-ary chains)::
 Precedence NOT > AND > OR; keywords are case-insensitive.  A term is either a
 double-quoted string (escapes ``\\"`` and ``\\\\``) or a run of bare words that are
 not keywords; white space inside a bare run collapses to one space, so
-``vitamin D benefits AND NOT bone health`` has two terms.  Tabs and newlines
-count as white space; every other control character is an error.
+``vitamin D benefits AND NOT bone health`` has two terms.  Tabs, newlines and
+Unicode spaces (``str.isspace``, e.g. U+3000) count as white space; every other
+control character is an error, and so is a term of only invisible characters
+(format characters such as U+200B, spaces), reported at the term's position.
 
 Every error is a :class:`~itlr_gpu.errors.QuerySyntaxError` with the 0-based
 position and what was expected.  The limits below keep the recursive descent far
@@ -61,12 +63,14 @@ def tokenize(query: str) -> list[Token]:
 
     def flush() -> None:
         if words:
-            tokens.append(Token("TERM", run_start, " ".join(words)))
+            text = " ".join(words)
+            _check_visible(text, query, run_start)
+            tokens.append(Token("TERM", run_start, text))
             words.clear()
 
     while i < n:
         ch = query[i]
-        if ch in _WHITESPACE:
+        if ch.isspace():
             i += 1
         elif ch in "()":
             flush()
@@ -78,7 +82,7 @@ def tokenize(query: str) -> list[Token]:
             tokens.append(Token("TERM", text[1], text[0]))
         else:
             j = i
-            while j < n and query[j] not in _WHITESPACE and query[j] not in '()"':
+            while j < n and not query[j].isspace() and query[j] not in '()"':
                 j += 1
             word = query[i:j]
             if word.upper() in KEYWORDS:
@@ -92,6 +96,16 @@ def tokenize(query: str) -> list[Token]:
     flush()
     tokens.append(Token("END", n))
     return tokens
+
+
+_INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
+
+
+def _check_visible(text: str, query: str, pos: int) -> None:
+    """A term must hold at least one visible character (U+200B alone is no term)."""
+    if all(ch.isspace() or unicodedata.category(ch) in _INVISIBLE for ch in text):
+        raise QuerySyntaxError("term has only invisible characters", query, pos,
+                               "a term with letters, digits or symbols")
 
 
 def _read_quoted(query: str, start: int) -> tuple[tuple[str, int], int]:
@@ -110,6 +124,7 @@ def _read_quoted(query: str, start: int) -> tuple[tuple[str, int], int]:
             text = "".join(out)
             if not text.strip():
                 raise QuerySyntaxError("empty term", query, start, "a non-empty term")
+            _check_visible(text, query, start)
             return (text, start), i + 1
         out.append(ch)
         i += 1

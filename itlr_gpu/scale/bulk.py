@@ -2,18 +2,30 @@
 
 Output folder layout::
 
-    OUT/manifest.json        what the job is (queries checksum, k, ops, index checksum,
-                             batch size, part format) and which parts are complete
+    OUT/_itlr_job.json       what the job is (its key, below) and which parts are complete
     OUT/part-00000.parquet   results of queries [0, batch_size)   (RESULT_SCHEMA)
     OUT/part-00001.parquet   ...
 
+Every file that is not data starts with ``_`` or ``.`` (temporaries are
+``.part-00003.parquet.itlr-tmp-PID-XXXX``), the names Arrow, DuckDB, Polars and
+Spark skip, so ``pyarrow.dataset.dataset("OUT")`` reads the result as it stands.
+
 Each part is written atomically (temporary file, fsync, rename) and only then
-recorded in the manifest (also replaced atomically), so after a crash or
-``kill -9`` every part the manifest lists is complete.  Rerunning the same
+recorded in the job file (also replaced atomically), so after a crash or
+``kill -9`` every part the job file lists is complete.  Rerunning the same
 command resumes: listed parts whose file is intact are skipped, everything
-else is recomputed.  A rerun whose queries, k, ops, index or batch size differ
-is refused with one line saying what differs.  Scoring is deterministic, so the
-finished dataset equals an uninterrupted run's, row for row.
+else is recomputed.  The job key covers everything that changes the results --
+the queries, the index matrix and its doc ids (checksums), the query encoder,
+k, ops, the scoring options, the scorer version, the batch size and part
+format -- and a rerun that differs in any of them is refused with one line
+saying what differs.  Scoring is deterministic, so the finished dataset equals
+an uninterrupted run's, row for row.
+
+Folders written before the job key covered doc ids and encoder (a
+``manifest.json`` of format ``itlr-bulk/1``) are refused with a message: they
+cannot be resumed safely; rerun into a new folder.  The job file and folder are
+created only when the first part is written, so a job that fails before that
+leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -34,20 +46,27 @@ from ..compiler import Program, compile_queries
 from ..encoders import Encoder, l2_normalize
 from ..errors import InputError
 from ..index import Index
-from ..io import RESULT_SCHEMA, atomic_file, read_table, write_table
+from ..index import file_sha256
+from ..io import RESULT_SCHEMA, read_table, write_table
+from ..output import atomic_file, check_output_folder, is_temp_name, remove_stale_temps
+from ..validate import read_json_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
 
-__all__ = ["BULK_FORMAT", "BatchSearcher", "run_bulk", "read_results", "queries_checksum", "check_unique_ids",
-           "is_dataset_path", "encode_terms"]
+__all__ = ["BULK_FORMAT", "JOB_FILE", "BatchSearcher", "run_bulk", "read_results", "queries_checksum",
+           "check_unique_ids", "is_dataset_path", "encode_terms", "doc_ids_checksum", "encoder_identity"]
 
-BULK_FORMAT = "itlr-bulk/1"
-MANIFEST = "manifest.json"
+BULK_FORMAT = "itlr-bulk/2"
+JOB_FILE = "_itlr_job.json"
+LEGACY_MANIFEST = "manifest.json"  # itlr-bulk/1 folders
 PART_FILE = "part-{:05d}{}"
 PART_FORMATS = (".parquet", ".arrow")
 DEFAULT_BATCH_SIZE = 4096
+# Bump when the scores or the tie order any backend produces change (a resumed job must not mix versions).
+SCORER_VERSION = 1
 # The keys that decide the output: a rerun must match them all.
-JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "batch_size", "part_format", "options")
+JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "doc_ids_checksum", "encoder",
+            "options", "scorer_version", "batch_size", "part_format")
 
 
 def is_dataset_path(path: str | os.PathLike) -> bool:
@@ -55,8 +74,10 @@ def is_dataset_path(path: str | os.PathLike) -> bool:
 
     A file name with another extension (``out.csv``) is neither: the CLI rejects it.
     """
+    if str(path).lower().endswith(PART_FORMATS):
+        return False  # out.arrow is a file even where a folder of that name exists (the CLI refuses it)
     p = Path(path)
-    return p.is_dir() or (p.suffix == "" and not str(path).lower().endswith(PART_FORMATS))
+    return p.is_dir() or p.suffix == ""
 
 
 def check_unique_ids(ids: Sequence[str], where: str = "queries") -> None:
@@ -85,26 +106,40 @@ def queries_checksum(ids: Sequence[str], queries: Sequence[str | Node]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
+def doc_ids_checksum(index: Index) -> str:
+    """SHA-256 of the index's doc ids (lengths, then bytes): two indexes with one matrix but other ids differ."""
+    ids = index.doc_ids.combine_chunks() if isinstance(index.doc_ids, pa.ChunkedArray) else index.doc_ids
+    if not pa.types.is_string(ids.type):
+        ids = ids.cast(pa.string())
+    bufs = ids.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int32, count=len(ids) + 1, offset=ids.offset * 4)
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(8 << 20), b""):
-            h.update(block)
+    h.update((offsets - offsets[0]).astype("<i8").tobytes())
+    if bufs[2] is not None:
+        h.update(memoryview(bufs[2])[int(offsets[0]):int(offsets[-1])])
     return "sha256:" + h.hexdigest()
 
 
+def encoder_identity(encoder: Any) -> str:
+    """What identifies a query encoder in a job key: its class, name and (for a local model) folder."""
+    from ..encoders import DEFAULT_MODEL_NAME
+
+    name = getattr(encoder, "name", None)
+    parts = [type(encoder).__name__, str(name) if name is not None else "?"]
+    path = getattr(encoder, "path", None)
+    if path is not None and name != DEFAULT_MODEL_NAME:
+        parts.append(os.path.realpath(str(path)))
+    return ":".join(parts)
+
+
+def _file_sha256(path: Path) -> str:
+    return file_sha256(path)
+
+
 def _write_json_atomic(obj: Any, path: Path) -> None:
-    with atomic_file(path, "w", encoding="utf-8") as f:
+    with atomic_file(path, "w", encoding="utf-8") as f:  # fsyncs the file and its folder
         json.dump(obj, f, indent=2)
         f.write("\n")
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
 
 
 # --------------------------------------------------------------------------- scoring one batch
@@ -153,6 +188,9 @@ class BatchSearcher:
             raise InputError(f"unknown mode {self.mode!r}", "BatchSearcher", "memory, shards or ray")
         if self.mode == "ray" and self.index.path is None:
             raise InputError("a Ray job needs an index saved on disk", "index", "an index folder on a shared path")
+        if self.options is not None and getattr(self.options, "calibration", None) == "percentile":
+            raise InputError("percentile calibration does not combine with sharded/Ray/bulk search",
+                             "--calibration", "equalize, zscore, minmax or none")
 
     def __call__(self, ids: Sequence[str], queries: Sequence[str | Node]) -> pa.Table:
         from ..backends import get_backend, resolve_device
@@ -204,9 +242,6 @@ class BatchSearcher:
         from ..engine import _whole_query_embeddings
         from ..scoring import linearize_options
 
-        if self.options.calibration == "percentile":
-            raise InputError("percentile calibration does not combine with sharded/Ray/bulk search",
-                             "--calibration", "equalize, zscore, minmax or none")
         whole = None
         if self.options.hybrid is not None:
             texts = None if self.whole_texts is None else [self.whole_texts[i] for i in program.query_ids]
@@ -245,8 +280,15 @@ def run_bulk(
     progress: bool | None = None,
     where: str = "queries",
     options: str | None = None,
+    doc_ids_checksum: str | None = None,
+    encoder: str | None = None,
 ) -> BulkReport:
-    """Run (or resume) a bulk job writing ``part-NNNNN`` files and ``manifest.json`` into ``output_dir``."""
+    """Run (or resume) a bulk job writing ``part-NNNNN`` files and ``_itlr_job.json`` into ``output_dir``.
+
+    ``index_checksum`` / ``doc_ids_checksum`` identify the index (matrix, ids) and
+    ``encoder`` the query encoder (:func:`encoder_identity`); with ``k``, ``ops``,
+    ``options`` and :data:`SCORER_VERSION` they form the job key a resume must match.
+    """
     ids = [str(i) for i in ids]
     queries = list(queries)
     if len(ids) != len(queries):
@@ -258,16 +300,37 @@ def run_bulk(
         raise InputError(f"batch size {batch_size!r}", "--batch-size", "a positive integer")
     if part_format not in PART_FORMATS:
         raise InputError(f"part format {part_format!r}", "part_format", " or ".join(PART_FORMATS))
-    out = Path(output_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", str(out), "a dataset folder (no .arrow/.parquet extension)")
+    out = check_output_folder(output_dir)
     num_parts = -(-len(ids) // batch_size)
     job = {
         "queries_checksum": queries_checksum(ids, queries), "num_queries": len(ids), "k": int(k),
-        "ops": str(Ops.parse(ops)), "index_checksum": index_checksum, "batch_size": int(batch_size),
-        "part_format": part_format, "options": options or "none",
+        "ops": str(Ops.parse(ops)), "index_checksum": index_checksum, "doc_ids_checksum": doc_ids_checksum,
+        "encoder": encoder, "options": options or "none", "scorer_version": SCORER_VERSION,
+        "batch_size": int(batch_size), "part_format": part_format,
     }
+    created = not out.exists()
     manifest = _open_manifest(out, job, num_parts)
+    try:
+        return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
+    except BaseException:
+        if created:
+            _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
+        raise
+
+
+def _remove_if_empty(out: Path) -> None:
+    try:
+        remove_stale_temps(out)
+        if out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+    except OSError:
+        pass
+
+
+def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: list[Any],
+               search_batch: Callable[[Sequence[str], Sequence[str | Node]], pa.Table], batch_size: int,
+               part_format: str, progress: bool | None) -> BulkReport:
+    num_parts = manifest["num_parts"]
     report = BulkReport(out, num_parts)
     done = manifest["parts"]
     todo = []
@@ -278,7 +341,6 @@ def run_bulk(
         else:
             done.pop(str(p), None)
             todo.append(p)
-    _clean_temporaries(out)
     t0 = time.monotonic()
     show = sys.stderr.isatty() if progress is None else progress
     from tqdm.auto import tqdm
@@ -293,48 +355,60 @@ def run_bulk(
             if table.schema != RESULT_SCHEMA:
                 table = table.cast(RESULT_SCHEMA)
             name = PART_FILE.format(p, part_format)
+            if not (out / JOB_FILE).is_file():  # the folder and job file appear with the first part
+                _write_json_atomic(manifest, out / JOB_FILE)
             write_table(table, out / name)
             done[str(p)] = {"file": name, "queries": [lo, hi], "rows": table.num_rows,
                             "sha256": _file_sha256(out / name)}
             manifest["complete"] = len(done) == num_parts
-            _write_json_atomic(manifest, out / MANIFEST)
+            _write_json_atomic(manifest, out / JOB_FILE)
             report.written.append(p)
             bar.update(hi - lo)
     if not manifest.get("complete"):
         manifest["complete"] = True
-        _write_json_atomic(manifest, out / MANIFEST)
+        _write_json_atomic(manifest, out / JOB_FILE)
     report.seconds = time.monotonic() - t0
     return report
 
 
 def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:
-    mp = out / MANIFEST
-    if mp.is_file():
+    """The job file of a job to resume, or a new one (written with the first part)."""
+    legacy = out / LEGACY_MANIFEST
+    if legacy.is_file() and not (out / JOB_FILE).exists():
         try:
-            with open(mp, encoding="utf-8") as f:
-                manifest = json.load(f)
-        except (OSError, ValueError) as e:
-            raise InputError(f"unreadable bulk manifest ({e})", str(mp),
-                             "the manifest.json of an itlr bulk job (delete the folder to start over)") from e
-        if not isinstance(manifest, dict) or manifest.get("format") != BULK_FORMAT:
-            raise InputError("manifest.json is not an itlr bulk-job manifest", str(mp),
+            old = read_json_file(legacy, "a bulk-job manifest")
+        except InputError:
+            old = {}
+        if old.get("format") == "itlr-bulk/1":
+            raise InputError("bulk folder written by an older itlr-gpu (manifest.json, itlr-bulk/1), whose job key "
+                             "does not cover doc ids and encoder: it cannot be resumed safely", str(out),
+                             "a new output folder (or delete this one and rerun)")
+    jp = out / JOB_FILE
+    if jp.is_file():
+        manifest = read_json_file(jp, "the _itlr_job.json of an itlr bulk job (delete the folder to start over)")
+        if manifest.get("format") != BULK_FORMAT:
+            raise InputError(f"job file has format {manifest.get('format')!r}", str(jp),
                              f"format {BULK_FORMAT!r} (use a new output folder)")
-        old = manifest.get("job", {})
+        old = manifest.get("job") if isinstance(manifest.get("job"), dict) else {}
         diffs = [f"{key} (was {old.get(key)!r}, now {job[key]!r})" for key in JOB_KEYS if old.get(key) != job[key]]
         if diffs:
             raise InputError("refusing to resume: this command differs from the interrupted job in "
                              + ", ".join(diffs), str(out),
-                             "the same queries, index, -k, --ops and --batch-size, or a new output folder")
+                             "the same queries, index, encoder, -k, --ops, scoring options and --batch-size, "
+                             "or a new output folder")
+        if manifest.get("num_parts") != num_parts:
+            raise InputError(f"job file has num_parts {manifest.get('num_parts')!r}", str(jp), f"{num_parts}")
         if not isinstance(manifest.get("parts"), dict):
             manifest["parts"] = {}
         return manifest
-    if out.exists() and any(p for p in out.iterdir() if not p.name.startswith(".")):
-        raise InputError("folder is not empty and has no manifest.json", str(out),
-                         "a new or empty folder for the result dataset")
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = {"format": BULK_FORMAT, "job": job, "num_parts": num_parts, "parts": {}, "complete": False}
-    _write_json_atomic(manifest, out / MANIFEST)
-    return manifest
+    if out.exists():
+        remove_stale_temps(out)
+        others = sorted(n for n in os.listdir(out) if not is_temp_name(n))
+        if others:
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise InputError(f"folder is not empty and has no {JOB_FILE} (holds {shown})", str(out),
+                             "a new or empty folder for the result dataset")
+    return {"format": BULK_FORMAT, "job": job, "num_parts": num_parts, "parts": {}, "complete": False}
 
 
 def _part_ok(out: Path, entry: Any) -> bool:
@@ -347,26 +421,17 @@ def _part_ok(out: Path, entry: Any) -> bool:
         return False
 
 
-def _clean_temporaries(out: Path) -> None:
-    """Remove temporary files a killed writer left behind (``.part-00003.parquet.XXXX.tmp``)."""
-    for p in out.iterdir():
-        if p.name.startswith(".") and p.name.endswith(".tmp") and p.is_file():
-            try:
-                p.unlink()
-            except OSError:
-                pass
-
-
 def read_results(output_dir: str | os.PathLike) -> pa.Table:
     """The whole result table of a finished bulk job, parts in order."""
     out = Path(output_dir)
-    mp = out / MANIFEST
+    mp = out / JOB_FILE
     if not mp.is_file():
-        raise InputError("no manifest.json", str(out), "the output folder of an itlr bulk job")
-    with open(mp, encoding="utf-8") as f:
-        manifest = json.load(f)
+        raise InputError(f"no {JOB_FILE}", str(out), "the output folder of an itlr bulk job")
+    manifest = read_json_file(mp, "the job file of an itlr bulk job")
     n = manifest.get("num_parts", 0)
     parts = manifest.get("parts", {})
+    if not isinstance(n, int) or not isinstance(parts, dict):
+        raise InputError("malformed job file", str(mp), "num_parts and parts written by itlr")
     missing = [p for p in range(n) if str(p) not in parts]
     if missing:
         raise InputError(f"job is incomplete: {len(missing)} of {n} parts missing (first: {missing[0]})", str(out),

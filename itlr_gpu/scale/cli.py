@@ -4,10 +4,10 @@ Wired from :mod:`itlr_gpu.cli`:
 
 * ``add_arguments_search(search_parser)`` adds ``--ray [ADDRESS]``, ``--workers``,
   ``--shard-rows``, ``--memory-cap``, ``--batch-size`` and ``--part-format``;
-* ``cmd_search`` skips its ``.arrow/.parquet`` output check when
-  ``wants_scale(args)``, loads the index with :func:`load_index` (single-file or
-  sharded) and, when ``wants_scale(args)``, hands over to
-  ``run_search(args, index, queries, ids, encoder)``;
+* ``cmd_search`` calls :func:`check_search_args` (option combinations, ``-o`` as a
+  file or a dataset folder) before reading anything, loads the index with
+  :func:`load_index` (single-file or sharded) and, when ``wants_scale(args)``,
+  hands over to ``run_search(args, index, queries, ids, encoder)``;
 * ``add_rerank_parser(subparsers)`` and ``add_shard_parser(subparsers)`` add the commands.
 
 Imports here are light; the heavy modules load when a command runs.
@@ -19,20 +19,13 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from ..errors import InputError
+from .. import cli_common
+from ..cli_common import (DEFAULT_OPS, byte_size, check_output, index_model_path, ops_spec,
+                          positive_int, queries_from_table)
+from ..errors import InputError, UsageError
 
 __all__ = ["add_arguments_search", "wants_scale", "run_search", "load_index", "add_rerank_parser",
            "add_shard_parser", "cmd_rerank", "cmd_shard"]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid positive integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
 
 
 def add_arguments_search(parser: argparse.ArgumentParser) -> None:
@@ -45,13 +38,13 @@ def add_arguments_search(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--ray-stream", action="store_true",
                    help="Ray: stream each shard through a task per batch instead of keeping it resident (an index "
                         "larger than the workers' memory together)")
-    g.add_argument("--workers", type=_positive_int, metavar="N",
+    g.add_argument("--workers", type=positive_int, metavar="N",
                    help="Ray: CPUs of the local Ray / shards per batch (default: GPUs of the cluster, else CPUs)")
-    g.add_argument("--shard-rows", type=_positive_int, metavar="N",
+    g.add_argument("--shard-rows", type=positive_int, metavar="N",
                    help="stream the index in shards of N rows (out-of-core; with --ray: rows per shard)")
-    g.add_argument("--memory-cap", metavar="SIZE",
+    g.add_argument("--memory-cap", type=byte_size, metavar="SIZE",
                    help="out-of-core: bytes for shard buffers + working set, e.g. 2GiB (sets --shard-rows)")
-    g.add_argument("--batch-size", type=_positive_int, metavar="N",
+    g.add_argument("--batch-size", type=positive_int, metavar="N",
                    help="queries per batch; with a folder -o, one resumable part per batch (default 4096)")
     g.add_argument("--part-format", choices=("parquet", "arrow"), default="parquet",
                    help="file format of the parts when -o is a folder (default %(default)s)")
@@ -65,6 +58,24 @@ def wants_scale(args: argparse.Namespace) -> bool:
                 or getattr(args, "shard_rows", None)
                 or getattr(args, "memory_cap", None) or getattr(args, "batch_size", None)
                 or is_dataset_path(args.output))
+
+
+def check_search_args(args: argparse.Namespace) -> None:
+    """Usage errors of ``itlr search``'s scaling options and its ``-o``, raised before any file is read."""
+    from ..output import check_output_folder
+    from .bulk import is_dataset_path
+
+    if getattr(args, "workers", None) and args.ray is None:
+        raise UsageError("--workers only goes with --ray", "itlr search", "--ray [ADDRESS] --workers N")
+    if getattr(args, "ray_stream", False) and args.ray is None:
+        raise UsageError("--ray-stream only goes with --ray", "itlr search", "--ray [ADDRESS] --ray-stream")
+    if is_dataset_path(args.output):
+        check_output_folder(args.output)
+    else:
+        if getattr(args, "part_format", "parquet") != "parquet":
+            raise UsageError("--part-format only goes with a folder -o", "itlr search",
+                             "-o FOLDER (no extension) for a resumable dataset")
+        check_output(args.output)
 
 
 def load_index(path: str):
@@ -88,19 +99,11 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
     import pyarrow as pa
 
     from ..io import write_table
-    from .bulk import DEFAULT_BATCH_SIZE, BatchSearcher, check_unique_ids, is_dataset_path, run_bulk
+    from .bulk import (DEFAULT_BATCH_SIZE, BatchSearcher, check_unique_ids, doc_ids_checksum, encoder_identity,
+                       is_dataset_path, run_bulk)
     from .shards import index_checksum
 
-    if args.k <= 0:
-        raise InputError(f"k={args.k}", "-k", "a positive integer")
-    if args.memory_cap is not None:
-        from .shards import parse_bytes
-
-        parse_bytes(args.memory_cap)  # a bad size fails before any work
-    if args.workers and args.ray is None:
-        raise InputError("--workers only goes with --ray", "itlr search", "--ray [ADDRESS] --workers N")
-    if getattr(args, "ray_stream", False) and args.ray is None:
-        raise InputError("--ray-stream only goes with --ray", "itlr search", "--ray [ADDRESS] --ray-stream")
+    check_search_args(args)
     check_unique_ids(ids, args.queries)
     if args.ray is not None:
         mode, ray_config = "ray", _ray_config(args)
@@ -117,7 +120,8 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
             report = run_bulk(args.output, ids, queries, searcher, k=args.k, ops=args.ops,
                               index_checksum=index_checksum(index), batch_size=batch,
                               part_format="." + args.part_format, where=args.queries,
-                              options=str(options) if options is not None and options.active else None)
+                              options=str(options) if options is not None and options.active else None,
+                              doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
             resumed = f", {report.skipped} part(s) already done" if report.skipped else ""
             print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}/ "
                   f"({report.num_parts} part(s){resumed})")
@@ -154,8 +158,8 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("candidates", help="query_id, doc_id pairs: .tsv (header) or TREC run (qid Q0 docid rank "
                                       "score tag; .run/.trec/.txt), .jsonl, .parquet, .arrow")
     s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
-    s.add_argument("-k", type=int, default=10, help="results kept per query (default %(default)s)")
-    s.add_argument("--ops", default="product,sum,one_minus", help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("-k", type=positive_int, default=10, help="results kept per query (default %(default)s)")
+    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -166,35 +170,16 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     return s
 
 
-def queries_from_table(table, field: str, where: str) -> tuple[list[Any], list[str]]:
-    """(queries, ids) from a query table, like ``itlr search`` (expr strings or whole-text Terms)."""
-    from ..query import Term
-
-    if field == "auto":
-        field = "expr" if "expr" in table.column_names else "text"
-    if field not in table.column_names:
-        raise InputError(f"no '{field}' column", where, f"a '{field}' column")
-    ids = table.column("query_id").to_pylist()
-    values = table.column(field).to_pylist()
-    for row, value in enumerate(values):
-        if value is None or not str(value).strip():
-            raise InputError(f"empty {field} for query {ids[row]!r}", f"{where} row {row}", f"a non-empty {field}")
-    return (values if field == "expr" else [Term(v) for v in values]), ids
-
-
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from ..cli import _check_output, _encoder, _index_model_path
     from ..io import read_queries, write_table
     from .rerank import print_warnings, read_candidates, rerank
 
-    _check_output(args.output)
-    if args.k <= 0:
-        raise InputError(f"k={args.k}", "-k", "a positive integer")
-    index = load_index(args.index)
-    queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    check_output(args.output)
+    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
     candidates = read_candidates(args.candidates)
-    model = args.model or _index_model_path(index, args.index)
-    table, report = rerank(index, queries, ids, candidates, _encoder(model), k=args.k, ops=args.ops,
+    index = load_index(args.index)
+    model = args.model or index_model_path(index, args.index)
+    table, report = rerank(index, queries, ids, candidates, cli_common.make_encoder(model), k=args.k, ops=args.ops,
                            device=args.device, strict=args.strict, where=args.candidates)
     print_warnings(report)
     write_table(table, args.output)
@@ -209,14 +194,20 @@ def add_shard_parser(subparsers) -> argparse.ArgumentParser:
     s = subparsers.add_parser("shard", help="rewrite an index as shard files (embeddings-00000.npy, ...)")
     s.add_argument("index", help="an index folder (single-file or sharded)")
     s.add_argument("-o", "--output", required=True, help="new folder for the sharded index")
-    s.add_argument("--shard-rows", type=_positive_int, required=True, metavar="N", help="rows per shard file")
+    s.add_argument("--shard-rows", type=positive_int, required=True, metavar="N", help="rows per shard file")
     s.set_defaults(func=cmd_shard)
     return s
 
 
 def cmd_shard(args: argparse.Namespace) -> int:
+    import os
+
+    from ..output import OutputError, check_output_folder, is_temp_name
     from .shards import save_sharded
 
+    out = check_output_folder(args.output)  # before the index is read and verified
+    if out.is_dir() and any(not is_temp_name(n) for n in os.listdir(out)):
+        raise OutputError("output exists and is not an empty folder", args.output, "a new or empty folder")
     index = load_index(args.index)
     out = save_sharded(index, args.output, args.shard_rows)
     n = -(-len(index) // args.shard_rows)

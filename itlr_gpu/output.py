@@ -1,0 +1,354 @@
+"""The one way itlr writes files and folders.
+
+Contract, for every command:
+
+* **Atomic.**  Data goes to a temporary sibling (same folder, so the final
+  ``rename`` is atomic) and is renamed over the target only when complete; on
+  any failure, ``KeyboardInterrupt`` and ``SIGTERM``/``SIGHUP`` included, the
+  temporary is removed and the target is untouched.
+* **Recognisable temporaries.**  Their names are ``.<final name>.itlr-tmp-<pid>-<token>``:
+  hidden (dataset readers skip names starting with ``.``), and they say which
+  process made them.  Before writing into a folder, :func:`remove_stale_temps`
+  removes the temporaries there that a killed itlr process (``kill -9``, power
+  loss) left behind: names of this pattern, owned by this user, whose process is
+  gone.  Nothing else is ever removed, so a user's own ``.notes.tmp`` stays.
+* **Permissions follow the umask** (0666 / 0777 minus the umask) like ``open`` and
+  ``mkdir``; a file replacing an existing one keeps the old file's mode.
+* **Checked first.**  :func:`check_output_file` / :func:`check_output_folder`
+  refuse a bad ``-o`` (a folder where a file is expected, a parent that is a file
+  or not writable, a missing or unwritable place) *before* any work is done, with
+  one :class:`OutputError` line; nothing is created by the check.
+
+Symbolic links are followed: ``-o link.arrow`` writes the file the link names,
+and the link stays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import InputError
+
+__all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "atomic_file", "atomic_dir",
+           "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask"]
+
+PathLike = str | os.PathLike
+
+TEMP_TAG = ".itlr-tmp-"
+_TEMP_RE = re.compile(r"^\..+\.itlr-tmp-(?P<pid>[0-9]+)-[0-9a-f]+$")
+_live: set[Path] = set()  # this process' temporaries, removed if a signal ends it
+
+
+class OutputError(InputError):
+    """An output path that cannot be written (what, where, what was expected)."""
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM/SIGHUP under :func:`handle_signals`, so that cleanup runs."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+
+
+# --------------------------------------------------------------------------- names, permissions, stale temps
+
+
+def temp_name(final_name: str) -> str:
+    """A hidden, recognisable temporary name for ``final_name`` in the same folder."""
+    return f".{final_name}{TEMP_TAG}{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def is_temp_name(name: str) -> bool:
+    """True for names :func:`temp_name` makes."""
+    return _TEMP_RE.match(name) is not None
+
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, another user's
+    return True
+
+
+def remove_stale_temps(folder: PathLike) -> list[Path]:
+    """Remove the temporaries of dead itlr processes in ``folder`` (files or folders); returns what went.
+
+    Stale means: a :func:`temp_name` name, owned by this user, whose process no
+    longer runs (or whose pid was reused by a process started after the file was
+    last written).  Errors are ignored: this is housekeeping.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TEMP_RE.match(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if st.st_uid != os.getuid():
+                continue
+            pid = int(m.group("pid"))
+            if _pid_alive(pid) and not _started_after(pid, st.st_mtime):
+                continue
+            path = Path(entry.path)
+            if path in _live:
+                continue
+            old = entry.name.find(".old" + TEMP_TAG)
+            if old > 0 and not (Path(folder) / entry.name[1:old]).exists():
+                continue  # an index moved aside whose replacement never arrived: the only copy, keep it
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+            removed.append(path)
+        except (OSError, ValueError):
+            continue
+    return removed
+
+
+def _started_after(pid: int, mtime: float) -> bool:
+    """True when process ``pid`` started after ``mtime`` (so it did not write that file): a reused pid."""
+    if pid == os.getpid():
+        return False
+    try:
+        started = os.stat(f"/proc/{pid}").st_mtime
+    except OSError:
+        return False
+    return started > mtime + 1.0
+
+
+# --------------------------------------------------------------------------- checks before any work
+
+
+def _resolve(path: PathLike) -> Path:
+    """The absolute path with symbolic links followed (a dangling link names its target)."""
+    return Path(os.path.realpath(os.fspath(path)))
+
+
+def _check_parent(target: Path, shown: str) -> None:
+    """The nearest existing ancestor of ``target`` must be a folder we may create entries in."""
+    parent = target.parent
+    while not parent.exists():
+        if parent.is_symlink():
+            raise OutputError(f"parent {parent} is a dangling symbolic link", shown, "an existing or creatable folder")
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"parent {parent} is not a folder", shown, "a path inside a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"folder {parent} is not writable", shown, "a path in a writable folder")
+
+
+def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
+    """Validate an output file path before any work; returns it resolved (symbolic links followed)."""
+    shown = os.fspath(path)
+    if not shown:
+        raise OutputError("empty output path", "-o", "a file path")
+    if not shown.lower().endswith(extensions):
+        raise OutputError(f"unknown output type {Path(shown).suffix or '(none)'}", shown, " or ".join(extensions))
+    target = _resolve(path)
+    if target.is_dir():
+        raise OutputError("output path is a folder", shown, "a file path (" + " or ".join(extensions) + ")")
+    if target.exists() and not target.is_file():
+        raise OutputError("output path exists and is not a regular file", shown, "a file path")
+    _check_parent(target, shown)
+    return target
+
+
+def check_output_folder(path: PathLike) -> Path:
+    """Validate an output folder path before any work; returns it resolved (symbolic links followed)."""
+    shown = os.fspath(path)
+    if not shown:
+        raise OutputError("empty output path", "-o", "a folder path")
+    target = _resolve(path)
+    if target.exists() and not target.is_dir():
+        raise OutputError("exists and is not a folder", shown, "a new or empty folder")
+    if target.is_dir() and not os.access(target, os.W_OK | os.X_OK):
+        raise OutputError("folder is not writable", shown, "a writable folder")
+    _check_parent(target, shown)
+    return target
+
+
+def _os_error(e: OSError, where: Path, doing: str) -> OutputError:
+    return OutputError(f"cannot {doing} ({e.strerror or e})", str(where), "a writable place on a working file system")
+
+
+def _make_parents(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:
+        raise OutputError("a parent is not a folder", str(folder), "a path inside a folder") from e
+    except OSError as e:
+        raise _os_error(e, folder, "create the folder") from e
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- atomic writers
+
+
+@contextlib.contextmanager
+def atomic_file(path: PathLike, mode: str = "wb", encoding: str | None = None) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; on success fsync it and rename it over ``path``.
+
+    On any failure (``KeyboardInterrupt`` and :class:`Terminated` included) the
+    temporary file is removed and ``path`` is untouched.
+    """
+    target = _resolve(path)
+    if target.is_dir():
+        raise OutputError("output path is a folder", os.fspath(path), "a file path")
+    _make_parents(target.parent)
+    remove_stale_temps(target.parent)
+    tmp = target.parent / temp_name(target.name)
+    try:
+        old_mode = stat.S_IMODE(os.stat(target).st_mode) if target.is_file() else None
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    except OSError as e:
+        raise _os_error(e, target, "create a file here") from e
+    _live.add(tmp)
+    try:
+        if old_mode is not None:
+            os.chmod(tmp, old_mode)
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            raise _os_error(e, target, "rename the finished file into place") from e
+        _fsync_dir(target.parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    finally:
+        _live.discard(tmp)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: PathLike, *, replace: bool = False) -> Iterator[Path]:
+    """Yield a new temporary folder beside ``path``; on success it becomes ``path``.
+
+    ``replace=False``: ``path`` must not exist or be an empty folder.  ``replace=True``:
+    an existing folder is moved aside, the new one renamed in, and the old one
+    removed (restored if the rename fails).  The caller decides *whether* an
+    existing folder may be replaced; this only does it atomically.  The new
+    folder's mode follows the umask, or copies the replaced folder's mode.
+    """
+    target = _resolve(path)
+    _make_parents(target.parent)
+    remove_stale_temps(target.parent)
+    tmp = target.parent / temp_name(target.name)
+    try:
+        os.mkdir(tmp, 0o777)  # the umask applies
+        if target.is_dir():
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+    except OSError as e:
+        raise _os_error(e, target, "create a folder here") from e
+    _live.add(tmp)
+    try:
+        yield tmp
+        _swap_in(tmp, target, replace)
+        _fsync_dir(target.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        _live.discard(tmp)
+
+
+def _swap_in(tmp: Path, target: Path, replace: bool) -> None:
+    try:
+        if target.is_dir() and any(target.iterdir()):
+            if not replace:
+                raise OutputError("folder is not empty", str(target), "a new or empty folder")
+            aside = target.parent / temp_name(target.name + ".old")
+            os.replace(target, aside)
+            _live.add(aside)
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                os.replace(aside, target)
+                raise
+            finally:
+                _live.discard(aside)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            if target.is_dir():
+                target.rmdir()
+            os.replace(tmp, target)
+    except OSError as e:
+        raise _os_error(e, target, "rename the finished folder into place") from e
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@contextlib.contextmanager
+def handle_signals() -> Iterator[None]:
+    """While active (main thread only), SIGTERM and SIGHUP raise :class:`Terminated`, so every
+    ``atomic_*`` writer removes its temporary; the previous handlers are restored afterwards."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_terminated(signum, frame):
+        raise Terminated(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, raise_terminated)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for leftover in list(_live):  # a temporary whose writer was interrupted outside its own cleanup
+            if ".old" + TEMP_TAG in leftover.name:
+                continue  # a replaced folder moved aside is the only copy until the swap completes
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+            _live.discard(leftover)

@@ -1,0 +1,290 @@
+"""The one validation layer every reader of user files goes through.
+
+Readers (corpus, queries, tables, qrels, candidates, id files, embeddings,
+manifests) never call ``json.loads``, ``gzip``, ``pyarrow.ipc``, ``pyarrow.parquet``
+or ``numpy.load`` directly: they call these functions, which check
+
+* **type**: JSON lines are objects; columns have the expected Arrow type
+  (:func:`string_column`); manifests are JSON objects;
+* **size**: a field is at most :data:`MAX_FIELD_CHARS` characters, a manifest at
+  most :data:`MAX_MANIFEST_BYTES`;
+* **encoding**: UTF-8 only, no lone surrogates (``"\\ud800"`` in JSON), no
+  ``NaN``/``Infinity`` JSON constants;
+* **nesting depth**: at most :data:`MAX_JSON_DEPTH` levels of JSON arrays/objects;
+* **integrity**: Arrow and Parquet data are fully validated (offsets, UTF-8)
+  before use, so a corrupt file is an error, never a crash;
+
+and turn every problem into one :class:`~itlr_gpu.errors.InputError` saying what,
+where (file, line, row, column) and what was expected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .errors import InputError
+
+__all__ = ["MAX_JSON_DEPTH", "MAX_FIELD_CHARS", "MAX_MANIFEST_BYTES", "reading", "open_maybe_gzip",
+           "parse_json_line", "iter_json_lines", "read_json_file", "table_from_rows", "strings_to_arrow",
+           "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_tsv_rows", "text_lines"]
+
+MAX_JSON_DEPTH = 32                 # a record deeper than this is not a corpus/query/manifest record
+MAX_FIELD_CHARS = 1 << 24           # 16 Mi characters in one TSV field
+MAX_MANIFEST_BYTES = 64 << 20       # manifests are small; this bounds what a hostile one costs
+
+
+# --------------------------------------------------------------------------- low-level reading
+
+
+@contextlib.contextmanager
+def reading(path: str | os.PathLike, expected: str) -> Iterator[None]:
+    """Map the failures of reading ``path`` (I/O, gzip, Arrow, recursion) to one InputError."""
+    where = str(path)
+    try:
+        yield
+    except InputError:
+        raise
+    except (gzip.BadGzipFile, zlib.error, EOFError) as e:
+        raise InputError(f"corrupt or truncated gzip data ({e})", where, expected) from e
+    except RecursionError as e:
+        raise InputError(f"data nested too deeply (over {MAX_JSON_DEPTH} levels)", where, expected) from e
+    except pa.ArrowException as e:
+        raise InputError(f"unreadable Arrow data ({_short(e)})", where, expected) from e
+    except IsADirectoryError as e:
+        raise InputError("is a folder", where, expected) from e
+    except OSError as e:
+        raise InputError(f"cannot read ({e.strerror or e})", where, expected) from e
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def open_maybe_gzip(path: Path) -> BinaryIO:
+    """The file's bytes, gunzipped when the name ends with ``.gz``."""
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def text_lines(path: Path, expected: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 (optionally gzipped) text file, BOM and line ends stripped."""
+    with reading(path, expected), open_maybe_gzip(path) as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{lineno}", "UTF-8 text") from e
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            yield lineno, line.rstrip("\r\n")
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _depth(obj: Any) -> int:
+    """Nesting depth of JSON containers (a scalar is 0), iteratively: a deep value cannot recurse here."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def parse_json_line(line: str, where: str, expected: str = "one JSON object per line") -> Any:
+    """``json.loads`` with the checks above: strict constants, depth, no RecursionError."""
+    try:
+        obj = json.loads(line, parse_constant=_no_constants)
+    except RecursionError as e:
+        raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels", where, expected) from e
+    except json.JSONDecodeError as e:
+        raise InputError(f"malformed JSON ({e.msg}, column {e.colno})", where, expected) from e
+    except ValueError as e:  # NaN / Infinity
+        raise InputError(f"malformed JSON ({e})", where, expected) from e
+    if _depth(obj) > MAX_JSON_DEPTH:
+        raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels", where, expected)
+    return obj
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON-lines file (``.gz`` too)."""
+    for lineno, line in text_lines(path, "a JSON-lines file (one JSON object per line)"):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        obj = parse_json_line(line, where)
+        if not isinstance(obj, dict):
+            raise InputError(f"line is a JSON {_json_type(obj)}", where, "one JSON object per line")
+        yield lineno, obj
+
+
+def read_json_file(path: Path, expected: str) -> dict[str, Any]:
+    """A small JSON file holding one object (a manifest); every failure is an InputError."""
+    with reading(path, expected):
+        size = path.stat().st_size
+        if size > MAX_MANIFEST_BYTES:
+            raise InputError(f"file is {size:,} bytes", str(path), f"{expected} (at most {MAX_MANIFEST_BYTES:,} bytes)")
+        data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"invalid UTF-8 ({e.reason})", str(path), expected) from e
+    obj = parse_json_line(text, str(path), expected)
+    if not isinstance(obj, dict):
+        raise InputError(f"holds a JSON {_json_type(obj)}", str(path), expected)
+    return obj
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+# --------------------------------------------------------------------------- Arrow conversion
+
+
+def _first_bad_string(values: Sequence[Any]) -> int | None:
+    for row, value in enumerate(values):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return row
+    return None
+
+
+def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
+    """``pa.array(values, string)``; a lone surrogate is an InputError naming the row."""
+    try:
+        return pa.array(values, pa.string())
+    except UnicodeEncodeError as e:
+        row = _first_bad_string(values)
+        raise InputError(f"{what} at row {row} is not valid Unicode (lone surrogate)", where,
+                         "text without unpaired \\ud800-\\udfff escapes") from e
+
+
+def table_from_rows(rows: list[dict[str, Any]], where: str, id_columns: Sequence[str] = ()) -> pa.Table:
+    """A table from JSON objects whose keys may differ (missing keys become null).
+
+    Integer values of ``id_columns`` become their decimal text first (ids of any size).
+    """
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    columns = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        if name in id_columns:
+            values = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+        try:
+            columns[name] = pa.array(values)
+        except UnicodeEncodeError as e:
+            row = _first_bad_string(values)
+            raise InputError(f"field '{name}' at row {row} is not valid Unicode (lone surrogate)", where,
+                             "text without unpaired \\ud800-\\udfff escapes") from e
+        except OverflowError as e:
+            raise InputError(f"field '{name}' holds a number out of range ({e})", where,
+                             "numbers within 64-bit range (ids may be strings)") from e
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            what = f"field '{name}' mixes incompatible value types ({_short(e)})"
+            raise InputError(what, where, "one JSON type per field") from e
+    return pa.table(columns)
+
+
+def read_arrow_file(path: Path, expected: str = "an Arrow IPC file") -> pa.Table:
+    """An Arrow IPC file (or stream), fully validated: corrupt data is an InputError, never a crash."""
+    with reading(path, expected):
+        try:
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_file(source).read_all()
+        except pa.ArrowInvalid:
+            with pa.memory_map(str(path)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+        table.validate(full=True)
+    return table
+
+
+def read_parquet_file(path: Path, expected: str = "a Parquet file") -> pa.Table:
+    with reading(path, expected):
+        table = pq.read_table(path)
+        table.validate(full=True)
+    return table
+
+
+def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
+                  fill_null: str | None = None) -> pa.Table:
+    """Column ``name`` cast to ``string``; anything but text (binary, float, list, bool...) is refused.
+
+    ``ids=True`` also accepts integers (their decimal text).  ``fill_null`` replaces nulls.
+    """
+    col = table.column(name)
+    t = col.type
+    if not pa.types.is_string(t):
+        ok = pa.types.is_large_string(t) or pa.types.is_null(t) or (ids and pa.types.is_integer(t))
+        if pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
+            ok = True
+        if not ok:
+            expected = "strings or integers" if ids else "strings"
+            raise InputError(f"column '{name}' has type {t}", where, expected)
+        col = pc.cast(col, pa.string())
+    if fill_null is not None and col.null_count:
+        col = pc.fill_null(col, fill_null)
+    return table.set_column(table.column_names.index(name), name, col)
+
+
+# --------------------------------------------------------------------------- TSV and NumPy
+
+
+def read_tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
+    """``(line number, fields)`` of a tab-separated UTF-8 file, quotes kept literally; blank rows skipped."""
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    out: list[tuple[int, list[str]]] = []
+    with reading(path, "a tab-separated UTF-8 text file"), open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        try:
+            for row in reader:
+                if row and any(c.strip() for c in row):
+                    out.append((reader.line_num, row))
+        except UnicodeDecodeError as e:
+            raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{reader.line_num + 1}", "UTF-8 text") from e
+        except csv.Error as e:
+            raise InputError(f"unreadable TSV ({e})", f"{path}:{reader.line_num}",
+                             f"fields of at most {MAX_FIELD_CHARS:,} characters, no NUL bytes") from e
+    return out
+
+
+def load_npy(path: Path, *, mmap: bool = True, expected: str = "a .npy file written by numpy.save") -> np.ndarray:
+    """``np.load`` without pickles; empty, truncated or malformed files are InputErrors."""
+    with reading(path, expected):
+        try:
+            return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (ValueError, EOFError) as e:
+            raise InputError(f"not a readable .npy matrix ({_short(e)})", str(path), expected) from e
