@@ -66,6 +66,9 @@ def search(
         raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "k", "a positive integer")
+    if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
+                                   or chunk_size < 1):
+        raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer or None")
     ops = Ops.parse(ops)
     queries = list(queries)
     options = _score_options(score_options, hybrid, neg_hybrid, calibration, guard, conj_hybrid)

@@ -24,7 +24,7 @@ from .encoders import Encoder, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
-from .validate import load_npy, read_arrow_file, read_json_file, text_lines
+from .validate import load_npy, read_arrow_file, read_json_file
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -431,7 +431,7 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
         got = m.get("format") if isinstance(m, dict) else type(m).__name__
         raise IndexIntegrityError(f"format is {got!r}", where, f"format {fmt!r}")
     found = m.get("format_version")
-    if found != version:
+    if isinstance(found, bool) or found != version:
         hint = " (written by a newer itlr-gpu?)" if isinstance(found, int) and found > version else ""
         raise IndexIntegrityError(f"format_version is {found!r}{hint}", where, f"format_version {version}")
     return m, where

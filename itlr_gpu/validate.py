@@ -25,6 +25,7 @@ import csv
 import gzip
 import json
 import os
+import tokenize
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -39,7 +40,8 @@ from .errors import InputError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_FIELD_CHARS", "MAX_MANIFEST_BYTES", "reading", "open_maybe_gzip",
            "parse_json_line", "iter_json_lines", "read_json_file", "table_from_rows", "strings_to_arrow",
-           "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_tsv_rows", "text_lines"]
+           "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_tsv_rows", "text_lines",
+           "NPY_ERRORS"]
 
 MAX_JSON_DEPTH = 32                 # a record deeper than this is not a corpus/query/manifest record
 MAX_FIELD_CHARS = 1 << 24           # 16 Mi characters in one TSV field
@@ -281,10 +283,14 @@ def read_tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
     return out
 
 
+# What numpy raises for a malformed .npy header (it parses the header dict with ast.literal_eval).
+NPY_ERRORS = (ValueError, EOFError, SyntaxError, TypeError, OverflowError, tokenize.TokenError)
+
+
 def load_npy(path: Path, *, mmap: bool = True, expected: str = "a .npy file written by numpy.save") -> np.ndarray:
     """``np.load`` without pickles; empty, truncated or malformed files are InputErrors."""
     with reading(path, expected):
         try:
             return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (ValueError, EOFError) as e:
+        except NPY_ERRORS as e:
             raise InputError(f"not a readable .npy matrix ({_short(e)})", str(path), expected) from e

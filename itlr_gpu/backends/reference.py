@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ..compiler import AND, NOT, PUSH, Program
+from ..errors import InputError
 from ..ops import RECIPROCAL_FLOOR, Ops
 
 DEFAULT_BUDGET_BYTES = 256 << 20
@@ -210,6 +211,8 @@ def stream_topk(docs, k: int, plan: Plan, chunk_size: int, device: torch.device,
 
     Returns numpy (scores, rows) in query order.
     """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer")
     top = RunningTopK(len(plan.order), k, device)
     for start in range(0, docs.shape[0], chunk_size):
         chunk = _chunk_as_float32(docs, start, min(docs.shape[0], start + chunk_size), device)

@@ -300,6 +300,7 @@ def run_bulk(
         raise InputError(f"batch size {batch_size!r}", "--batch-size", "a positive integer")
     if part_format not in PART_FORMATS:
         raise InputError(f"part format {part_format!r}", "part_format", " or ".join(PART_FORMATS))
+    compile_queries(queries, ids)  # a query that does not parse fails the job before any part is written
     out = check_output_folder(output_dir)
     num_parts = -(-len(ids) // batch_size)
     job = {
@@ -336,7 +337,7 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
     todo = []
     for p in range(num_parts):
         entry = done.get(str(p))
-        if entry is not None and _part_ok(out, entry):
+        if entry is not None and _part_ok(out, entry, PART_FILE.format(p, part_format)):
             report.skipped += 1
         else:
             done.pop(str(p), None)
@@ -411,8 +412,9 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
     return {"format": BULK_FORMAT, "job": job, "num_parts": num_parts, "parts": {}, "complete": False}
 
 
-def _part_ok(out: Path, entry: Any) -> bool:
-    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+def _part_ok(out: Path, entry: Any, name: str) -> bool:
+    """The part listed by ``entry`` is the file ``name`` in ``out`` with the recorded checksum."""
+    if not isinstance(entry, dict) or entry.get("file") != name:
         return False
     path = out / entry["file"]
     try:
@@ -436,5 +438,8 @@ def read_results(output_dir: str | os.PathLike) -> pa.Table:
     if missing:
         raise InputError(f"job is incomplete: {len(missing)} of {n} parts missing (first: {missing[0]})", str(out),
                          "a finished job (rerun the same command to resume)")
-    tables = [read_table(out / parts[str(p)]["file"]) for p in range(n)]
+    fmt = manifest.get("job", {}).get("part_format") if isinstance(manifest.get("job"), dict) else None
+    if fmt not in PART_FORMATS:
+        raise InputError(f"job file has part_format {fmt!r}", str(mp), " or ".join(PART_FORMATS))
+    tables = [read_table(out / PART_FILE.format(p, fmt)) for p in range(n)]
     return pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()

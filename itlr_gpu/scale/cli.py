@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from .. import cli_common
 from ..cli_common import (DEFAULT_OPS, byte_size, check_output, index_model_path, ops_spec,
                           positive_int, queries_from_table)
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 
 __all__ = ["add_arguments_search", "wants_scale", "run_search", "load_index", "add_rerank_parser",
            "add_shard_parser", "cmd_rerank", "cmd_shard"]

@@ -18,7 +18,6 @@ ids missing from the queries file) are counted and reported, or refused with
 
 from __future__ import annotations
 
-import gzip
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..encoders import Encoder
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, read_table
+from ..validate import text_lines
 from ..ops import Ops
 from ..query import Node
 from .bulk import check_unique_ids, encode_terms
@@ -58,14 +58,9 @@ def _kind(path: Path) -> str:
 
 
 def _lines(path: Path):
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8-sig") as f:
-        try:
-            for lineno, line in enumerate(f, start=1):
-                if line.strip():
-                    yield lineno, line.rstrip("\r\n")
-        except UnicodeDecodeError as e:
-            raise InputError(f"invalid UTF-8 ({e.reason})", str(path), "UTF-8 text") from e
+    for lineno, line in text_lines(path, "a candidates file (TSV with a header, or a TREC run)"):
+        if line.strip():
+            yield lineno, line
 
 
 def _is_trec_line(line: str) -> bool:

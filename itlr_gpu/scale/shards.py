@@ -35,14 +35,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
-import pyarrow as pa
 import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
 from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, read_doc_ids, read_json_manifest, write_doc_ids
 from ..output import OutputError, atomic_dir, check_output_folder, is_temp_name
-from ..validate import read_json_file
+from ..validate import NPY_ERRORS, read_json_file
 from ..ops import Ops
 
 __all__ = [
@@ -184,7 +183,7 @@ def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             offset = f.tell()
             size = os.fstat(f.fileno()).st_size
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, *NPY_ERRORS) as e:
         raise IndexIntegrityError(f"unreadable .npy header ({e})", where or p, "a .npy file written by numpy.save") from e
     need = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if size < need:
