@@ -1,0 +1,515 @@
+"""One test per defect of the hostile-input report (issue 12, items 1-11), each failing before its fix.
+
+The CLI runs in-process through ``itlr_gpu.cli.main`` with a model-free encoder; the cases that crashed the
+interpreter (segfault, abort) or need a real pipe or signal run in a subprocess.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import itlr_gpu.cli_common as cli_common
+from itlr_gpu.errors import InputError
+from itlr_gpu.io import read_table
+from itlr_gpu.output import is_temp_name, temp_name
+
+from hostile import HashEncoder, assert_clean_failure, build_index, run_cli, tree, write_queries
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def fake_encoder(monkeypatch):
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    idx = build_index(root)
+    q = write_queries(root / "q.jsonl")
+    return root, idx, q
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+# ---------------------------------------------------------------------------------------------- 1
+
+
+def test_1_index_never_deletes_foreign_files(base, tmp_path, capsys):
+    root, idx, _ = base
+    target = tmp_path / "D"
+    shutil.copytree(idx, target)
+    (target / "notes.txt").write_text("mine")
+    (target / "sub").mkdir()
+    (target / "sub" / "data.csv").write_text("1,2")
+    before = tree(target)
+    rc, _, err = run_cli(["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt", "-o", target],
+                         capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert "other files" in err and "notes.txt" in err
+    assert tree(target) == before
+
+    project = tmp_path / "project"  # not an index, but a manifest.json that says so
+    project.mkdir()
+    (project / "manifest.json").write_text(json.dumps({"format": "itlr-index"}))
+    (project / "README").write_text("keep")
+    rc, _, err = run_cli(["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt", "-o", project],
+                         capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert (project / "README").read_text() == "keep"
+
+    clean = tmp_path / "clean"
+    shutil.copytree(idx, clean)
+    rc, _, _ = run_cli(["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt", "-o", clean], capsys)
+    assert rc == 0 and sorted(os.listdir(clean)) == ["doc_ids.arrow", "embeddings.npy", "manifest.json"]
+
+
+# ---------------------------------------------------------------------------------------------- 2
+
+CORRUPT = textwrap.dedent("""
+    import json, random, shutil, sys
+    from itlr_gpu.errors import ItlrError
+    from itlr_gpu.scale.shards import load_index
+    src, work, legacy = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+    rng = random.Random(0)
+    for trial in range(40):
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(src, work)
+        if legacy:  # an index written before doc_ids.arrow was checksummed
+            m = json.load(open(work + "/manifest.json"))
+            del m["ids_checksum"]
+            json.dump(m, open(work + "/manifest.json", "w"))
+        p = work + "/doc_ids.arrow"
+        b = bytearray(open(p, "rb").read())
+        at = rng.randrange(0, len(b) - 64)
+        b[at:at + 64] = bytes(rng.randrange(256) for _ in range(64))
+        open(p, "wb").write(b)
+        try:
+            index = load_index(work)
+            index.doc_id_at(list(range(len(index))))
+            print("ok")
+        except ItlrError as e:
+            print("error", str(e).splitlines()[0][:60])
+""")
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_2_corrupt_doc_ids_are_an_error_not_a_segfault(base, tmp_path, legacy):
+    _, idx, _ = base
+    script = tmp_path / "corrupt.py"
+    script.write_text(CORRUPT)
+    proc = subprocess.run([sys.executable, str(script), str(idx), str(tmp_path / "work"), "1" if legacy else "0"],
+                          capture_output=True, text=True, timeout=300, env=_env())
+    assert proc.returncode == 0, f"crashed with {proc.returncode}: {proc.stderr[-2000:]}"
+    results = proc.stdout.split("\n")
+    assert sum(r.startswith(("ok", "error")) for r in results) == 40
+    if not legacy:  # the checksum catches every change
+        assert all(r.startswith("error") for r in results if r), proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------- 3
+
+
+def test_3_bulk_resume_refuses_other_doc_ids(base, tmp_path, capsys):
+    root, idx, q = base
+    other = build_index(tmp_path, prefix="x")  # same matrix (seed 0), other doc ids
+    assert json.loads((other / "manifest.json").read_text())["checksum"] == \
+        json.loads((idx / "manifest.json").read_text())["checksum"]
+    out = tmp_path / "out"
+    assert run_cli(["search", idx, q, "-o", out, "--batch-size", "1"], capsys)[0] == 0
+    (out / "part-00002.parquet").unlink()
+    rc, _, err = run_cli(["search", other, q, "-o", out, "--batch-size", "1"], capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert "doc_ids_checksum" in err
+    assert not (out / "part-00002.parquet").exists()
+
+
+def test_3_job_key_covers_encoder_options_and_scorer(base, tmp_path):
+    from itlr_gpu.scale import bulk
+
+    _, idx, _ = base
+    from itlr_gpu.scale.shards import load_index
+
+    index = load_index(idx)
+    searcher = bulk.BatchSearcher(index, HashEncoder(), k=3, device="cpu")
+    kw = dict(k=3, ops=None, index_checksum=index.manifest["checksum"], doc_ids_checksum=bulk.doc_ids_checksum(index),
+              batch_size=1, progress=False, encoder="HashEncoder:a")
+    bulk.run_bulk(tmp_path / "o", ["a", "b"], ["t0", "t1"], searcher, **kw)
+    for change, key in ((dict(encoder="HashEncoder:b"), "encoder"), (dict(options="calibration=equalize"), "options")):
+        with pytest.raises(InputError, match=key):
+            bulk.run_bulk(tmp_path / "o", ["a", "b"], ["t0", "t1"], searcher, **{**kw, **change})
+    assert "scorer_version" in bulk.JOB_KEYS and "doc_ids_checksum" in bulk.JOB_KEYS
+
+
+# ---------------------------------------------------------------------------------------------- 4
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+@pytest.mark.parametrize("output", ["r.arrow", "folder"])
+def test_4_chunk_size_is_a_usage_error(base, tmp_path, capsys, value, output):
+    _, idx, q = base
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / output, "--chunk-size", value], capsys)
+    assert_clean_failure(rc, err, (2,))
+    assert os.listdir(tmp_path) == []
+
+
+def test_4_api_refuses_chunk_size(base):
+    from itlr_gpu.engine import search
+    from itlr_gpu.scale.shards import load_index
+
+    index = load_index(base[1])
+    for bad in (0, -1):
+        with pytest.raises(InputError, match="chunk_size"):
+            search(index, ["t0"], HashEncoder(), chunk_size=bad, device="cpu")
+
+
+# ---------------------------------------------------------------------------------------------- 5
+
+
+def _results_and_qrels(tmp_path: Path, scores=(0.9, 0.5), score_type=pa.float32(), grade="1"):
+    res = tmp_path / "r.arrow"
+    table = pa.table({"query_id": ["q1", "q1"], "rank": pa.array([1, 2], pa.int32()), "doc_id": ["d1", "d2"],
+                      "score": pa.array(list(scores), score_type)})
+    with pa.OSFile(str(res), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+        w.write_table(table)
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t{grade}\n")
+    return res, qrels
+
+
+def test_5_measure_parameters_are_checked_before_the_library(tmp_path):
+    res, qrels = _results_and_qrels(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "itlr_gpu.cli", "eval", str(res), str(qrels), "--measures", "P@0"],
+                          capture_output=True, text=True, timeout=120, env=_env())
+    assert proc.returncode == 2, proc.stderr  # was: SIGABRT (-6) in trec_eval
+    assert_clean_failure(proc.returncode, proc.stderr, (2,))
+
+
+@pytest.mark.parametrize("measure", ["P@0", "nDCG@1e19", "nDCG@10.5", "R@99999999999", "P(rel=99999999999)@5"])
+def test_5_bad_measures_in_process(tmp_path, capsys, measure):
+    res, qrels = _results_and_qrels(tmp_path)
+    rc, _, err = run_cli(["eval", res, qrels, "--measures", measure], capsys)
+    assert_clean_failure(rc, err, (2,))
+
+
+# ---------------------------------------------------------------------------------------------- 6
+
+
+def _jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _parquet(path: Path, table: pa.Table) -> Path:
+    pq.write_table(table, path)
+    return path
+
+
+HOSTILE_QUERIES = {
+    "expr number": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": 5}']),
+    "expr list": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": ["x"]}']),
+    "expr dict": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": {"x": 1}}']),
+    "expr bool": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": true}']),
+    "parquet binary": lambda p: _parquet(p / "q.parquet", pa.table({"query_id": ["a"], "expr": pa.array([b"x"])})),
+    "parquet float": lambda p: _parquet(p / "q.parquet", pa.table({"query_id": ["a"], "expr": [1.5]})),
+    "parquet list": lambda p: _parquet(p / "q.parquet", pa.table({"query_id": ["a"], "expr": [["x"]]})),
+    "surrogate id": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "\\ud800", "expr": "a"}']),
+    "surrogate text": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "text": "x \\udfff y"}']),
+    "deep nesting": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": "x", "m": ' + "[" * 100000
+                                                     + "]" * 100000 + "}"]),
+    "corrupt gzip": lambda p: (p / "q.jsonl.gz").write_bytes(gzip.compress(b'{"query_id": "a", "expr": "x"}\n')[:-12]
+                                                            + b"garbage!") and p / "q.jsonl.gz",
+    "not gzip": lambda p: (p / "q.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00 this is not deflate data") and p / "q.jsonl.gz",
+    "tsv long field": lambda p: (p / "q.tsv").write_text("query_id\texpr\na\t" + "x" * 131_073 + ' "\n')
+    and p / "q.tsv",
+    "corrupt arrow": lambda p: (p / "q.arrow").write_bytes(b"ARROW1\x00\x00" + bytes(range(256)) * 4) and p / "q.arrow",
+    "nan constant": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": "x", "w": NaN}']),
+    "invisible expr": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": "\\u3000 AND \\u200b"}']),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_QUERIES))
+def test_6_hostile_query_files_give_one_error_line(base, tmp_path, capsys, case):
+    _, idx, _ = base
+    src = tmp_path / "in"
+    src.mkdir()
+    q = HOSTILE_QUERIES[case](src)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc, _, err = run_cli(["search", idx, q, "-o", out / "r.arrow"], capsys)
+    assert_clean_failure(rc, err)
+    assert os.listdir(out) == []
+    rc, _, err = run_cli(["translate", q, "-o", out / "t.arrow"], capsys)
+    assert_clean_failure(rc, err)
+    assert os.listdir(out) == []
+
+
+def test_6_big_query_id_is_text(base, tmp_path, capsys):
+    _, idx, _ = base
+    q = _jsonl(tmp_path / "q.jsonl", ['{"query_id": 18446744073709551617, "expr": "t0"}'])
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "r.arrow", "-k", "2"], capsys)
+    assert rc == 0, err
+    assert read_table(tmp_path / "r.arrow").column("query_id").to_pylist() == ["18446744073709551617"] * 2
+
+
+def test_6_corrupt_gzip_in_every_reader(base, tmp_path, capsys):
+    _, idx, q = base
+    bad = tmp_path / "bad.jsonl.gz"
+    data = bytearray(gzip.compress(b'{"_id": "a", "text": "x"}\n' * 50))
+    data[12:24] = b"\xff" * 12  # a broken deflate stream: zlib.error, not BadGzipFile
+    bad.write_bytes(bytes(data))
+    res, qrels = _results_and_qrels(tmp_path)
+    before = tree(tmp_path)
+    for argv in (["index", bad, "-o", tmp_path / "ix"], ["search", idx, bad, "-o", tmp_path / "s.arrow"],
+                 ["eval", bad, qrels], ["eval", res, bad], ["rerank", idx, q, bad, "-o", tmp_path / "s.arrow"],
+                 ["translate", bad, "-o", tmp_path / "t.arrow"]):
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err)
+    assert tree(tmp_path) == before
+
+
+def test_6_empty_npy_and_eval_columns(tmp_path, capsys):
+    (tmp_path / "e.npy").write_bytes(b"")
+    (tmp_path / "ids.txt").write_text("a\n")
+    rc, _, err = run_cli(["index", "--embeddings", tmp_path / "e.npy", "--ids", tmp_path / "ids.txt",
+                          "-o", tmp_path / "ix"], capsys)
+    assert_clean_failure(rc, err, (1,))
+    for kwargs in (dict(scores=("0.9", "x"), score_type=pa.string()), dict(grade=str(10**30)),
+                   dict(scores=(float("nan"), 0.5))):
+        res, qrels = _results_and_qrels(tmp_path, **kwargs)
+        rc, _, err = run_cli(["eval", res, qrels], capsys)
+        assert_clean_failure(rc, err, (1,))
+
+
+def test_6_broken_pipe_is_quiet(tmp_path):
+    err = tmp_path / "err.txt"
+    proc = subprocess.run(["bash", "-c", f"'{sys.executable}' -m itlr_gpu.cli parse 'a AND b' 2>'{err}' | head -c0"],
+                          timeout=120, env=_env())
+    assert proc.returncode == 0
+    assert "Traceback" not in err.read_text() and "BrokenPipe" not in err.read_text()
+
+
+# ---------------------------------------------------------------------------------------------- 7
+
+
+def test_7_output_paths(base, tmp_path, capsys):
+    root, idx, q = base
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    link = tmp_path / "link.arrow"
+    link.symlink_to(folder)
+    targets = [afile / "r.arrow", "/proc/itlr-test/r.arrow", "/proc/r.arrow", link]
+    for target in targets:
+        for argv in (["search", idx, q, "-o", target], ["rerank", idx, q, q, "-o", target],
+                     ["translate", q, "-o", target]):
+            rc, _, err = run_cli(argv, capsys)
+            assert_clean_failure(rc, err)
+    for target in (afile / "ix", "/proc/itlr-test-ix", tmp_path / "afile"):
+        rc, _, err = run_cli(["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt", "-o", target],
+                             capsys)
+        assert_clean_failure(rc, err)
+        rc, _, err = run_cli(["shard", idx, "-o", target, "--shard-rows", "7"], capsys)
+        assert_clean_failure(rc, err)
+        rc, _, err = run_cli(["search", idx, q, "-o", target if str(target) != str(afile) else afile / "sub"], capsys)
+        assert_clean_failure(rc, err)
+    assert afile.read_text() == "x" and os.listdir(folder) == []
+
+
+def test_7_symlinked_output_file_writes_through(base, tmp_path, capsys):
+    _, idx, q = base
+    real = tmp_path / "real.arrow"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.arrow"
+    link.symlink_to(real)
+    assert run_cli(["search", idx, q, "-o", link, "-k", "2"], capsys)[0] == 0
+    assert link.is_symlink() and read_table(real).num_rows == 8
+
+
+# ---------------------------------------------------------------------------------------------- 8
+
+KILLED = textwrap.dedent("""
+    import os, signal, sys, time
+    import itlr_gpu.cli_common as cli_common
+    import itlr_gpu.io, itlr_gpu.index
+    from itlr_gpu.cli import main
+    sys.path.insert(0, sys.argv[1])
+    from test_scale import HashEncoder
+    cli_common.make_encoder = lambda model, device="cpu": HashEncoder()
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+
+    itlr_gpu.io.pq.write_table = killed           # the search result, mid-write
+    itlr_gpu.index.write_doc_ids = killed         # the index folder, mid-write
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def test_8_sigterm_removes_temporaries(base, tmp_path):
+    root, idx, q = base
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED)
+    out = tmp_path / "out"
+    out.mkdir()
+    for argv in (["search", idx, q, "-o", out / "r.parquet"],
+                 ["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt", "-o", out / "ix"]):
+        proc = subprocess.run([sys.executable, str(script), str(Path(__file__).parent)] + [str(a) for a in argv],
+                              capture_output=True, text=True, timeout=120, env=_env())
+        assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert os.listdir(out) == []
+
+
+def test_8_stale_temporaries_of_dead_processes_are_removed(base, tmp_path, capsys):
+    _, idx, q = base
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale_file = tmp_path / temp_name("r.arrow").replace(f"-{os.getpid()}-", f"-{dead.pid}-")
+    stale_file.write_bytes(b"x" * 1000)
+    stale_dir = tmp_path / temp_name("ix").replace(f"-{os.getpid()}-", f"-{dead.pid}-")
+    stale_dir.mkdir()
+    (stale_dir / "embeddings.npy").write_bytes(b"x")
+    live = tmp_path / temp_name("other.arrow")  # this (running) process' name: not stale
+    live.write_bytes(b"x")
+    mine = [tmp_path / ".notes.tmp", tmp_path / ".r.arrow.abc123.tmp"]  # the user's, any name
+    for p in mine:
+        p.write_text("keep")
+    assert is_temp_name(stale_file.name) and is_temp_name(stale_dir.name)
+    assert run_cli(["search", idx, q, "-o", tmp_path / "r.arrow"], capsys)[0] == 0
+    assert not stale_file.exists() and not stale_dir.exists()
+    assert live.exists() and all(p.read_text() == "keep" for p in mine)
+
+
+# ---------------------------------------------------------------------------------------------- 9
+
+
+def test_9_percentile_with_bulk_leaves_nothing(base, tmp_path, capsys):
+    _, idx, q = base
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "FOLDER", "--calibration", "percentile"], capsys)
+    assert_clean_failure(rc, err, (2,))
+    assert os.listdir(tmp_path) == []
+
+
+def test_9_bad_query_in_a_later_batch_leaves_nothing(base, tmp_path, capsys):
+    """Found by the fuzzing harness: batch 0 was written before batch 1's query failed to parse."""
+    _, idx, _ = base
+    q = write_queries(tmp_path / "q.jsonl", ("t0", "t1", "t2 AND"))
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "bulk", "--batch-size", "1"], capsys)
+    assert_clean_failure(rc, err, (2,))
+    assert "'q2'" in err and not (tmp_path / "bulk").exists()
+
+
+# ---------------------------------------------------------------------------------------------- 10
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_10_permissions_follow_the_umask(base, tmp_path, capsys, mask):
+    root, idx, q = base
+    old = os.umask(mask)
+    try:
+        assert run_cli(["search", idx, q, "-o", tmp_path / "r.arrow"], capsys)[0] == 0
+        assert run_cli(["index", "--embeddings", root / "emb-0.npy", "--ids", root / "ids-d.txt",
+                        "-o", tmp_path / "ix"], capsys)[0] == 0
+        assert run_cli(["search", idx, q, "-o", tmp_path / "bulk"], capsys)[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "r.arrow").stat().st_mode) == 0o666 & ~mask
+    assert stat.S_IMODE((tmp_path / "ix").stat().st_mode) == 0o777 & ~mask
+    assert stat.S_IMODE((tmp_path / "bulk" / "part-00000.parquet").stat().st_mode) == 0o666 & ~mask
+
+
+def test_10_dotfiles_count_and_folders_are_not_files(base, tmp_path, capsys):
+    _, idx, q = base
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / ".keep.tmp").write_text("mine")
+    rc, _, err = run_cli(["search", idx, q, "-o", hidden], capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert os.listdir(hidden) == [".keep.tmp"]
+    empty = tmp_path / "out.arrow"
+    empty.mkdir()
+    rc, _, err = run_cli(["search", idx, q, "-o", empty], capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert os.listdir(empty) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "IDX", "Q", "-o", "r.arrow", "--workers", "2"],
+    ["search", "IDX", "Q", "-o", "r.arrow", "--ray-stream"],
+    ["translate", "Q", "-o", "t.arrow", "--dtype", "float16"],
+    ["translate", "Q", "-o", "t.arrow", "--gpu-memory-utilization", "0.5"],
+    ["search", "missing-index", "Q", "-o", "r.arrow", "-k", "0"],
+    ["search", "missing-index", "Q", "-o", "r.arrow", "--ops", "foo"],
+    ["search", "missing-index", "Q", "-o", "r.arrow", "--memory-cap", "abc"],
+    ["search", "missing-index", "Q", "-o", "r.arrow", "--hybrid", "nan"],
+    ["rerank", "missing-index", "Q", "C", "-o", "r.arrow", "-k", "-3"],
+    ["search", "IDX", "Q", "-o", "r.arrow", "--conj-hybrid", "0.2"],
+])
+def test_10_ignored_or_bad_options_are_usage_errors(base, tmp_path, capsys, argv):
+    _, idx, q = base
+    argv = [str(idx) if a == "IDX" else str(q) if a == "Q" else str(tmp_path / a) if a.endswith(".arrow") else a
+            for a in argv]
+    rc, _, err = run_cli(argv, capsys)
+    assert_clean_failure(rc, err, (2,))
+    assert os.listdir(tmp_path) == []
+
+
+def test_10_invisible_terms_are_syntax_errors(capsys):
+    rc, _, err = run_cli(["parse", "\u3000 AND \u200b"], capsys)
+    assert_clean_failure(rc, err, (2,))
+    assert "position" in err and "empty term in query AST" not in err
+
+
+def test_10_readme_says_sharded_rankings_are_equal():
+    readme = (ROOT / "README.md").read_text()
+    assert "the result equals the in-memory run" not in readme
+    assert "same ranking" in readme
+
+
+# ---------------------------------------------------------------------------------------------- 11
+
+
+def test_11_bulk_folder_is_a_dataset(base, tmp_path, capsys):
+    import pyarrow.dataset as ds
+
+    from itlr_gpu.scale.bulk import read_results
+
+    _, idx, q = base
+    out = tmp_path / "out"
+    assert run_cli(["search", idx, q, "-o", out, "--batch-size", "3"], capsys)[0] == 0
+    table = ds.dataset(str(out)).to_table()
+    want = read_results(out)
+    assert table.sort_by([("query_id", "ascending"), ("rank", "ascending")]).equals(
+        want.sort_by([("query_id", "ascending"), ("rank", "ascending")]))
+    assert all(n.startswith(("_", ".")) or n.startswith("part-") for n in os.listdir(out))
+
+
+def test_11_old_bulk_folders_are_refused_clearly(base, tmp_path, capsys):
+    _, idx, q = base
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "manifest.json").write_text(json.dumps({"format": "itlr-bulk/1", "job": {}, "parts": {}}))
+    rc, _, err = run_cli(["search", idx, q, "-o", old], capsys)
+    assert_clean_failure(rc, err, (1,))
+    assert "older itlr-gpu" in err and os.listdir(old) == ["manifest.json"]
