@@ -335,6 +335,22 @@ def test_7_output_paths(base, tmp_path, capsys):
     assert afile.read_text() == "x" and os.listdir(folder) == []
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")
+def test_7_unwritable_parent(base, tmp_path, capsys):
+    _, idx, q = base
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        for target in (locked / "r.arrow", locked / "bulk", locked / "sub" / "r.arrow"):
+            rc, _, err = run_cli(["search", idx, q, "-o", target], capsys)
+            assert_clean_failure(rc, err, (1,))
+            assert "not writable" in err
+        assert os.listdir(locked) == []
+    finally:
+        locked.chmod(0o700)
+
+
 def test_7_symlinked_output_file_writes_through(base, tmp_path, capsys):
     _, idx, q = base
     real = tmp_path / "real.arrow"
