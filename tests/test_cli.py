@@ -174,7 +174,7 @@ def test_scoring_options(workdir, tmp_path, capsys):
     q2 = [d for q, d in zip(table.column("query_id").to_pylist(), table.column("doc_id").to_pylist()) if q == "q2"]
     assert set(q2[:2]) == {"d4", "d5"}
     assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(tmp_path / "x.arrow"),
-                 "--hybrid", "1.5"]) == 1
+                 "--hybrid", "1.5"]) == 2  # a bad option value: a usage error, before any file is read
     assert "hybrid" in capsys.readouterr().err
     assert not (tmp_path / "x.arrow").exists()
     # the conjunction weight overrides the recommended one; alone (no hybrid to refine) it is an error
@@ -183,6 +183,6 @@ def test_scoring_options(workdir, tmp_path, capsys):
                  "--recommended", "--conj-hybrid", "0", "-k", "3"]) == 0
     assert read_table(conj).num_rows == 6
     assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(tmp_path / "y.arrow"),
-                 "--conj-hybrid", "0.2"]) == 1
+                 "--conj-hybrid", "0.2"]) == 2
     assert "conj_hybrid given without hybrid" in capsys.readouterr().err
     assert not (tmp_path / "y.arrow").exists()
