@@ -13,7 +13,7 @@ import os
 import sys
 
 from . import cli_common
-from .cli_common import (DEFAULT_OPS, check_output, index_model_path, measure_list, non_negative_int,
+from .cli_common import (DEFAULT_OPS, check_output, device_spec, index_model_path, measure_list, non_negative_int,
                          ops_spec, positive_int, queries_from_table, unit_float)
 from .errors import InputError, ItlrError, QuerySyntaxError, UsageError
 from .output import Terminated, handle_signals
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--embeddings", help="import this .npy matrix (or Parquet/Arrow list<float> column) instead")
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
     s.add_argument("--batch-size", type=positive_int, default=256)
-    s.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="encoder device")
+    s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")

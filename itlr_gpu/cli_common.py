@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["positive_int", "non_negative_int", "ops_spec", "byte_size", "unit_float", "fraction", "measure_list",
+__all__ = ["positive_int", "non_negative_int", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
            "check_output", "make_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
 
 DEFAULT_OPS = "product,sum,one_minus"
@@ -107,6 +107,15 @@ def measure_list(text: str) -> list[str]:
     except InputError as e:
         raise argparse.ArgumentTypeError(f"{e.what} (expected {e.expected})") from None
     return names
+
+
+def device_spec(text: str) -> str:
+    """``type=`` for an encoder device: cpu, cuda, cuda:N or mps."""
+    import re
+
+    if re.fullmatch(r"cpu|cuda(:[0-9]+)?|mps", text) is None:
+        raise argparse.ArgumentTypeError(f"unknown device {text!r} (expected cpu, cuda, cuda:N or mps)")
+    return text
 
 
 def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:

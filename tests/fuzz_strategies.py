@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -349,6 +350,9 @@ bad_measures = st.one_of(
                      "nDCG@", "AP@0", "RR@0"]),
     words.map(lambda w: "Zq" + w), words.map(lambda w: "Zq" + w + "@10"),
 )
+
+
+bad_devices = no_dash.filter(lambda t: re.fullmatch(r"cpu|cuda(:[0-9]+)?|mps", t) is None)
 
 
 def bad_choice(choices: tuple[str, ...]):

@@ -200,7 +200,7 @@ OPTIONS = {
     "rerank": [("-k", P), ("--ops", fz.bad_ops), ("--field", fz.bad_choice(("auto", "expr", "text"))),
                ("--device", fz.bad_choice(("auto", "cpu", "cuda")))],
     "index": [("--batch-size", P), ("--dtype", fz.bad_choice(("float16", "float32"))),
-              ("--device", fz.bad_choice(("cpu", "cuda")))],
+              ("--device", fz.bad_devices)],
     "eval": [("--measures", fz.bad_measures)],
     "translate": [("--batch-size", P), ("--max-model-len", P), ("--gpu-memory-utilization", fz.bad_fractions),
                   ("--tensor-parallel-size", P), ("--translator", fz.bad_choice(("rules", "vllm"))),
