@@ -63,6 +63,8 @@ def reading(path: str | os.PathLike, expected: str) -> Iterator[None]:
         raise InputError(f"corrupt or truncated gzip data ({e})", where, expected) from e
     except RecursionError as e:
         raise InputError(f"data nested too deeply (over {MAX_JSON_DEPTH} levels)", where, expected) from e
+    except UnicodeDecodeError as e:  # e.g. an Arrow field name that is not UTF-8
+        raise InputError(f"invalid UTF-8 ({e.reason})", where, expected) from e
     except pa.ArrowException as e:
         raise InputError(f"unreadable Arrow data ({_short(e)})", where, expected) from e
     except IsADirectoryError as e:
@@ -231,6 +233,7 @@ def read_arrow_file(path: Path, expected: str = "an Arrow IPC file") -> pa.Table
             with pa.memory_map(str(path)) as source:
                 table = pa.ipc.open_stream(source).read_all()
         table.validate(full=True)
+        table.column_names  # noqa: B018 - decodes every field name (invalid UTF-8 raises here, inside reading())
     return table
 
 
@@ -238,6 +241,7 @@ def read_parquet_file(path: Path, expected: str = "a Parquet file") -> pa.Table:
     with reading(path, expected):
         table = pq.read_table(path)
         table.validate(full=True)
+        table.column_names  # noqa: B018 - as above
     return table
 
 
