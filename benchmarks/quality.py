@@ -638,6 +638,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", default=None, metavar="PATH",
+                    help="sentence-transformers folder to embed with (default: the bundled all-MiniLM-L6-v2); "
+                         "`itlr models install all-mpnet-base-v2` prints mpnet's. Nothing is re-tuned: "
+                         "RECOMMENDED is the one selected with MiniLM")
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                     help="scoring device (auto: cuda when there is a GPU; the numbers are the same up to rounding)")
     ap.add_argument("--max-docs", default="",
@@ -674,7 +678,10 @@ def main(argv=None) -> int:
     from benchmarks.quality.report import write_report
 
     t0 = time.time()
-    encoder = qdata.CachedEncoder(args.cache_dir)
+    if args.model and not Path(args.model).is_dir():
+        print(f"--model: folder not found: {args.model}", file=sys.stderr)
+        return 2
+    encoder = qdata.CachedEncoder(args.cache_dir, model=args.model)
     if args.dump_queries:
         return dump_llm_queries(names, args, encoder)
     from itlr_gpu.scoring import RECOMMENDED

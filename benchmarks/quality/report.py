@@ -235,7 +235,8 @@ def write_report(out: dict, outdir: Path) -> None:
     sel = out["selected"]
     paper = out["paper"]
     L: list[str] = []
-    L.append("# ITLR quality benchmark (MiniLM on the CPU)\n")
+    model = str(out["settings"].get("model") or "MiniLM")
+    L.append(f"# ITLR quality benchmark ({'MiniLM' if 'MiniLM' in model else model} on the CPU)\n")
     L.append("Every number below was produced by:\n")
     cmd = "python benchmarks/quality.py --datasets " + ",".join(st["datasets"]) + (" --quick" if st["quick"] else "")
     if st["seed"] != 0:
