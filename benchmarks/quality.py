@@ -281,7 +281,10 @@ def build_queries(name: str, corpus: qdata.Corpus, encoder, args) -> dict:
         per_family = args.dev_per_family if split == "dev" else args.per_family
         qs, c = qq.beir_queries(corpus.queries, corpus.qrels, qvecs[rows], [qids[i] for i in rows],
                                 per_family, args.seed, prefix=f"{split[0]}", neighbours=args.neighbours)
-        out[split], counts[split] = qs, c
+        more, c2 = qq.shape_queries(corpus.queries, corpus.qrels, qvecs[rows], [qids[i] for i in rows],
+                                    per_family, args.seed, prefix=f"{split[0]}", neighbours=args.neighbours,
+                                    start=len(qs))
+        out[split], counts[split] = qs + more, {**c, **c2}
     out["counts"] = counts
     return out
 
@@ -547,7 +550,10 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
                       "rules_failures": sum(1 for a, _ in translated if a is None), "n": len(qs)}
         if split == "test":
             res["test"]["per_query"] = {k: v for k, v in per_q.items()
-                                        if k in ("baseline", "gold|paper (raw)", "gold|recommended")}
+                                        if k in ("baseline", "gold|paper (raw)", "gold|recommended",
+                                                 "rules|recommended")}
+            # End to end (English in): where the rules translate, how far is the user from the gold form?
+            res["test"]["end_to_end"] = end_to_end(qs, translated, per_q)
             res["test"]["ci"] = paired_cis(qs, per_q["gold|recommended"], per_q["baseline"], args.seed)
             res["test"]["queries"] = [{"query_id": q.query_id, "family": q.family, "n_neg": q.n_neg,
                                        "broad": q.broad} for q in qs]
@@ -568,6 +574,25 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
     out["datasets"][name] = res
     encoder.save()
     log(f"{name}: done in {res['seconds']} s")
+
+
+def end_to_end(qs: list, translated: list, per_q: dict) -> dict:
+    """Rules translation + recommended vs gold form + recommended, on the queries the rules translate
+    (the others fall back to the whole-query embedding and are counted), overall and per family."""
+    ok = [q for q, (ast, _) in zip(qs, translated) if ast is not None]
+    exact = [q for q, (ast, _) in zip(qs, translated) if ast is not None and same_form(ast, q.ast)]
+
+    def cell(sub: list) -> dict:
+        g = [per_q["gold|recommended"][q.query_id] for q in sub]
+        r = [per_q["rules|recommended"][q.query_id] for q in sub]
+        return {"n": len(sub), "gold": mean(g), "rules": mean(r), "diff": mean(r) - mean(g) if sub else float("nan")}
+
+    fams = sorted({q.family for q in qs})
+    return {"queries": len(qs), "translated": len(ok), "fallback": len(qs) - len(ok), "exact": len(exact),
+            "overall": cell(ok),
+            "by_family": {f: {**cell([q for q in ok if q.family == f]),
+                              "queries": sum(1 for q in qs if q.family == f),
+                              "exact": sum(1 for q in exact if q.family == f)} for f in fams}}
 
 
 def families_of(summary: dict, name: str) -> dict[str, float]:
@@ -613,6 +638,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", default=None, metavar="PATH",
+                    help="sentence-transformers folder to embed with (default: the bundled all-MiniLM-L6-v2); "
+                         "`itlr models install all-mpnet-base-v2` prints mpnet's. Nothing is re-tuned: "
+                         "RECOMMENDED is the one selected with MiniLM")
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                     help="scoring device (auto: cuda when there is a GPU; the numbers are the same up to rounding)")
     ap.add_argument("--max-docs", default="",
@@ -649,7 +678,10 @@ def main(argv=None) -> int:
     from benchmarks.quality.report import write_report
 
     t0 = time.time()
-    encoder = qdata.CachedEncoder(args.cache_dir)
+    if args.model and not Path(args.model).is_dir():
+        print(f"--model: folder not found: {args.model}", file=sys.stderr)
+        return 2
+    encoder = qdata.CachedEncoder(args.cache_dir, model=args.model)
     if args.dump_queries:
         return dump_llm_queries(names, args, encoder)
     from itlr_gpu.scoring import RECOMMENDED

@@ -3,18 +3,23 @@
 * Reuters-21578: three-term queries for all 32 templates (and AND/OR chains of
   2..6 terms) over TOPICS labels, relevance = exact set logic over the labels.
 * BEIR (SciFact, NFCorpus, ArguAna): compositions of topically related *test*
-  queries, relevance = set logic over their qrels.
+  queries, relevance = set logic over their qrels.  The families are the six
+  hand-listed ``FAMILIES`` (kept exactly as they were, so results stay comparable
+  across versions) plus ``SHAPES``: OR chains, mixed and negation-first shapes,
+  a conjunction of disjunctions, and shapes drawn by ``generated_shapes`` from the
+  grammar's flat expressions (NOT > AND > OR) with a fixed seed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from dataclasses import dataclass
 
 import numpy as np
 
-from itlr_gpu.query import And, Node, Not, Or, Term, count_negations
+from itlr_gpu.query import And, Node, Not, Or, Term, count_negations, parse
 from itlr_gpu.synthetic import TEMPLATES_3, Template, build_expr, canonical_expr, chain_templates, render_natural
 
 
@@ -208,6 +213,235 @@ def beir_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvec
             out.append(BQuery(f"{prefix}{len(out) + 1:05d}", name, _family_ast(name, t), _family_text(name, t, rng),
                               n_neg, ans))
         counts[name] = got
+    return out, counts
+
+
+# --------------------------------------------------------------------------- general shapes
+
+_SLOTS = "abcdefgh"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A composition family over slots ``a, b, c, ...`` (one query per slot).
+
+    ``name`` is the family's expression in the query language, with the slots as
+    bare terms (``"a OR (b AND NOT c)"``); its AST fixes the logic, the answer set
+    and, through ``text``, the natural-language rendering.
+    """
+
+    name: str
+    generated: bool = False
+
+    @property
+    def ast(self) -> Node:
+        return parse(self.name)
+
+    @property
+    def slots(self) -> list[str]:
+        return sorted({t.text for t in _terms(self.ast)})
+
+    @property
+    def n_neg(self) -> int:
+        return count_negations(self.ast)
+
+    def positive(self) -> list[int]:
+        """Slots that occur without NOT (a relevant document is relevant to one of them)."""
+        return sorted({_SLOTS.index(t.text) for t in _terms(self.ast, negated=False)})
+
+    def holds(self, truth: dict[str, bool]) -> bool:
+        return _holds(self.ast, truth)
+
+    def anchored(self) -> bool:
+        """No document satisfies the shape without satisfying a positive slot (else the answer
+        set would be most of the corpus: ``a OR NOT b``)."""
+        n, pos = len(self.slots), set(self.positive())
+        for bits in itertools.product((False, True), repeat=n):
+            if any(bits[i] for i in pos):
+                continue
+            if self.holds({_SLOTS[i]: bits[i] for i in range(n)}):
+                return False
+        return True
+
+
+def _terms(node: Node, negated: bool | None = None, under_not: bool = False) -> list[Term]:
+    if isinstance(node, Term):
+        return [node] if negated is None or negated == under_not else []
+    if isinstance(node, Not):
+        return _terms(node.child, negated, not under_not)
+    return [t for c in node.children for t in _terms(c, negated, under_not)]
+
+
+def _holds(node: Node, truth: dict[str, bool]) -> bool:
+    if isinstance(node, Term):
+        return truth[node.text]
+    if isinstance(node, Not):
+        return not _holds(node.child, truth)
+    if isinstance(node, And):
+        return all(_holds(c, truth) for c in node.children)
+    return any(_holds(c, truth) for c in node.children)
+
+
+def shape_answer(shape: Shape, rels: list[dict]) -> dict:
+    """Set logic over the slots' qrels: a document is relevant when it is judged relevant to a
+    positive slot and satisfies the shape; it keeps its best grade among the positive slots."""
+    pos = shape.positive()
+    cand = set().union(*(rels[i] for i in pos))
+    out = {}
+    for d in cand:
+        if shape.holds({_SLOTS[i]: d in r for i, r in enumerate(rels)}):
+            out[d] = max(rels[i].get(d, 0) for i in pos)
+    return out
+
+
+def shape_expr(shape: Shape, texts: list[str]) -> Node:
+    """The shape's AST with each slot replaced by its query text."""
+    def sub(node: Node) -> Node:
+        if isinstance(node, Term):
+            return Term(texts[_SLOTS.index(node.text)])
+        if isinstance(node, Not):
+            return Not(sub(node.child))
+        return type(node)(tuple(sub(c) for c in node.children))
+    return sub(shape.ast)
+
+
+def _as_template(shape: Shape) -> Template | None:
+    """The shape as a flat template (slots in order, no parentheses needed), when it is one."""
+    ops, neg = [], []
+    # Parentheses around AND groups of an OR change nothing (AND binds tighter): drop them and
+    # check below that the flat reading is the same expression.
+    flat = shape.name.replace("(", " ").replace(")", " ")
+    for i, tok in enumerate(_flat_tokens(flat)):
+        if i % 2:
+            ops.append(tok)
+        else:
+            neg.append(tok[0])
+    try:
+        t = Template(tuple(ops), tuple(neg))
+    except ValueError:
+        return None
+    return t if canonical_expr(build_expr(t, shape.slots)) == canonical_expr(shape.ast) else None
+
+
+def _flat_tokens(name: str):
+    words = name.split()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("AND", "OR"):
+            yield w
+        elif w == "NOT":
+            i += 1
+            yield (True, words[i])
+        else:
+            yield (False, w)
+        i += 1
+
+
+def shape_text(shape: Shape, texts: list[str], rng: random.Random) -> str:
+    """A natural-language request with the shape's meaning (the baseline's input and the
+    translators' input).  Flat shapes use the synthetic benchmark's renderer; a conjunction of
+    disjunctions is written with "either ... or ..., and either ... or ..."."""
+    t = _as_template(shape)
+    if t is not None and t.negated == (True, False) and t.ops == ("AND",):
+        # Written as it is shaped, the negation first (the generic renderer would move it last).
+        return rng.choice([f"not {texts[0]} but {texts[1]}", f"not about {texts[0]} but about {texts[1]}"])
+    if t is not None:
+        return render_natural(t, texts, rng)
+    ast = shape_expr(shape, texts)
+    if isinstance(ast, And) and all(isinstance(c, Or) and all(isinstance(x, Term) for x in c.children)
+                                    for c in ast.children):
+        parts = [" or ".join(x.text for x in c.children) for c in ast.children]
+        return rng.choice([", and ".join(f"either {p}" for p in parts), ", and also ".join(parts)])
+    raise ValueError(f"no natural-language rendering for shape {shape.name!r}")
+
+
+#: Families beyond ``FAMILIES``: OR chains, a mixed shape, negation first, a conjunction of
+#: disjunctions, then ``generated_shapes``' draws.
+HAND_SHAPES = [Shape("a OR b OR c"), Shape("a OR b OR c OR d"), Shape("a OR (b AND NOT c)"),
+               Shape("NOT a AND b"), Shape("(a OR b) AND (c OR d)")]
+
+
+def _shape_name(t: Template) -> str:
+    """A flat template written with lower-case slots and its AND groups in parentheses."""
+    groups = []
+    for g in t.groups():
+        lits = [("NOT " if t.negated[i] else "") + _SLOTS[i] for i in g]
+        body = " AND ".join(lits)
+        groups.append(f"({body})" if len(g) > 1 and len(t.groups()) > 1 else body)
+    return " OR ".join(groups)
+
+
+def generated_shapes(n: int = 3, seed: int = 2025, terms=(4, 5)) -> list[Shape]:
+    """``n`` flat shapes of 4-5 slots drawn from the grammar (each operator AND or OR, each slot
+    negated or not), mixing AND and OR, with at least one NOT, anchored (every OR branch has a
+    positive slot), and not already a hand-listed family.  Fixed ``seed``: the same families for
+    every dataset and every query seed, so that they can be compared and selected over."""
+    rng = random.Random(f"shapes:{seed}")
+    taken = {canonical_expr(s.ast) for s in HAND_SHAPES}
+    taken |= {canonical_expr(parse(name)) for name, _, _ in FAMILIES}
+    out: list[Shape] = []
+    while len(out) < n:
+        k = rng.choice(list(terms))
+        ops = tuple(rng.choice(("AND", "OR")) for _ in range(k - 1))
+        neg = tuple(rng.random() < 0.35 for _ in range(k))
+        if len(set(ops)) < 2 or not any(neg):
+            continue
+        shape = Shape(_shape_name(Template(ops, neg)), generated=True)
+        key = canonical_expr(shape.ast)
+        if key in taken or not shape.anchored():
+            continue
+        taken.add(key)
+        out.append(shape)
+    return out
+
+
+def shapes() -> list[Shape]:
+    return HAND_SHAPES + generated_shapes()
+
+
+def shape_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvecs: np.ndarray, qids: list[str],
+                  per_family: int, seed: int, prefix: str, neighbours: int = 10, start: int = 0,
+                  families: list[Shape] | None = None) -> tuple[list[BQuery], dict]:
+    """Compose ``per_family`` queries per shape, as ``beir_queries`` does for ``FAMILIES``.
+
+    The anchor query fills the first positive slot, the others are drawn from its
+    ``neighbours`` nearest queries.  A composition is kept when its answer set is not empty and
+    no slot is vacuous: emptying any slot's qrels changes the answer set (each OR branch adds
+    documents, each negated query removes some).  Query ids continue from ``start``.
+    """
+    sims = qvecs @ qvecs.T
+    np.fill_diagonal(sims, -np.inf)
+    nn = np.argsort(-sims, axis=1)[:, :neighbours]
+    texts = [_clean(queries[q]) for q in qids]
+    out, counts = [], {}
+    for shape in families if families is not None else shapes():
+        n_terms, first = len(shape.slots), shape.positive()[0]
+        rng = random.Random(f"{seed}:{prefix}:{shape.name}")
+        seen, got = set(), 0
+        for _ in range(per_family * 60):
+            if got >= per_family:
+                break
+            a = rng.randrange(len(qids))
+            cand = [int(j) for j in nn[a] if texts[j].lower() != texts[a].lower()]
+            if len(cand) < n_terms - 1:
+                continue
+            others = rng.sample(cand, n_terms - 1)
+            picks = others[:first] + [a] + others[first:]
+            key = tuple(picks)
+            if key in seen or len({texts[i].lower() for i in picks}) != n_terms:
+                continue
+            seen.add(key)
+            rels = [qrels[qids[i]] for i in picks]
+            ans = shape_answer(shape, rels)
+            if not ans or any(shape_answer(shape, rels[:i] + [{}] + rels[i + 1:]).keys() == ans.keys()
+                              for i in range(n_terms)):
+                continue
+            t = [texts[i] for i in picks]
+            got += 1
+            out.append(BQuery(f"{prefix}{start + len(out) + 1:05d}", shape.name, shape_expr(shape, t),
+                              shape_text(shape, t, rng), shape.n_neg, ans))
+        counts[shape.name] = got
     return out, counts
 
 

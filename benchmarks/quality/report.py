@@ -48,6 +48,24 @@ def ci_cell(c) -> str:
     return f"{c[0]:+.3f} [{c[1]:+.3f}, {c[2]:+.3f}]"
 
 
+def end_to_end_section(e2e: dict | None) -> list[str]:
+    """English in: the rules translation + recommended against the gold form + recommended, on the queries
+    the rules translate (the rest fall back to the whole-query embedding)."""
+    if not e2e:
+        return []
+    o = e2e["overall"]
+    L = [f"\nEnd to end (text -> rules -> recommended): the rules translate {e2e['translated']} of {e2e['queries']} "
+         f"texts ({e2e['exact']} exactly the gold form up to operand order); {e2e['fallback']} fall back to the "
+         f"whole-query embedding. Where they translate: rules {o['rules']:.3f} vs gold {o['gold']:.3f} "
+         f"({o['diff']:+.3f}).\n"]
+    rows = [[f"`{fam}`", c["queries"], c["n"], c["exact"], f"{c['gold']:.3f}" if c["n"] else "",
+             f"{c['rules']:.3f}" if c["n"] else "", f"{c['diff']:+.3f}" if c["n"] else ""]
+            for fam, c in e2e["by_family"].items()]
+    L.append(table(["family", "queries", "translated", "exact", "gold + rec. (translated)", "rules + rec.",
+                    "rules - gold"], rows))
+    return L
+
+
 def worst_family(res: dict, name: str) -> tuple[str, list] | None:
     """The family (negation count on Reuters) with the lowest recommended - Baseline, with its CI."""
     cis = res["test"].get("ci", {}).get("by_neg" if name == "reuters" else "by_family", {})
@@ -217,7 +235,8 @@ def write_report(out: dict, outdir: Path) -> None:
     sel = out["selected"]
     paper = out["paper"]
     L: list[str] = []
-    L.append("# ITLR quality benchmark (MiniLM on the CPU)\n")
+    model = str(out["settings"].get("model") or "MiniLM")
+    L.append(f"# ITLR quality benchmark ({'MiniLM' if 'MiniLM' in model else model} on the CPU)\n")
     L.append("Every number below was produced by:\n")
     cmd = "python benchmarks/quality.py --datasets " + ",".join(st["datasets"]) + (" --quick" if st["quick"] else "")
     if st["seed"] != 0:
@@ -368,9 +387,11 @@ def write_report(out: dict, outdir: Path) -> None:
                 rows.append([f"`{fam}`", ds[n]["counts"]["test"].get(fam, ""), f(v), f(s["gold|paper (raw)"]["by_family"].get(fam)),
                              f(s["rules|paper (raw)"]["by_family"].get(fam)), f(s[f"gold|{sel}"]["by_family"].get(fam)),
                              f(s["gold|recommended"]["by_family"].get(fam)),
+                             f(s.get("rules|recommended", {}).get("by_family", {}).get(fam)),
                              ci_cell(ds[n]["test"].get("ci", {}).get("by_family", {}).get(fam))])
             L.append(table(["family", "queries", "Baseline", "ITLR gold", "ITLR rules", "best option", "recommended",
-                            "recommended - Baseline [95% CI]"], rows))
+                            "rules + recommended", "recommended - Baseline [95% CI]"], rows))
+            L.extend(end_to_end_section(ds[n]["test"].get("end_to_end")))
             L.append(f"\nRules translator failures: {ds[n]['test']['rules_failures']} of {ds[n]['test']['n']} "
                      "(long query texts containing 'and', 'or', 'not', commas are split into several terms).\n")
 

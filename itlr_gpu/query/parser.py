@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..errors import QuerySyntaxError
 from .ast import Node, Not, Term, make_and, make_or
 
-MAX_QUERY_CHARS = 10_000
+MAX_QUERY_CHARS = 1_000_000
 """Longest accepted query, in characters."""
 
 MAX_DEPTH = 64
