@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
+    s.add_argument("--skip-invalid", action="store_true",
+                   help="score the valid queries and write the invalid ones (empty, not parsing) to an errors "
+                        "table instead of refusing the batch")
+    s.add_argument("--errors", metavar="PATH",
+                   help="errors table for --skip-invalid (.arrow/.parquet; default: OUT.errors.arrow beside a "
+                        "result file, OUT/_errors.arrow in a result folder)")
     g = s.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
     g.add_argument("--recommended", action="store_true",
                    help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
@@ -181,24 +187,73 @@ def cmd_search(args) -> int:
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
     scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
     options = _score_options(args, scaled)
+    errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
-    queries, ids, field = queries_from_table(table, args.field, args.queries)
+    invalid: list[dict] | None = [] if args.skip_invalid else None
+    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid)
+    if not queries:
+        raise InputError(f"none of the {table.num_rows:,} queries is valid", args.queries,
+                         "at least one query that parses (see the errors table)" if invalid else "queries")
     whole = None
     if options is not None and field == "expr" and "text" in table.column_names:
-        whole = table.column("text").to_pylist()
+        skipped = {b["row"] for b in invalid or ()}
+        whole = [t for row, t in enumerate(table.column("text").to_pylist()) if row not in skipped]
         if any(t is None or not str(t).strip() for t in whole):
             whole = None  # fall back to a rendering of each expression
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
     model = args.model or index_model_path(index, args.index)
     if scaled:
-        return scale_cli.run_search(args, index, queries, ids, cli_common.make_encoder(model), options=options,
+        code = scale_cli.run_search(args, index, queries, ids, cli_common.make_encoder(model), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
-    results = search(index, queries, cli_common.make_encoder(model), k=args.k, ops=args.ops, backend=args.backend,
-                     device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
-                     score_options=options, whole_queries=whole)
-    write_table(results, args.output)
-    print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
-    return 0
+    else:
+        results = search(index, queries, cli_common.make_encoder(model), k=args.k, ops=args.ops,
+                         backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
+                         progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
+        write_table(results, args.output)
+        print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
+        code = 0
+    if invalid is not None:
+        _write_errors(invalid, errors_path, args.queries)
+    return code
+
+
+ERRORS_SCHEMA_FIELDS = (("query_id", "string"), ("row", "int64"), ("error", "string"))
+
+
+def _errors_path(args, scaled: bool) -> str | None:
+    """Where ``--skip-invalid`` writes its errors table; checked before any work like ``-o``."""
+    if args.errors and not args.skip_invalid:
+        raise UsageError("--errors only goes with --skip-invalid", "--errors", "--skip-invalid --errors PATH")
+    if not args.skip_invalid:
+        return None
+    from .output import check_output_file
+
+    if args.errors:
+        path = args.errors
+    elif scaled and not args.output.endswith((".arrow", ".parquet")):
+        path = os.path.join(args.output, "_errors.arrow")  # a leading '_': dataset readers skip it
+        return path  # the folder is created by the job; its own checks apply
+    else:
+        stem, ext = os.path.splitext(args.output)
+        path = f"{stem}.errors{ext}"
+    if os.path.abspath(path) == os.path.abspath(args.output):
+        raise UsageError("the errors table would replace the results", "--errors", "another path than -o")
+    check_output_file(path)
+    return path
+
+
+def _write_errors(invalid: list[dict], path: str, where: str) -> None:
+    """The skipped queries as a table (query_id, row, error), written even when empty so that a rerun
+    never leaves a stale one."""
+    import pyarrow as pa
+
+    from .io import write_table
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in ERRORS_SCHEMA_FIELDS])
+    table = pa.table({name: [b[name] for b in invalid] for name, _ in ERRORS_SCHEMA_FIELDS}, schema=schema)
+    write_table(table, path)
+    if invalid:
+        print(f"itlr: skipped {len(invalid):,} invalid queries of {where} -> {path}", file=sys.stderr)
 
 
 def _score_options(args, scaled: bool = False):

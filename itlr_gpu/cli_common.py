@@ -150,13 +150,22 @@ def index_model_path(index: Any, where: str) -> str | None:
     return None
 
 
-def queries_from_table(table: Any, field: str, where: str) -> tuple[list[Any], list[str], str]:
+MAX_LISTED = 20  # invalid queries listed on stderr before "... and N more"
+
+
+def queries_from_table(table: Any, field: str, where: str,
+                       invalid: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
     """``(queries, ids, field)`` from a query table: expression strings, or whole-text ``Term``s for ``text``.
 
-    An empty value is an error naming the query and row (and the translator's
-    ``error`` column when the file has one).
+    Every row is checked (empty value; for ``expr`` a query that does not parse),
+    not just up to the first bad one.  With ``invalid=None`` any bad row is an
+    error that lists them all (the first :data:`MAX_LISTED` on stderr, each with
+    its row, id and reason; the translator's ``error`` column when the file has
+    one).  With a list, bad rows are left out and appended to it as
+    ``{"query_id", "row", "error"}`` records (``itlr search --skip-invalid``).
     """
-    from .query import Term
+    from .errors import QuerySyntaxError
+    from .query import Term, parse
 
     if field == "auto":
         field = "expr" if "expr" in table.column_names else "text"
@@ -164,14 +173,40 @@ def queries_from_table(table: Any, field: str, where: str) -> tuple[list[Any], l
         raise InputError(f"no '{field}' column", where, f"a '{field}' column")
     ids = table.column("query_id").to_pylist()
     values = table.column(field).to_pylist()
+    errors_col = table.column("error").to_pylist() if "error" in table.column_names else None
+    queries: list[Any] = []
+    kept: list[str] = []
+    bad: list[dict] = []
     for row, value in enumerate(values):
         if value is None or not str(value).strip():
-            why = ""
-            if "error" in table.column_names:
-                err = table.column("error")[row].as_py()
-                why = f": {err}" if err else ""
-            raise InputError(f"empty {field} for query {ids[row]!r}{why}", f"{where} row {row}",
-                             f"a non-empty {field}")
-    queries: list[Any] = values if field == "expr" else [Term(v) for v in values]
-    return queries, ids, field
+            why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
+            bad.append({"query_id": ids[row], "row": row, "error": f"empty {field}{why}", "syntax": False})
+            continue
+        if field == "expr":
+            try:
+                parse(value)  # checked here so that every bad row is reported; the engine parses again
+            except QuerySyntaxError as err:
+                bad.append({"query_id": ids[row], "row": row, "error": str(err), "syntax": True})
+                continue
+        else:
+            value = Term(value)
+        queries.append(value)
+        kept.append(ids[row])
+    if bad and invalid is None:
+        for b in bad[:MAX_LISTED]:
+            print(f"itlr: invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}", file=sys.stderr)
+        more = f" (first {MAX_LISTED} listed above)" if len(bad) > MAX_LISTED else " (listed above)"
+        first = bad[0]
+        err = InputError(f"{len(bad):,} of {len(values):,} queries are invalid{more}, the first {first['query_id']!r}: "
+                         f"{first['error']}", f"{where} row {first['row']}",
+                         f"a non-empty {field} per query that parses; --skip-invalid scores the valid ones and "
+                         "writes the rest to an errors table")
+        if any(b["syntax"] for b in bad):
+            err.exit_code = 2  # query syntax, as for a single query
+        raise err
+    for b in bad:
+        del b["syntax"]
+    if invalid is not None:
+        invalid.extend(bad)
+    return queries, kept, field
 

@@ -1,0 +1,120 @@
+"""One invalid query does not sink a batch: every invalid query is reported, --skip-invalid scores the rest."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from itlr_gpu import cli_common
+from itlr_gpu.io import read_table
+
+from hostile import HashEncoder, assert_clean_failure, build_index, run_cli, tree, write_queries
+
+EXPRS = ("t0 AND NOT t1", "t2 OR (", "t4", "", "AND t5", "NOT t6 AND t7")
+BAD = {"q1", "q3", "q4"}
+
+
+@pytest.fixture(autouse=True)
+def _no_model(monkeypatch):
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+
+
+def test_every_invalid_query_is_listed_and_nothing_is_written(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", EXPRS)
+    before = tree(tmp_path)
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
+    assert_clean_failure(rc, err, codes=(2,))
+    listed = [line for line in err.splitlines() if line.startswith("itlr: invalid query")]
+    assert [line.split("'")[1] for line in listed] == ["q1", "q3", "q4"]
+    assert "row 1" in listed[0] and "position" in listed[0] and "empty expr" in listed[1]
+    assert "3 of 6 queries are invalid" in err and "--skip-invalid" in err
+    assert tree(tmp_path) == before
+
+
+def test_many_invalid_queries_are_counted_and_the_first_listed(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", ["t1 AND"] * (cli_common.MAX_LISTED + 7) + ["t2"])
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
+    assert_clean_failure(rc, err, codes=(2,))
+    assert sum(line.startswith("itlr: invalid query") for line in err.splitlines()) == cli_common.MAX_LISTED
+    assert f"{cli_common.MAX_LISTED + 7} of {cli_common.MAX_LISTED + 8} queries are invalid" in err
+
+
+def _expected(tmp_path, index, capsys):
+    valid = [e for i, e in enumerate(EXPRS) if f"q{i}" not in BAD]
+    ids = [f"q{i}" for i in range(len(EXPRS)) if f"q{i}" not in BAD]
+    path = tmp_path / "valid.jsonl"
+    with open(path, "w") as f:
+        for qid, e in zip(ids, valid):
+            f.write(json.dumps({"query_id": qid, "expr": e}) + "\n")
+    assert run_cli(["search", index, path, "-o", tmp_path / "valid.arrow"], capsys)[0] == 0
+    return read_table(tmp_path / "valid.arrow")
+
+
+def test_skip_invalid_scores_the_rest_and_writes_the_errors_table(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", EXPRS)
+    want = _expected(tmp_path, index, capsys)
+    rc, out, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow", "--skip-invalid"], capsys)
+    assert rc == 0, err
+    assert "skipped 3 invalid queries" in err and "Traceback" not in err
+    assert read_table(tmp_path / "out.arrow").equals(want)
+    errors = read_table(tmp_path / "out.errors.arrow")
+    assert errors.column_names == ["query_id", "row", "error"]
+    assert errors.column("query_id").to_pylist() == ["q1", "q3", "q4"]
+    assert errors.column("row").to_pylist() == [1, 3, 4]
+    assert all(errors.column("error").to_pylist())
+
+
+def test_skip_invalid_in_a_bulk_folder_keeps_it_a_dataset(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", EXPRS)
+    want = _expected(tmp_path, index, capsys)
+    out = tmp_path / "bulk"
+    rc, _, err = run_cli(["search", index, queries, "-o", out, "--batch-size", "2", "--skip-invalid"], capsys)
+    assert rc == 0, err
+    got = ds.dataset(out).to_table().sort_by([("query_id", "ascending"), ("rank", "ascending")])
+    assert got.column("doc_id").to_pylist() == want.column("doc_id").to_pylist()
+    assert read_table(out / "_errors.arrow").column("query_id").to_pylist() == ["q1", "q3", "q4"]
+
+
+def test_skip_invalid_with_no_valid_query_is_an_error(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", ["a AND", ""])
+    before = tree(tmp_path)
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow", "--skip-invalid"], capsys)
+    assert_clean_failure(rc, err)
+    assert "none of the 2 queries is valid" in err
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["--errors", "e.arrow"], "--errors only goes with --skip-invalid"),
+    (["--skip-invalid", "--errors", "e.txt"], "e.txt"),
+    (["--skip-invalid", "--errors", "out.arrow"], "would replace the results"),
+])
+def test_errors_option_misuse_is_a_usage_error(tmp_path, capsys, monkeypatch, argv, what):
+    monkeypatch.chdir(tmp_path)
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", EXPRS)
+    before = tree(tmp_path)
+    rc, _, err = run_cli(["search", index, queries, "-o", "out.arrow", *argv], capsys)
+    assert_clean_failure(rc, err)
+    assert what in err
+    assert tree(tmp_path) == before
+
+
+def test_a_long_query_of_whole_documents_is_accepted(tmp_path, capsys):
+    """Query by document: an OR of three ~6,000-character texts (over the old 10,000-character limit)."""
+    index = build_index(tmp_path / "i")
+    doc = " ".join(f"word{i}" for i in range(1000))
+    expr = " OR ".join(f'"{doc} {n}"' for n in range(3))
+    assert len(expr) > 10_000
+    queries = write_queries(tmp_path / "q.jsonl", [expr, "t1"])
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
+    assert rc == 0, err
+    assert read_table(tmp_path / "out.arrow").num_rows == 20
