@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import InputError, ItlrError, QuerySyntaxError
 from .scale import cli as scale_cli
+from .translate import registry as models_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_translate_arguments(s)
     s.set_defaults(func=cmd_translate)
+
+    models_cli.add_models_parser(sub)
 
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
