@@ -391,7 +391,7 @@ def _silent_log(lc):
     """llama.cpp logs every load step to stderr; keep errors only."""
     global _LOG_CB
     if _LOG_CB is None:
-        @lc.ggml_log_callback
+        @lc.llama_log_callback
         def cb(level, text, user_data):  # noqa: ARG001
             if level >= 4:  # GGML_LOG_LEVEL_ERROR
                 os.write(2, text)

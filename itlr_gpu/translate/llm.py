@@ -48,7 +48,9 @@ SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
     "combine terms with AND, OR and NOT, and use parentheses to group. Drop request words such as "
     "'find', 'papers on' or 'documents about'. 'but not', 'excluding', 'except' and 'without' become "
-    "AND NOT; 'either ... or' becomes OR; 'neither ... nor' becomes NOT ... AND NOT .... "
+    "AND NOT; 'either ... or' becomes OR; 'neither ... nor' becomes NOT ... AND NOT ...; 'as well as' "
+    "becomes AND. A topic name that contains 'and', 'or' or 'not' (such as 'research and development') "
+    "stays one term. For a question or a long text, keep only the topics the reader asks for. "
     "Answer with the query only."
 )
 
@@ -60,6 +62,12 @@ FEW_SHOT: tuple[tuple[str, str], ...] = (
     ("volcanoes, excluding Iceland and Hawaii", '("volcanoes" AND NOT "Iceland" AND NOT "Hawaii")'),
     ("cheese or wine, and not beer", '(("cheese" OR "wine") AND NOT "beer")'),
     ("documents about the Roman army", '"the Roman army"'),
+    ("bread and butter pudding recipes as well as scones, but not cakes",
+     '("bread and butter pudding recipes" AND "scones" AND NOT "cakes")'),
+    ("Are there studies on urban gardens and mental health?", '("urban gardens" AND "mental health")'),
+    ("People often claim that cities should ban cars from their centres. I want studies on car-free city "
+     "centres and local shops, not on parking fees.",
+     '("car-free city centres" AND "local shops" AND NOT "parking fees")'),
 )
 """Few-shot examples (none of them is in the labelled test set)."""
 
