@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ..errors import InputError
+from .grammar import gbnf_for_llama_cpp
 from .llm import VllmTranslator, _PlainParams
 
 __all__ = ["Backend", "BatchDecoder", "LlamaCppEngine", "LlamaCppTranslator", "resolve_gguf"]
@@ -297,6 +298,7 @@ class LlamaCppEngine:
         self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
 
     def grammar(self, text):
+        text = gbnf_for_llama_cpp(text)
         g = self.lc.llama_sampler_init_grammar(self.vocab, text.encode(), b"root")
         if not g:
             raise ValueError("llama.cpp rejected the grammar")
