@@ -219,21 +219,21 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     answers = {"a but not b": '"a" AND NOT "b"', "bad": '"a" AND AND', "c": '"c"'}
     eng = LlamaCppTranslator(llm=EchoEngine(answers))
     assert eng.model_id.startswith("llamacpp:")
-    long = " ".join(["word"] * 4000)  # 19,999 characters, 4,000 "tokens" for the fake tokenizer
-    texts = ["a but not b", "bad", "", "c", long, "ctrl\x00\x07 chars"]
+    long = " ".join(["word"] * 4001)  # 20,004 characters, 4,001 "tokens" for the fake tokenizer
+    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, "ctrl\x00\x07 chars"]
     eng.llm.answers["ctrl chars"] = '"ctrl chars"'
     rows = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
     by = {r.text: r for r in rows}
     assert by["a but not b"].expr == '("a" AND NOT "b")' and by["a but not b"].translator.startswith("llamacpp:")
     assert "does not parse" in by["bad"].error and by["bad"].expr is None
-    assert by[""].error == "empty text"
+    assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
     assert "prompt is" in by[long].error and "tokens long" in by[long].error
     assert by["ctrl\x00\x07 chars"].expr == '"ctrl chars"'  # control characters become white space
     params = eng.llm.calls[0][1]
     assert params.grammar is not None and params.temperature == 0.0
     # a failed translation is cached as a deterministic failure only, never an engine crash
     again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
-    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text)
+    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip())
 
 
 def test_engine_failure_keeps_the_other_rows_and_is_not_cached(tmp_path):
@@ -310,3 +310,35 @@ def test_real_qwen_rewrite_mode(qwen_engine):
     eng.model_id = qwen_engine.model_id
     (row,) = translate(["coral reef restoration"], translator="llamacpp", mode="rewrite", engine=eng, cache=False)
     assert row.error is None and row.rewrite and parse(row.expr).text == row.rewrite
+
+
+def test_corrupt_gguf_is_one_clear_error(tmp_path):
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    from itlr_gpu.translate.llamacpp import LlamaCppEngine
+
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 64)  # a truncated header
+    with pytest.raises(InputError, match="cannot load the model"):
+        LlamaCppEngine(bad, n_ctx=256, n_seq=1)
+
+
+def test_cli_refuses_models_that_are_not_causal_lms(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
+    enc = tmp_path / "encoder"
+    enc.mkdir()
+    (enc / "config.json").write_text('{"architectures": ["MPNetForMaskedLM"]}')
+    out = tmp_path / "o.arrow"
+    assert main(["translate", str(q), "-o", str(out), "--translator", "vllm", "--model", str(enc)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("itlr: error: ") and "not a causal language model" in err and err.count("\n") == 1
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--model", str(enc)]) == 1
+    err = capsys.readouterr().err
+    assert "0 .gguf files" in err and err.count("\n") == 1
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--model",
+                 str(tmp_path / "nope.gguf")]) == 1
+    assert "model not found" in capsys.readouterr().err
+    assert not out.exists()

@@ -136,7 +136,21 @@ def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike 
         return convert_gguf(p, (Path(cache_dir) if cache_dir else cache_root()) / "models" / p.stem.lower())
     if not (p / "config.json").is_file():
         raise InputError("model folder not found", str(p), "a local Hugging Face model folder with config.json")
+    check_causal_lm(p)
     return p
+
+
+def check_causal_lm(folder: Path) -> None:
+    """Refuse a Hugging Face folder whose config names no causal-LM architecture (an encoder,
+    a classifier...), before an engine is started on it."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise InputError(f"unreadable config.json ({e})", str(folder), "a Hugging Face model folder") from None
+    archs = config.get("architectures") or []
+    if not any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
+        raise InputError(f"not a causal language model (architectures {archs})", str(folder),
+                         "an instruct model folder (e.g. *ForCausalLM), a .gguf file or a registry name")
 
 
 def main(argv: list[str] | None = None) -> int:
