@@ -235,6 +235,8 @@ def main(argv=None) -> None:
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
+    ap.add_argument("--gpu-memory-utilization", type=float, default=None,
+                    help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
     ap.add_argument("--suffix", default=None, help="results file suffix (default: the translator)")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--render", metavar="JSON", help="rewrite the Markdown of a results JSON (rescoring its misses)")
@@ -250,8 +252,9 @@ def main(argv=None) -> None:
             opts["max_tokens"] = args.max_tokens
         if args.translator == "llamacpp":
             opts |= {k: v for k, v in {"n_seq": args.parallel, "n_threads": args.threads}.items() if v is not None}
-        if args.translator == "vllm" and args.dtype:
-            opts["dtype"] = args.dtype
+        if args.translator == "vllm":
+            opts |= {k: v for k, v in {"dtype": args.dtype,
+                                        "gpu_memory_utilization": args.gpu_memory_utilization}.items() if v is not None}
         run = bench(args.translator, model, pairs, args.single, opts)
         runs.append(run)
         print(json.dumps({k: v for k, v in run.items() if k != "misses"}, indent=1), flush=True)
