@@ -193,7 +193,10 @@ def write_md(doc: dict, path: Path) -> None:
              f"Notes: {doc['note']}" if doc.get("note") else "", "",
              "Rerun on a quiet machine (the whole labelled set in one call, all cores): "
              "`python benchmarks/translate.py --translator llamacpp --model qwen2.5-coder-1.5b "
-             "--model qwen2.5-coder-0.5b --split all --single 16`.", "",
+             "--model qwen2.5-coder-0.5b --split all --single 16`"
+             + (" (vLLM: `.venv-vllm/bin/python benchmarks/translate.py --translator vllm --model qwen2.5-coder-0.5b "
+                "--split all --single 16 --gpu-memory-utilization 0.25`)" if doc["runs"][0]["translator"] == "vllm"
+                else "") + ".", "",
              "Accuracy: the canonical form equal to the label up to the order of AND/OR operands.", "",
              "Equivalent: the same boolean function over the same terms, terms compared without case and a leading "
              "\"the\" (a looser criterion, reported beside the target's).", "",
