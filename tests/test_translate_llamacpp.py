@@ -288,7 +288,8 @@ def qwen_engine():
     name = os.environ.get("ITLR_LLM_MODEL", "qwen2.5-coder-1.5b")
     if _installed(name) is None:
         pytest.skip(f"{name} is not installed (itlr models install {name})")
-    return LlamaCppTranslator(model=name, max_tokens=64, n_seq=4)
+    threads = int(os.environ["ITLR_LLM_THREADS"]) if os.environ.get("ITLR_LLM_THREADS") else None
+    return LlamaCppTranslator(model=name, max_tokens=64, n_seq=4, n_threads=threads)
 
 
 @pytest.mark.llm_large
