@@ -6,10 +6,13 @@
 #   1. python benchmarks/quality.py --dump-queries $LLM_DIR ...   (.venv: a fixed, family-stratified subsample
 #      of at most --llm-max-queries test queries per dataset -> $LLM_DIR/<dataset>.jsonl)
 #   2. itlr translate $LLM_DIR/<dataset>.jsonl -o $LLM_DIR/<dataset>.{logical,rewrite}.arrow
-#      --translator vllm --mode {logical,rewrite}               (the vLLM virtualenv)
+#      --translator $TRANSLATOR --mode {logical,rewrite}        (vllm: the vLLM virtualenv; llamacpp: .venv)
 #   3. python benchmarks/quality.py --llm-translations $LLM_DIR ...  (.venv: the normal outputs plus the LLM rows)
 #
 # Environment:
+#   TRANSLATOR  vllm (default) or llamacpp: the real CPU translator, e.g. the issue-11 rerun
+#                 TRANSLATOR=llamacpp MODEL=qwen2.5-coder-1.5b bash benchmarks/quality_llm.sh
+#               (needs `pip install -e '.[llamacpp]'` in .venv and `itlr models install qwen2.5-coder-1.5b`)
 #   MODEL       model for vLLM: a local Hugging Face folder or .gguf (default: the bundled SmolLM2-135M-Instruct,
 #               a smoke-test model).  On a GPU machine: MODEL=/path/to/hf-model bash benchmarks/quality_llm.sh
 #   VLLM_VENV   the vLLM virtualenv (default .venv-vllm, made by scripts/install_vllm_cpu.sh)
@@ -22,6 +25,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 VLLM_VENV=${VLLM_VENV:-$ROOT/.venv-vllm}
+TRANSLATOR=${TRANSLATOR:-vllm}
 MODEL=${MODEL:-}
 LLM_DIR=${LLM_DIR:-benchmarks/results/quality/llm}
 read -r -a EXTRA <<< "${TRANSLATE_ARGS:-}"
@@ -31,8 +35,13 @@ step() { echo "[quality_llm $(( $(date +%s) - start ))s] $*"; }
 run() { printf '+'; printf ' %q' "$@"; printf '\n'; "$@"; }
 
 [ -x "$PY" ] || { echo "quality_llm: $PY not found (bash scripts/env.sh creates .venv)" >&2; exit 2; }
-[ -x "$VLLM_VENV/bin/python" ] || {
-  echo "quality_llm: $VLLM_VENV/bin/python not found (bash scripts/install_vllm_cpu.sh creates it)" >&2; exit 2; }
+if [ "$TRANSLATOR" = llamacpp ]; then
+  TPY=$PY
+else
+  TPY=$VLLM_VENV/bin/python
+  [ -x "$TPY" ] || {
+    echo "quality_llm: $TPY not found (bash scripts/install_vllm_cpu.sh creates it)" >&2; exit 2; }
+fi
 export PYTHONUNBUFFERED=1
 
 step "1/3 dumping the subsampled test queries into $LLM_DIR"
@@ -47,9 +56,9 @@ fi
 for name in "${DATASETS[@]}"; do
   [ -n "$name" ] || continue
   for mode in logical rewrite; do
-    step "2/3 translating $name ($(wc -l < "$LLM_DIR/$name.jsonl") queries, $mode mode, model ${MODEL:-SmolLM2-135M-Instruct})"
-    run "$VLLM_VENV/bin/python" -m itlr_gpu.cli translate "$LLM_DIR/$name.jsonl" -o "$LLM_DIR/$name.$mode.arrow" \
-      --translator vllm --mode "$mode" "${model_args[@]}" "${EXTRA[@]}"
+    step "2/3 translating $name ($(wc -l < "$LLM_DIR/$name.jsonl") queries, $mode mode, $TRANSLATOR model ${MODEL:-default})"
+    run "$TPY" -m itlr_gpu.cli translate "$LLM_DIR/$name.jsonl" -o "$LLM_DIR/$name.$mode.arrow" \
+      --translator "$TRANSLATOR" --mode "$mode" "${model_args[@]}" "${EXTRA[@]}"
   done
 done
 

@@ -18,6 +18,7 @@ from .cli_common import (DEFAULT_OPS, check_output, device_spec, index_model_pat
 from .errors import InputError, ItlrError, QuerySyntaxError, UsageError
 from .output import Terminated, handle_signals
 from .scale import cli as scale_cli
+from .translate import registry as models_cli
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return err.exit_code
     except ItlrError as err:
         print(f"itlr: error: {err}", file=sys.stderr)
+        for line in getattr(err, "details", ()):  # e.g. every invalid query of a batch, under the one error line
+            print(f"  {line}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("itlr: interrupted", file=sys.stderr)
@@ -133,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_translate_arguments(s)
     s.set_defaults(func=cmd_translate)
+
+    models_cli.add_models_parser(sub)
 
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
@@ -293,6 +298,7 @@ def cmd_eval(args) -> int:
 
 
 VLLM_ONLY = ("dtype", "gpu_memory_utilization", "tensor_parallel_size")
+LLAMACPP_ONLY = ("parallel", "threads")
 
 
 def cmd_translate(args) -> int:
@@ -307,6 +313,12 @@ def cmd_translate(args) -> int:
             flags = ", ".join("--" + g.replace("_", "-") for g in given)
             raise UsageError(f"{flags} do(es) not apply to the rules translator", "itlr translate",
                              "--translator vllm with these options, or none of them")
+    others = {"vllm": LLAMACPP_ONLY, "llamacpp": VLLM_ONLY + ("no_grammar",)}.get(args.translator, ())
+    given = [name for name in others if getattr(args, name, None) not in (None, False)]
+    if given:
+        flags = ", ".join("--" + g.replace("_", "-") for g in given)
+        raise UsageError(f"{flags} do(es) not apply to the {args.translator} translator", "itlr translate",
+                         "only the options of the chosen --translator")
 
     return run_translate_cli(args)
 

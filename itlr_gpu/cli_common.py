@@ -193,14 +193,16 @@ def queries_from_table(table: Any, field: str, where: str,
         queries.append(value)
         kept.append(ids[row])
     if bad and invalid is None:
-        for b in bad[:MAX_LISTED]:
-            print(f"itlr: invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}", file=sys.stderr)
-        more = f" (first {MAX_LISTED} listed above)" if len(bad) > MAX_LISTED else " (listed above)"
         first = bad[0]
-        err = InputError(f"{len(bad):,} of {len(values):,} queries are invalid{more}, the first {first['query_id']!r}: "
-                         f"{first['error']}", f"{where} row {first['row']}",
+        more = "" if len(bad) == 1 else (f" (the first {MAX_LISTED} listed below)" if len(bad) > MAX_LISTED
+                                         else " (listed below)")
+        err = InputError(f"{len(bad):,} of {len(values):,} queries {'is' if len(bad) == 1 else 'are'} invalid{more}, "
+                         f"the first {first['query_id']!r}: {first['error']}", f"{where} row {first['row']}",
                          f"a non-empty {field} per query that parses; --skip-invalid scores the valid ones and "
                          "writes the rest to an errors table")
+        if len(bad) > 1:
+            err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
+                           for b in bad[:MAX_LISTED]]
         if any(b["syntax"] for b in bad):
             err.exit_code = 2  # query syntax, as for a single query
         raise err

@@ -28,7 +28,8 @@ def test_every_invalid_query_is_listed_and_nothing_is_written(tmp_path, capsys):
     before = tree(tmp_path)
     rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
     assert_clean_failure(rc, err, codes=(2,))
-    listed = [line for line in err.splitlines() if line.startswith("itlr: invalid query")]
+    assert err.splitlines()[0].startswith("itlr: error: ")  # the error first, then the list
+    listed = [line for line in err.splitlines() if line.startswith("  invalid query")]
     assert [line.split("'")[1] for line in listed] == ["q1", "q3", "q4"]
     assert "row 1" in listed[0] and "position" in listed[0] and "empty expr" in listed[1]
     assert "3 of 6 queries are invalid" in err and "--skip-invalid" in err
@@ -40,7 +41,7 @@ def test_many_invalid_queries_are_counted_and_the_first_listed(tmp_path, capsys)
     queries = write_queries(tmp_path / "q.jsonl", ["t1 AND"] * (cli_common.MAX_LISTED + 7) + ["t2"])
     rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
     assert_clean_failure(rc, err, codes=(2,))
-    assert sum(line.startswith("itlr: invalid query") for line in err.splitlines()) == cli_common.MAX_LISTED
+    assert sum(line.startswith("  invalid query") for line in err.splitlines()) == cli_common.MAX_LISTED
     assert f"{cli_common.MAX_LISTED + 7} of {cli_common.MAX_LISTED + 8} queries are invalid" in err
 
 

@@ -82,3 +82,21 @@ def test_xgrammar_compiles_the_grammar():
     for mode in ("logical", "rewrite"):
         xg.Grammar.from_ebnf(g.gbnf(mode))
     xg.Grammar.from_ebnf(g.to_gbnf(g.bounded_query_grammar()))
+
+
+def test_llama_cpp_dialect_renames_rules_only():
+    import re
+
+    for text in (g.gbnf("logical"), g.gbnf("rewrite"), g.to_gbnf(g.bounded_query_grammar(2, 3, 8))):
+        out = g.gbnf_for_llama_cpp(text)
+        names = [line.split(" ::= ")[0] for line in text.splitlines()]
+        new_names = [line.split(" ::= ")[0] for line in out.splitlines()]
+        assert new_names == [n.replace("_", "-") for n in names]
+        assert all(re.fullmatch(r"[a-zA-Z0-9-]+", n) for n in new_names)
+        # every reference was renamed too: no identifier with '_' is left outside literals and classes
+        stripped = re.sub(r'"(\\.|[^"\\])*"|\[(\\.|[^\]\\])*\]', "", out)
+        assert "_" not in stripped
+        assert out.replace("-", "_") .count('"') == text.count('"')
+    # underscores inside string literals and character classes are kept
+    assert g.gbnf_for_llama_cpp('my_rule ::= "a_b" [^_] other_rule\n') == 'my-rule ::= "a_b" [^_] other-rule\n'
+    assert g.gbnf_for_llama_cpp('r ::= "q\\"_x" x_y\n') == 'r ::= "q\\"_x" x-y\n'

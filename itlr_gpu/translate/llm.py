@@ -25,28 +25,32 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from . import grammar as _grammar
 
 __all__ = [
-    "PROMPT_VERSION", "FEW_SHOT", "REWRITE_SHOT", "GenResult", "VllmTranslator", "build_messages",
+    "PROMPT_VERSION", "prompt_fingerprint", "FEW_SHOT", "REWRITE_SHOT", "GenResult", "VllmTranslator", "build_messages",
     "build_prompt", "make_sampling_params", "interpret",
 ]
 
-PROMPT_VERSION = "p1"
-"""Bump when the prompt or examples change (part of the cache key)."""
+PROMPT_VERSION = "p2"
+"""Bump when the prompt or examples change; the cache key also holds a hash of the prompt's
+text (:func:`prompt_fingerprint`), so an edit without a bump cannot reuse stale translations."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
     "combine terms with AND, OR and NOT, and use parentheses to group. Drop request words such as "
     "'find', 'papers on' or 'documents about'. 'but not', 'excluding', 'except' and 'without' become "
-    "AND NOT; 'either ... or' becomes OR; 'neither ... nor' becomes NOT ... AND NOT .... "
+    "AND NOT; 'either ... or' becomes OR; 'neither ... nor' becomes NOT ... AND NOT ...; 'as well as' "
+    "becomes AND. A topic name that contains 'and', 'or' or 'not' (such as 'research and development') "
+    "stays one term. For a question or a long text, keep only the topics the reader asks for. "
     "Answer with the query only."
 )
 
@@ -58,6 +62,12 @@ FEW_SHOT: tuple[tuple[str, str], ...] = (
     ("volcanoes, excluding Iceland and Hawaii", '("volcanoes" AND NOT "Iceland" AND NOT "Hawaii")'),
     ("cheese or wine, and not beer", '(("cheese" OR "wine") AND NOT "beer")'),
     ("documents about the Roman army", '"the Roman army"'),
+    ("bread and butter pudding recipes as well as scones, but not cakes",
+     '("bread and butter pudding recipes" AND "scones" AND NOT "cakes")'),
+    ("Are there studies on urban gardens and mental health?", '("urban gardens" AND "mental health")'),
+    ("People often claim that cities should ban cars from their centres. I want studies on car-free city "
+     "centres and local shops, not on parking fees.",
+     '("car-free city centres" AND "local shops" AND NOT "parking fees")'),
 )
 """Few-shot examples (none of them is in the labelled test set)."""
 
@@ -76,6 +86,12 @@ REWRITE_SHOT: tuple[tuple[str, str], ...] = (
 MAX_REWRITE_CHARS = 1000
 
 
+def prompt_fingerprint(mode: str = "logical") -> str:
+    """A short hash of the system text and examples of ``mode`` (part of the cache key)."""
+    system, shots = (SYSTEM_LOGICAL, FEW_SHOT) if mode == "logical" else (SYSTEM_REWRITE, REWRITE_SHOT)
+    return hashlib.sha1(repr((system, shots)).encode()).hexdigest()[:8]
+
+
 def build_messages(text: str, mode: str = "logical") -> list[dict[str, str]]:
     """Chat messages of the few-shot prompt for one request."""
     system, shots = (SYSTEM_LOGICAL, FEW_SHOT) if mode == "logical" else (SYSTEM_REWRITE, REWRITE_SHOT)
@@ -83,8 +99,14 @@ def build_messages(text: str, mode: str = "logical") -> list[dict[str, str]]:
     for q, a in shots:
         msgs.append({"role": "user", "content": q})
         msgs.append({"role": "assistant", "content": a})
-    msgs.append({"role": "user", "content": " ".join(str(text).split())})
+    msgs.append({"role": "user", "content": clean_request(text)})
     return msgs
+
+
+def clean_request(text: str) -> str:
+    """The request as the model sees it: control characters (NUL, BEL, ...) become spaces and
+    white space collapses to single spaces."""
+    return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text)).split())
 
 
 def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None) -> str:
@@ -221,6 +243,7 @@ class VllmTranslator:
     llm: Any = None
     model_id: str | None = None
     retry_truncated: bool = True
+    backend_name: ClassVar[str] = "vllm"
 
     def __post_init__(self) -> None:
         if self.mode not in ("logical", "rewrite"):
@@ -232,7 +255,7 @@ class VllmTranslator:
         else:
             self._tokenizer = _get_tokenizer(self.llm)
             if self.model_id is None:
-                self.model_id = f"vllm:{type(self.llm).__name__}"
+                self.model_id = f"{self.backend_name}:{type(self.llm).__name__}"
 
     # -- engine -------------------------------------------------------------------------
 
@@ -247,6 +270,8 @@ class VllmTranslator:
         kw: dict[str, Any] = dict(model=str(folder), seed=self.seed if self.seed is not None else 0)
         if self.dtype is not None:
             kw["dtype"] = self.dtype
+        elif cpu:  # bf16 without native CPU support is ~3x slower than fp32 (measured, issue 11)
+            kw["dtype"] = "float32"
         if self.max_model_len is not None:
             kw["max_model_len"] = self.max_model_len
         gmu = self.gpu_memory_utilization if self.gpu_memory_utilization is not None else (0.15 if cpu else None)
@@ -261,12 +286,17 @@ class VllmTranslator:
         self._tokenizer = _get_tokenizer(self.llm)
         self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
 
+    def sampling_params(self, grammar: str | None, max_tokens: int):
+        """The engine's sampling parameters for one ``generate`` call."""
+        return make_sampling_params(grammar, max_tokens, self.temperature, self.seed)
+
     @property
     def prompt_version(self) -> str:
         """Everything but the model that changes outputs (for the cache key)."""
         h = hashlib.sha1((self._grammar_text or "no-grammar").encode()).hexdigest()[:8]
         retry = "r" if self.retry_truncated else "-"
-        return f"{PROMPT_VERSION}:g={h}:t={self.temperature}:n={self.max_tokens}:s={self.seed}:{retry}"
+        return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
+                f":s={self.seed}:{retry}")
 
     # -- translation --------------------------------------------------------------------
 
@@ -296,7 +326,7 @@ class VllmTranslator:
                     continue
             prompts.append(p)
         todo = [i for i, p in enumerate(prompts) if p is not None]
-        params = make_sampling_params(self._grammar_text, self.max_tokens, self.temperature, self.seed)
+        params = self.sampling_params(self._grammar_text, self.max_tokens)
         self._run(todo, prompts, params, results)
         if self.use_grammar and self.mode == "logical" and self.retry_truncated:
             self._retry_truncated(prompts, results)
@@ -325,7 +355,7 @@ class VllmTranslator:
                 break
         else:
             return
-        params = make_sampling_params(_grammar.to_gbnf(bounded), budget, self.temperature, self.seed)
+        params = self.sampling_params(_grammar.to_gbnf(bounded), budget)
         self._run(cut, prompts, params, results)
 
     def _run(self, idx: list[int], prompts: list, params, results: list) -> None:

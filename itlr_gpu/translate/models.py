@@ -114,15 +114,43 @@ def ensure_smollm2(cache_dir: str | os.PathLike | None = None, force: bool = Fal
 
 
 def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike | None = None) -> Path:
-    """A model argument -> a local folder: None / "smollm2" -> the converted SmolLM2, else a folder."""
-    if model is None or str(model).lower() in ("smollm2", SMOLLM2_NAME):
+    """A model argument -> a local Hugging Face folder for vLLM: None / "smollm2" -> the converted
+    SmolLM2; a registry name (see :mod:`.registry`) -> its install, a GGUF converted once (float32:
+    bfloat16 is several times slower on CPUs without native bf16); a ``.gguf`` file -> converted
+    once; else a folder with ``config.json``."""
+    if model is None or str(model).lower() in ("smollm2", "smollm2-135m", SMOLLM2_NAME):
         return ensure_smollm2(cache_dir)
+    from .registry import gguf_file, resolve_registered
+
+    registered = resolve_registered(str(model), cache_dir)
+    if registered is not None:  # a registry name (`itlr models install NAME`)
+        gguf = gguf_file(registered)
+        if gguf is None:
+            return registered
+        out = (Path(cache_dir) if cache_dir else cache_root()) / "models" / f"{registered.name}-hf"
+        if (out / _DONE).is_file() and (out / "config.json").is_file():
+            return out
+        return convert_gguf(gguf, out, dtype="float32")
     p = Path(model)
     if p.is_file() and p.suffix.lower() == ".gguf":
         return convert_gguf(p, (Path(cache_dir) if cache_dir else cache_root()) / "models" / p.stem.lower())
     if not (p / "config.json").is_file():
         raise InputError("model folder not found", str(p), "a local Hugging Face model folder with config.json")
+    check_causal_lm(p)
     return p
+
+
+def check_causal_lm(folder: Path) -> None:
+    """Refuse a Hugging Face folder whose config names no causal-LM architecture (an encoder,
+    a classifier...), before an engine is started on it."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise InputError(f"unreadable config.json ({e})", str(folder), "a Hugging Face model folder") from None
+    archs = config.get("architectures") or []
+    if not any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in archs):
+        raise InputError(f"not a causal language model (architectures {archs})", str(folder),
+                         "an instruct model folder (e.g. *ForCausalLM), a .gguf file or a registry name")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,459 @@
+"""llama.cpp translator backend: quantised GGUF models, batched grammar-constrained decoding on the CPU.
+
+Why a second backend: on a 2-core CPU without AVX-512 / native bf16, vLLM's CPU build runs
+a dequantised model (fp32: 4x the bytes of Q4_K_M per generated token), and a 1.5B model
+stays near 0.3 requests/s (benchmarks/results/translate.md).  llama.cpp runs the GGUF's
+Q4_K_M weights directly with AVX2 kernels.
+
+:class:`BatchDecoder` is the decoding loop, written against a small :class:`Backend`
+protocol so that tests can drive it with a fake model:
+
+* **shared prefix once**: the longest common token prefix of the batch's prompts (the
+  system text and few-shot examples) is decoded once into sequence 0 and kept between
+  calls; each request's sequence gets it by ``seq_cp`` (a metadata copy in llama.cpp's
+  unified KV cache), so only the request's own tokens are prefilled;
+* **continuous batching**: up to ``n_seq`` sequences decode together, one token each per
+  ``llama_decode`` (a matrix-matrix product over the weights instead of one
+  matrix-vector product per request); a finished sequence's slot takes the next prompt;
+* **one compiled grammar per call**, cloned per sequence (each sequence has its own
+  grammar state); the greedy token is checked against the grammar alone and the whole
+  vocabulary is masked only when that token is rejected.
+
+Decoding is greedy (``temperature`` must be 0).  :class:`LlamaCppEngine` implements the
+backend with llama-cpp-python's C bindings and exposes the ``generate(prompts, params)``
+interface of vLLM's ``LLM`` that :class:`~.llm.VllmTranslator` drives, so
+:class:`LlamaCppTranslator` shares its prompt, error rows, batch splitting and retry logic.
+Install: ``pip install 'itlr-gpu[llamacpp]'`` (builds llama.cpp from source: minutes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from ..errors import InputError
+from .grammar import gbnf_for_llama_cpp
+from .llm import VllmTranslator, _PlainParams
+
+__all__ = ["Backend", "BatchDecoder", "LlamaCppEngine", "LlamaCppTranslator", "resolve_gguf"]
+
+
+class Backend(Protocol):
+    """What :class:`BatchDecoder` needs from a model (sequence ids are small ints; 0 holds the prefix)."""
+
+    n_ctx: int
+    n_batch: int
+
+    def decode(self, tokens: Sequence[int], positions: Sequence[int], seqs: Sequence[int],
+               want_logits: Sequence[bool]) -> list[np.ndarray]:
+        """Run one batch; return the logits (float32, vocabulary-sized) of the flagged entries, in order."""
+
+    def seq_cp(self, src: int, dst: int, p0: int, p1: int) -> None: ...
+
+    def seq_rm(self, seq: int, p0: int, p1: int) -> None: ...
+
+    def grammar(self, text: str) -> Any:
+        """A compiled grammar (one per call)."""
+
+    def grammar_clone(self, g: Any) -> Any: ...
+
+    def grammar_free(self, g: Any) -> None: ...
+
+    def grammar_allows(self, g: Any, token: int) -> bool: ...
+
+    def grammar_best(self, g: Any, logits: np.ndarray) -> int:
+        """The highest-logit token the grammar allows."""
+
+    def grammar_accept(self, g: Any, token: int) -> None: ...
+
+    def is_eog(self, token: int) -> bool: ...
+
+    def piece(self, token: int) -> bytes: ...
+
+
+@dataclass
+class _Slot:
+    index: int
+    seq: int
+    feed: list[int]
+    pos: int
+    grammar: Any
+    reserved: int
+    out: list[int] = field(default_factory=list)
+
+
+def common_prefix(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common prefix of ``seqs``."""
+    if not seqs:
+        return 0
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for i in range(n):
+        t = first[i]
+        if any(s[i] != t for s in seqs[1:]):
+            return i
+    return n
+
+
+class BatchDecoder:
+    """Greedy, grammar-constrained, continuously batched generation over a :class:`Backend`."""
+
+    def __init__(self, backend: Backend, n_seq: int = 16):
+        if n_seq < 1:
+            raise ValueError("n_seq must be >= 1")
+        self.b = backend
+        self.n_seq = n_seq
+        self.prefix: list[int] = []  # what sequence 0 holds
+        self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prompt_tokens": 0, "generated": 0}
+
+    def _decode(self, entries: list[tuple[int, int, int, bool]]) -> list[np.ndarray]:
+        """entries: (token, pos, seq, logits?) in chunks of n_batch; logits of the flagged ones."""
+        out: list[np.ndarray] = []
+        for s in range(0, len(entries), self.b.n_batch):
+            chunk = entries[s:s + self.b.n_batch]
+            self.stats["decode_calls"] += 1
+            out += self.b.decode([e[0] for e in chunk], [e[1] for e in chunk], [e[2] for e in chunk],
+                                 [e[3] for e in chunk])
+        return out
+
+    def _ensure_prefix(self, prefix: list[int]) -> None:
+        keep = common_prefix([self.prefix, prefix])
+        if keep < len(self.prefix):
+            self.b.seq_rm(0, keep, -1)
+        new = prefix[keep:]
+        if new:
+            self._decode([(t, keep + i, 0, False) for i, t in enumerate(new)])
+            self.stats["prefix_tokens"] += len(new)
+        self.prefix = list(prefix)
+
+    def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None, max_tokens: int
+                 ) -> list[tuple[list[int], str]]:
+        """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order.
+
+        A prompt must leave room for ``max_tokens`` within ``n_ctx`` beside the prefix
+        (ValueError otherwise; callers check lengths first)."""
+        n = len(prompts)
+        results: list[tuple[list[int], str] | None] = [None] * n
+        if n == 0:
+            return []
+        # Each prompt keeps >= 1 own token: its last prompt token gives the first logits.
+        plen = min(common_prefix(prompts), min(len(p) for p in prompts) - 1)
+        if plen < 0:
+            raise ValueError("empty prompt")
+        for p in prompts:
+            if plen + (len(p) - plen) + max_tokens > self.b.n_ctx:
+                raise ValueError(f"prompt of {len(p)} tokens + {max_tokens} does not fit n_ctx {self.b.n_ctx}")
+        self._ensure_prefix(list(prompts[0][:plen]))
+        base = self.b.grammar(grammar) if grammar is not None else None
+        queue = list(range(n))
+        slots: dict[int, _Slot] = {}
+        used = plen  # KV cells: the shared prefix + each active slot's own reservation
+        try:
+            while queue or slots:
+                # admit prompts while sequences and KV cells are free
+                while queue and len(slots) < self.n_seq:
+                    i = queue[0]
+                    need = len(prompts[i]) - plen + max_tokens
+                    if slots and used + need > self.b.n_ctx:
+                        break
+                    queue.pop(0)
+                    seq = next(s for s in range(1, self.n_seq + 1) if s not in slots)
+                    if plen:
+                        self.b.seq_cp(0, seq, 0, plen)
+                    g = self.b.grammar_clone(base) if base is not None else None
+                    slots[seq] = _Slot(i, seq, list(prompts[i][plen:]), plen, g, need)
+                    used += need
+                    self.stats["prompt_tokens"] += len(prompts[i]) - plen
+                # one decode: pending prompt tokens (up to n_batch in all) and one token per generating slot
+                entries: list[tuple[int, int, int, bool]] = []
+                asked: list[_Slot] = []
+                for slot in slots.values():
+                    if len(entries) >= self.b.n_batch:
+                        break
+                    room = self.b.n_batch - len(entries)
+                    take = slot.feed[:room]
+                    for k, t in enumerate(take):
+                        last = k == len(slot.feed) - 1
+                        entries.append((t, slot.pos + k, slot.seq, last))
+                        if last:
+                            asked.append(slot)
+                    slot.pos += len(take)
+                    del slot.feed[:len(take)]
+                logits = self._decode(entries) if len(entries) <= self.b.n_batch else []
+                for slot, row in zip(asked, logits):
+                    tok = self._pick(slot.grammar, row)
+                    done = None
+                    if self.b.is_eog(tok):
+                        done = "stop"
+                    else:
+                        slot.out.append(tok)
+                        self.stats["generated"] += 1
+                        if slot.grammar is not None:
+                            self.b.grammar_accept(slot.grammar, tok)
+                        if len(slot.out) >= max_tokens:
+                            done = "length"
+                        else:
+                            slot.feed = [tok]
+                    if done:
+                        results[slot.index] = (slot.out, done)
+                        self._release(slot)
+                        del slots[slot.seq]
+                        used -= slot.reserved
+        finally:
+            for slot in slots.values():
+                self._release(slot)
+            if base is not None:
+                self.b.grammar_free(base)
+        return [r if r is not None else ([], "error") for r in results]
+
+    def _pick(self, g: Any, logits: np.ndarray) -> int:
+        tok = int(np.argmax(logits))
+        if g is None or self.b.grammar_allows(g, tok):
+            return tok
+        return self.b.grammar_best(g, logits)
+
+    def _release(self, slot: _Slot) -> None:
+        self.b.seq_rm(slot.seq, -1, -1)
+        if slot.grammar is not None:
+            self.b.grammar_free(slot.grammar)
+            slot.grammar = None
+
+
+# --------------------------------------------------------------------------- llama.cpp
+
+
+class LlamaCppEngine:
+    """A GGUF model in llama.cpp (llama-cpp-python's C bindings): :class:`Backend`, a tokenizer
+    (``encode``, ``chat_template``, ``apply_chat_template``) and vLLM's ``generate`` interface."""
+
+    def __init__(self, gguf: str | os.PathLike, n_ctx: int = 8192, n_seq: int = 16, n_batch: int = 512,
+                 n_threads: int | None = None):
+        try:
+            import llama_cpp as lc
+        except ImportError as e:
+            raise InputError("llama-cpp-python is not installed", "--translator llamacpp",
+                             "`pip install 'itlr-gpu[llamacpp]'` (builds llama.cpp: several minutes)") from e
+        self.lc = lc
+        lc.llama_backend_init()
+        lc.llama_log_set(_silent_log(lc), None)
+        mp = lc.llama_model_default_params()
+        mp.n_gpu_layers = 0
+        self.model = lc.llama_model_load_from_file(str(gguf).encode(), mp)
+        if not self.model:
+            raise InputError("llama.cpp cannot load the model", str(gguf), "a GGUF causal language model")
+        self.vocab = lc.llama_model_get_vocab(self.model)
+        self.n_vocab = lc.llama_vocab_n_tokens(self.vocab)
+        cp = lc.llama_context_default_params()
+        threads = n_threads or len(os.sched_getaffinity(0))
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, n_seq + 1
+        cp.n_threads = cp.n_threads_batch = threads
+        cp.kv_unified = True  # one KV buffer: the shared prefix's cells belong to every sequence
+        cp.no_perf = True
+        self.ctx = lc.llama_init_from_model(self.model, cp)
+        if not self.ctx:
+            raise InputError("llama.cpp cannot create a context", str(gguf), f"memory for n_ctx={n_ctx}")
+        self.mem = lc.llama_get_memory(self.ctx)
+        self.n_ctx, self.n_batch, self.n_threads = lc.llama_n_ctx(self.ctx), n_batch, threads
+        self.batch = lc.llama_batch_init(n_batch, 0, 1)
+        self._one = (lc.llama_token_data * 1)()
+        self._one_arr = lc.llama_token_data_array(self._one, 1, -1, False)
+        self._full = np.zeros(self.n_vocab, dtype=np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]))
+        self._full["id"] = np.arange(self.n_vocab)
+        self._full_arr = lc.llama_token_data_array(
+            self._full.ctypes.data_as(lc.llama_token_data_p), self.n_vocab, -1, False)
+        self._pieces: dict[int, bytes] = {}
+        tmpl = lc.llama_model_chat_template(self.model, None)
+        self.chat_template = tmpl.decode() if tmpl else None
+        self.decoder = BatchDecoder(self, n_seq=n_seq)
+
+    # -- Backend ------------------------------------------------------------------------
+
+    def decode(self, tokens, positions, seqs, want_logits):
+        lc, b = self.lc, self.batch
+        for i, (t, p, s, w) in enumerate(zip(tokens, positions, seqs, want_logits)):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = t, p, 1, bool(w)
+            b.seq_id[i][0] = s
+        b.n_tokens = len(tokens)
+        rc = lc.llama_decode(self.ctx, b)
+        if rc != 0:
+            raise RuntimeError(f"llama_decode returned {rc}")
+        out = []
+        for i, w in enumerate(want_logits):
+            if w:
+                ptr = lc.llama_get_logits_ith(self.ctx, i)
+                out.append(np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy())
+        return out
+
+    def seq_cp(self, src, dst, p0, p1):
+        self.lc.llama_memory_seq_cp(self.mem, src, dst, p0, p1)
+
+    def seq_rm(self, seq, p0, p1):
+        self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
+
+    def grammar(self, text):
+        text = gbnf_for_llama_cpp(text)
+        g = self.lc.llama_sampler_init_grammar(self.vocab, text.encode(), b"root")
+        if not g:
+            raise ValueError("llama.cpp rejected the grammar")
+        return g
+
+    def grammar_clone(self, g):
+        return self.lc.llama_sampler_clone(g)
+
+    def grammar_free(self, g):
+        self.lc.llama_sampler_free(g)
+
+    def grammar_allows(self, g, token):
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
+        self._one_arr.size, self._one_arr.selected, self._one_arr.sorted = 1, -1, False
+        self.lc.llama_sampler_apply(g, self.lc.ctypes.byref(self._one_arr))
+        return self._one_arr.size == 1 and np.isfinite(self._one[0].logit)
+
+    def grammar_best(self, g, logits):
+        self._full["id"] = np.arange(self.n_vocab)
+        self._full["logit"] = logits
+        self._full_arr.size, self._full_arr.selected, self._full_arr.sorted = self.n_vocab, -1, False
+        self.lc.llama_sampler_apply(g, self.lc.ctypes.byref(self._full_arr))
+        sel = self._full[: self._full_arr.size]
+        return int(sel["id"][int(np.argmax(sel["logit"]))])
+
+    def grammar_accept(self, g, token):
+        self.lc.llama_sampler_accept(g, token)
+
+    def is_eog(self, token):
+        return bool(self.lc.llama_vocab_is_eog(self.vocab, token))
+
+    def piece(self, token):
+        p = self._pieces.get(token)
+        if p is None:
+            buf = self.lc.ctypes.create_string_buffer(256)
+            n = self.lc.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+            p = self._pieces[token] = buf.raw[:max(n, 0)]
+        return p
+
+    # -- tokenizer ----------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        data = text.encode()
+        cap = len(data) + 16
+        buf = (self.lc.llama_token * cap)()
+        n = self.lc.llama_tokenize(self.vocab, data, len(data), buf, cap, False, True)
+        if n < 0:
+            raise ValueError("tokenization failed")
+        return list(buf[:n])
+
+    def apply_chat_template(self, messages, tokenize: bool = False, add_generation_prompt: bool = True) -> str:
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        return env.from_string(self.chat_template).render(
+            messages=messages, add_generation_prompt=add_generation_prompt, bos_token="", eos_token="")
+
+    def get_tokenizer(self):
+        return self
+
+    # -- vLLM-like generate -------------------------------------------------------------
+
+    def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False) -> list[Any]:
+        if getattr(params, "temperature", 0.0):
+            raise ValueError("the llama.cpp backend decodes greedily (temperature 0)")
+        toks = [self.encode(p) for p in prompts]
+        gens = self.decoder.generate(toks, getattr(params, "grammar", None), params.max_tokens)
+        out = []
+        for tokens, reason in gens:
+            text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
+            out.append(SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason=reason)]))
+        return out
+
+    def close(self) -> None:
+        if getattr(self, "ctx", None):
+            self.lc.llama_batch_free(self.batch)
+            self.lc.llama_free(self.ctx)
+            self.lc.llama_model_free(self.model)
+            self.ctx = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+_LOG_CB = None
+
+
+def _silent_log(lc):
+    """llama.cpp logs every load step to stderr; keep errors only."""
+    global _LOG_CB
+    if _LOG_CB is None:
+        @lc.llama_log_callback
+        def cb(level, text, user_data):  # noqa: ARG001
+            if level >= 4:  # GGML_LOG_LEVEL_ERROR
+                os.write(2, text)
+
+        _LOG_CB = cb
+    return _LOG_CB
+
+
+def resolve_gguf(model: str | os.PathLike | None, cache_dir: str | os.PathLike | None = None) -> Path:
+    """A ``--model`` argument -> a GGUF file: a registry name (installed), a ``.gguf`` file or a
+    folder holding exactly one; default ``qwen2.5-coder-1.5b``."""
+    from .registry import gguf_file, resolve_registered
+
+    name = str(model) if model is not None else "qwen2.5-coder-1.5b"
+    if name.lower() in ("smollm2", "smollm2-135m"):
+        from .models import find_smollm2_gguf
+
+        return find_smollm2_gguf()
+    folder = resolve_registered(name, cache_dir)
+    if folder is not None:
+        return gguf_file(folder)
+    p = Path(name)
+    if p.is_file():
+        with open(p, "rb") as f:
+            if f.read(4) != b"GGUF":
+                raise InputError("not a GGUF file", str(p), "a .gguf model (or a registry name)")
+        return p
+    if p.is_dir():
+        ggufs = sorted(p.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return ggufs[0]
+        raise InputError(f"{len(ggufs)} .gguf files in the folder", str(p), "exactly one GGUF model file")
+    raise InputError("model not found", str(p), "a registry name (itlr models list), a .gguf file or a folder")
+
+
+def _fingerprint(path: Path) -> str:
+    st = path.stat()
+    return hashlib.sha1(f"{path.name}:{st.st_size}".encode()).hexdigest()[:12]
+
+
+@dataclass
+class LlamaCppTranslator(VllmTranslator):
+    """:class:`~.llm.VllmTranslator`'s logic on :class:`LlamaCppEngine` (``--translator llamacpp``).
+
+    ``max_model_len`` bounds one request's prompt + generation; ``n_ctx`` is the KV cache
+    shared by all ``n_seq`` parallel sequences and the prefix."""
+
+    n_ctx: int = 8192
+    n_seq: int = 16
+    n_threads: int | None = None
+    backend_name: ClassVar[str] = "llamacpp"
+
+    def _start_engine(self) -> None:
+        if self.temperature:
+            raise InputError("the llama.cpp backend decodes greedily", "temperature", "0")
+        path = resolve_gguf(self.model, self.cache_dir)
+        self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads)
+        self._tokenizer = self.llm
+        stem = path.stem.lower()
+        self.model_id = f"llamacpp:{stem}@{_fingerprint(path)}"
+
+    def sampling_params(self, grammar: str | None, max_tokens: int):
+        return _PlainParams(max_tokens, self.temperature, self.seed, grammar)

@@ -1,0 +1,345 @@
+"""llama.cpp backend: the batched decoder against one-at-a-time greedy decoding (the oracle)
+on a fake model, the translator's interface with a fake engine, and (opt-in, ``-m llm_large``)
+real runs with the installed Qwen2.5-Coder GGUF.
+
+The fake model's next-token logits are a deterministic function of the sequence's whole
+history *as stored in its KV cache* (position -> token), so a wrong prefix copy, a lost
+token or a shifted position changes the output and the comparison fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import os
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from itlr_gpu.errors import InputError
+from itlr_gpu.query import canonical, parse
+from itlr_gpu.translate import translate
+from itlr_gpu.translate.llamacpp import BatchDecoder, LlamaCppTranslator, common_prefix, resolve_gguf
+
+V, EOG, BANNED = 12, 10, 11
+
+
+def fake_logits(history: tuple[int, ...]) -> np.ndarray:
+    seed = int.from_bytes(hashlib.sha1(repr(history).encode()).digest()[:4], "little")
+    x = np.random.default_rng(seed).normal(size=V).astype(np.float32)
+    x[EOG] += 0.3 * len(history) - 3.0  # ends come at varied lengths
+    x[BANNED] += 1.0  # the grammar must often step in
+    return x
+
+
+class FakeGrammar:
+    """Bans BANNED; allows EOG only after ``min_len`` accepted tokens."""
+
+    live = 0
+
+    def __init__(self, min_len: int):
+        self.min_len, self.count = min_len, 0
+        FakeGrammar.live += 1
+
+    def allows(self, tok: int) -> bool:
+        return tok != BANNED and (tok != EOG or self.count >= self.min_len)
+
+
+class FakeBackend:
+    def __init__(self, n_ctx=10_000, n_batch=8):
+        self.n_ctx, self.n_batch = n_ctx, n_batch
+        self.kv: dict[int, dict[int, int]] = {}
+        self.batches: list[list[int]] = []
+
+    def decode(self, tokens, positions, seqs, want_logits):
+        assert 0 < len(tokens) <= self.n_batch
+        self.batches.append(list(seqs))
+        out = []
+        for t, p, s, w in zip(tokens, positions, seqs, want_logits):
+            cells = self.kv.setdefault(s, {})
+            assert p == len(cells) and all(q in cells for q in range(p)), (s, p, sorted(cells))
+            cells[p] = t
+            if w:
+                out.append(fake_logits(tuple(cells[q] for q in range(p + 1))))
+        used = sum(len(c) for s, c in self.kv.items())
+        assert used <= self.n_ctx * 2  # loose: the prefix's cells are counted once per sequence here
+        return out
+
+    def seq_cp(self, src, dst, p0, p1):
+        assert not self.kv.get(dst)
+        self.kv[dst] = {q: t for q, t in self.kv[src].items() if p0 <= q < p1}
+
+    def seq_rm(self, seq, p0, p1):
+        cells = self.kv.get(seq, {})
+        for q in list(cells):
+            if (p0 < 0 or q >= p0) and (p1 < 0 or q < p1):
+                del cells[q]
+
+    def grammar(self, text):
+        return FakeGrammar(int(text))
+
+    def grammar_clone(self, g):
+        FakeGrammar.live += 1
+        return copy.copy(g)
+
+    def grammar_free(self, g):
+        FakeGrammar.live -= 1
+
+    def grammar_allows(self, g, tok):
+        return g.allows(tok)
+
+    def grammar_best(self, g, logits):
+        masked = [x if g.allows(i) else -np.inf for i, x in enumerate(logits)]
+        return int(np.argmax(masked))
+
+    def grammar_accept(self, g, tok):
+        assert g.allows(tok)
+        g.count += 1
+
+    def is_eog(self, tok):
+        return tok == EOG
+
+    def piece(self, tok):
+        return str(tok).encode()
+
+
+def reference(prompt, grammar, max_tokens):
+    """One prompt, no KV cache, no batching: the definition of greedy constrained decoding."""
+    g = FakeGrammar(int(grammar)) if grammar is not None else None
+    hist, out = list(prompt), []
+    while True:
+        logits = fake_logits(tuple(hist))
+        tok = int(np.argmax(logits))
+        if g is not None and not g.allows(tok):
+            tok = int(np.argmax([x if g.allows(i) else -np.inf for i, x in enumerate(logits)]))
+        if tok == EOG:
+            FakeGrammar.live -= g is not None
+            return out, "stop"
+        out.append(tok)
+        hist.append(tok)
+        if g is not None:
+            g.count += 1
+        if len(out) >= max_tokens:
+            FakeGrammar.live -= g is not None
+            return out, "length"
+
+
+prompts_st = st.tuples(
+    st.lists(st.integers(0, 9), min_size=0, max_size=12),  # shared prefix
+    st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=6), min_size=1, max_size=9),  # own parts
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(prompts_st, st.integers(1, 4), st.integers(1, 16), st.integers(1, 7), st.sampled_from([None, "0", "2"]),
+       st.integers(40, 400))
+def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n_ctx):
+    prefix, own = pp
+    prompts = [prefix + o for o in own]
+    backend = FakeBackend(n_ctx=n_ctx, n_batch=n_batch)
+    dec = BatchDecoder(backend, n_seq=n_seq)
+    FakeGrammar.live = 0
+    got = dec.generate(prompts, grammar, max_tokens)
+    assert FakeGrammar.live == 0  # every per-sequence grammar and the compiled one freed
+    want = [reference(p, grammar, max_tokens) for p in prompts]
+    assert got == want
+    # every request sequence was released; only the prefix (sequence 0) stays
+    assert all(not cells for s, cells in backend.kv.items() if s != 0)
+    assert max(len(set(b)) for b in backend.batches) <= n_seq + 1
+
+
+def test_prefix_is_decoded_once_and_reused_across_calls():
+    backend = FakeBackend(n_batch=64)
+    dec = BatchDecoder(backend, n_seq=4)
+    prefix = list(range(10)) * 3
+    prompts = [prefix + [i, i] for i in range(8)]
+    assert dec.generate(prompts, "1", 5) == [reference(p, "1", 5) for p in prompts]
+    assert dec.stats["prefix_tokens"] == 30 and dec.stats["prompt_tokens"] == 16
+    # one at a time: the kept prefix is not decoded again
+    for p in prompts[:3]:
+        assert dec.generate([p], "1", 5) == [reference(p, "1", 5)]
+    # a lone prompt keeps all but its last token as prefix: only its first own token is decoded anew
+    assert dec.stats["prefix_tokens"] == 30 + 3
+    # a different prefix replaces the kept one from where they differ
+    other = [prefix[:5] + [9, 9, 9, 1]]
+    assert dec.generate(other, None, 3) == [reference(other[0], None, 3)]
+    assert dec.prefix == other[0][:-1]
+
+
+def test_sequences_decode_together():
+    backend = FakeBackend(n_batch=64)
+    dec = BatchDecoder(backend, n_seq=8)
+    prompts = [[1, 2, 3, i] for i in range(8)]
+    dec.generate(prompts, None, 6)
+    # after the prefill, each decode call carries one token of each running sequence
+    assert max(len(b) for b in backend.batches) == 8
+    assert dec.stats["decode_calls"] < 8 * 6
+
+
+def test_prompt_too_long_for_the_context_is_refused():
+    dec = BatchDecoder(FakeBackend(n_ctx=20, n_batch=8), n_seq=2)
+    with pytest.raises(ValueError, match="does not fit"):
+        dec.generate([[1] * 18], None, 5)
+
+
+def test_common_prefix():
+    assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == 2
+    assert common_prefix([[1], [2]]) == 0 and common_prefix([]) == 0
+
+
+# ----------------------------------------------------------------------------- translator interface
+
+
+class EchoEngine:
+    """vLLM-like engine: answers each prompt from a dict keyed by the request text."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = answers, []
+        self.chat_template = None
+
+    def generate(self, prompts, params, use_tqdm=False):
+        self.calls.append((list(prompts), params))
+        outs = []
+        for p in prompts:
+            req = p.rsplit("Request: ", 1)[1].split("\n")[0]
+            ans = self.answers[req]
+            text, fin = ans if isinstance(ans, tuple) else (ans, "stop")
+            outs.append(SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason=fin)]))
+        return outs
+
+    def get_tokenizer(self):
+        return SimpleNamespace(encode=lambda s: s.split(), chat_template=None)
+
+
+def test_llamacpp_translator_rows_and_cache_key(tmp_path):
+    answers = {"a but not b": '"a" AND NOT "b"', "bad": '"a" AND AND', "c": '"c"'}
+    eng = LlamaCppTranslator(llm=EchoEngine(answers))
+    assert eng.model_id.startswith("llamacpp:")
+    long = " ".join(["word"] * 4001)  # 20,004 characters, 4,001 "tokens" for the fake tokenizer
+    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, "ctrl\x00\x07 chars"]
+    eng.llm.answers["ctrl chars"] = '"ctrl chars"'
+    rows = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
+    by = {r.text: r for r in rows}
+    assert by["a but not b"].expr == '("a" AND NOT "b")' and by["a but not b"].translator.startswith("llamacpp:")
+    assert "does not parse" in by["bad"].error and by["bad"].expr is None
+    assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
+    assert "prompt is" in by[long].error and "tokens long" in by[long].error
+    assert by["ctrl\x00\x07 chars"].expr == '"ctrl chars"'  # control characters become white space
+    params = eng.llm.calls[0][1]
+    assert params.grammar is not None and params.temperature == 0.0
+    # a failed translation is cached as a deterministic failure only, never an engine crash
+    again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
+    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip())
+
+
+def test_engine_failure_keeps_the_other_rows_and_is_not_cached(tmp_path):
+    class Flaky(EchoEngine):
+        def generate(self, prompts, params, use_tqdm=False):
+            if any("boom" in p for p in prompts):
+                raise RuntimeError("llama_decode returned 1")
+            return super().generate(prompts, params)
+
+    eng = LlamaCppTranslator(llm=Flaky({"a": '"a"', "b": '"b"'}))
+    rows = translate(["a", "boom", "b"], translator="llamacpp", engine=eng, cache_dir=tmp_path)
+    assert [r.expr for r in rows] == ['"a"', None, '"b"'] and "llama_decode" in rows[1].error
+    eng.llm = EchoEngine({"a": '"a"', "b": '"b"', "boom": '"boom"'})
+    rows = translate(["boom"], translator="llamacpp", engine=eng, cache_dir=tmp_path)
+    assert rows[0].expr == '"boom"' and not rows[0].cached  # the failure was not cached
+
+
+def test_temperature_is_refused():
+    with pytest.raises(InputError, match="greedily"):
+        LlamaCppTranslator(model="x.gguf", temperature=0.7)
+
+
+def test_resolve_gguf_errors(tmp_path):
+    with pytest.raises(InputError, match="model not found"):
+        resolve_gguf(tmp_path / "missing.gguf")
+    bad = tmp_path / "config.json"
+    bad.write_text("{}")
+    with pytest.raises(InputError, match="not a GGUF file"):
+        resolve_gguf(bad)
+    with pytest.raises(InputError, match="0 .gguf files"):
+        resolve_gguf(tmp_path)  # a folder that is not a GGUF model (e.g. an HF folder)
+    good = tmp_path / "m.gguf"
+    good.write_bytes(b"GGUF" + b"\0" * 8)
+    assert resolve_gguf(tmp_path) == good and resolve_gguf(good) == good
+    with pytest.raises(InputError, match="not installed"):
+        resolve_gguf("qwen2.5-coder-0.5b", cache_dir=tmp_path / "empty")
+
+
+# ----------------------------------------------------------------------------- real llama.cpp (opt-in)
+
+
+def _installed(name):
+    from itlr_gpu.translate.registry import REGISTRY, installed
+
+    return installed(REGISTRY[name])
+
+
+@pytest.fixture(scope="module")
+def qwen_engine():
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install 'itlr-gpu[llamacpp]')")
+    name = os.environ.get("ITLR_LLM_MODEL", "qwen2.5-coder-1.5b")
+    if _installed(name) is None:
+        pytest.skip(f"{name} is not installed (itlr models install {name})")
+    threads = int(os.environ["ITLR_LLM_THREADS"]) if os.environ.get("ITLR_LLM_THREADS") else None
+    return LlamaCppTranslator(model=name, max_tokens=64, n_seq=4, n_threads=threads)
+
+
+@pytest.mark.llm_large
+def test_real_qwen_translates_and_batches(qwen_engine):
+    texts = ["vitamin D benefits but not bone health", "research and development spending but not defence",
+             "Is coffee or tea better for concentration?", "papers on honey bees"]
+    rows = translate(texts, translator="llamacpp", engine=qwen_engine, cache=False)
+    for r in rows:
+        assert r.error is None, r
+        assert canonical(parse(r.expr)) == r.expr
+    assert rows[0].expr == '("vitamin D benefits" AND NOT "bone health")'
+    one = [translate([t], translator="llamacpp", engine=qwen_engine, cache=False)[0].expr for t in texts]
+    assert one == [r.expr for r in rows]  # batching does not change greedy outputs
+
+
+@pytest.mark.llm_large
+def test_real_qwen_rewrite_mode(qwen_engine):
+    eng = LlamaCppTranslator(llm=qwen_engine.llm, mode="rewrite", max_tokens=48)
+    eng.model_id = qwen_engine.model_id
+    (row,) = translate(["coral reef restoration"], translator="llamacpp", mode="rewrite", engine=eng, cache=False)
+    assert row.error is None and row.rewrite and parse(row.expr).text == row.rewrite
+
+
+def test_corrupt_gguf_is_one_clear_error(tmp_path):
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed")
+    from itlr_gpu.translate.llamacpp import LlamaCppEngine
+
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\x00" * 64)  # a truncated header
+    with pytest.raises(InputError, match="cannot load the model"):
+        LlamaCppEngine(bad, n_ctx=256, n_seq=1)
+
+
+def test_cli_refuses_models_that_are_not_causal_lms(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
+    enc = tmp_path / "encoder"
+    enc.mkdir()
+    (enc / "config.json").write_text('{"architectures": ["MPNetForMaskedLM"]}')
+    out = tmp_path / "o.arrow"
+    assert main(["translate", str(q), "-o", str(out), "--translator", "vllm", "--model", str(enc)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("itlr: error: ") and "not a causal language model" in err and err.count("\n") == 1
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--model", str(enc)]) == 1
+    err = capsys.readouterr().err
+    assert "0 .gguf files" in err and err.count("\n") == 1
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--model",
+                 str(tmp_path / "nope.gguf")]) == 1
+    assert "model not found" in capsys.readouterr().err
+    assert not out.exists()
