@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
+from itlr_gpu.query import MAX_QUERY_CHARS  # noqa: E402
+
 # --------------------------------------------------------------------------- values
 
 words = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd")), min_size=1, max_size=8)
@@ -29,7 +31,7 @@ bad_exprs = st.one_of(
     st.text(max_size=20).map(lambda t: "(" + t.replace(")", "")),
     st.just('""'),
     st.sampled_from(["\u200b", "\u3000 AND \u200b", "\ufeff", "NOT NOT a", "a\x00b", "a\x07", "OR"]),
-    st.integers(10_001, 12_000).map(lambda n: "a" * n),
+    st.integers(MAX_QUERY_CHARS + 1, MAX_QUERY_CHARS + 64).map(lambda n: "a" * n),
     st.integers(65, 200).map(lambda n: "(" * n + "a" + ")" * n),
 )
 non_strings = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
