@@ -162,27 +162,56 @@ def in_budget_scope(b: dict) -> bool:
     return b["depth"] <= BUDGET_DEPTH and b["k"] <= BUDGET_K
 
 
-def compile_all(batches: list[dict], workers: int) -> list[dict]:
+def kernel_key() -> str:
+    """Triton's hash of the kernel's source and everything it calls: equal keys, equal device code."""
+    from itlr_gpu.kernels import fused_logical_topk as fk
+
+    return fk.fused_logical_topk_kernel.cache_key
+
+
+def spec_key(spec: dict) -> str:
+    return json.dumps({k: spec[k] for k in ("dtype", "constexprs", "launch")}, sort_keys=True)
+
+
+def compile_all(batches: list[dict], workers: int, reuse: dict | None = None) -> list[dict]:
     """Compile every distinct specialisation of ``batches`` (in worker processes, with a fresh Triton cache
-    and the interpreter off); one row per specialisation with the batches it serves."""
+    and the interpreter off); one row per specialisation with the batches it serves.  ``reuse``: rows of an
+    earlier run of the same kernel source, triton and ptxas (``load_reusable``), by specialisation."""
     groups = dedupe(batches)
+    reuse = reuse or {}
+    todo = [spec for spec, _ in groups if spec_key(spec) not in reuse]
     env_old = {k: os.environ.get(k) for k in ("TRITON_CACHE_DIR", "TRITON_INTERPRET")}
     with tempfile.TemporaryDirectory(prefix="itlr-regs-") as cache:
         os.environ["TRITON_CACHE_DIR"] = cache
         os.environ.pop("TRITON_INTERPRET", None)
         try:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                rows = list(pool.map(compile_spec, [spec for spec, _ in groups]))
+                fresh = dict(zip(map(spec_key, todo), pool.map(compile_spec, todo)))
         finally:
             for k, v in env_old.items():
                 if v is None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    for row, (_, members) in zip(rows, groups):
+    rows = []
+    for spec, members in groups:
+        key = spec_key(spec)
+        row = dict(fresh[key]) if key in fresh else dict(reuse[key], reused=True)
+        rows.append(row)
         row["batches"] = members
         row["in_budget_scope"] = any(in_budget_scope(b) for b in members)
     return rows
+
+
+def load_reusable(path: str, info: dict) -> dict:
+    """Rows of an earlier table whose kernel source (Triton's cache key), triton and ptxas match this run's."""
+    old = json.loads(Path(path).read_text())
+    same = all(old["info"].get(k) == info[k] for k in ("kernel_key", "triton", "ptxas"))
+    if not same:
+        print(f"--reuse {path}: another kernel source, triton or ptxas; compiling everything", file=sys.stderr)
+        return {}
+    return {spec_key(r): {k: v for k, v in r.items() if k not in ("batches", "in_budget_scope", "reused")}
+            for r in old["rows"] if r.get("ok")}
 
 
 def spills(row: dict) -> bool:
@@ -222,12 +251,14 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
             f"| {r['dtype']} | {c['S']} | {c['L']} | {c['BLOCK_N']} x {c['BLOCK_Q']} x {c['BLOCK_D']} | "
             f"{ln['num_warps']} | {ln['num_stages']} | {ops} | {int(c['AFFINE'])} | {int(c['HYBRID'])} | "
             f"{r['registers']} | {r['spill_stores']} | {r['spill_loads']} | {r['shared'] / 1024:.0f} | {r['wgmma']} | "
-            f"{r['seconds']} | {fmt_batches(r['batches'])} | {verdict} |")
+            f"{'*%s*' % r['seconds'] if r.get('reused') else r['seconds']} | {fmt_batches(r['batches'])} | {verdict} |")
     bad = [r for r in rows if r["in_budget_scope"] and (not r["ok"] or spills(r))]
     md = "\n".join([
         "# Fused kernel: registers and spills per specialisation (sm_90, ptxas)", "",
         f"Command: `{info['command']}` ({info['seconds']} s; {info['specialisations']} specialisations from "
-        f"{info['batches']} batches, matrix `{info['matrix']}`)", "",
+        f"{info['batches']} batches, matrix `{info['matrix']}`"
+        + (f"; {info['reused']} rows (compile s in italics) reused from the earlier run of the same kernel source "
+           f"(Triton cache key `{info['kernel_key'][:16]}`), triton and ptxas" if info.get("reused") else "") + ")", "",
         f"triton {info['triton']}; ptxas: {info['ptxas']}; target {info['target']}; compiled on {info['cpu']}, "
         f"{info['cores']} cores, load average at start {', '.join(f'{x:.2f}' for x in info['load_average'])}.", "",
         "Ops codes: AND 0 product / 1 sum / 2 min; OR 0 sum / 1 max; NOT 0 one_minus / 1 reciprocal. "
@@ -252,14 +283,19 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "kernel_registers"),
                     help="output stem (.json and .md are added)")
+    ap.add_argument("--reuse", default=None, metavar="JSON",
+                    help="take the rows of specialisations that an earlier table of the same kernel source, "
+                         "triton and ptxas compiled (marked 'reused'); the tests never reuse")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     t0 = time.time()
     info = dict(command=" ".join(shlex.quote(a) for a in ["python", *sys.argv]), matrix=args.matrix,
-                **machine_info())
+                **machine_info(), kernel_key=kernel_key())
     batches = matrix(args.matrix)
-    rows = compile_all(batches, args.workers)
-    info.update(seconds=round(time.time() - t0, 1), batches=len(batches), specialisations=len(rows))
+    reuse = load_reusable(args.reuse, info) if args.reuse else {}
+    rows = compile_all(batches, args.workers, reuse)
+    info.update(seconds=round(time.time() - t0, 1), batches=len(batches), specialisations=len(rows),
+                reused=sum(bool(r.get("reused")) for r in rows))
     md = write_table(rows, info, Path(args.out))
     print(md)
     bad = [r for r in rows if r["in_budget_scope"] and (not r["ok"] or spills(r))]

@@ -356,13 +356,14 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10) -> dict:
     is benchmarks/results/kernel_registers.md).  Every tile-sized float32 value (each of the S stack
     slots, the dot accumulator, the score) costs BLOCK_N * BLOCK_Q / (32 * num_warps) registers per
     thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 4, 8), and S >= 16
-    gets 16 lanes.  fp32 documents take d in chunks of 16: their tf32x3 dot splits both operands in
-    registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes spills ~250 bytes
-    at k = 1000, at 32 lanes it needs 244 registers and spills nothing.)  ``k`` is accepted for rules
-    that depend on it; none does yet.
+    gets 16 lanes.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
+    both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
+    spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
+    k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
     """
     s = next_pow2(max(1, max_depth))
-    block_q = 64 if s <= 2 else 32 if s <= 8 else 16
+    wide = s <= 2 and docs.element_size() <= 2
+    block_q = 64 if wide else 32 if s <= 8 else 16
     block_d = 64 if docs.element_size() <= 2 else 16
     return dict(block_n=64, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3)
 
