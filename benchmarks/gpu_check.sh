@@ -29,6 +29,10 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 PYTEST_S=${PYTEST_S:-210}
 BENCH_S=${BENCH_S:-260}
+if [ $DRY = 1 ]; then   # the interpreter on a small shared CPU: generous limits (the GPU limits are above)
+  PYTEST_S=${DRY_PYTEST_S:-600}
+  BENCH_S=${DRY_BENCH_S:-1500}
+fi
 T0=$(date +%s)
 status=0
 

@@ -23,7 +23,7 @@ def test_gpu_check_dry_run(tmp_path):
     env["PYTHON"] = sys.executable
     dest = tmp_path / "gpu"
     proc = subprocess.run(["bash", "benchmarks/gpu_check.sh", "--dry-run", str(dest)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=1200)
+                          capture_output=True, text=True, timeout=2400)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     for name in ("env.txt", "pytest.log", "pytest.xml", "gpu_kernel.json", "gpu_kernel.md", "summary.md"):
         assert (dest / name).is_file(), name
