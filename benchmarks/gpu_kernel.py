@@ -13,19 +13,26 @@ NOT; the paper's ops); k in {10, 100, 1000}.  In one run, per N:
   (e) options  the fused kernel with the recommended scoring options (itlr_gpu.scoring.RECOMMENDED:
                per-literal affine maps + a hybrid epilogue with one whole-query vector per query),
                statistics over the 4,096-document sample included; at the smallest k only
+  (f) rule     with --rule-check: fused vs torch at the corners of ``--backend auto``'s provisional rule
+               (itlr_gpu.backends.choose_cuda_backend: batch size, stack depth, k) on the first N
 
-Times are the median of --repeat runs (CUDA events) after a warm-up.  Reported:
+Times are the median of --repeat runs (CUDA events) after a warm-up (which includes Triton's compile).  Reported:
 queries/s, the fused kernel's TFLOP/s as a fraction of the measured matmul rate,
 ratios vs (b) and vs the matmul floor, the peak GPU memory of (a)
 (torch.cuda.max_memory_allocated) vs the document matrix, and how well (a)
 agrees with (b) (same rows, max score difference; both get the same
-fp16-rounded term embeddings).  A short autotune of the kernel's tile
-configuration runs first (N = 1M, k = 10) and is recorded.
+fp16-rounded term embeddings).  Every row uses ``default_config`` (what users
+get); a tile comparison against larger tiles that may spill runs first (N = 1M,
+k = 10) and is recorded.  On a GPU every specialisation the run needs is first
+compiled in parallel worker processes (benchmarks/gpu_warmup.py), so the
+timed part does not wait on one compile after another.
 
 Run from the repository root (needs only torch, triton, numpy and this repo):
     python benchmarks/gpu_kernel.py              # H100/H200: < 5 minutes
     python benchmarks/gpu_kernel.py --smoke      # tiny shapes; without a GPU under Triton's interpreter
-Writes benchmarks/results/gpu_kernel.{json,md} (--smoke: gpu_kernel.smoke.{json,md}).
+Writes benchmarks/results/gpu_kernel.{json,md} (--smoke: gpu_kernel.smoke.{json,md}), rewritten after
+every row, so an interrupted run keeps what it measured.  ``bash benchmarks/gpu_check.sh`` runs it after
+the GPU tests.
 """
 
 from __future__ import annotations
@@ -55,6 +62,8 @@ def parse_args(argv=None):
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--no-autotune", action="store_true")
     ap.add_argument("--skip-unfused", action="store_true", help="skip (b), the slowest part")
+    ap.add_argument("--rule-check", action="store_true",
+                    help="also time fused vs torch at the corners of --backend auto's rule (first N)")
     ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/gpu_kernel[.smoke])")
     args = ap.parse_args(argv)
     if args.smoke:
@@ -226,12 +235,14 @@ def fused_options(docs, terms, whole, program, k, cfg):
                            epilogue=(lin.mix, lin.whole_arg), **cfg)
 
 
+TILE_CANDIDATES = [dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=3),
+                   dict(block_n=128, block_q=32, block_d=64, num_warps=8, num_stages=3)]
+
+
 def autotune(docs, terms, program, repeat) -> tuple[dict, list]:
-    candidates = [dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=3),
-                  dict(block_n=128, block_q=32, block_d=64, num_warps=8, num_stages=3),
-                  dict(block_n=64, block_q=64, block_d=64, num_warps=4, num_stages=3),
-                  dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=4),
-                  dict(block_n=128, block_q=128, block_d=64, num_warps=8, num_stages=3)]
+    """Time default_config (spill-free by construction) against larger tiles that may spill (k = 10);
+    the fastest is recorded, the benchmark rows keep the default (what users get)."""
+    candidates = [fk.default_config(docs, program.max_depth, 10)] + TILE_CANDIDATES
     rows = []
     for cfg in candidates:
         try:
@@ -242,6 +253,47 @@ def autotune(docs, terms, program, repeat) -> tuple[dict, list]:
         rows.append(dict(config=cfg, seconds=sec))
     ok = [r for r in rows if "seconds" in r]
     return (min(ok, key=lambda r: r["seconds"])["config"] if ok else {}), rows
+
+
+def nested(terms: list) -> object:
+    """a AND (b OR (c AND ...)): stack depth = number of terms."""
+    node = terms[-1]
+    for i, t in enumerate(reversed(terms[:-1])):
+        node = make_and([t, node]) if i % 2 else make_or([t, node])
+    return node
+
+
+def rule_batches(d: int, smoke: bool) -> list[tuple]:
+    """(queries, depth, k, program, terms) at the corners of the provisional --backend auto rule."""
+    corners = [(2, 2, 10), (8, 2, 10), (1024, 2, 1000), (1024, 2, 2048), (256, 8, 100), (64, 12, 10)]
+    if smoke:
+        corners = [(2, 2, 5), (8, 3, 5)]
+    out = []
+    for q, depth, k in corners:
+        queries = [nested([Term(f"t{depth * i + j}") for j in range(depth)]) for i in range(q)]
+        program = compile_queries(queries)
+        rng = np.random.default_rng(q + depth + k)
+        t = rng.standard_normal((len(program.terms), d)).astype(np.float32)
+        t = (t / np.linalg.norm(t, axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
+        out.append((q, depth, k, program, t))
+    return out
+
+
+def rule_check(docs, batches, repeat: int) -> list[dict]:
+    """(f) fused vs torch at the corners of the provisional --backend auto rule."""
+    from itlr_gpu.backends import choose_cuda_backend
+
+    rows = []
+    for q, depth, k, program, t in batches:
+        k_eff = min(k, docs.shape[0])
+        sec_f, _ = timed(lambda: fk.fused_search(docs, t, program, OPS, k_eff), repeat)
+        sec_t, _ = timed(lambda: search_reference(docs, t, program, OPS, k_eff, device=DEV), repeat)
+        rows.append(dict(queries=q, depth=program.max_depth, k=k_eff, fused_s=sec_f, torch_s=sec_t,
+                         faster="triton" if sec_f < sec_t else "torch",
+                         rule=choose_cuda_backend(k_eff, program.max_depth, q)))
+        print(f"  rule check: {q} queries, depth {program.max_depth}, k={k_eff}: fused {sec_f * 1e3:.2f} ms, "
+              f"torch {sec_t * 1e3:.2f} ms; rule says {rows[-1]['rule']}", flush=True)
+    return rows
 
 
 def agreement(a, b) -> dict:
@@ -268,17 +320,43 @@ def main() -> int:
     info["terms"] = len(program.terms)
     push_count = int((program.opcodes == 0).sum())
     results = []
-    cfg: dict = {}
+    notes = []
+    try:
+        import faiss  # noqa: F401
+        if not (CUDA and faiss.get_num_gpus() > 0):
+            notes.append("faiss has no GPU support here: (c) is torch fp16 matmul + topk")
+    except ImportError:
+        notes.append("faiss not installed: (c) is torch fp16 matmul + topk (the FAISS GPU row is skipped)")
+    info["notes"] = notes
+    cfg: dict = {}   # default_config: every row times what users get
+    rules = rule_batches(args.d, args.smoke) if args.rule_check else []
+    if CUDA:
+        # compile every specialisation of the run in parallel processes first (Triton's disk cache)
+        from gpu_warmup import warm
+
+        t_warm = time.time()
+        jobs = [dict(name=f"k={k}", d=args.d, program=program, terms=terms_np, k=k, cfg={}) for k in args.k]
+        jobs.append(dict(name="options", d=args.d, program=program, terms=terms_np, k=min(args.k), cfg={},
+                         whole=whole_np))
+        if not args.no_autotune:
+            jobs += [dict(name=f"tile {c}", d=args.d, program=program, terms=terms_np, k=10, cfg=c)
+                     for c in TILE_CANDIDATES]
+        jobs += [dict(name=f"rule q={q} depth={dp} k={k}", d=args.d, program=pr, terms=t, k=k, cfg={})
+                 for q, dp, k, pr, t in rules]
+        done = warm(jobs)
+        info["warmup"] = dict(seconds=round(time.time() - t_warm, 1), jobs=done)
+        print(f"compiled {sum(j['ok'] for j in done)}/{len(done)} specialisations in parallel in "
+              f"{info['warmup']['seconds']} s", flush=True)
     for n in args.n:
         if CUDA:
             torch.cuda.empty_cache()
         docs = make_docs(n, args.d)
         doc_bytes = docs.numel() * docs.element_size()
         flops = 2.0 * n * args.d * push_count
-        if not cfg and not args.no_autotune and CUDA:
-            cfg, tune_rows = autotune(docs, terms_np, program, max(2, args.repeat // 2))
-            info["autotune"] = dict(n=n, k=10, rows=tune_rows, chosen=cfg)
-            print(f"autotune (N={n:,}, k=10): chosen {cfg}", flush=True)
+        if "autotune" not in info and not args.no_autotune and CUDA:
+            best, tune_rows = autotune(docs, terms_np, program, max(2, args.repeat // 2))
+            info["autotune"] = dict(n=n, k=10, rows=tune_rows, fastest=best)
+            print(f"tile comparison (N={n:,}, k=10): fastest {best}; rows use default_config", flush=True)
         floor_mm = matmul_floor(docs, terms16, args.repeat)
         floor_hbm = hbm_floor(docs, args.repeat)
         mm_rate = 2.0 * n * args.d * terms16.shape[0] / floor_mm
@@ -312,6 +390,7 @@ def main() -> int:
             row.update(single_term_impl=name_c, single_term_s=sec_c,
                        single_term_qps=terms16.shape[0] / sec_c)
             results.append(row)
+            write_outputs(info, results, args, quiet=True)
             print(f"  k={k:<5} fused {sec_a * 1e3:9.2f} ms  ({row['fraction_of_matmul_rate']:.0%} of matmul rate, "
                   f"{row['vs_matmul_floor']:.2f}x floor)"
                   + (f"  unfused {row['unfused_s'] * 1e3:9.2f} ms ({row['speedup_vs_unfused']:.1f}x), rows same "
@@ -319,6 +398,13 @@ def main() -> int:
                   + f"  single-term {sec_c * 1e3:.2f} ms"
                   + (f"  with options {row['options_s'] * 1e3:.2f} ms ({row['options_over_fused']:.2f}x)"
                      if "options_s" in row else ""), flush=True)
+        del docs
+    if rules:
+        if CUDA:
+            torch.cuda.empty_cache()
+        docs = make_docs(args.n[0], args.d)
+        print(f"auto rule corners (N={args.n[0]:,}):", flush=True)
+        info["rule_check"] = rule_check(docs, rules, args.repeat)
         del docs
     info["seconds"] = round(time.time() - t_start, 1)
     write_outputs(info, results, args)
@@ -346,12 +432,12 @@ def targets(results) -> list[tuple[str, str, bool | None]]:
     return out
 
 
-def write_outputs(info, results, args):
+def write_outputs(info, results, args, quiet: bool = False):
     stem = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / ("gpu_kernel.smoke" if args.smoke
                                                                               else "gpu_kernel")
     stem.parent.mkdir(parents=True, exist_ok=True)
     tgt = targets(results)
-    payload = dict(info=info, results=results,
+    payload = dict(info=info, results=results, rule_check=info.get("rule_check", []), notes=info.get("notes", []),
                    targets=[dict(target=t, measured=m, met=ok) for t, m, ok in tgt])
     header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | rows same "
               "| single-term ms | peak/docs | with options ms (x fused) |")
@@ -367,13 +453,21 @@ def write_outputs(info, results, args):
             + (f" {r['options_s'] * 1e3:.2f} ({r['options_over_fused']:.2f}x) |" if "options_s" in r else " - |"))
     tlines = ["| target | measured | met |", "|---|---|---|"] + [
         f"| {t} | {m} | {'yes' if ok else 'NO'} |" for t, m, ok in tgt]
+    rlines = []
+    if info.get("rule_check"):
+        rlines = ["| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says |",
+                  "|---|---|---|---|---|---|---|"] + [
+            f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} | "
+            f"{r['faster']} | {r['rule']} |" for r in info["rule_check"]]
     md = "\n".join([
         "# Fused logical top-k kernel: GPU benchmark", "",
         f"GPU: {info['gpu']}; torch {info['torch']}, triton {info['triton']}; ops {info['ops']}; "
         f"d={info['d']}, {info['queries']} queries x 3 terms ({info['terms']} terms), float16 documents.", "",
-        f"Command: `{info['command']}`" + (f"; tile config: `{info.get('autotune', {}).get('chosen')}`"
-                                           if "autotune" in info else ""), "",
-        *lines, "", *tlines, "",
+        f"Command: `{info['command']}`; tile configuration: `default_config`"
+        + (f" (fastest of the tile comparison at k = 10: `{info['autotune']['fastest']}`)"
+           if "autotune" in info else ""), "",
+        *lines, "", *tlines, "", *rlines, *([""] if rlines else []),
+        *[f"Note: {x}" for x in info.get("notes", [])], *([""] if info.get("notes") else []),
         *(["Smoke run: tiny shapes (under Triton's interpreter without a GPU); the targets mean nothing here.", ""]
           if info["smoke"] else []),
         "Floors per N: cuBLAS fp16 matmul of all terms against all documents; one HBM read of the documents. "
@@ -384,10 +478,15 @@ def write_outputs(info, results, args):
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
+    if quiet:
+        return
     print()
     print("\n".join(lines))
     print()
     print("\n".join(tlines))
+    if rlines:
+        print()
+        print("\n".join(rlines))
     print(f"\nwrote {stem}.json and {stem}.md")
 
 

@@ -6,6 +6,11 @@ NOT=1-x by default).  Pipeline: query language -> compiler (one postfix program
 per batch) -> backend (torch reference, fused Triton kernel) -> top-k in Arrow.
 """
 
+import importlib.abc
+import importlib.util
+import os
+import sys
+
 from .compiler import Program, compile_queries
 from .errors import IndexIntegrityError, InputError, ItlrError, QuerySyntaxError
 from .ops import Ops
@@ -34,3 +39,28 @@ def __getattr__(name):
 
         return translate
     raise AttributeError(name)
+
+
+class _SourceCheckoutKernels(importlib.abc.MetaPathFinder):
+    """Finds ``itlr_gpu.kernels`` in a source checkout that is not pip-installed: the kernels live in the
+    repository's top-level ``kernels/`` folder, which setuptools installs as ``itlr_gpu.kernels``."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def find_spec(self, name, path=None, target=None):
+        if name != __name__ + ".kernels":
+            return None
+        return importlib.util.spec_from_file_location(name, os.path.join(self.folder, "__init__.py"),
+                                                      submodule_search_locations=[self.folder])
+
+
+def _find_source_kernels() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    source = os.path.join(os.path.dirname(here), "kernels")
+    if not os.path.exists(os.path.join(here, "kernels")) and os.path.isfile(os.path.join(source, "__init__.py")):
+        if not any(isinstance(f, _SourceCheckoutKernels) for f in sys.meta_path):
+            sys.meta_path.insert(0, _SourceCheckoutKernels(source))  # before any other install's finder
+
+
+_find_source_kernels()

@@ -33,14 +33,22 @@ Design
   Padded lanes and rows past N get KEY_MIN, below every real key.
 * Per (lane, split) the kernel owns a slice of a global int64 buffer:
   ``[0, L)`` its current best keys sorted descending (L = max(next_pow2(k),
-  BLOCK_N)), then ``CAP`` (BLOCK_N <= CAP <= L) append slots.  A per-lane
+  2 * BLOCK_N)), then ``CAP`` (BLOCK_N <= CAP <= L) append slots.  A per-lane
   threshold (its k-th best key so far) lives in registers; keys of a tile that
-  beat it are compacted (tl.cumsum) and appended.  When a lane's append area
-  would overflow (and once at the end) that lane is merged: sort the appended
+  beat it are compacted (tl.cumsum) and appended.  A lane whose append area
+  holds more than CAP - BLOCK_N keys after a tile (so the next tile could
+  overflow it), and every lane once at the end, is merged: sort the appended
   keys ascending, take ``max(best_desc, appended_asc)`` (the top L of the union:
-  the first half-cleaner of a bitonic merge), sort descending, store, and read
-  the new threshold at position k-1.  After warm-up almost no tile has a
-  candidate, so the fast path is one compare and one reduction per tile.
+  the first half-cleaner of a bitonic merge), finish the bitonic merge
+  descending (log L rounds), store, and read the new threshold at position k-1.
+  Appending before merging means nothing tile-sized is live during a merge.
+  After warm-up almost no tile has a candidate, so the fast path is one
+  compare and one reduction per tile.
+* Registers: every tile-sized float32 value costs BLOCK_N * BLOCK_Q / (32 *
+  num_warps) registers per thread and per-lane vectors live across the tile
+  loop cost a few each, so ``default_config`` sizes the tiles for ptxas's
+  report on sm_90 (no spills for depth <= 4, k <= 1000; tests/test_triton_compile.py,
+  benchmarks/results/kernel_registers.md).
 * Host: one torch.topk over the NSPLIT sorted lists of each query (int64 keys
   are unique, so it is exact), then decode scores and rows.
 * Scoring options (``itlr_gpu.scoring``: calibration, negation guard, hybrid,
@@ -52,9 +60,9 @@ Design
 Limits
 ------
 * k <= K_MAX = 2048 (as FAISS GPU).  A merge holds two L-long int64 vectors in
-  registers and sorts them (bitonic, O(L log^2 L)); at L = 4096 that is 64 int64
-  registers per thread per vector at 4 warps and spills, and the buffer grows
-  as Q * NSPLIT * (L + CAP) * 8 bytes.  Larger k: use the torch backend.
+  registers and sorts them (bitonic, O(L log^2 L)); the buffer grows as
+  Q * NSPLIT * (L + CAP) * 8 bytes.  Larger k: use the torch backend
+  (``--backend auto`` already sends k > 1024 there).
 * N < 2**32 - 1 (the row lives in the key's low 32 bits).
 * Extra GPU memory: the key buffer (above), the term matrix in the document
   dtype, the outputs (Q x k x 12 bytes) and small merge temporaries.  The host
@@ -79,6 +87,7 @@ import numpy as np
 import torch
 import triton
 import triton.language as tl
+from triton.language.standard import _bitonic_merge_hypercube  # tl.sort's own merge step (triton 3.6-3.9)
 
 from itlr_gpu.compiler import AND, NOT, OR, PUSH, Program
 from itlr_gpu.ops import RECIPROCAL_FLOOR, Ops
@@ -95,14 +104,16 @@ assert (PUSH, AND, OR, NOT) == (0, 1, 2, 3)
 
 
 @triton.jit
-def _merge_lane(base, n_new, k_eff, L: tl.constexpr):
+def _merge_lane(base, n_new, k_eff, L: tl.constexpr, LOG_L: tl.constexpr):
     """Merge the n_new appended keys at base[L:] into the sorted best list base[:L]; return the k-th best key."""
     idx = tl.arange(0, L)
     kmin = tl.full([L], -9223372036854775808, tl.int64)
     best = tl.load(base + idx)                                     # descending
     new = tl.load(base + L + idx, mask=idx < n_new, other=kmin)
     new = tl.sort(new)                                             # ascending
-    best = tl.sort(tl.maximum(best, new), descending=True)         # top L of the union
+    # max(descending, ascending) is the top L of the union and bitonic: one bitonic merge (log L
+    # compare-and-swap rounds) sorts it, instead of a second full sort (log L (log L + 1) / 2 rounds).
+    best = tl.reshape(_bitonic_merge_hypercube(tl.reshape(tl.maximum(best, new), [2] * LOG_L), LOG_L, 1), [L])
     tl.store(base + idx, best)
     return tl.max(tl.where(idx == k_eff - 1, best, kmin), axis=0)
 
@@ -134,13 +145,13 @@ def _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
     return v
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["N", "k_eff", "cap", "tiles_per_split"])  # one binary for any N and k (warm-ups in other processes hit the cache)
 def fused_logical_topk_kernel(
     docs_ptr, terms_ptr, op_ptr, arg_ptr, block_steps_ptr, block_lanes_ptr, buf_ptr,
     lit_a_ptr, lit_b_ptr, mix_ptr, whole_arg_ptr,
     N, D, stride_doc, stride_term, k_eff, cap, tiles_per_split,
     AND_OP: tl.constexpr, OR_OP: tl.constexpr, NOT_OP: tl.constexpr,
-    S: tl.constexpr, L: tl.constexpr,
+    S: tl.constexpr, L: tl.constexpr, LOG_L: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr,
     DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr,
     AFFINE: tl.constexpr, HYBRID: tl.constexpr,
@@ -154,23 +165,15 @@ def fused_logical_topk_kernel(
     n_lanes = tl.load(block_lanes_ptr + pid_q)
     lanes = tl.arange(0, BLOCK_Q)
     lane_ok = lanes < n_lanes
-    # Start of each lane's (best list, append area) slice in the key buffer.
     stride_slot = L + cap
-    lane_base = ((pid_q * BLOCK_Q + lanes).to(tl.int64) * nsplit + pid_s) * stride_slot
-
-    if HYBRID:  # per-lane epilogue: score = mix_l * L + mix_w * <doc, whole vector> + mix_c
-        lane_g = pid_q * BLOCK_Q + lanes
-        mix_l = tl.load(mix_ptr + lane_g * 3)
-        mix_w = tl.load(mix_ptr + lane_g * 3 + 1)
-        mix_c = tl.load(mix_ptr + lane_g * 3 + 2)
-        whole_arg = tl.load(whole_arg_ptr + lane_g)
+    # Per-lane vectors live across the tile loop cost BLOCK_Q / (columns per thread) registers each in the
+    # tile's column layout, so only thr and cnt stay live; the rest is reloaded or recomputed per tile.
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     slots = tl.arange(0, S)[:, None, None]
     low_all = tl.full([BLOCK_N], 4294967295, tl.int64)
     kmin_tile = tl.full([BLOCK_N, BLOCK_Q], -9223372036854775808, tl.int64)
     thr = tl.full([BLOCK_Q], -9223372036854775808, tl.int64)     # per-lane k-th best key so far
-    thr_s = tl.full([BLOCK_Q], float("-inf"), tl.float32)         # a score <= thr's score
     cnt = tl.zeros([BLOCK_Q], tl.int32)                           # per-lane appended keys
 
     num_tiles = tl.cdiv(N, BLOCK_N)
@@ -218,14 +221,20 @@ def fused_logical_topk_kernel(
             stack = tl.where(slots == dest[None, None, :], new[None, :, :], stack)
             sp = sp + tl.where(op == 0, 1, tl.where((op == 1) | (op == 2), -1, 0))
         score = tl.sum(tl.where(slots == 0, stack, 0.0), axis=0)
-        if HYBRID:
+        if HYBRID:  # per-lane epilogue: score = mix_l * L + mix_w * <doc, whole vector> + mix_c
+            lane_g = pid_q * BLOCK_Q + lanes
+            whole_arg = tl.load(whole_arg_ptr + lane_g)
             w = _tile_dot(doc_rows, row_ok, terms_ptr, whole_arg, stride_term, D, offs_d,
                           BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
+            mix_l = tl.load(mix_ptr + lane_g * 3)
+            mix_w = tl.load(mix_ptr + lane_g * 3 + 1)
+            mix_c = tl.load(mix_ptr + lane_g * 3 + 2)
             score = score * mix_l[None, :] + w * mix_w[None, :] + mix_c[None, :]
 
         # ---- fold the tile into the per-lane running top-k -------------------------------------
         # Fast float pre-filter (thr_s <= the score of the lane's threshold key; NaN passes), then
         # the exact int64 keys only for tiles where some lane may have a candidate.
+        thr_s = _key_score(thr)
         maybe = ((score >= thr_s[None, :]) | (score != score)) & row_ok[:, None] & lane_ok[None, :]
         if tl.max(tl.max(maybe.to(tl.int32), axis=1), axis=0) > 0:
             # (score, row) -> order-preserving unique int64 key
@@ -238,7 +247,13 @@ def fused_logical_topk_kernel(
             cand = key > thr[None, :]
             n_cand = tl.sum(cand.to(tl.int32), axis=0)
             if tl.max(n_cand, axis=0) > 0:
-                full = (cnt + n_cand) > cap
+                # Append first (cnt <= cap - BLOCK_N before, so it fits), merge after: no tile-sized
+                # value (key, score, the stack) is live across a merge, which keeps the registers down.
+                pos = cnt[None, :] + tl.cumsum(cand.to(tl.int32), axis=0) - 1
+                lane_base = ((pid_q * BLOCK_Q + lanes).to(tl.int64) * nsplit + pid_s) * stride_slot
+                tl.store(buf_ptr + lane_base[None, :] + L + pos.to(tl.int64), key, mask=cand)
+                cnt = cnt + n_cand
+                full = cnt > cap - BLOCK_N
                 if tl.max(full.to(tl.int32), axis=0) > 0:
                     tl.debug_barrier()                                   # appended keys visible to all threads
                     for j in range(BLOCK_Q):
@@ -246,16 +261,10 @@ def fused_logical_topk_kernel(
                         if full_j > 0:
                             cnt_j = tl.sum(tl.where(lanes == j, cnt, 0), axis=0)
                             base_j = buf_ptr + ((pid_q * BLOCK_Q + j).to(tl.int64) * nsplit + pid_s) * stride_slot
-                            thr_j = _merge_lane(base_j, cnt_j, k_eff, L)
+                            thr_j = _merge_lane(base_j, cnt_j, k_eff, L, LOG_L)
                             thr = tl.where(lanes == j, thr_j, thr)
-                            thr_s = tl.where(lanes == j, _key_score(thr_j), thr_s)
                             cnt = tl.where(lanes == j, 0, cnt)
                     tl.debug_barrier()
-                    cand = key > thr[None, :]
-                    n_cand = tl.sum(cand.to(tl.int32), axis=0)
-                pos = cnt[None, :] + tl.cumsum(cand.to(tl.int32), axis=0) - 1
-                tl.store(buf_ptr + lane_base[None, :] + L + pos.to(tl.int64), key, mask=cand)
-                cnt = cnt + n_cand
 
     # ---- final merge of whatever is still appended ---------------------------------------------
     tl.debug_barrier()
@@ -263,7 +272,7 @@ def fused_logical_topk_kernel(
         cnt_j = tl.sum(tl.where(lanes == j, cnt, 0), axis=0)
         if cnt_j > 0:
             base_j = buf_ptr + ((pid_q * BLOCK_Q + j).to(tl.int64) * nsplit + pid_s) * stride_slot
-            _merge_lane(base_j, cnt_j, k_eff, L)
+            _merge_lane(base_j, cnt_j, k_eff, L, LOG_L)
 
 
 INTERPRETED = type(fused_logical_topk_kernel).__name__ == "InterpretedFunction"
@@ -339,12 +348,48 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid
 
 
-def default_config(docs: torch.Tensor, max_depth: int) -> dict:
-    """Tile sizes: 128 x 64 output tile, d in chunks of 64; smaller tiles for deep stacks (registers)."""
+def default_config(docs: torch.Tensor, max_depth: int, k: int = 10) -> dict:
+    """The launch configuration for a batch of stack depth ``max_depth`` and top-``k`` over ``docs``' dtype.
+
+    Chosen so that no specialisation spills registers on sm_90 for stack depth <= 4 and k <= 1000
+    (ptxas's report, checked by tests/test_triton_compile.py; the table per depth, k, dtype and option
+    is benchmarks/results/kernel_registers.md).  Every tile-sized float32 value (each of the S stack
+    slots, the dot accumulator, the score) costs BLOCK_N * BLOCK_Q / (32 * num_warps) registers per
+    thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 4, 8), and S >= 16
+    gets 16 lanes.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
+    both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
+    spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
+    k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
+    """
     s = next_pow2(max(1, max_depth))
-    block_n = 128 if s <= 2 else 64 if s <= 4 else 32
-    block_d = 64 if docs.element_size() <= 2 else 32
-    return dict(block_n=block_n, block_q=64, block_d=block_d, num_warps=8 if block_n == 128 else 4, num_stages=3)
+    wide = s <= 2 and docs.element_size() <= 2
+    block_q = 64 if wide else 32 if s <= 8 else 16
+    block_d = 64 if docs.element_size() <= 2 else 16
+    return dict(block_n=64, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3)
+
+
+def list_len(k: int, block_n: int) -> int:
+    """L, the length of a lane's sorted best list: a power of two >= k and >= 2 * BLOCK_N (so that the
+    append area, CAP <= L slots, can take a tile's candidates several times between merges)."""
+    return max(next_pow2(k), 2 * block_n)
+
+
+def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affine: bool = False,
+                   hybrid: bool = False, interpreted: bool = False, **config) -> tuple[dict, dict]:
+    """(constexprs, launch options) of the kernel for one batch: what ``fused_search`` launches, and what
+    the sm_90 compile tests and benchmarks/kernel_registers.py compile.  ``config`` overrides
+    ``default_config`` (block_n, block_q, block_d, num_warps, num_stages)."""
+    cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k)
+    cfg.update({key: v for key, v in config.items() if v is not None})
+    L = list_len(k, cfg["block_n"])
+    constexprs = dict(
+        AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
+        S=next_pow2(max(1, max_depth)), L=L, LOG_L=L.bit_length() - 1,
+        BLOCK_N=cfg["block_n"], BLOCK_Q=cfg["block_q"], BLOCK_D=cfg["block_d"],
+        DOT_FP32=interpreted, DOT_PRECISION="tf32x3" if dtype == torch.float32 else "tf32",
+        AFFINE=bool(affine), HYBRID=bool(hybrid),
+    )
+    return constexprs, dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], enable_fp_fusion=False)
 
 
 def fused_search(
@@ -399,14 +444,11 @@ def fused_search(
     if terms.shape != (len(program.terms), d):
         raise ValueError(f"term_embeddings has shape {tuple(terms.shape)}, expected ({len(program.terms)}, {d})")
 
-    cfg = default_config(docs, program.max_depth)
-    block_n = block_n or cfg["block_n"]
-    block_q = block_q or cfg["block_q"]
-    block_d = block_d or cfg["block_d"]
-    num_warps = num_warps or cfg["num_warps"]
-    num_stages = num_stages or cfg["num_stages"]
-    s = next_pow2(max(1, program.max_depth))
-    L = max(next_pow2(k_eff), block_n)
+    constexprs, launch = specialisation(
+        docs.dtype, ops, program.max_depth, k_eff, affine=lit_affine is not None, hybrid=epilogue is not None,
+        interpreted=INTERPRETED, block_n=block_n, block_q=block_q, block_d=block_d, num_warps=num_warps,
+        num_stages=num_stages)
+    block_n, block_q, L = constexprs["BLOCK_N"], constexprs["BLOCK_Q"], constexprs["L"]
     num_tiles = -(-n // block_n)
 
     doc_bytes = n * d * docs.element_size()
@@ -455,12 +497,6 @@ def fused_search(
         lane_mix = np.zeros((len(lanes_all) * block_q, 3), dtype=np.float32)
         lane_whole = np.zeros(len(lanes_all) * block_q, dtype=np.int32)
         lane_mix[:q], lane_whole[:q] = mix[order_all], whole_arg[order_all]
-    constexprs = dict(
-        AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
-        S=s, L=L, BLOCK_N=block_n, BLOCK_Q=block_q, BLOCK_D=block_d,
-        DOT_FP32=INTERPRETED, DOT_PRECISION="tf32x3" if docs.dtype == torch.float32 else "tf32",
-        AFFINE=lit_affine is not None, HYBRID=epilogue is not None,
-    )
     scores = torch.empty((q, k_eff), dtype=torch.float32, device=device)
     rows = torch.empty((q, k_eff), dtype=torch.int64, device=device)
     blocks_per_launch = max(1, max_queries_per_launch // block_q)
@@ -482,7 +518,7 @@ def fused_search(
         fused_logical_topk_kernel[(nb, nsplit)](
             docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t,
             n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
-            num_warps=num_warps, num_stages=num_stages, enable_fp_fusion=False, **constexprs,
+            **launch, **constexprs,
         )
         nq = int(lanes_all[b0:b1].sum())
         dest = torch.from_numpy(order_all[b0 * block_q:b0 * block_q + nq]).to(device)

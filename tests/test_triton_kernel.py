@@ -198,6 +198,15 @@ def test_k_1024_below_n_with_many_merges():
 
 
 @needs_kernel
+@pytest.mark.parametrize("k", [5, 64])
+def test_smallest_append_area_merges_after_every_candidate_tile(k):
+    """cap = BLOCK_N (what a tight memory budget leaves): a lane is merged after every tile that appends."""
+    rng = np.random.default_rng(13)
+    program = compile_queries(['"a" AND NOT "b"', '"c" OR "a"', 'NOT "c"', '"b"'])
+    check(unit_rows(rng, 400, 32), unit_rows(rng, 3, 32), program, Ops(), k, cap=32, nsplit=2, **SMALL)
+
+
+@needs_kernel
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("ops", [Ops(), Ops("min", "max", "reciprocal")], ids=str)
 def test_document_dtypes(dtype, ops):

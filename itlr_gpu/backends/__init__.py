@@ -73,16 +73,78 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 def get_backend(name: str, device: torch.device) -> Backend:
-    """``auto`` picks the fused Triton kernel on CUDA when Triton is installed, else the torch reference."""
+    """``auto``: on CUDA with Triton installed, :class:`AutoBackend` (fused kernel or chunked torch path per
+    batch, by :func:`choose_cuda_backend`); everywhere else the torch reference."""
     if name not in BACKENDS:
         raise InputError(f"unknown backend {name!r}", "--backend", " or ".join(BACKENDS))
     if name == "auto":
-        name = "triton" if device.type == "cuda" and triton_available() else "torch"
+        if device.type == "cuda" and triton_available():
+            return AutoBackend()
+        name = "torch"
     if name == "torch":
         return TorchBackend()
     from .triton import TritonBackend  # imports triton lazily
 
     return TritonBackend()
+
+
+# ---- ``--backend auto`` on CUDA -----------------------------------------------------------------------
+# PROVISIONAL: these thresholds come from the kernel's register budget on sm_90 (ptxas's report,
+# benchmarks/results/kernel_registers.md) and its design, not from GPU timings yet.  benchmarks/gpu_kernel.py
+# times both paths at the rule's corners ("auto rule" table); the GPU results confirm or correct them here.
+AUTO_MAX_K = 1024          # k above: the merge's L = 2048 list spills registers; the torch path keeps up
+AUTO_MAX_DEPTH = 8         # deeper stacks: S = 16 register tiles per lane cannot stay in registers
+AUTO_MIN_QUERIES = 4       # fewer queries fill < 1/16 of a 64-lane block; the torch matmul is HBM-bound alike
+
+
+def choose_cuda_backend(k: int, max_depth: int, num_queries: int) -> str:
+    """``"triton"`` (the fused kernel) or ``"torch"`` (the chunked torch path) for one batch on a CUDA GPU.
+
+    The rule (provisional until the GPU benchmark confirms it; see the constants above):
+    the fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
+    ``<= AUTO_MAX_DEPTH`` and it has ``>= AUTO_MIN_QUERIES`` queries; the torch path otherwise.
+    Both give the same top-k (up to float32 summation order), so the rule only decides speed.
+    """
+    if k > AUTO_MAX_K or max_depth > AUTO_MAX_DEPTH or num_queries < AUTO_MIN_QUERIES:
+        return "torch"
+    return "triton"
+
+
+class AutoBackend:
+    """``--backend auto`` on CUDA: each batch goes to the fused kernel or the chunked torch path by
+    :func:`choose_cuda_backend` (k, stack depth, batch size)."""
+
+    name = "auto"
+
+    def __init__(self):
+        self._torch = TorchBackend()
+        self._triton = None
+        self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
+
+    def _pick(self, program: Program, k: int):
+        choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries))
+        self.last_choice = choice
+        if choice == "torch":
+            return self._torch
+        if self._triton is None:
+            from .triton import TritonBackend
+
+            self._triton = TritonBackend()
+        return self._triton
+
+    def search(self, docs, term_embeddings, program, ops, k, *, device, chunk_size=None, on_chunk=None):
+        return self._pick(program, k).search(docs, term_embeddings, program, ops, k, device=device,
+                                             chunk_size=chunk_size, on_chunk=on_chunk)
+
+    def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
+                            device, chunk_size=None, on_chunk=None):
+        return self._pick(program, k).search_with_options(docs, term_embeddings, program, ops, k, options,
+                                                          whole_embeddings, device=device, chunk_size=chunk_size,
+                                                          on_chunk=on_chunk)
+
+    def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
+        return self._pick(lin.program, k).search_linear(docs, lin, k, device=device, chunk_size=chunk_size,
+                                                        on_chunk=on_chunk)
 
 
 def triton_available() -> bool:

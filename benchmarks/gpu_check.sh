@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The GPU proof in one call (sized for < 8 minutes on one H200): GPU tests, then the kernel benchmark, a short table.
+#
+#   bash benchmarks/gpu_check.sh              # on a CUDA machine
+#   bash benchmarks/gpu_check.sh --dry-run    # anywhere: the same steps at tiny sizes (Triton's interpreter)
+#
+# Needs only python3 with torch, triton, numpy and pytest (pyarrow, hypothesis optional); the repository need
+# not be installed: it runs from this source checkout (PYTHONPATH=.; itlr_gpu finds kernels/ itself).
+# Everything goes to one folder: $1 after the flags, else $OUT if set, else benchmarks/results/gpu/:
+#   env.txt            python / torch / triton / GPU (nvidia-smi)
+#   pytest.log, pytest.xml        pytest -m gpu (the kernel vs the torch reference on CUDA, every family and
+#                                 option; --backend auto's rule; the out-of-core path's pinned buffers and copy stream)
+#   gpu_kernel.{json,md}, gpu_kernel.log    benchmarks/gpu_kernel.py (rows whose packages are missing are
+#                                 skipped with a note; the JSON is rewritten after every row, so a timeout keeps
+#                                 what finished)
+#   summary.md         the short table printed last
+# Each step has its own time limit (PYTEST_S, BENCH_S seconds); a step that fails does not stop the next one;
+# the exit status is non-zero if any step failed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DRY=0
+if [ "${1:-}" = "--dry-run" ]; then DRY=1; shift; fi
+DEST=${1:-${OUT:-$ROOT/benchmarks/results/gpu}}
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd)
+PY=${PYTHON:-python3}
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+PYTEST_S=${PYTEST_S:-210}
+BENCH_S=${BENCH_S:-260}
+if [ $DRY = 1 ]; then   # the interpreter on a small shared CPU: generous limits (the GPU limits are above)
+  PYTEST_S=${DRY_PYTEST_S:-600}
+  BENCH_S=${DRY_BENCH_S:-1500}
+fi
+T0=$(date +%s)
+status=0
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  "$PY" - <<'PYEOF'
+import importlib, platform
+print("python", platform.python_version())
+for name in ("torch", "triton", "numpy", "pyarrow", "pytest", "hypothesis", "faiss", "sentence_transformers"):
+    try:
+        print(name, getattr(importlib.import_module(name), "__version__", "?"))
+    except Exception as exc:
+        print(name, "MISSING", type(exc).__name__)
+import torch
+print("cuda", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
+PYEOF
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+} > "$DEST/env.txt" 2>&1
+cat "$DEST/env.txt"
+
+step() {  # step NAME SECONDS LOG -- command...
+  local name=$1 limit=$2 log=$3; shift 4
+  local t=$(date +%s)
+  echo; echo "== $name (limit ${limit}s) =="
+  timeout --kill-after=10 "$limit" "$@" > "$log" 2>&1
+  local rc=$?
+  tail -n 25 "$log"
+  echo "== $name: exit $rc, $(( $(date +%s) - t )) s =="
+  echo "$name $rc $(( $(date +%s) - t ))" >> "$DEST/steps.txt"
+  [ $rc -eq 0 ] || status=1
+}
+: > "$DEST/steps.txt"
+
+# 1. GPU tests (on a machine without CUDA they are all skipped: the dry run checks exactly that)
+# (only the files that hold gpu tests: collecting the others would need packages this machine may lack)
+GPU_TESTS=$(grep -l "mark.gpu" tests/test_*.py)
+step "pytest -m gpu" "$PYTEST_S" "$DEST/pytest.log" -- \
+  "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml="$DEST/pytest.xml" $GPU_TESTS
+
+# 2. the kernel benchmark
+if [ $DRY = 1 ]; then
+  step "gpu_kernel.py --smoke" "$BENCH_S" "$DEST/gpu_kernel.log" -- \
+    "$PY" benchmarks/gpu_kernel.py --smoke --n 200 --k 1 7 --queries 8 --rule-check --out "$DEST/gpu_kernel"
+else
+  step "gpu_kernel.py" "$BENCH_S" "$DEST/gpu_kernel.log" -- \
+    "$PY" benchmarks/gpu_kernel.py --repeat 3 --rule-check --out "$DEST/gpu_kernel"
+fi
+
+# 3. the short table, last
+"$PY" - "$DEST" "$(( $(date +%s) - T0 ))" <<'PYEOF' | tee "$DEST/summary.md"
+import json, re, sys
+from pathlib import Path
+dest, seconds = Path(sys.argv[1]), sys.argv[2]
+print(f"# GPU check ({seconds} s) -> {dest}\n")
+print("| step | exit | seconds |\n|---|---|---|")
+for line in (dest / "steps.txt").read_text().splitlines():
+    name, rc, sec = line.rsplit(" ", 2)
+    print(f"| {name} | {rc} | {sec} |")
+log = (dest / "pytest.log").read_text() if (dest / "pytest.log").exists() else ""
+tally = re.findall(r"(\d+) (passed|failed|skipped|error|errors|deselected)", log)
+print("\npytest -m gpu: " + (", ".join(f"{n} {w}" for n, w in tally) or "no result"))
+bench = dest / "gpu_kernel.json"
+if bench.exists():
+    data = json.loads(bench.read_text())
+    print(f"\nGPU: {data['info']['gpu']}\n")
+    print("| N | k | fused ms | x matmul floor | x vs unfused | peak/docs |\n|---|---|---|---|---|---|")
+    for r in data["results"]:
+        vs = f"{r['speedup_vs_unfused']:.2f}" if "speedup_vs_unfused" in r else "-"
+        peak = f"{r['peak_over_docs']:.3f}" if r.get("peak_over_docs") is not None else "-"
+        print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} | {peak} |")
+    if data.get("targets"):
+        print("\n| target | measured | met |\n|---|---|---|")
+        for t in data["targets"]:
+            print(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else 'NO'} |")
+    if data.get("rule_check"):
+        print("\n| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says |\n|---|---|---|---|---|---|---|")
+        for r in data["rule_check"]:
+            print(f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} "
+                  f"| {r['faster']} | {r['rule']} |")
+    for note in data.get("notes", []):
+        print(f"\nnote: {note}")
+else:
+    print("\nno benchmark results (see gpu_kernel.log)")
+PYEOF
+exit $status

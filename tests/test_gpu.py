@@ -1,0 +1,114 @@
+"""GPU tests (``pytest -m gpu``; skipped without CUDA): the compiled fused kernel against the torch
+reference on the same GPU for every operator family, dtype, scoring option and the k / depth corners;
+``--backend auto``'s rule on CUDA; the out-of-core path's CUDA pipeline (pinned buffers, a copy stream).
+
+The kernel cases run in worker processes (tests/gpu_cases.py), several at a time, so that Triton
+compiles their specialisations in parallel: one short GPU run covers them all.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)
+import gpu_cases  # noqa: E402
+
+ALL_OPS = [(a, o, n) for a in ("product", "sum", "min") for o in ("sum", "max") for n in ("one_minus", "reciprocal")]
+CASES = (
+    [dict(name=f"ops-{','.join(ops)}", ops=ops, k=10) for ops in ALL_OPS]                       # every family
+    + [dict(name=f"dtype-{dt}-{','.join(ops)}", dtype=dt, ops=ops, k=10)
+       for dt in ("bfloat16", "float32") for ops in (ALL_OPS[0], ("min", "max", "reciprocal"))]
+    + [dict(name=f"k-{k}", k=k, n=30_000) for k in (100, 1000, 2048)]                          # merges, L up to 2048
+    + [dict(name="k-above-n", k=1000, n=700), dict(name="n-tail-d-odd", k=17, n=10_007, d=200)]
+    + [dict(name="depth-8", queries="deep", k=50), dict(name="many-blocks", k=10, repeat=40)]
+    + [dict(name="options-recommended", options="recommended", k=10),                           # AFFINE + HYBRID
+       dict(name="options-guard-zscore-fp32", options="guard", dtype="float32", k=100),         # AFFINE only
+       dict(name="options-recommended-bf16", options="recommended", dtype="bfloat16", k=1000)]
+)
+
+
+@pytest.fixture(scope="module")
+def results():
+    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT, TESTS] + [p for p in sys.path if p])
+    os.environ.pop("TRITON_INTERPRET", None)
+    workers = max(1, min(len(CASES), (os.cpu_count() or 2) - 1, 8))
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        out = pool.map(gpu_cases.run_case, CASES, chunksize=1)
+    return {r["case"]["name"]: r for r in out}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
+def test_fused_kernel_equals_the_reference_on_cuda(results, case):
+    r = results[case["name"]]
+    assert r["ok"], r["detail"]
+
+
+def test_auto_backend_on_cuda_follows_the_rule():
+    from itlr_gpu import Ops, compile_queries
+    from itlr_gpu.backends import AutoBackend, get_backend
+    from itlr_gpu.backends.reference import search_reference
+
+    dev = torch.device("cuda")
+    backend = get_backend("auto", dev)
+    assert isinstance(backend, AutoBackend)
+    rng = np.random.default_rng(0)
+    docs = gpu_cases.unit_rows(rng, 5000, 64).astype(np.float16)
+    for queries, k, want in ((gpu_cases.MIXED, 10, "triton"), (gpu_cases.MIXED[:2], 10, "torch"),
+                             (gpu_cases.MIXED, 1500, "torch")):
+        program = compile_queries(queries)
+        terms = torch.from_numpy(gpu_cases.unit_rows(rng, len(program.terms), 64)).half().float().numpy()
+        s, r = backend.search(docs, terms, program, Ops(), k, device=dev)
+        assert backend.last_choice == want
+        ws, wr = search_reference(docs, terms, program, Ops(), k, device=dev)
+        np.testing.assert_allclose(s, ws, rtol=5e-4, atol=2e-5)
+        assert (r == wr).mean() > 0.95
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+def test_out_of_core_cuda_pipeline_pinned_buffers_and_copy_stream(tmp_path, monkeypatch, backend):
+    from itlr_gpu import Ops, compile_queries
+    from itlr_gpu.backends.reference import search_reference
+    from itlr_gpu.index import Index
+    from itlr_gpu.scale import shards
+
+    rng = np.random.default_rng(1)
+    emb = gpu_cases.unit_rows(rng, 9_000, 96).astype(np.float16)
+    Index.from_arrays(emb, [f"d{i}" for i in range(len(emb))]).save(tmp_path / "idx")
+    index = Index.load(tmp_path / "idx")
+    program = compile_queries(gpu_cases.MIXED)
+    terms = torch.from_numpy(gpu_cases.unit_rows(rng, len(program.terms), 96)).half().float().numpy()
+    seen = {"pipeline": 0, "pinned": 0, "streams": 0}
+    real_pipeline, real_empty, real_stream = shards._cuda_pipeline, torch.empty, torch.cuda.Stream
+
+    def pipeline(*a, **kw):
+        seen["pipeline"] += 1
+        return real_pipeline(*a, **kw)
+
+    def empty(*a, **kw):
+        t = real_empty(*a, **kw)
+        seen["pinned"] += bool(kw.get("pin_memory")) and t.is_pinned()
+        return t
+
+    def stream(*a, **kw):
+        seen["streams"] += 1
+        return real_stream(*a, **kw)
+
+    monkeypatch.setattr(shards, "_cuda_pipeline", pipeline)
+    monkeypatch.setattr(torch, "empty", empty)
+    monkeypatch.setattr(torch.cuda, "Stream", stream)
+    got = shards.search_out_of_core(index, terms, program, Ops(), 25, "cuda", shard_rows=2_000, backend=backend)
+    monkeypatch.undo()
+    assert seen["pipeline"] == 1 and seen["pinned"] >= 2 and seen["streams"] >= 1, seen
+    want = search_reference(emb, terms, program, Ops(), 25, device=torch.device("cuda"))
+    np.testing.assert_allclose(got[0], want[0], rtol=5e-4, atol=2e-5)
+    assert (got[1] == want[1]).mean() > 0.95

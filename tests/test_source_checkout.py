@@ -1,0 +1,27 @@
+"""A source checkout that is not pip-installed (what the GPU check runs from) finds ``itlr_gpu.kernels`` in the
+repository's top-level kernels/ folder, even when another copy of itlr_gpu is installed elsewhere."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_itlr_gpu_finds_its_kernels_in_a_source_checkout(tmp_path):
+    ignore = shutil.ignore_patterns("__pycache__", "kernels")   # no itlr_gpu/kernels link or copy
+    shutil.copytree(ROOT / "itlr_gpu", tmp_path / "itlr_gpu", ignore=ignore, symlinks=True)
+    shutil.copytree(ROOT / "kernels", tmp_path / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    assert not (tmp_path / "itlr_gpu" / "kernels").exists()
+    code = ("import importlib.util, itlr_gpu.kernels as k; "
+            "print(k.__file__); print(importlib.util.find_spec('itlr_gpu.kernels.fused_logical_topk').origin)")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    init, module = proc.stdout.split()
+    assert Path(init) == tmp_path / "kernels" / "__init__.py"
+    assert Path(module) == tmp_path / "kernels" / "fused_logical_topk.py"
