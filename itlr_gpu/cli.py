@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
     s.add_argument("--batch-size", type=int, default=256)
     s.add_argument("--device", default="cpu", help="encoder device (cpu, cuda)")
+    s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
+                   help="auto: ONNX Runtime int8 on a CPU when onnxruntime is installed, else torch (recorded in "
+                        "the manifest; queries are embedded the same way)")
+    s.add_argument("--max-length", type=int, help="word pieces per document (default 128, MiniLM's training length)")
+    s.add_argument("--precision", choices=("fp32", "int8", "fp16"),
+                   help="default: int8 for onnx, fp16 for torch on CUDA, fp32 otherwise")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
@@ -99,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
 
+    from .bench import add_bench_parser
+
+    add_bench_parser(sub)
+
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
     s.add_argument("--docs", type=int, default=400, help="documents in the generated corpus")
     s.add_argument("--per-template", type=int, default=4, help="queries per template")
@@ -108,10 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _encoder(model: str | None, device: str = "cpu"):
-    from .encoders import SentenceTransformerEncoder, default_encoder
+def _encoder(model: str | None, device: str = "cpu", index=None):
+    """The query encoder: ``model`` (default: bundled MiniLM), embedding like ``index`` when its manifest
+    records encoder settings."""
+    from .encoders import encoder_for
 
-    return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
+    return encoder_for(None if index is None else index.manifest.get("encoder"), model, device)
 
 
 def _check_output(path: str, extensions=(".arrow", ".parquet")) -> None:
@@ -129,8 +141,11 @@ def cmd_index(args) -> int:
     elif args.corpus:
         if args.ids:
             raise InputError("--ids only goes with --embeddings", "itlr index")
-        index = Index.build(args.corpus, _encoder(args.model, args.device), dtype=args.dtype,
-                            batch_size=args.batch_size)
+        from .encoders import SentenceTransformerEncoder
+
+        encoder = SentenceTransformerEncoder(args.model, device=args.device, backend=args.encoder_backend,
+                                             max_length=args.max_length, precision=args.precision)
+        index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size)
     else:
         raise InputError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
     if args.model:  # remembered so that `itlr search` embeds queries with the same model
@@ -186,9 +201,9 @@ def cmd_search(args) -> int:
             whole = None  # fall back to a rendering of each expression
     model = args.model or _index_model_path(index, args.index)
     if scaled:
-        return scale_cli.run_search(args, index, queries, ids, _encoder(model), options=options,
+        return scale_cli.run_search(args, index, queries, ids, _encoder(model, index=index), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
-    results = search(index, queries, _encoder(model), k=args.k, ops=args.ops, backend=args.backend,
+    results = search(index, queries, _encoder(model, index=index), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
                      score_options=options, whole_queries=whole)
     write_table(results, args.output)

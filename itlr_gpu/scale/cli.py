@@ -194,7 +194,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
     candidates = read_candidates(args.candidates)
     model = args.model or _index_model_path(index, args.index)
-    table, report = rerank(index, queries, ids, candidates, _encoder(model), k=args.k, ops=args.ops,
+    table, report = rerank(index, queries, ids, candidates, _encoder(model, index=index), k=args.k, ops=args.ops,
                            device=args.device, strict=args.strict, where=args.candidates)
     print_warnings(report)
     write_table(table, args.output)
