@@ -83,9 +83,9 @@ class BenchRow:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .cli import _index_model_path
+    from .cli import _index_model_path, _query_encoder
     from .compiler import compile_queries
-    from .encoders import encoder_for, l2_normalize
+    from .encoders import l2_normalize
     from .io import read_queries
     from .ops import Ops
     from .scale.cli import load_index, queries_from_table
@@ -116,7 +116,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not wanted:
         raise InputError("no backend given", "--backends", "one or more of " + ", ".join(available))
 
-    encoder = encoder_for(index.manifest.get("encoder"), args.model or _index_model_path(index, args.index))
+    encoder = _query_encoder(args.model or _index_model_path(index, args.index), index)
     index.check_encoder(encoder)
     encoder.encode(program.terms[:1])       # loads the model: not part of the encoder's time
     t0 = time.perf_counter()

@@ -118,12 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _encoder(model: str | None, device: str = "cpu", index=None):
-    """The query encoder: ``model`` (default: bundled MiniLM), embedding like ``index`` when its manifest
-    records encoder settings."""
+def _encoder(model: str | None, device: str = "cpu"):
+    from .encoders import SentenceTransformerEncoder, default_encoder
+
+    return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
+
+
+def _query_encoder(model: str | None, index):
+    """The encoder for ``index``'s queries: embedding like its documents when its manifest records the
+    encoder settings (model, max length, backend, precision), else :func:`_encoder`."""
     from .encoders import encoder_for
 
-    return encoder_for(None if index is None else index.manifest.get("encoder"), model, device)
+    recorded = index.manifest.get("encoder")
+    return encoder_for(recorded, model) if recorded else _encoder(model)
 
 
 def _check_output(path: str, extensions=(".arrow", ".parquet")) -> None:
@@ -201,9 +208,9 @@ def cmd_search(args) -> int:
             whole = None  # fall back to a rendering of each expression
     model = args.model or _index_model_path(index, args.index)
     if scaled:
-        return scale_cli.run_search(args, index, queries, ids, _encoder(model, index=index), options=options,
+        return scale_cli.run_search(args, index, queries, ids, _query_encoder(model, index), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
-    results = search(index, queries, _encoder(model, index=index), k=args.k, ops=args.ops, backend=args.backend,
+    results = search(index, queries, _query_encoder(model, index), k=args.k, ops=args.ops, backend=args.backend,
                      device=args.device, query_ids=ids, chunk_size=args.chunk_size, progress=sys.stderr.isatty(),
                      score_options=options, whole_queries=whole)
     write_table(results, args.output)

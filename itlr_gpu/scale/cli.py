@@ -183,7 +183,7 @@ def queries_from_table(table, field: str, where: str) -> tuple[list[Any], list[s
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from ..cli import _check_output, _encoder, _index_model_path
+    from ..cli import _check_output, _index_model_path, _query_encoder
     from ..io import read_queries, write_table
     from .rerank import print_warnings, read_candidates, rerank
 
@@ -194,7 +194,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
     candidates = read_candidates(args.candidates)
     model = args.model or _index_model_path(index, args.index)
-    table, report = rerank(index, queries, ids, candidates, _encoder(model, index=index), k=args.k, ops=args.ops,
+    table, report = rerank(index, queries, ids, candidates, _query_encoder(model, index), k=args.k, ops=args.ops,
                            device=args.device, strict=args.strict, where=args.candidates)
     print_warnings(report)
     write_table(table, args.output)
