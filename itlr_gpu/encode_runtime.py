@@ -28,7 +28,7 @@ __all__ = ["RUNTIME_BACKENDS", "runtime_available", "onnx_model_files", "Runtime
 
 RUNTIME_BACKENDS = ("onnx", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_EXPORT_VERSION = 1   # bump when the exported graph changes: a new cache folder
+_EXPORT_VERSION = 2   # bump when the exported graphs change: a new cache folder (2: per-channel int8)
 
 
 def runtime_available(backend: str) -> bool:
@@ -91,9 +91,12 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         _export(model_path, tmp / "model.onnx")
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        quantize_dynamic(str(tmp / "model.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8)
+        # Per-channel weight scales: per-tensor int8 moved MiniLM's vectors to a mean cosine of 0.94 with
+        # fp32 (min 0.91 on SciFact documents); per channel 0.992 (min 0.982).
+        quantize_dynamic(str(tmp / "model.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
+                         per_channel=True)
         (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
-                                                     "export_version": _EXPORT_VERSION}, indent=2))
+                                                     "export_version": _EXPORT_VERSION, "int8": "dynamic, per-channel QInt8 weights"}, indent=2))
         try:
             os.rename(tmp, out)
         except OSError:

@@ -26,8 +26,9 @@ import torch
 __all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
-PROBE_MIN_FLOPS = 2e9        # below ~20 ms of work the probe would cost more than it can save
-PROBE_DOCS = 4096            # documents in the probe's slice of the chunk shape
+PROBE_MIN_FLOPS = 2e10       # the probe costs ~1e10 flops: only searches well above that are worth it
+PROBE_TERMS = 512            # the probe's slice of the shape: at most 512 terms x 2048 documents
+PROBE_DOCS = 2048
 PROBE_REPEAT = 5
 
 _cache: dict[tuple[int, int, int], dict] = {}
@@ -67,13 +68,13 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
 
 
 def _probe(t: int, d: int, chunk: int) -> dict:
-    """Time both BLAS on a (t x d) @ (d x min(chunk, PROBE_DOCS)) product, interleaved.
+    """Time both BLAS on a (min(t, PROBE_TERMS) x d) @ (d x min(chunk, PROBE_DOCS)) product, interleaved.
 
     The fastest of the repeats stands for each: contention on a shared machine only ever adds time."""
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((t, d), dtype=np.float32)
+    a = rng.standard_normal((min(t, PROBE_TERMS), d), dtype=np.float32)
     b = rng.standard_normal((min(chunk, PROBE_DOCS), d), dtype=np.float32)
-    out = np.empty((t, len(b)), dtype=np.float32)
+    out = np.empty((len(a), len(b)), dtype=np.float32)
     at, bt, ot = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
     runs = {"torch": lambda: torch.mm(at, bt.T, out=ot), "numpy": lambda: np.matmul(a, b.T, out=out)}
     times: dict[str, list[float]] = {name: [] for name in runs}
