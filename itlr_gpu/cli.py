@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
                    help="auto: ONNX Runtime int8 on a CPU when onnxruntime is installed, else torch (recorded in "
                         "the manifest; queries are embedded the same way)")
-    s.add_argument("--max-length", type=int, help="word pieces per document (default 128, MiniLM's training length)")
+    s.add_argument("--max-length", type=int, help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 "
+                        "encodes 2x faster but lost 0.021 nDCG@10 on SciFact)")
     s.add_argument("--precision", choices=("fp32", "int8", "fp16"),
                    help="default: int8 for onnx, fp16 for torch on CUDA, fp32 otherwise")
     s.set_defaults(func=cmd_index)

@@ -24,9 +24,11 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
 ENCODER_BACKENDS = ("auto", "torch", "onnx", "openvino")
 PRECISIONS = ("fp32", "int8", "fp16")
-# MiniLM-L6 was trained on 128 word pieces; sentence-transformers' default of 256 costs twice the time
-# for no nDCG (benchmarks/results/encode.md).  Models with a shorter limit keep theirs.
-DEFAULT_MAX_LENGTH = 128
+# None: the model's own limit (sentence-transformers' max_seq_length, 256 for MiniLM-L6).  128 word pieces
+# (MiniLM-L6's training length) encodes twice as fast but loses 0.021 nDCG@10 on SciFact's long abstracts
+# (benchmarks/results/encode.md), so it is an option (--max-length 128), not the default.
+DEFAULT_MAX_LENGTH: int | None = None
+FALLBACK_MAX_LENGTH = 256   # a model folder that states no limit
 SETTINGS_KEYS = ("model", "max_length", "backend", "precision")
 
 
@@ -51,8 +53,8 @@ class SentenceTransformerEncoder:
     extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: onnx on a CPU when
     onnxruntime is installed, torch otherwise.  ``precision``: ``fp32``, ``int8`` (onnx: dynamic
     quantisation) or ``fp16`` (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, fp32
-    otherwise.  ``max_length``: word pieces per text (None: :data:`DEFAULT_MAX_LENGTH`, or the
-    model's own limit when lower).  :attr:`settings` is what an index records;
+    otherwise.  ``max_length``: word pieces per text (None: the model's own limit; a larger value is
+    capped by it).  :attr:`settings` is what an index records;
     :meth:`match_settings` makes an encoder whose options were left unset follow an index's
     recorded settings and refuses one that contradicts them.
     """
@@ -122,7 +124,8 @@ class SentenceTransformerEncoder:
             if precision not in allowed:
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
                                  "--precision", " or ".join(allowed))
-            self._resolved = {"model": self.name, "max_length": self.max_length or DEFAULT_MAX_LENGTH,
+            length = self.max_length or DEFAULT_MAX_LENGTH or self._model_limit() or FALLBACK_MAX_LENGTH
+            self._resolved = {"model": self.name, "max_length": length,
                               "backend": backend, "precision": precision}
         return self._resolved
 

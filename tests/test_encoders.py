@@ -139,12 +139,13 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
 
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
     enc = SentenceTransformerEncoder()
-    assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 128, "backend": "torch", "precision": "fp32"}
+    assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32"}
     assert enc._model is None
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
     assert SentenceTransformerEncoder().settings["backend"] == "onnx"
     assert SentenceTransformerEncoder().settings["precision"] == "int8"
     assert SentenceTransformerEncoder(max_length=512).settings["max_length"] == 256   # the model's own limit
+    assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
 
 
 @pytest.mark.parametrize("kwargs, match", [
