@@ -83,6 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
     s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
+    s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
+                   help="auto: torch (fp32 on a CPU, fp16 on CUDA: the exact reference); onnx: ONNX Runtime, int8 "
+                        "by default (faster on a CPU, see benchmarks/results/encode.md); recorded in the manifest, "
+                        "and queries are embedded the same way")
+    s.add_argument("--max-length", type=positive_int,
+                   help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 encodes 2x faster "
+                        "but lost 0.021 nDCG@10 on SciFact)")
+    s.add_argument("--precision", choices=("fp32", "int8", "fp16"),
+                   help="default: int8 for onnx, fp16 for torch on CUDA, fp32 otherwise")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
@@ -142,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
 
+    from .bench import add_bench_parser
+
+    add_bench_parser(sub)
+
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
     s.add_argument("--docs", type=positive_int, default=400, help="documents in the generated corpus")
     s.add_argument("--per-template", type=positive_int, default=4, help="queries per template")
@@ -163,8 +176,10 @@ def cmd_index(args) -> int:
     elif args.corpus:
         if args.ids:
             raise UsageError("--ids only goes with --embeddings", "itlr index")
-        index = Index.build(args.corpus, cli_common.make_encoder(args.model, args.device), dtype=args.dtype,
-                            batch_size=args.batch_size)
+        settings = {k: v for k, v in (("backend", args.encoder_backend), ("max_length", args.max_length),
+                                      ("precision", args.precision)) if v not in (None, "auto")}
+        index = Index.build(args.corpus, cli_common.make_encoder(args.model, args.device, **settings),
+                            dtype=args.dtype, batch_size=args.batch_size)
     else:
         raise UsageError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
     if args.model:  # remembered so that `itlr search` embeds queries with the same model
@@ -208,10 +223,10 @@ def cmd_search(args) -> int:
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
     model = args.model or index_model_path(index, args.index)
     if scaled:
-        code = scale_cli.run_search(args, index, queries, ids, cli_common.make_encoder(model), options=options,
+        code = scale_cli.run_search(args, index, queries, ids, cli_common.query_encoder(model, index), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
     else:
-        results = search(index, queries, cli_common.make_encoder(model), k=args.k, ops=args.ops,
+        results = search(index, queries, cli_common.query_encoder(model, index), k=args.k, ops=args.ops,
                          backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
                          progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
         write_table(results, args.output)

@@ -21,7 +21,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["positive_int", "non_negative_int", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
-           "check_output", "make_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
+           "check_output", "make_encoder", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
 
 DEFAULT_OPS = "product,sum,one_minus"
 MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
@@ -125,11 +125,24 @@ def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")
     return check_output_file(path, extensions)
 
 
-def make_encoder(model: str | None, device: str = "cpu") -> Any:
-    """The query/document encoder: the bundled MiniLM, or a local sentence-transformers folder."""
+def make_encoder(model: str | None, device: str = "cpu", **settings: Any) -> Any:
+    """The query/document encoder: the bundled MiniLM, or a local sentence-transformers folder;
+    ``settings`` (backend, max_length, precision) as :class:`~itlr_gpu.encoders.SentenceTransformerEncoder`
+    takes them."""
     from .encoders import SentenceTransformerEncoder, default_encoder
 
-    return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
+    if model is None and not settings:
+        return default_encoder()
+    return SentenceTransformerEncoder(model, device=device, **settings)
+
+
+def query_encoder(model: str | None, index: Any) -> Any:
+    """The encoder for ``index``'s queries: embedding like its documents when its manifest records the
+    encoder settings (model, max length, backend, precision), else :func:`make_encoder`."""
+    from .encoders import encoder_for
+
+    recorded = index.manifest.get("encoder")
+    return encoder_for(recorded, model) if recorded else make_encoder(model)
 
 
 def index_model_path(index: Any, where: str) -> str | None:

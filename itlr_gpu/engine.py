@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries
-from .encoders import Encoder, default_encoder, l2_normalize
+from .encoders import Encoder, encoder_for, l2_normalize
 from .errors import InputError
 from .index import Index
 from .io import RESULT_SCHEMA
@@ -80,7 +80,7 @@ def search(
         raise InputError("no queries to search", "queries", "at least one query")
     if len(set(program.query_ids)) != program.num_queries:
         raise InputError("duplicate query ids", "query_ids", "unique ids")
-    encoder = encoder if encoder is not None else default_encoder()
+    encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     index.check_encoder(encoder)
     term_embeddings = l2_normalize(np.asarray(encoder.encode(program.terms), dtype=np.float32), "query terms")
     if term_embeddings.shape != (len(program.terms), index.dim):

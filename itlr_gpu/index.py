@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .encoders import Encoder, default_encoder, l2_normalize
+from .encoders import Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
@@ -216,7 +216,11 @@ class Index:
                 out[start : start + len(batch)] = l2_normalize(vecs, emb_where, row_offset=start)
                 bar.update(len(batch))
         assert out is not None  # normalize_corpus guarantees a non-empty corpus
-        return cls(out, table.column("doc_id").combine_chunks(), cls._manifest(out, model))
+        manifest = cls._manifest(out, model)
+        settings = getattr(encoder, "settings", None)
+        if isinstance(settings, dict):   # how documents were embedded: queries must be embedded the same way
+            manifest["encoder"] = dict(settings)
+        return cls(out, table.column("doc_id").combine_chunks(), manifest)
 
     @classmethod
     def from_embedding_files(cls, embeddings_path: PathLike, ids_path: PathLike | None = None, *,
@@ -252,7 +256,10 @@ class Index:
     # ------------------------------------------------------------------ checks
 
     def check_encoder(self, encoder: Encoder) -> None:
-        """Refuse an encoder whose ``dim`` differs from the index dimension."""
+        """Refuse an encoder whose settings (model, max length, backend, precision; when the index
+        records them) or ``dim`` differ from the index's.  An encoder whose options were left unset
+        adopts the index's recorded settings (see ``SentenceTransformerEncoder.match_settings``)."""
+        check_settings(encoder, self.manifest.get("encoder"), str(self.path) if self.path else "index")
         dim = getattr(encoder, "dim", None)
         if dim is not None and int(dim) != self.dim:
             name = getattr(encoder, "name", None) or type(encoder).__name__
@@ -449,6 +456,13 @@ def _read_manifest(d: Path) -> dict[str, Any]:
         "created": lambda v: isinstance(v, str),
         "ids_checksum": lambda v: v is None or (isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None),
     }
+    encoder = m.get("encoder")
+    if encoder is not None and not (isinstance(encoder, dict) and isinstance(encoder.get("model"), (str, type(None)))
+                                    and isinstance(encoder.get("max_length"), int)
+                                    and encoder.get("backend") in ("torch", "onnx", "openvino")
+                                    and isinstance(encoder.get("precision"), str)):
+        raise IndexIntegrityError(f"field 'encoder' is {encoder!r}", where,
+                                  "{model, max_length, backend, precision} or absent")
     expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
                 "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",
                 "created": "an ISO timestamp", "ids_checksum": "'sha256:<64 hex digits>' (or absent: older indexes)"}

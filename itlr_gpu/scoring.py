@@ -107,10 +107,11 @@ import torch
 from .compiler import AND, NOT, OR, PUSH, Program, run_postfix
 from .errors import InputError
 from .ops import Ops
+from .plan import plan_groups
 
 __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "prepare",
-           "search_linear", "linearize_options",
-           "linearize", "score_chunk_options", "score_dense", "search_with_options", "natural_text"]
+           "prepare_options", "linearize_options", "linearize", "linear_coefficients", "score_chunk_linear",
+           "score_chunk_options", "score_dense", "natural_text", "search_linear", "search_with_options"]
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
@@ -502,8 +503,6 @@ def linearize(program: Program, plan, ops: Ops, options: ScoreOptions, prep: Pre
 def linearize_options(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
                       whole_embeddings=None, device: torch.device | str = "cpu") -> LinearScoring:
     """:func:`prepare` on the document sample, then :func:`linearize` (what a fused backend calls)."""
-    from .backends.reference import plan_groups
-
     device = torch.device(device)
     terms = _as_tensor(term_embeddings, device)
     whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
@@ -529,20 +528,11 @@ def score_chunk_linear(sims: torch.Tensor, plan, coef: list[tuple[torch.Tensor, 
     return out * mix[:, 0:1] + w * mix[:, 1:2] + mix[:, 2:3]
 
 
-def search_linear(docs, lin: LinearScoring, k: int, device: torch.device | str = "cpu",
-                  chunk_size: int | None = None,
-                  on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k of a :class:`LinearScoring` over ``docs`` in torch (chunked; any device): the same arithmetic
-    as the fused kernel, so a sharded run with one ``lin`` equals the single-process run."""
-    from .backends.reference import chunk_for_budget, plan_groups, stream_topk
-
-    device = torch.device(device)
-    n, d = docs.shape
+def linear_coefficients(lin: LinearScoring, plan, device: torch.device) -> tuple[list, torch.Tensor | None]:
+    """Per plan group the (P, G) literal affines of ``lin`` and the (Q, 4) hybrid epilogue
+    ``(mix_l, mix_w, mix_c, whole row)`` in plan order (None without hybrid): what
+    :func:`score_chunk_linear` takes."""
     prog = lin.program
-    vectors = lin.vectors.to(device=device, dtype=torch.float32)
-    if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(vectors), prog.num_queries, prog.max_depth + 2)
-    plan = plan_groups(prog, device)
     offsets = np.asarray(prog.offsets, dtype=np.int64)
     coef = []
     order = plan.order.cpu().numpy()
@@ -555,9 +545,7 @@ def search_linear(docs, lin: LinearScoring, k: int, device: torch.device | str =
     if lin.mix is not None:
         m = np.concatenate([lin.mix, lin.whole_arg[:, None].astype(np.float32)], axis=1)[order]
         mix = torch.from_numpy(np.ascontiguousarray(m)).to(device)
-    with torch.inference_mode():
-        return stream_topk(docs, min(k, n), plan, chunk_size, device,
-                           lambda chunk: score_chunk_linear(vectors @ chunk.T, plan, coef, lin, mix), on_chunk)
+    return coef, mix
 
 
 def score_chunk_options(sims: torch.Tensor, chunk: torch.Tensor, plan, ops: Ops, prep: Prepared) -> torch.Tensor:
@@ -585,39 +573,17 @@ def _sample_matrix(docs, n: int, size: int, device: torch.device) -> torch.Tenso
     return torch.from_numpy(np.asarray(docs[rows], dtype=np.float32).copy()).to(device)
 
 
-def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: int, options: ScoreOptions,
-                        whole_embeddings=None, device: torch.device | str = "cpu", chunk_size: int | None = None,
-                        on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k like :func:`itlr_gpu.backends.reference.search_reference`, with ``options`` applied.
-
-    Runs the linear form (:func:`linearize_options` + :func:`search_linear`, what sharded and fused
-    searches run too); ``percentile`` (a lookup table) runs :func:`score_chunk_options` directly."""
-    from .backends.reference import chunk_for_budget, plan_groups, stream_topk
-
-    if options.calibration != "percentile":
-        lin = linearize_options(docs, term_embeddings, program, ops, options, whole_embeddings, device=device)
-        return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
-    device = torch.device(device)
-    n, d = docs.shape
-    k_eff = min(k, n)
-    terms = _as_tensor(term_embeddings, device)
+def prepare_options(docs, program: Program, plan, ops: Ops, options: ScoreOptions, terms: torch.Tensor,
+                    whole_embeddings, device: torch.device) -> Prepared:
+    """:func:`prepare` on the document sample of ``docs`` (what a chunked search calls once)."""
     whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
-    if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(program.terms) + program.num_queries, program.num_queries,
-                                      program.max_depth + 2)
-    plan = plan_groups(program, device)
-    with torch.inference_mode():
-        prep = prepare(program, plan, ops, options, terms, _sample_matrix(docs, n, options.sample_size, device),
-                       whole)
-        return stream_topk(docs, k_eff, plan, chunk_size, device,
-                           lambda chunk: score_chunk_options(terms @ chunk.T, chunk, plan, ops, prep), on_chunk)
+    return prepare(program, plan, ops, options, terms, _sample_matrix(docs, docs.shape[0], options.sample_size, device),
+                   whole)
 
 
 def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
                 whole_embeddings=None) -> np.ndarray:
     """All scores (Q x N, query order) in one pass: the unchunked definition of the options."""
-    from .backends.reference import plan_groups
-
     device = torch.device("cpu")
     docs_t = _as_tensor(docs, device)
     terms = _as_tensor(term_embeddings, device)
@@ -645,3 +611,13 @@ def natural_text(node) -> str:
         return s if top else f"({s})"
 
     return ev(node, top=True)
+
+
+def __getattr__(name: str):
+    """``search_linear`` / ``search_with_options`` moved to :mod:`itlr_gpu.backends.reference` (the backends
+    own every chunk loop; this module only computes constants): the old names still resolve."""
+    if name in ("search_linear", "search_with_options"):
+        from .backends import reference
+
+        return getattr(reference, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

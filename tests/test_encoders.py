@@ -109,7 +109,7 @@ def test_progress_auto_threshold(monkeypatch):
             seen[len(texts)] = show_progress_bar
             return np.ones((len(texts), 2), dtype=np.float64)
 
-    enc = SentenceTransformerEncoder()
+    enc = SentenceTransformerEncoder(backend="torch")   # the progress bar is sentence-transformers'
     monkeypatch.setattr(enc, "_model", FakeModel())
     out = enc.encode(["x"] * 5)
     assert out.dtype == np.float32 and out.shape == (5, 2)
@@ -129,3 +129,76 @@ def test_minilm_encodes_three_sentences():
     u = l2_normalize(v, "test")
     assert u[0] @ u[1] > u[0] @ u[2] and u[0] @ u[1] > u[1] @ u[2]
     assert enc.encode([]).shape == (0, 384)
+
+
+# ------------------------------------------------------------------ settings (no model load)
+
+
+def test_settings_resolve_without_loading_the_model(monkeypatch):
+    from itlr_gpu import encode_runtime
+
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
+    enc = SentenceTransformerEncoder()
+    assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32"}
+    assert enc._model is None
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
+    assert SentenceTransformerEncoder().settings["backend"] == "onnx"
+    assert SentenceTransformerEncoder().settings["precision"] == "int8"
+    assert SentenceTransformerEncoder(max_length=512).settings["max_length"] == 256   # the model's own limit
+    assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"backend": "tensorrt"}, "unknown encoder backend"),
+    ({"max_length": 4}, "max_length"),
+    ({"precision": "int4"}, "unknown precision"),
+])
+def test_bad_settings(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        SentenceTransformerEncoder(**kwargs)
+
+
+def test_unset_options_follow_the_index_and_differences_are_refused():
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 200, "backend": "torch", "precision": "fp32"}
+    enc = SentenceTransformerEncoder()
+    enc.match_settings(recorded, "idx")
+    assert enc.settings == recorded
+    other = SentenceTransformerEncoder(backend="torch", max_length=128)
+    with pytest.raises(InputError, match=r"idx: query encoder does not match .*max_length 200 \(index\) vs 128"):
+        other.match_settings(recorded, "idx")
+    with pytest.raises(InputError, match="model 'e5'"):
+        SentenceTransformerEncoder().match_settings(dict(recorded, model="e5"), "idx")
+
+
+def test_encoder_for_is_cached_per_settings():
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 96, "backend": "torch", "precision": "fp32"}
+    a = encoders.encoder_for(recorded)
+    assert a is encoders.encoder_for(dict(recorded)) and a.settings == recorded
+    assert encoders.encoder_for(None) is default_encoder()
+
+
+def test_runtime_backend_without_its_package_is_a_clear_error(monkeypatch):
+    from itlr_gpu import encode_runtime
+
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
+    enc = SentenceTransformerEncoder(backend="openvino", precision="fp32")
+    with pytest.raises(InputError, match="needs the package openvino"):
+        enc.encode(["x"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_runtime_encoders_match_torch(backend):
+    from itlr_gpu.encode_runtime import runtime_available
+
+    if not runtime_available(backend):
+        pytest.skip(f"{backend} is not installed")
+    texts = ["A cat sits on the mat.", "Quarterly tax filing deadlines for small businesses in the EU.",
+             "x", "Vitamin D " * 100]
+    torch_vecs = l2_normalize(SentenceTransformerEncoder(backend="torch", max_length=128).encode(texts), "t")
+    fp32 = l2_normalize(SentenceTransformerEncoder(backend=backend, max_length=128, precision="fp32",
+                                                   batch_size=3).encode(texts), "o")
+    np.testing.assert_allclose(np.sum(torch_vecs * fp32, axis=1), 1.0, atol=1e-5)   # the same model
+    if backend == "onnx":
+        int8 = l2_normalize(SentenceTransformerEncoder(backend="onnx", max_length=128).encode(texts), "q")
+        assert np.sum(torch_vecs * int8, axis=1).min() > 0.97    # quantised: close, not equal

@@ -401,3 +401,33 @@ def test_import_list_column_errors(tmp_path):
     pq.write_table(pa.table({"doc_id": ["a"], "embedding": ["x"]}), tmp_path / "s.parquet")
     with pytest.raises(InputError, match="column 'embedding' has type string"):
         Index.from_embedding_files(tmp_path / "s.parquet")
+
+
+# ------------------------------------------------------------------ encoder settings in the manifest
+
+
+class SettingsEncoder(FakeEncoder):
+    def __init__(self, **settings):
+        super().__init__()
+        self.settings = {"model": "fake-chars", "max_length": 128, "backend": "onnx", "precision": "int8", **settings}
+
+
+def test_manifest_records_encoder_settings_and_refuses_a_mismatch(tmp_path):
+    table = pa.table({"doc_id": ["a", "b"], "text": ["cats purr", "tax forms"]})
+    Index.build(table, SettingsEncoder()).save(tmp_path / "ix")
+    loaded = Index.load(tmp_path / "ix")
+    assert loaded.manifest["encoder"] == SettingsEncoder().settings
+    loaded.check_encoder(SettingsEncoder())
+    with pytest.raises(InputError, match=r"ix: query encoder settings .*'fp32'.*do not match the index's .*'int8'") as e:
+        loaded.check_encoder(SettingsEncoder(precision="fp32"))
+    assert "the encoder the index was built with" in str(e.value)
+    loaded.check_encoder(FakeEncoder())          # an encoder that states no settings: only dim is checked
+
+
+def test_corrupt_encoder_field_is_refused(tmp_path):
+    Index.from_arrays(rand(3, 4), ids(3)).save(tmp_path / "ix")
+    m = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    m["encoder"] = {"model": "x", "max_length": "long", "backend": "onnx", "precision": "int8"}
+    (tmp_path / "ix" / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(IndexIntegrityError, match="field 'encoder'"):
+        Index.load(tmp_path / "ix")

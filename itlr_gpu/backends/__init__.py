@@ -49,13 +49,13 @@ class TorchBackend:
 
     def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
                             device, chunk_size=None, on_chunk=None):
-        from ..scoring import search_with_options
+        from .reference import search_with_options
 
         return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
                                    device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
-        from ..scoring import search_linear
+        from .reference import search_linear
 
         return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 

@@ -19,7 +19,6 @@ stack depth S (plus the running top-k, Q x k x 12)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -28,6 +27,8 @@ import torch
 from ..compiler import AND, NOT, PUSH, Program
 from ..errors import InputError
 from ..ops import RECIPROCAL_FLOOR, Ops
+from ..plan import Plan, ShapeGroup, plan_groups  # noqa: F401  (re-exported: the plan lived here)
+from .gemm import ChunkMatmul
 
 DEFAULT_BUDGET_BYTES = 256 << 20
 MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
@@ -39,48 +40,6 @@ def chunk_for_budget(d: int, num_terms: int, num_queries: int, max_depth: int,
     # 2d: the float32 chunk and BLAS's packed copy of it; S + 3: the stack, the score block, top-k scratch.
     per_doc = 4 * (2 * d + num_terms + num_queries * (max_depth + 3))
     return int(min(MAX_CHUNK, max(MIN_CHUNK, budget_bytes // per_doc)))
-
-
-@dataclass
-class ShapeGroup:
-    opcodes: tuple[int, ...]      # shared opcode sequence
-    start: int                    # the group's queries are rows start:start+G of the permuted score matrix
-    push_terms: torch.Tensor      # (P, G) term index of each PUSH, in order
-
-
-@dataclass
-class Plan:
-    groups: list[ShapeGroup]
-    order: torch.Tensor           # permuted row i is query order[i]
-    identity: bool                # every query is PUSH of term q: the scores are the similarities
-
-    def unpermute(self, rows: torch.Tensor) -> torch.Tensor:
-        """Rows in plan order -> rows in query order (row i of the input belongs to query order[i])."""
-        inverse = torch.empty_like(self.order)
-        inverse[self.order] = torch.arange(len(self.order), device=self.order.device)
-        return rows[inverse]
-
-
-def plan_groups(program: Program, device: torch.device) -> Plan:
-    """Group queries by opcode sequence (host side, once per batch).
-
-    Groups are laid out contiguously in a permuted score matrix so each group's
-    result is written with one copy into its slice.
-    """
-    members: dict[tuple[int, ...], tuple[list[int], list[np.ndarray]]] = {}
-    for q in range(program.num_queries):
-        ops, args = program.query_code(q)
-        entry = members.setdefault(tuple(int(o) for o in ops), ([], []))
-        entry[0].append(q)
-        entry[1].append(args[ops == PUSH])
-    groups, order = [], []
-    for key, (qs, args) in members.items():
-        push = torch.from_numpy(np.stack(args, axis=1).astype(np.int64)).to(device)
-        groups.append(ShapeGroup(key, len(order), push))
-        order.extend(qs)
-    identity = (len(groups) == 1 and groups[0].opcodes == (PUSH,) and len(program.terms) == program.num_queries
-                and bool(np.array_equal(groups[0].push_terms[0].cpu().numpy(), np.arange(program.num_queries))))
-    return Plan(groups, torch.tensor(order, dtype=torch.int64, device=device), identity)
 
 
 def score_chunk(sims: torch.Tensor, plan: Plan, ops: Ops) -> torch.Tensor:
@@ -185,47 +144,96 @@ def search_reference(
     device: torch.device | str = "cpu",
     chunk_size: int | None = None,
     on_chunk: Callable[[int], None] | None = None,
+    matmul: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores float32 (Q x k'), rows int64 (Q x k')) with k' = min(k, N).
 
     ``docs`` (N x d, float16/bfloat16/float32, rows L2-normalised) may be a numpy
     memmap: chunks are read and converted one at a time.  ``term_embeddings`` is
-    (T x d) with rows L2-normalised, in ``program.terms`` order.
+    (T x d) with rows L2-normalised, in ``program.terms`` order.  ``matmul``: which
+    BLAS computes the chunk similarities on a CPU (``auto``: the faster, see
+    :mod:`itlr_gpu.backends.gemm`).
     """
     device = torch.device(device)
     n, d = docs.shape
-    k_eff = min(k, n)
-    terms = torch.as_tensor(np.asarray(term_embeddings, dtype=np.float32), device=device)
+    terms = _as_tensor(term_embeddings, device)
     if chunk_size is None:
         chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth)
     plan = plan_groups(program, device)
     with torch.inference_mode():
-        return stream_topk(docs, k_eff, plan, chunk_size, device,
-                           lambda chunk: score_chunk(terms @ chunk.T, plan, ops), on_chunk)
+        return stream_topk(docs, terms, min(k, n), plan, chunk_size, device,
+                           lambda sims, chunk: score_chunk(sims, plan, ops), on_chunk, matmul)
 
 
-def stream_topk(docs, k: int, plan: Plan, chunk_size: int, device: torch.device,
-                score: Callable[[torch.Tensor], torch.Tensor],
-                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Fold ``score(chunk)`` (Q x C, rows in ``plan.order``) of every float32 chunk into a running top-k.
+def search_linear(docs, lin, k: int, device: torch.device | str = "cpu", chunk_size: int | None = None,
+                  on_chunk: Callable[[int], None] | None = None,
+                  matmul: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of a :class:`~itlr_gpu.scoring.LinearScoring` over ``docs`` in torch (chunked; any device):
+    the same arithmetic as the fused kernel, so a sharded run with one ``lin`` equals the
+    single-process run."""
+    from ..scoring import linear_coefficients, score_chunk_linear
+
+    device = torch.device(device)
+    n, d = docs.shape
+    prog = lin.program
+    if chunk_size is None:
+        chunk_size = chunk_for_budget(d, len(lin.vectors), prog.num_queries, prog.max_depth + 2)
+    plan = plan_groups(prog, device)
+    coef, mix = linear_coefficients(lin, plan, device)
+    with torch.inference_mode():
+        return stream_topk(docs, lin.vectors, min(k, n), plan, chunk_size, device,
+                           lambda sims, chunk: score_chunk_linear(sims, plan, coef, lin, mix), on_chunk, matmul)
+
+
+def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: int, options,
+                        whole_embeddings=None, device: torch.device | str = "cpu", chunk_size: int | None = None,
+                        on_chunk: Callable[[int], None] | None = None,
+                        matmul: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Top-k like :func:`search_reference`, with :class:`~itlr_gpu.scoring.ScoreOptions` applied.
+
+    Runs the linear form (``scoring.linearize_options`` + :func:`search_linear`, what sharded and
+    fused searches run too); ``percentile`` (a lookup table) scores each chunk with
+    ``scoring.score_chunk_options`` directly."""
+    from ..scoring import linearize_options, prepare_options, score_chunk_options
+
+    if options.calibration != "percentile":
+        lin = linearize_options(docs, term_embeddings, program, ops, options, whole_embeddings, device=device)
+        return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk, matmul=matmul)
+    device = torch.device(device)
+    n, d = docs.shape
+    terms = _as_tensor(term_embeddings, device)
+    if chunk_size is None:
+        chunk_size = chunk_for_budget(d, len(program.terms) + program.num_queries, program.num_queries,
+                                      program.max_depth + 2)
+    plan = plan_groups(program, device)
+    with torch.inference_mode():
+        prep = prepare_options(docs, program, plan, ops, options, terms, whole_embeddings, device)
+        return stream_topk(docs, terms, min(k, n), plan, chunk_size, device,
+                           lambda sims, chunk: score_chunk_options(sims, chunk, plan, ops, prep), on_chunk, matmul)
+
+
+def stream_topk(docs, vectors: torch.Tensor, k: int, plan: Plan, chunk_size: int, device: torch.device,
+                score: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                on_chunk: Callable[[int], None] | None = None,
+                matmul: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Fold ``score(vectors @ chunk.T, chunk)`` (Q x C, rows in ``plan.order``) of every float32 chunk
+    into a running top-k; the product runs with the faster BLAS (:class:`~.gemm.ChunkMatmul`).
 
     Returns numpy (scores, rows) in query order.
     """
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer")
+    gemm = ChunkMatmul(docs, vectors, chunk_size, device, matmul)
     top = RunningTopK(len(plan.order), k, device)
     for start in range(0, docs.shape[0], chunk_size):
-        chunk = _chunk_as_float32(docs, start, min(docs.shape[0], start + chunk_size), device)
-        top.add(score(chunk), start)
+        chunk = gemm.chunk(start, min(docs.shape[0], start + chunk_size))
+        top.add(score(gemm.sims(chunk), chunk), start)
         if on_chunk is not None:
             on_chunk(chunk.shape[0])
     return plan.unpermute(top.scores).cpu().numpy(), plan.unpermute(top.rows).cpu().numpy()
 
 
-def _chunk_as_float32(docs, lo: int, hi: int, device: torch.device) -> torch.Tensor:
-    if isinstance(docs, torch.Tensor):
-        return docs[lo:hi].to(device=device, dtype=torch.float32)
-    block = np.asarray(docs[lo:hi])
-    if block.dtype != np.float32 or not block.flags.writeable:  # torch wants writable memory
-        block = block.astype(np.float32)
-    return torch.from_numpy(block).to(device)
+def _as_tensor(x, device) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x.to(device=device, dtype=torch.float32)
+    return torch.as_tensor(np.asarray(x, dtype=np.float32), device=device)

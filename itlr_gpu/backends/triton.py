@@ -26,8 +26,8 @@ import torch
 
 from ..compiler import Program
 from ..ops import Ops
-from ..scoring import ScoreOptions, linearize_options, search_linear, search_with_options
-from .reference import search_reference
+from ..scoring import ScoreOptions, linearize_options
+from .reference import search_linear, search_reference, search_with_options
 
 K_MAX = 2048  # the kernel's limit on k (itlr_gpu.kernels.fused_logical_topk.K_MAX)
 

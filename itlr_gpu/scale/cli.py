@@ -179,7 +179,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
     model = args.model or index_model_path(index, args.index)
-    table, report = rerank(index, queries, ids, candidates, cli_common.make_encoder(model), k=args.k, ops=args.ops,
+    table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k, ops=args.ops,
                            device=args.device, strict=args.strict, where=args.candidates)
     print_warnings(report)
     write_table(table, args.output)

@@ -505,8 +505,8 @@ def save_sharded(index: Index, directory, shard_rows: int) -> Path:
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "shard_rows": int(shard_rows),
             "shards": shards,
         }
-        for key in ("model_path",):  # where `itlr search` finds the query encoder
-            if index.manifest.get(key):
+        for key in ("encoder", "model_path"):   # how queries must be embedded travels with the matrix
+            if index.manifest.get(key) is not None:
                 manifest[key] = index.manifest[key]
         with open(tmp / MANIFEST_FILE, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2)

@@ -1,0 +1,235 @@
+"""Corpus-encoding benchmark: documents/s and SciFact nDCG@10 per encoder option (MiniLM-L6).
+
+Options (model all-MiniLM-L6-v2, CPU): the encoder backend (torch = sentence-transformers,
+onnx = ONNX Runtime fp32 or dynamic int8, openvino when installed) x max length (the
+library's 256 vs the model's training length 128).
+
+- docs/s: a fixed sample of --sample SciFact documents (evenly spaced over the corpus),
+  each option timed --repeat times, the options *interleaved* (round robin) so that a
+  load change on a shared machine hits every option alike; the median is reported.
+- nDCG@10: the whole corpus (5,183 documents) encoded with the option, the 300 SciFact test
+  queries embedded whole with the same option (plain dense retrieval), scored with ir-measures.
+
+Every result records os.getloadavg() before and after and the machine (CPU, cores, BLAS).
+
+    python benchmarks/encode.py                      # all options, nDCG for each: hours on 2 busy cores
+    python benchmarks/encode.py --ndcg "torch 256,onnx 256 int8"    # nDCG for the default and the old one
+    python benchmarks/encode.py --no-ndcg            # docs/s only
+Writes benchmarks/results/encode.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
+from itlr_gpu.encoders import SentenceTransformerEncoder, l2_normalize  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+
+OPTIONS = [  # (label, backend, max_length, precision)
+    ("torch 256 fp32 (old default)", "torch", 256, "fp32"),
+    ("torch 128 fp32", "torch", 128, "fp32"),
+    ("onnx 256 fp32", "onnx", 256, "fp32"),
+    ("onnx 128 fp32", "onnx", 128, "fp32"),
+    ("onnx 256 int8 (default)", "onnx", 256, "int8"),
+    ("onnx 128 int8", "onnx", 128, "int8"),
+    ("openvino 128 fp32", "openvino", 128, "fp32"),
+]
+
+
+def load_scifact() -> tuple[list[str], list[str], dict[str, str]]:
+    ids, texts = [], []
+    with gzip.open(SCIFACT / "corpus.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            ids.append(d["_id"])
+            texts.append(f"{d.get('title') or ''} {d['text']}".strip())
+    test = set()
+    with open(SCIFACT / "qrels" / "test.tsv", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            test.add(line.split("\t")[0])
+    queries = {}
+    with open(SCIFACT / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            if q["_id"] in test:
+                queries[q["_id"]] = q["text"]
+    return ids, texts, queries
+
+
+def ndcg10(encoder, ids, texts, queries) -> float:
+    import ir_measures
+    from ir_measures import nDCG
+
+    docs = l2_normalize(encoder.encode(texts), "corpus")
+    qids = list(queries)
+    q = l2_normalize(encoder.encode([queries[i] for i in qids]), "queries")
+    sims = q @ docs.T
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :100]
+    run = [ir_measures.ScoredDoc(qid, ids[j], float(sims[r, j])) for r, qid in enumerate(qids) for j in top[r]]
+    qrels = list(ir_measures.read_trec_qrels(_trec_qrels()))
+    return float(ir_measures.calc_aggregate([nDCG @ 10], qrels, run)[nDCG @ 10])
+
+
+def _trec_qrels() -> str:
+    out = []
+    with open(SCIFACT / "qrels" / "test.tsv", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            qid, did, score = line.rstrip("\n").split("\t")
+            out.append(f"{qid} 0 {did} {score}")
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / "itlr-scifact-test.qrels"
+    path.write_text("\n".join(out) + "\n")
+    return str(path)
+
+
+def machine() -> dict:
+    from threadpoolctl import threadpool_info
+
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for pkg in ("onnxruntime", "openvino", "sentence_transformers", "transformers"):
+        try:
+            versions[pkg] = __import__(pkg).__version__
+        except ImportError:
+            versions[pkg] = None
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+            "torch_blas": "MKL" if torch.backends.mkl.is_available() else "other",
+            "blas": [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "filepath")}
+                     for i in threadpool_info()],
+            "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")},
+            **versions}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sample", type=int, default=256, help="documents in the docs/s sample")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")
+    ap.add_argument("--ndcg", help="comma-separated option-label prefixes that get an nDCG@10 run (default: all)")
+    ap.add_argument("--only", help="comma-separated option labels' prefixes to run (default: all available)")
+    ap.add_argument("--out", default=str(RESULTS / "encode"))
+    args = ap.parse_args()
+
+    ids, texts, queries = load_scifact()
+    sample = [texts[i] for i in np.linspace(0, len(texts) - 1, args.sample).round().astype(int)]
+    options = [o for o in OPTIONS if o[1] == "torch" or runtime_available(o[1])]
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",")]
+        options = [o for o in options if any(o[0].startswith(w) for w in wanted)]
+    encoders = {o[0]: SentenceTransformerEncoder(backend=o[1], max_length=o[2], precision=o[3],
+                                                 batch_size=args.batch_size, show_progress=False) for o in options}
+    load_before = os.getloadavg()
+    for label, enc in encoders.items():          # warm-up: loads, exports (cached), first batch
+        enc.encode(sample[:16])
+    # How far each option's vectors are from torch fp32 at the same max length (same sample, normalised):
+    # an option at ~1e-6 gives the same ranking as its torch row.
+    vecs = {label: l2_normalize(enc.encode(sample), label) for label, enc in encoders.items()}
+    times: dict[str, list[float]] = {label: [] for label in encoders}
+    for r in range(args.repeat):                  # interleaved: a load change hits every option alike
+        for label, enc in encoders.items():
+            t0 = time.perf_counter()
+            enc.encode(sample)
+            times[label].append(time.perf_counter() - t0)
+            print(f"repeat {r}: {label}: {len(sample) / times[label][-1]:.1f} docs/s  load {os.getloadavg()}",
+                  flush=True)
+    rows = []
+    base = statistics.median(times[options[0][0]])
+    for label, backend, max_length, precision in options:
+        med = statistics.median(times[label])
+        ref = next((o[0] for o in options if o[1] == "torch" and o[2] == max_length and o[3] == "fp32"), None)
+        cos = None if ref is None else float(np.min(np.sum(vecs[label] * vecs[ref], axis=1)))
+        rows.append({"option": label, "backend": backend, "max_length": max_length, "precision": precision,
+                     "docs_per_s": args.sample / med, "speedup_vs_first": base / med,
+                     "times_s": times[label], "min_cosine_to_torch_fp32": cos})
+    load_mid = os.getloadavg()
+    if not args.no_ndcg:
+        wanted = [w.strip() for w in args.ndcg.split(",")] if args.ndcg else None
+        for row in rows:
+            if wanted is not None and not any(row["option"].startswith(w) for w in wanted):
+                continue
+            t0 = time.perf_counter()
+            row["ndcg10"] = ndcg10(encoders[row["option"]], ids, texts, queries)
+            row["corpus_s"] = time.perf_counter() - t0
+            row["load_after_corpus"] = os.getloadavg()
+            print(f"{row['option']}: nDCG@10 {row['ndcg10']:.4f} ({row['corpus_s']:.0f} s)", flush=True)
+            write(args, texts, queries, rows, load_before, load_mid)   # partial results survive an interruption
+    write(args, texts, queries, rows, load_before, load_mid)
+
+
+def write(args, texts, queries, rows, load_before, load_mid) -> None:
+    report = {"command": "python " + shlex.join([os.path.relpath(__file__, ROOT)] + sys.argv[1:]),
+              "sample_docs": args.sample, "repeat": args.repeat, "batch_size": args.batch_size,
+              "corpus_docs": len(texts), "test_queries": len(queries), "machine": machine(),
+              "loadavg": {"before": load_before, "after_timing": load_mid, "end": os.getloadavg()},
+              "rows": rows}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for suffix, text in ((".json", json.dumps(report, indent=2) + "\n"), (".md", markdown(report))):
+        tmp = out.with_suffix(suffix + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, out.with_suffix(suffix))
+    print(markdown(report))
+
+
+def markdown(report: dict) -> str:
+    m = report["machine"]
+    la = report["loadavg"]
+    lines = [
+        "# Corpus encoding: documents/s and SciFact nDCG@10 per encoder option", "",
+        f"Command: `{report['command']}`", "",
+        f"Machine: {m['cpu']}, {m['cores']} cores; torch {m['torch']} ({m['torch_threads']} threads, {m['torch_blas']}), "
+        f"onnxruntime {m['onnxruntime']}, openvino {m['openvino']}, sentence-transformers {m['sentence_transformers']}.",
+        f"Load average (1/5/15 min) before {fmt_load(la['before'])}, after the timings {fmt_load(la['after_timing'])}, "
+        f"at the end {fmt_load(la['end'])}: the machine was shared, so compare the options within this table "
+        "(timed interleaved, round robin), not across runs.", "",
+        f"docs/s: median of {report['repeat']} encodings of the same {report['sample_docs']} SciFact documents "
+        f"(batch {report['batch_size']}). nDCG@10: all {report['corpus_docs']:,} documents and the "
+        f"{report['test_queries']} test queries encoded with the option, plain dense retrieval.", "",
+        "min cosine: the smallest cosine, over the sample, between the option's vector and torch fp32's at the same "
+        "max length (1.000000: the same vectors up to float32 rounding). nDCG@10 '-': not run (whole corpus per "
+        "option; `--ndcg` picks rows).", "",
+        "| option | backend | max length | precision | docs/s | speed-up vs first row | min cosine | nDCG@10 |",
+        "|---|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in report["rows"]:
+        nd = f"{r['ndcg10']:.4f}" if "ndcg10" in r else "-"
+        cos = "-" if r.get("min_cosine_to_torch_fp32") is None else f"{r['min_cosine_to_torch_fp32']:.6f}"
+        lines.append(f"| {r['option']} | {r['backend']} | {r['max_length']} | {r['precision']} | "
+                     f"{r['docs_per_s']:.1f} | {r['speedup_vs_first']:.2f}x | {cos} | {nd} |")
+    return "\n".join(lines) + "\n"
+
+
+def fmt_load(v) -> str:
+    return "/".join(f"{x:.2f}" for x in v)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""``itlr bench INDEX QUERIES``: throughput of the user's own index and queries on this machine.
+
+For every backend available here (torch on the CPU, torch on CUDA, the fused Triton kernel on
+CUDA, and FAISS ``IndexFlatIP`` when installed and every query is a single term) it times the
+search (term embeddings given: the encoder is timed apart) after ``--warmup`` runs, ``--repeat``
+times, and reports the median as queries/s and documents x queries/s, its ratio to this
+machine's matmul floor (``terms @ docs.T`` in chunks, with each BLAS on a CPU: torch's and
+numpy's), the peak memory, and the encoder's share of an end-to-end run (encode + search).
+Results go to a table on screen and, with ``--json OUT``, to a JSON file written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from .errors import InputError
+
+__all__ = ["add_bench_parser", "cmd_bench", "available_backends", "BenchRow"]
+
+BENCH_BACKENDS = ("torch-cpu", "torch-cuda", "triton", "faiss")
+
+
+def add_bench_parser(sub) -> None:
+    """Register ``itlr bench`` on the CLI's subparsers."""
+    s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
+    s.add_argument("index")
+    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("-k", type=int, default=10)
+    s.add_argument("--ops", default="product,sum,one_minus", help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
+    s.add_argument("--backends", default="auto",
+                   help="comma-separated: " + ", ".join(BENCH_BACKENDS) + " (default: every one available here)")
+    s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
+    s.add_argument("--repeat", type=int, default=3, help="timed runs per backend (median reported)")
+    s.add_argument("--warmup", type=int, default=1, help="untimed runs per backend first")
+    s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
+    s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
+    s.set_defaults(func=cmd_bench)
+
+
+def available_backends(single_term: bool) -> list[str]:
+    """The backends that can run here: torch-cpu always; torch-cuda and triton with a CUDA GPU (and
+    Triton); faiss when faiss is installed and every query is one term."""
+    out = ["torch-cpu"]
+    if torch.cuda.is_available():
+        out.append("torch-cuda")
+        from .backends import triton_available
+
+        if triton_available():
+            out.append("triton")
+    if single_term and _faiss_available():
+        out.append("faiss")
+    return out
+
+
+def _faiss_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("faiss") is not None
+
+
+@dataclass
+class BenchRow:
+    backend: str
+    median_s: float
+    queries_per_s: float
+    doc_queries_per_s: float
+    vs_floor: float
+    peak_memory_gib: float
+    memory_kind: str
+    times_s: list
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .cli_common import index_model_path, query_encoder
+    from .compiler import compile_queries
+    from .encoders import l2_normalize
+    from .io import read_queries
+    from .ops import Ops
+    from .scale.cli import load_index, queries_from_table
+
+    for name in ("repeat", "k"):
+        if getattr(args, name) < 1:
+            raise InputError(f"{name}={getattr(args, name)}", f"--{name}" if name != "k" else "-k", "a positive integer")
+    if args.warmup < 0:
+        raise InputError(f"warmup={args.warmup}", "--warmup", "an integer >= 0")
+    if args.json and not args.json.endswith(".json"):
+        raise InputError(f"unknown output type {os.path.splitext(args.json)[1] or '(none)'}", args.json, ".json")
+    ops = Ops.parse(args.ops)
+    index = load_index(args.index)
+    queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    n = len(index)
+    if args.k > n:
+        raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")
+    program = compile_queries(queries, ids)
+    single = program.num_queries == len(program.terms) and all(len(program.query_code(q)[0]) == 1
+                                                                 for q in range(program.num_queries))
+    available = available_backends(single)
+    wanted = available if args.backends == "auto" else [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in wanted:
+        if b not in available:
+            why = " (single-term queries only)" if b == "faiss" and not single and _faiss_available() else ""
+            raise InputError(f"backend {b!r} is not available here{why}", "--backends",
+                             "one or more of " + ", ".join(available))
+    if not wanted:
+        raise InputError("no backend given", "--backends", "one or more of " + ", ".join(available))
+
+    encoder = query_encoder(args.model or index_model_path(index, args.index), index)
+    index.check_encoder(encoder)
+    encoder.encode(program.terms[:1])       # loads the model: not part of the encoder's time
+    t0 = time.perf_counter()
+    terms = l2_normalize(np.asarray(encoder.encode(program.terms), dtype=np.float32), "query terms")
+    encode_s = time.perf_counter() - t0
+    if terms.shape != (len(program.terms), index.dim):
+        raise InputError(f"encoder returned shape {terms.shape}", "encoder", f"({len(program.terms)}, {index.dim})")
+
+    docs = index.embeddings
+    floors = _floors(docs, terms, args, cuda="torch-cuda" in wanted or "triton" in wanted)
+    rows = []
+    for b in wanted:
+        run = _runner(b, docs, terms, program, ops, args.k, args.chunk_size)
+        device = "cuda" if b in ("torch-cuda", "triton") else "cpu"
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        times = _timed(run, args.warmup, args.repeat, sync=device == "cuda")
+        med = statistics.median(times)
+        floor = floors["cuda" if device == "cuda" else "cpu"]
+        peak, kind = ((torch.cuda.max_memory_allocated() / 2**30, "CUDA max allocated") if device == "cuda"
+                      else (_peak_rss_gib(), "process peak RSS so far"))
+        rows.append(BenchRow(b, med, program.num_queries / med, n * program.num_queries / med, med / floor["s"],
+                             peak, kind, times))
+    fastest = min(r.median_s for r in rows)
+    report = {
+        "index": {"path": args.index, "documents": n, "dim": index.dim, "dtype": str(index.dtype),
+                  "encoder": index.manifest.get("encoder"), "model": index.manifest.get("model")},
+        "queries": {"path": args.queries, "count": program.num_queries, "terms": len(program.terms),
+                    "max_depth": program.max_depth, "single_term": single},
+        "k": args.k, "ops": str(ops), "warmup": args.warmup, "repeat": args.repeat,
+        "encoder": {"name": getattr(encoder, "name", type(encoder).__name__),
+                    "settings": getattr(encoder, "settings", None), "encode_terms_s": encode_s,
+                    "share_of_end_to_end": encode_s / (encode_s + fastest)},
+        "floors": floors,
+        "rows": [asdict(r) for r in rows],
+        "machine": machine_info(),
+    }
+    print(render(report))
+    if args.json:
+        from .io import atomic_file
+
+        with atomic_file(args.json, "w", encoding="utf-8") as f:
+            f.write(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
+            chunk_size: int | None) -> Callable[[], Any]:
+    if backend == "faiss":
+        import faiss
+
+        flat = faiss.IndexFlatIP(terms.shape[1])
+        flat.add(np.ascontiguousarray(np.asarray(docs, dtype=np.float32)))
+        return lambda: flat.search(terms, k)
+    from .backends import get_backend
+
+    device = torch.device("cuda" if backend in ("torch-cuda", "triton") else "cpu")
+    engine = get_backend("triton" if backend == "triton" else "torch", device)
+    if device.type == "cuda":   # the GPU's resident copy, made once (what a long-running job has)
+        docs = torch.as_tensor(np.asarray(docs)).to(device)
+    return lambda: engine.search(docs, terms, program, ops, k, device=device, chunk_size=chunk_size)
+
+
+def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        if sync:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
+    """The matmul floor ``terms @ docs.T`` in chunks: on the CPU the faster of torch's BLAS and numpy's
+    (both reported), on CUDA torch's (cuBLAS) on the resident matrix."""
+    from .backends.reference import chunk_for_budget
+
+    n, d = docs.shape
+    chunk = args.chunk_size or chunk_for_budget(d, len(terms), 1, 1)
+    t = torch.from_numpy(terms)
+    out = np.empty((len(terms), min(chunk, n)), dtype=np.float32)
+    wide = np.empty((min(chunk, n), d), dtype=np.float32)
+
+    def cpu(kind: str) -> Callable[[], None]:
+        def run() -> None:
+            for lo in range(0, n, chunk):
+                block = wide[: min(n, lo + chunk) - lo]
+                np.copyto(block, docs[lo: lo + len(block)], casting="same_kind")
+                o = out[:, : len(block)]
+                if kind == "numpy":
+                    np.matmul(terms, block.T, out=o)
+                else:
+                    torch.mm(t, torch.from_numpy(block).T, out=torch.from_numpy(o))
+        return run
+
+    floors: dict[str, dict] = {}
+    with torch.inference_mode():
+        per = {kind: statistics.median(_timed(cpu(kind), args.warmup, args.repeat, sync=False))
+               for kind in ("torch", "numpy")}
+    best = min(per, key=per.get)
+    floors["cpu"] = {"s": per[best], "blas": best, "torch_s": per["torch"], "numpy_s": per["numpy"], "chunk": chunk}
+    if cuda:
+        dev_docs = torch.as_tensor(np.asarray(docs)).cuda()
+        dev_terms = t.cuda().to(dev_docs.dtype)
+        with torch.inference_mode():
+            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, args.warmup, args.repeat, sync=True))
+        floors["cuda"] = {"s": s, "blas": "cuBLAS", "dtype": str(dev_docs.dtype)}
+        del dev_docs
+    return floors
+
+
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # KiB on Linux
+
+
+def machine_info() -> dict:
+    """CPU model, cores, load average, torch and the BLAS libraries loaded (threadpoolctl when installed)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    info: dict[str, Any] = {"cpu": cpu, "cores": os.cpu_count(), "loadavg": list(os.getloadavg()),
+                            "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+                            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+                            "env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                                               "OMP_NUM_THREADS", "ITLR_MATMUL") if k in os.environ}}
+    try:
+        from threadpoolctl import threadpool_info
+
+        info["blas"] = [{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                        for lib in threadpool_info()]
+    except ImportError:
+        info["blas"] = None
+    from .backends.gemm import choices
+
+    info["matmul_probes"] = choices()
+    return info
+
+
+def render(report: dict) -> str:
+    q, ix = report["queries"], report["index"]
+    lines = [f"{q['count']:,} queries ({q['terms']:,} terms) x {ix['documents']:,} documents (d={ix['dim']}, "
+             f"{ix['dtype']}), k={report['k']}, median of {report['repeat']} after {report['warmup']} warm-up",
+             f"{'backend':<11} {'median s':>9} {'queries/s':>11} {'docs x queries/s':>17} {'vs floor':>9} "
+             f"{'peak GiB':>9}"]
+    for r in report["rows"]:
+        lines.append(f"{r['backend']:<11} {r['median_s']:>9.3f} {r['queries_per_s']:>11,.1f} "
+                     f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")
+    cpu = report["floors"]["cpu"]
+    lines.append(f"matmul floor (CPU): {cpu['s']:.3f} s with {cpu['blas']} (torch {cpu['torch_s']:.3f} s, "
+                 f"numpy {cpu['numpy_s']:.3f} s)")
+    if "cuda" in report["floors"]:
+        lines.append(f"matmul floor (CUDA, {report['floors']['cuda']['dtype']}): {report['floors']['cuda']['s']:.4f} s")
+    e = report["encoder"]
+    lines.append(f"encoder: {e['encode_terms_s']:.3f} s for {q['terms']:,} terms = "
+                 f"{100 * e['share_of_end_to_end']:.0f}% of encode + fastest search")
+    m = report["machine"]
+    lines.append(f"machine: {m['cpu']}, {m['cores']} cores, load average {'/'.join(f'{x:.2f}' for x in m['loadavg'])}")
+    return "\n".join(lines)

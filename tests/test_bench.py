@@ -1,0 +1,66 @@
+"""`itlr bench`: bad input is one clear error with nothing written; a run reports every backend."""
+
+import json
+
+import numpy as np
+import pytest
+
+from itlr_gpu.bench import available_backends
+from itlr_gpu.cli import main
+
+
+@pytest.fixture()
+def imported(tmp_path):
+    """An index of 20 random vectors (no encoder recorded) and query files."""
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "emb.npy", rng.standard_normal((20, 384)).astype(np.float32))
+    (tmp_path / "ids.txt").write_text("".join(f"d{i}\n" for i in range(20)))
+    assert main(["index", "--embeddings", str(tmp_path / "emb.npy"), "--ids", str(tmp_path / "ids.txt"),
+                 "-o", str(tmp_path / "idx")]) == 0
+    (tmp_path / "q.jsonl").write_text(json.dumps({"query_id": "q1", "expr": "coffee AND NOT tea"}) + "\n")
+    (tmp_path / "empty.jsonl").write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["empty.jsonl"], "query file is empty"),
+    (["q.jsonl", "-k", "21"], "k=21 is above the corpus size 20"),
+    (["q.jsonl", "--backends", "torch-cpu,cuda9"], "backend 'cuda9' is not available here"),
+    (["q.jsonl", "--backends", "faiss"], "'faiss' is not available here"),
+    (["q.jsonl", "--repeat", "0"], "repeat=0"),
+    (["q.jsonl", "--json", "out.txt"], "unknown output type .txt"),
+])
+def test_bad_input_is_one_error_and_writes_nothing(imported, capsys, argv, message):
+    out = imported / "out.json"
+    args = ["bench", str(imported / "idx"), str(imported / argv[0]), *argv[1:]]
+    args = [a if a != "out.txt" else str(imported / "out.txt") for a in args]
+    assert main(args + ([] if "--json" in args else ["--json", str(out)])) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("itlr: error:") and message in err[0], err
+    assert not out.exists() and not (imported / "out.txt").exists()
+
+
+def test_unavailable_backend_error_names_the_available_ones(imported, capsys):
+    assert main(["bench", str(imported / "idx"), str(imported / "q.jsonl"), "--backends", "triton"]) == 1
+    err = capsys.readouterr().err
+    assert ", ".join(available_backends(single_term=False)) in err
+
+
+@pytest.mark.slow
+def test_bench_runs_every_available_backend(imported, capsys):
+    (imported / "single.jsonl").write_text(
+        "".join(json.dumps({"query_id": f"q{i}", "text": t}) + "\n" for i, t in enumerate(["coffee", "tea"])))
+    out = imported / "bench.json"
+    assert main(["bench", str(imported / "idx"), str(imported / "single.jsonl"), "-k", "5", "--repeat", "2",
+                 "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    names = [r["backend"] for r in report["rows"]]
+    assert names == available_backends(single_term=True)
+    for r in report["rows"]:
+        assert r["median_s"] > 0 and len(r["times_s"]) == 2
+        assert r["queries_per_s"] == pytest.approx(2 / r["median_s"])
+        assert r["doc_queries_per_s"] == pytest.approx(20 * 2 / r["median_s"])
+    assert report["floors"]["cpu"]["blas"] in ("torch", "numpy")
+    assert 0 < report["encoder"]["share_of_end_to_end"] < 1
+    assert report["machine"]["loadavg"] and report["queries"]["single_term"]
+    assert "queries/s" in capsys.readouterr().out
