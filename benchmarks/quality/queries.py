@@ -170,6 +170,24 @@ def split_of(qid: str, seed: int) -> str:
     return "dev" if h % 2 == 0 else "test"
 
 
+def _neighbours(queries: dict[str, str], qvecs: np.ndarray, qids: list[str], neighbours: int):
+    """Each query's ``neighbours`` nearest other queries (cosine of the query-text embeddings) and the
+    cleaned texts, rows aligned with ``qids``."""
+    sims = qvecs @ qvecs.T
+    np.fill_diagonal(sims, -np.inf)
+    return np.argsort(-sims, axis=1)[:, :neighbours], [_clean(queries[q]) for q in qids]
+
+
+def _draw(rng: random.Random, nn: np.ndarray, texts: list[str], n_terms: int) -> tuple[int, list[int]] | None:
+    """An anchor query and ``n_terms - 1`` partners among its neighbours with other texts (None when it has
+    too few)."""
+    a = rng.randrange(len(texts))
+    cand = [int(j) for j in nn[a] if texts[j].lower() != texts[a].lower()]
+    if len(cand) < n_terms - 1:
+        return None
+    return a, rng.sample(cand, n_terms - 1)
+
+
 def beir_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvecs: np.ndarray, qids: list[str],
                  per_family: int, seed: int, prefix: str, neighbours: int = 10) -> tuple[list[BQuery], dict]:
     """Compose ``per_family`` queries per family from the original queries ``qids``.
@@ -182,10 +200,7 @@ def beir_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvec
     vacuous: every negated query has qrels, every positive literal contributes).
     Each composition uses distinct texts.
     """
-    sims = qvecs @ qvecs.T
-    np.fill_diagonal(sims, -np.inf)
-    nn = np.argsort(-sims, axis=1)[:, :neighbours]
-    texts = [_clean(queries[q]) for q in qids]
+    nn, texts = _neighbours(queries, qvecs, qids, neighbours)
     out, counts = [], {}
     for name, n_terms, n_neg in FAMILIES:
         rng = random.Random(f"{seed}:{prefix}:{name}")
@@ -193,11 +208,10 @@ def beir_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qvec
         for _ in range(per_family * 60):
             if got >= per_family:
                 break
-            a = rng.randrange(len(qids))
-            cand = [int(j) for j in nn[a] if texts[j].lower() != texts[a].lower()]
-            if len(cand) < n_terms - 1:
+            drawn = _draw(rng, nn, texts, n_terms)
+            if drawn is None:
                 continue
-            picks = [a] + rng.sample(cand, n_terms - 1)
+            picks = [drawn[0]] + drawn[1]
             key = (name, tuple(picks))
             if key in seen or len({texts[i].lower() for i in picks}) != n_terms:
                 continue
@@ -410,10 +424,7 @@ def shape_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qve
     no slot is vacuous: emptying any slot's qrels changes the answer set (each OR branch adds
     documents, each negated query removes some).  Query ids continue from ``start``.
     """
-    sims = qvecs @ qvecs.T
-    np.fill_diagonal(sims, -np.inf)
-    nn = np.argsort(-sims, axis=1)[:, :neighbours]
-    texts = [_clean(queries[q]) for q in qids]
+    nn, texts = _neighbours(queries, qvecs, qids, neighbours)
     out, counts = [], {}
     for shape in families if families is not None else shapes():
         n_terms, first = len(shape.slots), shape.positive()[0]
@@ -422,11 +433,10 @@ def shape_queries(queries: dict[str, str], qrels: dict[str, dict[str, int]], qve
         for _ in range(per_family * 60):
             if got >= per_family:
                 break
-            a = rng.randrange(len(qids))
-            cand = [int(j) for j in nn[a] if texts[j].lower() != texts[a].lower()]
-            if len(cand) < n_terms - 1:
+            drawn = _draw(rng, nn, texts, n_terms)
+            if drawn is None:
                 continue
-            others = rng.sample(cand, n_terms - 1)
+            a, others = drawn
             picks = others[:first] + [a] + others[first:]
             key = tuple(picks)
             if key in seen or len({texts[i].lower() for i in picks}) != n_terms:
