@@ -36,15 +36,18 @@ def add_bench_parser(sub) -> None:
     s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
     s.add_argument("index")
     s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
-    s.add_argument("-k", type=int, default=10)
-    s.add_argument("--ops", default="product,sum,one_minus", help="AND,OR,NOT families (default %(default)s)")
+    from .cli_common import non_negative_int, ops_spec, positive_int
+
+    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("--ops", type=ops_spec, default="product,sum,one_minus",
+                   help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
     s.add_argument("--backends", default="auto",
                    help="comma-separated: " + ", ".join(BENCH_BACKENDS) + " (default: every one available here)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
-    s.add_argument("--repeat", type=int, default=3, help="timed runs per backend (median reported)")
-    s.add_argument("--warmup", type=int, default=1, help="untimed runs per backend first")
-    s.add_argument("--chunk-size", type=int, help="documents per chunk (default: from a 256 MiB budget)")
+    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
+    s.add_argument("--warmup", type=non_negative_int, default=1, help="untimed runs per backend first")
+    s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
     s.set_defaults(func=cmd_bench)
 
@@ -83,23 +86,18 @@ class BenchRow:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .cli_common import index_model_path, query_encoder
+    from .cli_common import check_output, index_model_path, query_encoder, queries_from_table
     from .compiler import compile_queries
     from .encoders import l2_normalize
     from .io import read_queries
     from .ops import Ops
-    from .scale.cli import load_index, queries_from_table
+    from .scale.cli import load_index
 
-    for name in ("repeat", "k"):
-        if getattr(args, name) < 1:
-            raise InputError(f"{name}={getattr(args, name)}", f"--{name}" if name != "k" else "-k", "a positive integer")
-    if args.warmup < 0:
-        raise InputError(f"warmup={args.warmup}", "--warmup", "an integer >= 0")
-    if args.json and not args.json.endswith(".json"):
-        raise InputError(f"unknown output type {os.path.splitext(args.json)[1] or '(none)'}", args.json, ".json")
+    if args.json:
+        check_output(args.json, (".json",))  # before any work, like every -o
     ops = Ops.parse(args.ops)
     index = load_index(args.index)
-    queries, ids = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
     n = len(index)
     if args.k > n:
         raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")
