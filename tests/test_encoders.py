@@ -142,8 +142,8 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
     assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32"}
     assert enc._model is None
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
-    assert SentenceTransformerEncoder().settings["backend"] == "onnx"
-    assert SentenceTransformerEncoder().settings["precision"] == "int8"
+    assert SentenceTransformerEncoder().settings["backend"] == "torch"  # auto: the exact reference, onnx opt-in
+    assert SentenceTransformerEncoder(backend="onnx").settings["precision"] == "int8"
     assert SentenceTransformerEncoder(max_length=512).settings["max_length"] == 256   # the model's own limit
     assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
 

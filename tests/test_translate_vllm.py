@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from itlr_gpu.query import canonical, parse
+from itlr_gpu.query import MAX_QUERY_CHARS, canonical, parse
 from itlr_gpu.translate import grammar as g
 from itlr_gpu.translate import translate
 from itlr_gpu.translate.llm import (
@@ -79,7 +79,7 @@ def test_bad_generations_are_error_rows():
         "unparsable": '"a" AND AND',
         "truncated": ('"a very long', "length"),
         "fine": '"fine"',
-        "toolong": '"' + "x" * 20000 + '"',
+        "toolong": '"' + "x" * (MAX_QUERY_CHARS + 1) + '"',
     }
     rows = translate(list(answers) + [""], translator="vllm", llm=ScriptedLLM(answers), cache=False)
     by = {r.text: r for r in rows}

@@ -67,9 +67,13 @@ TERM_CHAR = CharClass(exclude=ESCAPABLE, exclude_ranges=_CONTROL)
 
 
 def _space_ranges() -> tuple[tuple[int, int], ...]:
-    """Code-point ranges of every character ``str.strip()`` removes (the parser rejects a
-    quoted term that is only white space), merged."""
-    cps = [i for i in range(0x3100) if chr(i).isspace()]
+    """Code-point ranges of every character that is white space or invisible in the parser's sense
+    (a term made only of them is rejected, so a term must start with another), merged."""
+    import unicodedata
+
+    from ..query.parser import _INVISIBLE
+
+    cps = [i for i in range(0x110000) if chr(i).isspace() or unicodedata.category(chr(i)) in _INVISIBLE]
     ranges: list[list[int]] = []
     for cp in cps:
         if ranges and cp == ranges[-1][1] + 1:
