@@ -13,7 +13,7 @@ library's 256 vs the model's training length 128).
 Every result records os.getloadavg() before and after and the machine (CPU, cores, BLAS).
 
     python benchmarks/encode.py                      # all options, nDCG for each: hours on 2 busy cores
-    python benchmarks/encode.py --ndcg "torch 256,onnx 256 int8"    # nDCG for the default and the old one
+    python benchmarks/encode.py --ndcg "torch 256,onnx 256 int8"    # nDCG for the default (torch) and ONNX int8
     python benchmarks/encode.py --no-ndcg            # docs/s only
 Writes benchmarks/results/encode.{json,md}.
 """
@@ -43,11 +43,11 @@ RESULTS = ROOT / "benchmarks" / "results"
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
 OPTIONS = [  # (label, backend, max_length, precision)
-    ("torch 256 fp32 (old default)", "torch", 256, "fp32"),
+    ("torch 256 fp32 (default)", "torch", 256, "fp32"),
     ("torch 128 fp32", "torch", 128, "fp32"),
     ("onnx 256 fp32", "onnx", 256, "fp32"),
     ("onnx 128 fp32", "onnx", 128, "fp32"),
-    ("onnx 256 int8 (default)", "onnx", 256, "int8"),
+    ("onnx 256 int8", "onnx", 256, "int8"),
     ("onnx 128 int8", "onnx", 128, "int8"),
     ("openvino 128 fp32", "openvino", 128, "fp32"),
 ]
