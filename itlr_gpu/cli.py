@@ -25,7 +25,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the project's error format: one ``itlr: error:`` line, exit 2."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"itlr: error: {self.prog}: {message} (see '{self.prog} --help')\n")
+        where = "" if self.prog == "itlr" else f"{self.prog}: "  # the top level adds nothing to "itlr: error:"
+        self.exit(2, f"itlr: error: {where}{message} (see '{self.prog} --help')\n")
 
 
 def main(argv: list[str] | None = None) -> int:
