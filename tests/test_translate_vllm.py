@@ -151,7 +151,10 @@ def test_real_vllm_generation_with_grammar(smollm2_engine, tmp_path):
         "either tennis or golf, excluding injuries",
     ]
     rows = translate(texts, translator="vllm", engine=smollm2_engine, cache_dir=tmp_path)
-    assert smollm2_engine.calls == [4]  # one generate call for the whole batch
+    first = list(smollm2_engine.calls)
+    # one generate call for the whole batch, plus at most one for the rows that ran out of tokens (retried
+    # together under a finite grammar)
+    assert first[0] == 4 and len(first) <= 2 and sum(first[1:]) <= 4, first
     for r in rows:
         assert r.translator.startswith("vllm:smollm2")
         if r.error is None:
@@ -161,7 +164,9 @@ def test_real_vllm_generation_with_grammar(smollm2_engine, tmp_path):
     assert sum(r.error is None for r in rows) >= 2, rows
     # second run: all from the cache, no generation
     again = translate(texts, translator="vllm", engine=smollm2_engine, cache_dir=tmp_path)
-    assert smollm2_engine.calls == [4] and all(r.cached for r in again)
+    assert [r.cached for r in again] == [r.error is None for r in rows]  # failures are never cached
+    if all(r.error is None for r in rows):
+        assert smollm2_engine.calls == first  # no generation at all
 
 
 def test_real_vllm_rewrite_mode(smollm2_engine):
