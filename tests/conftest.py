@@ -11,3 +11,36 @@ settings.register_profile("ci", settings.get_profile("default"))
 settings.register_profile("long", max_examples=3000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 settings.load_profile("ci")
+
+
+# --------------------------------------------------------------------------- the interpreted-kernel child
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+
+CHILD_TEST = "test_triton_kernel.py::test_in_child_process"
+interpreted_kernel_child: dict = {}
+
+
+def pytest_collection_finish(session):
+    """Start the interpreted-kernel tests (tests/test_triton_kernel.py, in a child process with
+    TRITON_INTERPRET=1) as soon as collection is done, when that test is selected, so that they run beside
+    the rest of the suite on the second core instead of after it; test_in_child_process waits for them."""
+    if not any(item.nodeid.endswith(CHILD_TEST) for item in session.items):
+        return
+    log = tempfile.TemporaryFile(mode="w+")
+    test_file = os.path.join(os.path.dirname(__file__), "test_triton_kernel.py")
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file], env=env,
+                            stdout=log, stderr=subprocess.STDOUT, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    interpreted_kernel_child.update(proc=proc, log=log)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    proc = interpreted_kernel_child.get("proc")
+    if proc is not None and proc.poll() is None:  # the run stopped early (-x, Ctrl-C): leave nothing behind
+        proc.kill()
+        proc.wait()

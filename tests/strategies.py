@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from hypothesis import strategies as st
 
 from itlr_gpu.query import Not, Term, make_and, make_or
+from itlr_gpu.query.parser import _INVISIBLE
 
-# Printable text without control characters; keywords and quotes allowed (terms get quoted).
+# Printable text without control characters; keywords and quotes allowed (terms get quoted); at least one
+# visible character (the parser refuses a term of only white space or invisible characters such as U+200B).
 term_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=12
-).filter(lambda s: s.strip() != "")
+).filter(lambda s: any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in s))
 
 
 def asts(term_strategy=term_text, max_leaves: int = 8):
