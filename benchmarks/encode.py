@@ -121,7 +121,7 @@ def machine() -> dict:
             versions[pkg] = None
     return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
             "torch_blas": "MKL" if torch.backends.mkl.is_available() else "other",
-            "blas": [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "filepath")}
+            "blas": [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "prefix")}
                      for i in threadpool_info()],
             "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")},
             **versions}
