@@ -163,7 +163,7 @@ def index_model_path(index: Any, where: str) -> str | None:
     return None
 
 
-MAX_LISTED = 20  # invalid queries listed on stderr before "... and N more"
+MAX_LISTED = 20  # invalid queries listed under the error line (the error counts them all)
 
 
 def queries_from_table(table: Any, field: str, where: str,
@@ -190,16 +190,18 @@ def queries_from_table(table: Any, field: str, where: str,
     queries: list[Any] = []
     kept: list[str] = []
     bad: list[dict] = []
+    any_syntax = False
     for row, value in enumerate(values):
         if value is None or not str(value).strip():
             why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
-            bad.append({"query_id": ids[row], "row": row, "error": f"empty {field}{why}", "syntax": False})
+            bad.append({"query_id": ids[row], "row": row, "error": f"empty {field}{why}"})
             continue
         if field == "expr":
             try:
                 parse(value)  # checked here so that every bad row is reported; the engine parses again
             except QuerySyntaxError as err:
-                bad.append({"query_id": ids[row], "row": row, "error": str(err), "syntax": True})
+                bad.append({"query_id": ids[row], "row": row, "error": str(err)})
+                any_syntax = True
                 continue
         else:
             value = Term(value)
@@ -216,11 +218,9 @@ def queries_from_table(table: Any, field: str, where: str,
         if len(bad) > 1:
             err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
                            for b in bad[:MAX_LISTED]]
-        if any(b["syntax"] for b in bad):
+        if any_syntax:
             err.exit_code = 2  # query syntax, as for a single query
         raise err
-    for b in bad:
-        del b["syntax"]
     if invalid is not None:
         invalid.extend(bad)
     return queries, kept, field
