@@ -103,3 +103,49 @@ def test_llama_cpp_dialect_renames_rules_only():
     # underscores inside string literals and character classes are kept
     assert g.gbnf_for_llama_cpp('my_rule ::= "a_b" [^_] other_rule\n') == 'my-rule ::= "a_b" [^_] other-rule\n'
     assert g.gbnf_for_llama_cpp('r ::= "q\\"_x" x_y\n') == 'r ::= "q\\"_x" x-y\n'
+
+
+def _decode_gbnf_class(body: str) -> list[tuple[int, int]]:
+    """The ranges of a GBNF character class body (after ``[^``), decoded the way llama.cpp's and
+    xgrammar's parsers read escapes: ``\\xHH``, ``\\uHHHH``, ``\\UHHHHHHHH`` (exactly that many digits),
+    ``\\`` + one character; ``a-b`` a range.  An independent reader of what the renderer writes."""
+    def one(i: int) -> tuple[int, int]:
+        if body[i] != "\\":
+            return ord(body[i]), i + 1
+        width = {"x": 2, "u": 4, "U": 8}.get(body[i + 1])
+        if width is None:
+            return ord(body[i + 1]), i + 2
+        return int(body[i + 2:i + 2 + width], 16), i + 2 + width
+
+    out, i = [], 0
+    while i < len(body):
+        lo, i = one(i)
+        hi = lo
+        if i + 1 < len(body) and body[i] == "-":
+            hi, i = one(i + 1)
+        out.append((lo, hi))
+    return out
+
+
+@pytest.mark.parametrize("rule,cc", [("first_char", g.TERM_FIRST_CHAR), ("term_char", g.TERM_CHAR)])
+def test_rendered_character_classes_mean_what_the_grammar_says(rule, cc):
+    """Every code point is excluded by the rendered GBNF class exactly when the Python grammar excludes
+    it (a code point above U+FFFF written as \\uXXXXX once excluded '0'-U+1343 from a term's first
+    character: letters and digits)."""
+    line = next(x for x in g.gbnf("logical").splitlines() if x.startswith(rule + " ::= "))
+    body = line.split("[^", 1)[1]
+    end, i = None, 0
+    while end is None:
+        if body[i] == "\\":
+            i += 2 if body[i + 1] not in "xuU" else 2 + {"x": 2, "u": 4, "U": 8}[body[i + 1]]
+        elif body[i] == "]":
+            end = i
+        else:
+            i += 1
+    ranges = _decode_gbnf_class(body[:end])
+    assert all(lo <= hi for lo, hi in ranges)
+    for o in list(range(0x3000)) + list(range(0xFFF0, 0x110000, 97)) + [0x110BD, 0x13430, 0x13438, 0xE0001]:
+        excluded = any(lo <= o <= hi for lo, hi in ranges)
+        assert excluded == (not cc.allows(chr(o))), hex(o)
+    for ch in "aZ0é中😀":
+        assert cc.allows(ch)

@@ -184,7 +184,9 @@ def _gbnf_char(o: int) -> str:
     if o < 0x20 or 0x7F <= o <= 0xA0:
         return f"\\x{o:02X}"
     if not ch.isprintable() or ch.isspace():
-        return f"\\u{o:04X}"
+        # \u takes exactly four hex digits in GBNF (llama.cpp and xgrammar alike): a code point above
+        # U+FFFF written that way reads as another character plus a literal digit
+        return f"\\u{o:04X}" if o <= 0xFFFF else f"\\U{o:08X}"
     return ch
 
 
