@@ -28,7 +28,7 @@ from .errors import InputError
 
 __all__ = ["add_bench_parser", "cmd_bench", "available_backends", "BenchRow"]
 
-BENCH_BACKENDS = ("torch-cpu", "torch-cuda", "triton", "faiss")
+BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")
 
 
 def add_bench_parser(sub) -> None:
@@ -53,9 +53,13 @@ def add_bench_parser(sub) -> None:
 
 
 def available_backends(single_term: bool) -> list[str]:
-    """The backends that can run here: torch-cpu always; torch-cuda and triton with a CUDA GPU (and
-    Triton); faiss when faiss is installed and every query is one term."""
+    """The backends that can run here: torch-cpu always; numba-cpu with numba; torch-cuda and triton with
+    a CUDA GPU (and Triton); faiss when faiss is installed and every query is one term."""
+    from .backends import numba_available
+
     out = ["torch-cpu"]
+    if numba_available():
+        out.append("numba-cpu")
     if torch.cuda.is_available():
         out.append("torch-cuda")
         from .backends import triton_available
@@ -172,7 +176,7 @@ def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
     from .backends import get_backend
 
     device = torch.device("cuda" if backend in ("torch-cuda", "triton") else "cpu")
-    engine = get_backend("triton" if backend == "triton" else "torch", device)
+    engine = get_backend({"triton": "triton", "numba-cpu": "numba"}.get(backend, "torch"), device)
     if device.type == "cuda":   # the GPU's resident copy, made once (what a long-running job has)
         docs = torch.as_tensor(np.asarray(docs)).to(device)
     return lambda: engine.search(docs, terms, program, ops, k, device=device, chunk_size=chunk_size)

@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
-    s.add_argument("--backend", choices=("auto", "torch", "triton"), default="auto")
+    s.add_argument("--backend", choices=("auto", "torch", "triton", "numba"), default="auto",
+                   help="auto: the fused Triton kernel on a GPU, the fused numba loop on a CPU (torch without numba)")
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")

@@ -1,4 +1,4 @@
-"""``--backend auto``: the torch reference on the CPU; on CUDA the per-batch rule ``choose_cuda_backend``
+"""``--backend auto``: on the CPU the fused numba loop (the torch reference without numba); on CUDA the per-batch rule ``choose_cuda_backend``
 (k, stack depth, batch size) between the fused kernel and the chunked torch path, applied by AutoBackend to
 every entry point (plain search, scoring options, pre-folded linear options)."""
 
@@ -13,8 +13,11 @@ from itlr_gpu import backends as B
 from itlr_gpu.backends.reference import search_reference
 
 
-def test_auto_on_cpu_is_the_torch_reference():
+def test_auto_on_cpu_is_numba_when_installed(monkeypatch):
+    monkeypatch.setattr(B, "numba_available", lambda: False)
     assert isinstance(B.get_backend("auto", torch.device("cpu")), B.TorchBackend)
+    monkeypatch.setattr(B, "numba_available", lambda: True)
+    assert B.get_backend("auto", torch.device("cpu")).name == "numba"
 
 
 def test_auto_on_cuda_is_the_rule_backend(monkeypatch):

@@ -4,7 +4,8 @@ A backend turns (document matrix, term embeddings, compiled program, ops, k)
 -- or, with scoring options, a ``scoring.LinearScoring`` -- into the top-k ``(scores float32 (Q, k'), rows int64 (Q, k'))`` with
 k' = min(k, N), sorted by score descending and, within equal scores, by
 ascending document row.  ``torch`` is the reference (CPU or CUDA) and the
-oracle of every other backend.
+oracle of every other backend; ``triton`` is the fused GPU kernel, ``numba`` its CPU
+twin (scoring and top-k fused after the BLAS matmul).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..errors import InputError
 from ..ops import Ops
 from .reference import search_reference
 
-BACKENDS = ("auto", "torch", "triton")
+BACKENDS = ("auto", "torch", "triton", "numba")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -74,15 +75,26 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 def get_backend(name: str, device: torch.device) -> Backend:
     """``auto``: on CUDA with Triton installed, :class:`AutoBackend` (fused kernel or chunked torch path per
-    batch, by :func:`choose_cuda_backend`); everywhere else the torch reference."""
+    batch, by :func:`choose_cuda_backend`); on a CPU the fused numba loop when numba is installed;
+    otherwise the torch reference."""
     if name not in BACKENDS:
         raise InputError(f"unknown backend {name!r}", "--backend", " or ".join(BACKENDS))
     if name == "auto":
         if device.type == "cuda" and triton_available():
             return AutoBackend()
-        name = "torch"
+        name = "numba" if device.type == "cpu" and numba_available() else "torch"
     if name == "torch":
         return TorchBackend()
+    if name == "numba":
+        if device.type != "cpu":
+            raise InputError(f"the numba backend runs on the CPU, not {device}", "--backend numba",
+                             "--device cpu, or --backend auto|torch|triton on a GPU")
+        if not numba_available():
+            raise InputError("numba is not installed", "--backend numba",
+                             "`pip install numba`, or --backend torch")
+        from .cpu_fused import NumbaBackend
+
+        return NumbaBackend()
     from .triton import TritonBackend  # imports triton lazily
 
     return TritonBackend()
@@ -145,6 +157,14 @@ class AutoBackend:
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
         return self._pick(lin.program, k).search_linear(docs, lin, k, device=device, chunk_size=chunk_size,
                                                         on_chunk=on_chunk)
+
+
+def numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def triton_available() -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -125,7 +126,15 @@ class ChunkMatmul:
         if self._wide is None:
             self._wide = np.empty((self._chunk, docs.shape[1]), dtype=np.float32)
         wide = self._wide[: hi - lo]
-        np.copyto(wide, block, casting="same_kind")   # float16/bfloat16 -> float32, once, no allocation
+        if block.dtype == np.float16:
+            # torch's conversion is vectorised (F16C) and threaded: ~9x numpy's on the 2-core AVX2 machine.
+            # A read-only memmap is only read here, hence the silenced "not writable" warning.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                src = torch.from_numpy(np.ascontiguousarray(block))
+            torch.from_numpy(wide).copy_(src)
+        else:
+            np.copyto(wide, block, casting="same_kind")   # e.g. bfloat16 -> float32, once, no allocation
         return torch.from_numpy(wide)
 
     def sims(self, chunk: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,106 @@
+"""The numba backend (fused CPU scoring + top-k) against its oracle, the torch reference: equal results
+(same BLAS, same chunks, same float32 arithmetic, same tie rule) for every operator family, the scoring
+options' linear form, ties, k > N, float16 documents, serial and parallel loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("numba")
+
+from itlr_gpu import Ops, compile_queries  # noqa: E402
+from itlr_gpu.backends import TorchBackend, get_backend  # noqa: E402
+from itlr_gpu.backends.cpu_fused import NumbaBackend, search_fused  # noqa: E402
+from itlr_gpu.errors import InputError  # noqa: E402
+from itlr_gpu.ops import AND_FAMILIES, NOT_FAMILIES, OR_FAMILIES  # noqa: E402
+from itlr_gpu.scoring import RECOMMENDED, ScoreOptions  # noqa: E402
+
+from strategies import small_vocab_asts  # noqa: E402
+from test_scoring import options_st  # noqa: E402
+
+ALL_OPS = [Ops(a, o, n) for a in AND_FAMILIES for o in OR_FAMILIES for n in NOT_FAMILIES]
+CPU = torch.device("cpu")
+
+
+def unit_rows(rng, n, d, dtype=np.float32):
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(dtype)
+
+
+def assert_equal_topk(got, want):
+    assert got[0].shape == want[0].shape and got[1].shape == want[1].shape
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=7), st.sampled_from(ALL_OPS), st.integers(1, 300),
+       st.integers(1, 40), st.sampled_from([None, 1, 7, 64, 1000]), st.sampled_from([np.float32, np.float16]),
+       st.integers(0, 5), st.booleans(), st.integers(0, 2**31 - 1))
+def test_equals_the_reference(nodes, ops, n, k, chunk, dtype, dup, parallel, seed):
+    rng = np.random.default_rng(seed)
+    program = compile_queries(nodes)
+    docs = unit_rows(rng, n, 16, dtype)
+    if dup:  # repeated documents: exact ties, broken by the lower row
+        docs[rng.integers(0, n, dup)] = docs[rng.integers(0, n)]
+    terms = unit_rows(rng, len(program.terms), 16)
+    want = TorchBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
+    got = NumbaBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
+    assert_equal_topk(got, want)
+    if parallel:
+        a, b = np.ones(len(program.opcodes), np.float32), np.zeros(len(program.opcodes), np.float32)
+        size = chunk or 64
+        want = TorchBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=size)
+        assert_equal_topk(search_fused(docs, terms, program, ops, k, a, b, chunk_size=size, parallel=True), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=5), options_st.filter(lambda o: o.calibration != "percentile"),
+       st.sampled_from(ALL_OPS[:6]), st.integers(2, 200), st.integers(1, 25), st.sampled_from([None, 16, 128]),
+       st.integers(0, 2**31 - 1))
+def test_scoring_options_equal_the_reference(nodes, opt, ops, n, k, chunk, seed):
+    """The linear form (calibration, guard, hybrid epilogue) runs in the fused loop with the reference's
+    per-literal affines: the same numbers."""
+    rng = np.random.default_rng(seed)
+    program = compile_queries(nodes)
+    docs = unit_rows(rng, n, 16)
+    terms = unit_rows(rng, len(program.terms), 16)
+    whole = unit_rows(rng, program.num_queries, 16)
+    want = TorchBackend().search_with_options(docs, terms, program, ops, k, opt, whole, device=CPU, chunk_size=chunk)
+    got = NumbaBackend().search_with_options(docs, terms, program, ops, k, opt, whole, device=CPU, chunk_size=chunk)
+    assert_equal_topk(got, want)
+
+
+def test_recommended_and_percentile():
+    rng = np.random.default_rng(3)
+    program = compile_queries(['"a" AND NOT "b"', '"c" OR ("a" AND "d")', '"e"'])
+    docs = unit_rows(rng, 500, 32)
+    terms = unit_rows(rng, len(program.terms), 32)
+    whole = unit_rows(rng, 3, 32)
+    for opt in (RECOMMENDED, ScoreOptions(calibration="percentile")):
+        want = TorchBackend().search_with_options(docs, terms, program, Ops(), 10, opt, whole, device=CPU)
+        got = NumbaBackend().search_with_options(docs, terms, program, Ops(), 10, opt, whole, device=CPU)
+        assert_equal_topk(got, want)
+
+
+def test_k_above_n_and_empty_corpus_shapes():
+    rng = np.random.default_rng(0)
+    program = compile_queries(['"a" OR NOT "b"', '"c"'])
+    docs = unit_rows(rng, 5, 8)
+    terms = unit_rows(rng, 3, 8)
+    s, r = NumbaBackend().search(docs, terms, program, Ops(), 50, device=CPU)
+    assert s.shape == r.shape == (2, 5)
+    assert sorted(r[0]) == list(range(5))
+    s, r = NumbaBackend().search(docs[:0], terms, program, Ops(), 5, device=CPU)
+    assert s.shape == r.shape == (2, 0)
+
+
+def test_auto_picks_numba_on_a_cpu_and_refuses_a_gpu():
+    assert get_backend("auto", CPU).name == "numba"
+    assert get_backend("numba", CPU).name == "numba"
+    with pytest.raises(InputError, match="numba backend runs on the CPU"):
+        get_backend("numba", torch.device("cuda"))
