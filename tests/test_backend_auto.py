@@ -17,7 +17,24 @@ def test_auto_on_cpu_is_numba_when_installed(monkeypatch):
     monkeypatch.setattr(B, "numba_available", lambda: False)
     assert isinstance(B.get_backend("auto", torch.device("cpu")), B.TorchBackend)
     monkeypatch.setattr(B, "numba_available", lambda: True)
-    assert B.get_backend("auto", torch.device("cpu")).name == "numba"
+    assert isinstance(B.get_backend("auto", torch.device("cpu")), B.CpuAutoBackend)
+
+
+def test_cpu_auto_uses_numba_for_large_searches_only(monkeypatch):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    program = compile_queries(['"a" AND NOT "b"', '"c"'])
+    docs = rng.standard_normal((300, 8)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    terms = docs[:3].copy()
+    auto = B.CpuAutoBackend()
+    small = auto.search(docs, terms, program, Ops(), 5, device=torch.device("cpu"))
+    assert auto.last_choice == "torch"
+    monkeypatch.setattr(B, "CPU_FUSED_MIN_PAIRS", 600)
+    large = auto.search(docs, terms, program, Ops(), 5, device=torch.device("cpu"))
+    assert auto.last_choice == "numba"
+    np.testing.assert_array_equal(small[0], large[0])
+    np.testing.assert_array_equal(small[1], large[1])
 
 
 def test_auto_on_cuda_is_the_rule_backend(monkeypatch):

@@ -75,14 +75,16 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 def get_backend(name: str, device: torch.device) -> Backend:
     """``auto``: on CUDA with Triton installed, :class:`AutoBackend` (fused kernel or chunked torch path per
-    batch, by :func:`choose_cuda_backend`); on a CPU the fused numba loop when numba is installed;
-    otherwise the torch reference."""
+    batch, by :func:`choose_cuda_backend`); on a CPU with numba :class:`CpuAutoBackend` (the fused numba
+    loop for large searches); otherwise the torch reference."""
     if name not in BACKENDS:
         raise InputError(f"unknown backend {name!r}", "--backend", " or ".join(BACKENDS))
     if name == "auto":
         if device.type == "cuda" and triton_available():
             return AutoBackend()
-        name = "numba" if device.type == "cpu" and numba_available() else "torch"
+        if device.type == "cpu" and numba_available():
+            return CpuAutoBackend()
+        name = "torch"
     if name == "torch":
         return TorchBackend()
     if name == "numba":
@@ -157,6 +159,49 @@ class AutoBackend:
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
         return self._pick(lin.program, k).search_linear(docs, lin, k, device=device, chunk_size=chunk_size,
                                                         on_chunk=on_chunk)
+
+
+# ---- ``--backend auto`` on a CPU ------------------------------------------------------------------------
+CPU_FUSED_MIN_PAIRS = 10_000_000
+"""Documents x queries below which ``auto`` keeps the torch path on a CPU: there the whole search takes
+milliseconds either way, and the numba loop would add its import (and, once per machine, its compilation)."""
+
+
+class CpuAutoBackend:
+    """``--backend auto`` on a CPU with numba: the fused loop for searches of at least
+    ``CPU_FUSED_MIN_PAIRS`` document x query pairs, the torch reference below (equal results)."""
+
+    name = "auto"
+
+    def __init__(self):
+        self._torch = TorchBackend()
+        self._numba = None
+        self.last_choice: str | None = None
+
+    def _pick(self, n: int, num_queries: int):
+        if n * num_queries < CPU_FUSED_MIN_PAIRS:
+            self.last_choice = "torch"
+            return self._torch
+        if self._numba is None:
+            from .cpu_fused import NumbaBackend
+
+            self._numba = NumbaBackend()
+        self.last_choice = "numba"
+        return self._numba
+
+    def search(self, docs, term_embeddings, program, ops, k, *, device, chunk_size=None, on_chunk=None):
+        return self._pick(docs.shape[0], program.num_queries).search(
+            docs, term_embeddings, program, ops, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
+
+    def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
+                            device, chunk_size=None, on_chunk=None):
+        return self._pick(docs.shape[0], program.num_queries).search_with_options(
+            docs, term_embeddings, program, ops, k, options, whole_embeddings, device=device,
+            chunk_size=chunk_size, on_chunk=on_chunk)
+
+    def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
+        return self._pick(docs.shape[0], lin.program.num_queries).search_linear(
+            docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
 
 def numba_available() -> bool:
