@@ -20,8 +20,9 @@ Q x C score matrix.
 Arithmetic is float32 in the reference's order (``x * a + b``, ``1 - x``,
 ``1 / max(x, floor)``, products and sums left to right), without fused multiply-adds,
 so the results equal :func:`itlr_gpu.backends.reference.search_linear` bit for bit.
-The top-k arrays are kept sorted by (score desc, row asc); chunks arrive in row order,
-so a new document goes after every kept entry with an equal score (the tie rule).
+Each query's top-k is a binary heap whose root is its worst entry (lowest score, then highest
+row), so a document costs one comparison unless it enters, and then O(log k); the result
+is sorted by (score desc, row asc) once at the end (the tie rule).
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def available() -> bool:
 def family_codes(ops) -> tuple[int, int, int]:
     """(AND, OR, NOT) family codes of an :class:`~itlr_gpu.ops.Ops`."""
     return BINARY[ops.and_], BINARY[ops.or_], UNARY[ops.not_]
+
+
+def _inline(f):
+    return numba.njit(inline="always", cache=True)(f) if numba is not None else f
+
+
+@_inline
+def _worse(s1, r1, s2, r2):
+    """(s1, r1) ranks below (s2, r2): a lower score, or an equal score and a higher row."""
+    return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
 def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, floor,
@@ -105,19 +116,35 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                     stack[0, j] = stack[0, j] * m0 + sims[w, b0 + j] * m1 + m2
             for j in range(nb):
                 s = stack[0, j]
-                if n_kept == k and not s > top_s[q, k - 1]:
-                    continue
-                # insert after every kept score >= s (their rows are lower: the tie rule)
-                pos = n_kept if n_kept < k else k - 1
-                while pos > 0 and top_s[q, pos - 1] < s:
-                    if pos < k:
-                        top_s[q, pos] = top_s[q, pos - 1]
-                        top_r[q, pos] = top_r[q, pos - 1]
-                    pos -= 1
-                top_s[q, pos] = s
-                top_r[q, pos] = first_row + b0 + j
-                if n_kept < k:
+                row = first_row + b0 + j
+                if n_kept < k:          # room left: push, sift up
+                    pos = n_kept
                     n_kept += 1
+                    while pos > 0:
+                        parent = (pos - 1) >> 1
+                        if not _worse(s, row, top_s[q, parent], top_r[q, parent]):
+                            break
+                        top_s[q, pos] = top_s[q, parent]
+                        top_r[q, pos] = top_r[q, parent]
+                        pos = parent
+                    top_s[q, pos] = s
+                    top_r[q, pos] = row
+                elif s > top_s[q, 0]:   # beats the worst kept (an equal score has a higher row: worse)
+                    pos = 0
+                    while True:
+                        child = 2 * pos + 1
+                        if child >= k:
+                            break
+                        if child + 1 < k and _worse(top_s[q, child + 1], top_r[q, child + 1],
+                                                    top_s[q, child], top_r[q, child]):
+                            child += 1
+                        if not _worse(top_s[q, child], top_r[q, child], s, row):
+                            break
+                        top_s[q, pos] = top_s[q, child]
+                        top_r[q, pos] = top_r[q, child]
+                        pos = child
+                    top_s[q, pos] = s
+                    top_r[q, pos] = row
         top_n[q] = n_kept
 
 
@@ -147,9 +174,12 @@ class TopKState:
         self.count = np.zeros(num_queries, dtype=np.int64)
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, rows), each Q x min(k, entries held); every query holds the same number."""
+        """(scores, rows), each Q x min(k, entries held), sorted by (score desc, row asc); every query
+        holds the same number of entries."""
         n = int(self.count.min()) if len(self.count) else 0
-        return self.scores[:, :n].copy(), self.rows[:, :n].copy()
+        scores, rows = self.scores[:, :n], self.rows[:, :n]
+        order = np.lexsort((rows, -scores), axis=-1)
+        return np.take_along_axis(scores, order, 1), np.take_along_axis(rows, order, 1)
 
 
 def fused_chunk_topk(sims: np.ndarray, opcodes: np.ndarray, operands: np.ndarray, offsets: np.ndarray,

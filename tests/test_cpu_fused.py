@@ -103,3 +103,16 @@ def test_numba_backend_refuses_a_gpu():
     assert get_backend("numba", CPU).name == "numba"
     with pytest.raises(InputError, match="numba backend runs on the CPU"):
         get_backend("numba", torch.device("cuda"))
+
+
+@pytest.mark.parametrize("k", [1, 100, 2500])
+def test_large_k_with_many_ties(k):
+    """The heap under load: k near N, scores rounded to a few values (ties everywhere), several chunks."""
+    rng = np.random.default_rng(k)
+    program = compile_queries(['"a" AND NOT "b"', '"c" OR "a"', '"b"'])
+    docs = unit_rows(rng, 4000, 8)
+    docs[::3] = docs[0]                      # a third of the corpus is one document
+    terms = unit_rows(rng, 3, 8)
+    want = TorchBackend().search(docs, terms, program, Ops(), k, device=CPU, chunk_size=700)
+    got = NumbaBackend().search(docs, terms, program, Ops(), k, device=CPU, chunk_size=700)
+    assert_equal_topk(got, want)

@@ -162,6 +162,12 @@ def test_real_vllm_generation_with_grammar(smollm2_engine, tmp_path):
         else:  # with the grammar, only running out of tokens can fail
             assert "max_tokens" in r.error, r.error
     assert sum(r.error is None for r in rows) >= 2, rows
+    # terms are words of the request: a term may start with a letter (a character-class escape once
+    # excluded letters and digits from a term's first character, and every term began with punctuation)
+    from itlr_gpu.query.ast import terms as term_texts
+
+    words = [t for r in rows if r.error is None for t in term_texts(parse(r.expr))]
+    assert sum(t[:1].isalnum() for t in words) >= len(words) / 2, words
     # second run: all from the cache, no generation
     again = translate(texts, translator="vllm", engine=smollm2_engine, cache_dir=tmp_path)
     assert [r.cached for r in again] == [r.error is None for r in rows]  # failures are never cached
