@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from ..errors import QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from . import grammar as _grammar
+from .spans import align_terms
 
 __all__ = [
     "PROMPT_VERSION", "prompt_fingerprint", "FEW_SHOT", "REWRITE_SHOT", "GenResult", "VllmTranslator", "build_messages",
@@ -42,7 +43,10 @@ __all__ = [
 
 PROMPT_VERSION = "p2"
 """Bump when the prompt or examples change; the cache key also holds a hash of the prompt's
-text (:func:`prompt_fingerprint`), so an edit without a bump cannot reuse stale translations."""
+text (:func:`prompt_fingerprint`), so an edit without a bump cannot reuse stale translations.
+Two rewrites of it (p3: copy terms word for word, precedence, four more examples; p4: the same text
+with p2's examples) scored no better on the labelled dev split than p2 with aligned terms
+(benchmarks/results/translate-prompts.md), so the shorter p2 stays."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
@@ -162,8 +166,12 @@ class GenResult:
     """Cut off at ``max_tokens``."""
 
 
-def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical") -> GenResult:
-    """One generation -> canonical expr (or rewrite) or an error; never raises."""
+def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
+              request: str | None = None) -> GenResult:
+    """One generation -> canonical expr (or rewrite) or an error; never raises.
+
+    With ``request`` (logical mode), terms are aligned with the request's words
+    (:func:`~.spans.align_terms`: its spelling and case, a leading article kept)."""
     if raw is None:
         return GenResult(error="no generation")
     text = raw.strip()
@@ -184,7 +192,10 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical")
     if len(text) > MAX_QUERY_CHARS:
         return GenResult(error=f"generation is {len(text)} characters long (at most {MAX_QUERY_CHARS})", raw=raw)
     try:
-        return GenResult(expr=canonical(parse(text)), raw=raw)
+        node = parse(text)
+        if request is not None:
+            node = align_terms(node, clean_request(request))
+        return GenResult(expr=canonical(node), raw=raw)
     except QuerySyntaxError as e:
         return GenResult(error=f"generation does not parse: {e}: {text[:80]!r}", raw=raw)
     except RecursionError:
@@ -295,8 +306,10 @@ class VllmTranslator:
         """Everything but the model that changes outputs (for the cache key)."""
         h = hashlib.sha1((self._grammar_text or "no-grammar").encode()).hexdigest()[:8]
         retry = "r" if self.retry_truncated else "-"
+        # a1: logical terms aligned with the request's words (spans.py); older cached rows are not
+        align = ":a1" if self.mode == "logical" else ""
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
-                f":s={self.seed}:{retry}")
+                f":s={self.seed}:{retry}{align}")
 
     # -- translation --------------------------------------------------------------------
 
@@ -327,12 +340,12 @@ class VllmTranslator:
             prompts.append(p)
         todo = [i for i, p in enumerate(prompts) if p is not None]
         params = self.sampling_params(self._grammar_text, self.max_tokens)
-        self._run(todo, prompts, params, results)
+        self._run(todo, prompts, params, results, texts)
         if self.use_grammar and self.mode == "logical" and self.retry_truncated:
-            self._retry_truncated(prompts, results)
+            self._retry_truncated(prompts, results, texts)
         return [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
 
-    def _retry_truncated(self, prompts: list, results: list) -> None:
+    def _retry_truncated(self, prompts: list, results: list, texts: Sequence[str]) -> None:
         """Generations cut at ``max_tokens`` are retried once with a *finite* sub-grammar
         (:func:`~.grammar.bounded_query_grammar`) whose longest string fits in the new
         ``max_tokens``: the retry cannot be cut off, so with the grammar every finished
@@ -356,9 +369,9 @@ class VllmTranslator:
         else:
             return
         params = self.sampling_params(_grammar.to_gbnf(bounded), budget)
-        self._run(cut, prompts, params, results)
+        self._run(cut, prompts, params, results, texts)
 
-    def _run(self, idx: list[int], prompts: list, params, results: list) -> None:
+    def _run(self, idx: list[int], prompts: list, params, results: list, texts: Sequence[str]) -> None:
         if not idx:
             return
         try:
@@ -367,27 +380,27 @@ class VllmTranslator:
             try:
                 outs = self.llm.generate([prompts[i] for i in idx], params)
             except Exception as e:  # noqa: BLE001 - split and retry below
-                return self._split(idx, prompts, params, results, e)
+                return self._split(idx, prompts, params, results, texts, e)
         except Exception as e:  # noqa: BLE001
-            return self._split(idx, prompts, params, results, e)
+            return self._split(idx, prompts, params, results, texts, e)
         if len(outs) != len(idx):
-            return self._split(idx, prompts, params, results,
+            return self._split(idx, prompts, params, results, texts,
                                RuntimeError(f"engine returned {len(outs)} outputs for {len(idx)} prompts"))
         for i, out in zip(idx, outs):
             try:
                 comp = out.outputs[0]
-                results[i] = interpret(comp.text, getattr(comp, "finish_reason", None), self.mode)
+                results[i] = interpret(comp.text, getattr(comp, "finish_reason", None), self.mode, texts[i])
             except Exception as e:  # noqa: BLE001
                 results[i] = GenResult(error=f"bad engine output: {type(e).__name__}: {e}", transient=True)
 
-    def _split(self, idx, prompts, params, results, exc: Exception) -> None:
+    def _split(self, idx, prompts, params, results, texts, exc: Exception) -> None:
         if len(idx) == 1:
             results[idx[0]] = GenResult(error=f"generation failed: {type(exc).__name__}: {str(exc)[:200]}",
                                         transient=True)
             return
         mid = len(idx) // 2
-        self._run(idx[:mid], prompts, params, results)
-        self._run(idx[mid:], prompts, params, results)
+        self._run(idx[:mid], prompts, params, results, texts)
+        self._run(idx[mid:], prompts, params, results, texts)
 
 
 def _get_tokenizer(llm: Any):
