@@ -49,6 +49,7 @@ OPTIONS = [  # (label, backend, max_length, precision)
     ("onnx 128 fp32", "onnx", 128, "fp32"),
     ("onnx 256 int8", "onnx", 256, "int8"),
     ("onnx 128 int8", "onnx", 128, "int8"),
+    ("openvino 256 fp32", "openvino", 256, "fp32"),
     ("openvino 128 fp32", "openvino", 128, "fp32"),
 ]
 
