@@ -61,6 +61,39 @@ def _worse(s1, r1, s2, r2):
     return s1 < s2 or (s1 == s2 and r1 > r2)
 
 
+@_inline
+def _offer(top_s, top_r, q, k, n_kept, s, row):
+    """Offer document ``row`` with score ``s`` to query q's heap of ``n_kept`` entries; the new count."""
+    if n_kept < k:              # room left: push, sift up
+        pos = n_kept
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if not _worse(s, row, top_s[q, parent], top_r[q, parent]):
+                break
+            top_s[q, pos] = top_s[q, parent]
+            top_r[q, pos] = top_r[q, parent]
+            pos = parent
+        top_s[q, pos] = s
+        top_r[q, pos] = row
+        return n_kept + 1
+    if s > top_s[q, 0]:         # beats the worst kept (an equal score has a higher row: worse)
+        pos = 0
+        while True:
+            child = 2 * pos + 1
+            if child >= k:
+                break
+            if child + 1 < k and _worse(top_s[q, child + 1], top_r[q, child + 1], top_s[q, child], top_r[q, child]):
+                child += 1
+            if not _worse(top_s[q, child], top_r[q, child], s, row):
+                break
+            top_s[q, pos] = top_s[q, child]
+            top_r[q, pos] = top_r[q, child]
+            pos = child
+        top_s[q, pos] = s
+        top_r[q, pos] = row
+    return n_kept
+
+
 def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, floor,
             mix, whole, first_row, top_s, top_r, top_n, depth):
     q_count = offsets.shape[0] - 1
@@ -68,8 +101,20 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
     k = top_s.shape[1]
     one = np.float32(1.0)
     for q in numba.prange(q_count):
-        stack = np.empty((depth, BLOCK), dtype=np.float32)
         n_kept = top_n[q]
+        if offsets[q + 1] - offsets[q] == 1 and mix.shape[0] == 0:
+            # a one-term query: its literal straight from the similarities, no stack
+            i = offsets[q]
+            row = operands[i]
+            a = lit_a[i]
+            b = lit_b[i]
+            for j in range(c):
+                x = sims[row, j] * a + b
+                if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
+                    n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + j)
+            top_n[q] = n_kept
+            continue
+        stack = np.empty((depth, BLOCK), dtype=np.float32)
         for b0 in range(0, c, BLOCK):
             nb = min(BLOCK, c - b0)
             sp = 0
@@ -115,36 +160,9 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                 for j in range(nb):
                     stack[0, j] = stack[0, j] * m0 + sims[w, b0 + j] * m1 + m2
             for j in range(nb):
-                s = stack[0, j]
-                row = first_row + b0 + j
-                if n_kept < k:          # room left: push, sift up
-                    pos = n_kept
-                    n_kept += 1
-                    while pos > 0:
-                        parent = (pos - 1) >> 1
-                        if not _worse(s, row, top_s[q, parent], top_r[q, parent]):
-                            break
-                        top_s[q, pos] = top_s[q, parent]
-                        top_r[q, pos] = top_r[q, parent]
-                        pos = parent
-                    top_s[q, pos] = s
-                    top_r[q, pos] = row
-                elif s > top_s[q, 0]:   # beats the worst kept (an equal score has a higher row: worse)
-                    pos = 0
-                    while True:
-                        child = 2 * pos + 1
-                        if child >= k:
-                            break
-                        if child + 1 < k and _worse(top_s[q, child + 1], top_r[q, child + 1],
-                                                    top_s[q, child], top_r[q, child]):
-                            child += 1
-                        if not _worse(top_s[q, child], top_r[q, child], s, row):
-                            break
-                        top_s[q, pos] = top_s[q, child]
-                        top_r[q, pos] = top_r[q, child]
-                        pos = child
-                    top_s[q, pos] = s
-                    top_r[q, pos] = row
+                x = stack[0, j]
+                if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
+                    n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + b0 + j)
         top_n[q] = n_kept
 
 
