@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import random
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -247,11 +248,13 @@ class Shape:
     name: str
     generated: bool = False
 
-    @property
+    @cached_property
     def ast(self) -> Node:
+        # parsed once: shape_answer asks ``holds`` for every candidate document (thousands per
+        # composition on NFCorpus), and a parse per call made query building take many minutes
         return parse(self.name)
 
-    @property
+    @cached_property
     def slots(self) -> list[str]:
         return sorted({t.text for t in _terms(self.ast)})
 
@@ -261,7 +264,11 @@ class Shape:
 
     def positive(self) -> list[int]:
         """Slots that occur without NOT (a relevant document is relevant to one of them)."""
-        return sorted({_SLOTS.index(t.text) for t in _terms(self.ast, negated=False)})
+        return list(self._positive)
+
+    @cached_property
+    def _positive(self) -> tuple[int, ...]:
+        return tuple(sorted({_SLOTS.index(t.text) for t in _terms(self.ast, negated=False)}))
 
     def holds(self, truth: dict[str, bool]) -> bool:
         return _holds(self.ast, truth)
