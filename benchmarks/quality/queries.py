@@ -305,14 +305,24 @@ def _holds(node: Node, truth: dict[str, bool]) -> bool:
 
 def shape_answer(shape: Shape, rels: list[dict]) -> dict:
     """Set logic over the slots' qrels: a document is relevant when it is judged relevant to a
-    positive slot and satisfies the shape; it keeps its best grade among the positive slots."""
+    positive slot and satisfies the shape; it keeps its best grade among the positive slots.
+
+    Evaluated on sets (NOT = the candidates minus the child's set), not document by document:
+    NFCorpus queries have hundreds of judged documents and query building tries thousands of
+    compositions."""
     pos = shape.positive()
     cand = set().union(*(rels[i] for i in pos))
-    out = {}
-    for d in cand:
-        if shape.holds({_SLOTS[i]: d in r for i, r in enumerate(rels)}):
-            out[d] = max(rels[i].get(d, 0) for i in pos)
-    return out
+    idx = {name: i for i, name in enumerate(_SLOTS)}
+
+    def members(node: Node) -> set:
+        if isinstance(node, Term):
+            return cand.intersection(rels[idx[node.text]])
+        if isinstance(node, Not):
+            return cand - members(node.child)
+        parts = [members(c) for c in node.children]
+        return set.intersection(*parts) if isinstance(node, And) else set.union(*parts)
+
+    return {d: max(rels[i].get(d, 0) for i in pos) for d in members(shape.ast)}
 
 
 def shape_expr(shape: Shape, texts: list[str]) -> Node:
