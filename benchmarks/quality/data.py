@@ -20,6 +20,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 TOPIC_TERMS_FILE = HERE / "reuters_topics.tsv"
+CHECKPOINT_S = 180.0  # seconds between checkpoints of a corpus being embedded
 DOC_MAX_TOKENS = 128  # word pieces per document: the length all-MiniLM-L6-v2 was trained with
 
 
@@ -215,7 +216,6 @@ class CachedEncoder:
         import time
 
         from itlr_gpu.encoders import l2_normalize
-        from tqdm.auto import tqdm
 
         path = self.corpus_path(name, ids, texts)
         while not path.exists() and self.busy(path):
@@ -224,21 +224,49 @@ class CachedEncoder:
             return np.load(path)
         lock = path.with_suffix(".lock")
         lock.write_text(str(os.getpid()))
-        self._set_len(DOC_MAX_TOKENS)
-        model = self.inner._load()
-        order = np.argsort([len(t) for t in texts])  # length-sorted batches pad less
+        try:
+            self._set_len(DOC_MAX_TOKENS)
+            out = self._embed_resumable(self.inner._load(), texts, path.with_suffix(".partial.npz"),
+                                        desc or f"embed {name}")
+            out = l2_normalize(out, f"{name} embeddings")
+            tmp = path.with_suffix(".tmp.npy")
+            np.save(tmp, out)
+            os.replace(tmp, path)
+            path.with_suffix(".partial.npz").unlink(missing_ok=True)
+        finally:
+            lock.unlink(missing_ok=True)
+        return out
+
+    def _embed_resumable(self, model, texts: list[str], partial: Path, desc: str) -> np.ndarray:
+        """Length-sorted batches (less padding); a long embedding (mpnet on two cores: an hour per corpus)
+        is checkpointed into ``partial`` every CHECKPOINT_S seconds and resumed from it by the next run."""
+        import time
+
+        from tqdm.auto import tqdm
+
+        order = np.argsort([len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.dim), np.float32)
+        done = 0
+        if partial.exists():
+            try:
+                with np.load(partial, allow_pickle=False) as z:
+                    if z["vecs"].shape == out.shape:
+                        done = int(z["done"])
+                        out[:] = z["vecs"]
+            except (OSError, ValueError, KeyError):  # an unreadable checkpoint: start over
+                done = 0
         step = 256
-        with tqdm(total=len(texts), unit="doc", desc=desc or f"embed {name}") as bar:
-            for s in range(0, len(texts), step):
+        last_save = time.monotonic()
+        with tqdm(total=len(texts), initial=done, unit="doc", desc=desc) as bar:
+            for s in range(done, len(texts), step):
                 rows = order[s: s + step]
-                vecs = model.encode([texts[i] for i in rows], batch_size=32, show_progress_bar=False,
-                                    convert_to_numpy=True, normalize_embeddings=False)
-                out[rows] = vecs
+                out[rows] = model.encode([texts[i] for i in rows], batch_size=32, show_progress_bar=False,
+                                         convert_to_numpy=True, normalize_embeddings=False)
                 bar.update(len(rows))
-        out = l2_normalize(out, f"{name} embeddings")
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, out)
-        os.replace(tmp, path)
-        lock.unlink(missing_ok=True)
+                if time.monotonic() - last_save >= CHECKPOINT_S and s + step < len(texts):
+                    tmp = partial.with_suffix(".tmp.npz")
+                    with open(tmp, "wb") as f:
+                        np.savez(f, done=s + len(rows), vecs=out)
+                    os.replace(tmp, partial)
+                    last_save = time.monotonic()
         return out
