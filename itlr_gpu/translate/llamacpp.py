@@ -233,7 +233,7 @@ class LlamaCppEngine:
     """A GGUF model in llama.cpp (llama-cpp-python's C bindings): :class:`Backend`, a tokenizer
     (``encode``, ``chat_template``, ``apply_chat_template``) and vLLM's ``generate`` interface."""
 
-    def __init__(self, gguf: str | os.PathLike, n_ctx: int = 8192, n_seq: int = 16, n_batch: int = 512,
+    def __init__(self, gguf: str | os.PathLike, n_ctx: int = 16384, n_seq: int = 16, n_batch: int = 512,
                  n_threads: int | None = None):
         try:
             import llama_cpp as lc
@@ -441,7 +441,7 @@ class LlamaCppTranslator(VllmTranslator):
     ``max_model_len`` bounds one request's prompt + generation; ``n_ctx`` is the KV cache
     shared by all ``n_seq`` parallel sequences and the prefix."""
 
-    n_ctx: int = 8192
+    n_ctx: int = 16384
     n_seq: int = 16
     n_threads: int | None = None
     backend_name: ClassVar[str] = "llamacpp"

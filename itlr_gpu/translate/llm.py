@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from ..errors import QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from . import grammar as _grammar
+from .examples import ExamplePool, default_pool
 from .spans import align_terms
 
 __all__ = [
@@ -41,12 +42,12 @@ __all__ = [
     "build_prompt", "make_sampling_params", "interpret",
 ]
 
-PROMPT_VERSION = "p2"
+PROMPT_VERSION = "p5"
 """Bump when the prompt or examples change; the cache key also holds a hash of the prompt's
-text (:func:`prompt_fingerprint`), so an edit without a bump cannot reuse stale translations.
-Two rewrites of it (p3: copy terms word for word, precedence, four more examples; p4: the same text
-with p2's examples) scored no better on the labelled dev split than p2 with aligned terms
-(benchmarks/results/translate-prompts.md), so the shorter p2 stays."""
+text (:func:`prompt_fingerprint`) and of the example pool, so an edit without a bump cannot reuse
+stale translations. p5 = p2's system text and ten examples, preceded by ``examples`` pairs from the
+shipped pool (:mod:`.examples`). Two rewrites of p2's text (p3, p4) scored no better on the dev split
+(benchmarks/results/translate-prompts.md)."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
@@ -89,6 +90,11 @@ REWRITE_SHOT: tuple[tuple[str, str], ...] = (
 
 MAX_REWRITE_CHARS = 1000
 
+DEFAULT_EXAMPLES = 80
+"""Labelled pairs from the shipped pool (:mod:`.examples`) added to the shared prompt in logical mode:
+they cover the pool's connective patterns and, being a prefix every request shares, are prefilled once
+(docs/translation.md has the dev-split measurements behind the number)."""
+
 
 def prompt_fingerprint(mode: str = "logical") -> str:
     """A short hash of the system text and examples of ``mode`` (part of the cache key)."""
@@ -96,11 +102,14 @@ def prompt_fingerprint(mode: str = "logical") -> str:
     return hashlib.sha1(repr((system, shots)).encode()).hexdigest()[:8]
 
 
-def build_messages(text: str, mode: str = "logical") -> list[dict[str, str]]:
-    """Chat messages of the few-shot prompt for one request."""
+def build_messages(text: str, mode: str = "logical", shared: Sequence[tuple[str, str]] = (),
+                   nearest: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+    """Chat messages of the few-shot prompt for one request: the system text, ``shared`` examples
+    (labelled pairs every request sees), the fixed examples (together a prefix every request
+    shares), then ``nearest`` (chosen for this request) and the request."""
     system, shots = (SYSTEM_LOGICAL, FEW_SHOT) if mode == "logical" else (SYSTEM_REWRITE, REWRITE_SHOT)
     msgs = [{"role": "system", "content": system}]
-    for q, a in shots:
+    for q, a in (*shared, *shots, *nearest):
         msgs.append({"role": "user", "content": q})
         msgs.append({"role": "assistant", "content": a})
     msgs.append({"role": "user", "content": clean_request(text)})
@@ -113,9 +122,10 @@ def clean_request(text: str) -> str:
     return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text)).split())
 
 
-def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None) -> str:
+def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None,
+                 shared: Sequence[tuple[str, str]] = (), nearest: Sequence[tuple[str, str]] = ()) -> str:
     """The prompt string: the tokenizer's chat template when it has one, else plain text."""
-    msgs = build_messages(text, mode)
+    msgs = build_messages(text, mode, shared, nearest)
     if tokenizer is not None and getattr(tokenizer, "chat_template", None):
         return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
     lines = [msgs[0]["content"], ""]
@@ -245,7 +255,7 @@ class VllmTranslator:
     temperature: float = 0.0
     seed: int | None = 0
     dtype: str | None = None
-    max_model_len: int | None = 2048
+    max_model_len: int | None = 8192
     gpu_memory_utilization: float | None = None
     tensor_parallel_size: int | None = None
     enforce_eager: bool | None = None
@@ -254,11 +264,27 @@ class VllmTranslator:
     llm: Any = None
     model_id: str | None = None
     retry_truncated: bool = True
+    examples: int = DEFAULT_EXAMPLES
+    """Logical mode: labelled pairs covering the pool's patterns, in the prompt every request shares."""
+    nearest: int = 0
+    """Logical mode: labelled pairs most like each request, added to its own prompt (more accurate on
+    the dev split, but each request then prefills ~130 more tokens: ~4x slower on a CPU)."""
+    pool: ExamplePool | None = None
+    """Where both come from (default: the pool shipped with the package, the labelled dev split)."""
     backend_name: ClassVar[str] = "vllm"
 
     def __post_init__(self) -> None:
         if self.mode not in ("logical", "rewrite"):
             raise ValueError(f"mode must be 'logical' or 'rewrite', got {self.mode!r}")
+        for name in ("examples", "nearest"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        if self.mode != "logical":
+            self.examples = self.nearest = 0
+        if (self.examples or self.nearest) and self.pool is None:
+            self.pool = default_pool()
+        self._shared = tuple(self.pool.representatives(self.examples)) if self.examples else ()
         self._grammar_text = _grammar.gbnf(self.mode) if self.use_grammar else None
         self._tokenizer = None
         if self.llm is None:
@@ -308,13 +334,16 @@ class VllmTranslator:
         retry = "r" if self.retry_truncated else "-"
         # a1: logical terms aligned with the request's words (spans.py); older cached rows are not
         align = ":a1" if self.mode == "logical" else ""
+        shots = (f":e={self.examples}:k={self.nearest}@{self.pool.fingerprint}"
+                 if self.examples or self.nearest else "")
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
-                f":s={self.seed}:{retry}{align}")
+                f":s={self.seed}:{retry}{align}{shots}")
 
     # -- translation --------------------------------------------------------------------
 
     def prompt(self, text: str) -> str:
-        return build_prompt(text, self.mode, self._tokenizer)
+        near = self.pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
+        return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
 
     def generate(self, texts: Sequence[str]) -> list[GenResult]:
         """Translate ``texts`` with one ``generate`` call (split only if it raises)."""

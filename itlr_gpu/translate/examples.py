@@ -1,0 +1,159 @@
+"""Few-shot examples chosen per request: the labelled pairs whose wording is most like it.
+
+The misses of a fixed few-shot prompt are mostly about conventions that depend on the request's
+connective pattern, not its topic: whether the qualifier after "either X or Y for Z" belongs to
+the last term, whether "excluding A and B" negates each, whether "other than" is a negation.
+A request's *skeleton* keeps its connective and function words and collapses every run of
+content words to one slot::
+
+    "either chemotherapy or radiotherapy for breast cancer" -> "either _ or _ for _"
+
+and the examples whose skeleton n-grams are most like the request's (cosine of counts; shared
+content words break ties) are added to the prompt after the fixed ones, the most similar last.
+The fixed part stays a common prefix, so batched engines still share its prefill.
+
+The pool ships with the package (``data/examples.jsonl``: the labelled set's *dev* split; the
+test split is never a source of examples).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+__all__ = ["ExamplePool", "default_pool", "skeleton"]
+
+FUNCTION_WORDS = frozenset("""
+a an the and or not nor neither either both but except excluding exclude without other than rather instead
+as well also plus along together none no nothing any anything everything all only unless apart besides
+aside save else whether versus vs of for in on with about at to by from into over under between among
+against within via per that which who whom whose what when where how why is are was were be been does do
+did doesn't don't isn't aren't can could should would will may might must i we you me my our your it its
+this these those find search show give get list want need looking look some more most less such
+documents document papers paper articles article studies study texts text reports report research
+mention mentions mentioning discuss discusses discussing about concerning regarding related
+""".split())
+"""Words kept in a skeleton: connectives, prepositions, determiners, auxiliaries and request words."""
+
+_TOKEN = re.compile(r"[\w'’]+|[^\w\s]")
+_SLOT = "_"
+MAX_EXAMPLE_CHARS = 400
+"""Longer pool entries are never shown (a long argument costs hundreds of prompt tokens)."""
+
+
+def skeleton(text: str) -> list[str]:
+    """The request's function words and punctuation, each run of other words as one ``_``."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(text.lower().replace("’", "'")):
+        if tok in FUNCTION_WORDS or not tok[0].isalnum():
+            out.append(tok)
+        elif not out or out[-1] != _SLOT:
+            out.append(_SLOT)
+    return out
+
+
+def _features(text: str) -> Counter:
+    sk = ["<s>", *skeleton(text), "</s>"]
+    feats: Counter = Counter()
+    for n in (1, 2, 3):
+        for i in range(len(sk) - n + 1):
+            feats[" ".join(sk[i:i + n])] += 1
+    return feats
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(t for t in _TOKEN.findall(text.lower()) if t[0].isalnum() and t not in FUNCTION_WORDS)
+
+
+def _norm(v: dict[str, float]) -> float:
+    return math.sqrt(sum(x * x for x in v.values()))
+
+
+def _cosine(a: dict[str, float], na: float, b: dict[str, float], nb: float) -> float:
+    if len(a) > len(b):  # iterate over the smaller
+        a, b = b, a
+    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
+    return dot / (na * nb) if na and nb else 0.0
+
+
+@dataclass(frozen=True)
+class _Entry:
+    text: str
+    expr: str
+    feats: dict[str, float]
+    norm: float
+    words: frozenset[str]
+
+
+class ExamplePool:
+    """Labelled (request, query) pairs and their skeleton features; :meth:`nearest` picks examples."""
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.pairs = [(t, e) for t, e in pairs if len(t) <= MAX_EXAMPLE_CHARS]
+        feats = [_features(t) for t, _ in self.pairs]
+        df = Counter(k for f in feats for k in f)
+        # idf: a feature every request has ("<s> _") says nothing about the convention
+        self._idf = {k: math.log((1 + len(feats)) / (1 + n)) + 1.0 for k, n in df.items()}
+        self._entries = []
+        for (t, e), f in zip(self.pairs, feats):
+            w = self._weigh(f)
+            self._entries.append(_Entry(t, e, w, _norm(w), _content(t)))
+        self.fingerprint = hashlib.sha1(json.dumps(self.pairs).encode()).hexdigest()[:8]
+
+    def _weigh(self, feats: Counter) -> dict[str, float]:
+        unseen = math.log(1 + len(self.pairs)) + 1.0
+        return {k: v * self._idf.get(k, unseen) for k, v in feats.items()}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def representatives(self, m: int) -> list[tuple[str, str]]:
+        """``m`` pairs that cover the pool's connective patterns: greedy k-center over skeleton
+        similarity, starting from the most central pair and adding, each time, the pair least like
+        any chosen so far. Returned last-chosen first, so the most central pair ends the list."""
+        n = len(self._entries)
+        m = min(m, n)
+        if m <= 0:
+            return []
+        e = self._entries
+        sim = [[_cosine(a.feats, a.norm, b.feats, b.norm) for b in e] for a in e]
+        first = max(range(n), key=lambda i: (sum(sim[i]), -i))
+        chosen, cover = [first], list(sim[first])
+        while len(chosen) < m:
+            nxt = min((j for j in range(n) if j not in chosen), key=lambda j: (cover[j], j))
+            chosen.append(nxt)
+            cover = [max(c, x) for c, x in zip(cover, sim[nxt])]
+        return [(e[i].text, e[i].expr) for i in reversed(chosen)]
+
+    def nearest(self, text: str, k: int) -> list[tuple[str, str]]:
+        """The ``k`` pairs most like ``text``, least similar first (the closest sits next to the
+        request); a pair whose request equals ``text`` (ignoring case and spacing) is never chosen."""
+        if k <= 0 or not self._entries:
+            return []
+        key = " ".join(text.lower().split())
+        f = self._weigh(_features(text))
+        nf = _norm(f)
+        words = _content(text)
+        scored = []
+        for i, e in enumerate(self._entries):
+            if " ".join(e.text.lower().split()) == key:
+                continue
+            overlap = len(words & e.words) / len(words | e.words) if words or e.words else 0.0
+            scored.append((_cosine(f, nf, e.feats, e.norm) + 0.1 * overlap, -i))  # ties: pool order
+        best = sorted(scored, reverse=True)[:k]
+        picked = [self._entries[-neg_i] for _, neg_i in reversed(best)]
+        return [(e.text, e.expr) for e in picked]
+
+
+@cache
+def default_pool() -> ExamplePool:
+    """The pool shipped with the package."""
+    data = resources.files(__package__).joinpath("data/examples.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in data.splitlines() if line.strip()]
+    return ExamplePool([(r["text"], r["expr"]) for r in rows])
