@@ -218,3 +218,19 @@ def test_bounded_grammar_is_finite_and_parses():
         parse(s)
     with pytest.raises(ValueError):
         g.max_length(g.QUERY_GRAMMAR)
+
+
+def test_context_length_read_from_the_model_config(tmp_path):
+    import json
+
+    from itlr_gpu.translate.llm import context_length
+
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 4096}))
+    assert context_length(tmp_path) == 4096
+    (tmp_path / "config.json").write_text(json.dumps({"text_config": {"n_positions": 1024}}))
+    assert context_length(tmp_path) == 1024
+    (tmp_path / "config.json").write_text("{}")
+    assert context_length(tmp_path) is None
+    (tmp_path / "config.json").write_text("not json")
+    assert context_length(tmp_path) is None
+    assert context_length(tmp_path / "missing") is None

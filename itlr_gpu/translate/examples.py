@@ -1,4 +1,4 @@
-"""Few-shot examples chosen per request: the labelled pairs whose wording is most like it.
+"""Few-shot examples from a pool of labelled pairs, chosen by the request's connective pattern.
 
 The misses of a fixed few-shot prompt are mostly about conventions that depend on the request's
 connective pattern, not its topic: whether the qualifier after "either X or Y for Z" belongs to
@@ -8,9 +8,14 @@ content words to one slot::
 
     "either chemotherapy or radiotherapy for breast cancer" -> "either _ or _ for _"
 
-and the examples whose skeleton n-grams are most like the request's (cosine of counts; shared
-content words break ties) are added to the prompt after the fixed ones, the most similar last.
-The fixed part stays a common prefix, so batched engines still share its prefill.
+Skeletons are compared as idf-weighted n-gram vectors (cosine; shared content words break ties).
+Two selections:
+
+* :meth:`ExamplePool.representatives`: m pairs covering the pool's patterns (greedy k-center), the
+  same for every request, so they sit in the prompt's shared prefix and batched engines prefill
+  them once (the translator's default, ``examples``);
+* :meth:`ExamplePool.nearest`: the k pairs most like one request, in that request's own prompt
+  (``nearest``): more accurate, but each request prefills them itself.
 
 The pool ships with the package (``data/examples.jsonl``: the labelled set's *dev* split; the
 test split is never a source of examples).

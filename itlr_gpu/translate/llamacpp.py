@@ -249,6 +249,7 @@ class LlamaCppEngine:
         if not self.model:
             raise InputError("llama.cpp cannot load the model", str(gguf), "a GGUF causal language model")
         self.vocab = lc.llama_model_get_vocab(self.model)
+        self.n_ctx_train = lc.llama_model_n_ctx_train(self.model)
         self.n_vocab = lc.llama_vocab_n_tokens(self.vocab)
         cp = lc.llama_context_default_params()
         threads = n_threads or len(os.sched_getaffinity(0))
@@ -451,6 +452,8 @@ class LlamaCppTranslator(VllmTranslator):
             raise InputError("the llama.cpp backend decodes greedily", "temperature", "0")
         path = resolve_gguf(self.model, self.cache_dir)
         self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads)
+        if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:
+            self.max_model_len = self.llm.n_ctx_train  # the model's own window bounds prompt + generation
         self._tokenizer = self.llm
         stem = path.stem.lower()
         self.model_id = f"llamacpp:{stem}@{_fingerprint(path)}"

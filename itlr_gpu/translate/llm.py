@@ -225,6 +225,22 @@ def _cpu_only() -> bool:
         return True
 
 
+def context_length(folder: Path) -> int | None:
+    """The context window a Hugging Face model folder declares in ``config.json`` (None if it says none)."""
+    import json
+
+    try:
+        cfg = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    cfg = cfg.get("text_config", cfg) if isinstance(cfg, dict) else {}
+    for key in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"):
+        v = cfg.get(key)
+        if isinstance(v, int) and v > 0:
+            return v
+    return None
+
+
 def _fingerprint(folder: Path) -> str:
     h = hashlib.sha1()
     for name in sorted(os.listdir(folder)):
@@ -310,6 +326,9 @@ class VllmTranslator:
         elif cpu:  # bf16 without native CPU support is ~3x slower than fp32 (measured, issue 11)
             kw["dtype"] = "float32"
         if self.max_model_len is not None:
+            trained = context_length(folder)
+            if trained is not None and trained < self.max_model_len:
+                self.max_model_len = trained  # the model's own window bounds prompt + generation
             kw["max_model_len"] = self.max_model_len
         gmu = self.gpu_memory_utilization if self.gpu_memory_utilization is not None else (0.15 if cpu else None)
         if gmu is not None:
