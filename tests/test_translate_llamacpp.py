@@ -227,7 +227,7 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert by["a but not b"].expr == '("a" AND NOT "b")' and by["a but not b"].translator.startswith("llamacpp:")
     assert "does not parse" in by["bad"].error and by["bad"].expr is None
     assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
-    assert "prompt is" in by[long].error and "tokens long" in by[long].error
+    assert "prompt is" in by[long].error and "tokens long" in by[long].error and "--examples" in by[long].error
     assert by["ctrl\x00\x07 chars"].expr == '"ctrl chars"'  # control characters become white space
     params = eng.llm.calls[0][1]
     assert params.grammar is not None and params.temperature == 0.0

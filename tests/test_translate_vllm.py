@@ -130,7 +130,7 @@ def test_sampling_params_without_grammar():
 def smollm2_engine():
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("vllm is not importable here: run in the vLLM venv (bash scripts/install_vllm_cpu.sh)")
-    eng = VllmTranslator(model=None, mode="logical", max_tokens=48, max_model_len=2048)
+    eng = VllmTranslator(model=None, mode="logical", max_tokens=48)  # default window: room for the shared examples
     calls = []
     real_generate = eng.llm.generate
 

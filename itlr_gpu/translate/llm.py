@@ -381,8 +381,10 @@ class VllmTranslator:
                 except Exception:
                     n = 0
                 if n > limit:
+                    hint = (f"; {self.examples} shared examples are part of it: lower --examples or raise "
+                            "--max-model-len") if self.examples else ""
                     results[i] = GenResult(error=f"prompt is {n} tokens long (at most {limit} with max_model_len "
-                                                 f"{self.max_model_len} and max_tokens {self.max_tokens})")
+                                                 f"{self.max_model_len} and max_tokens {self.max_tokens}{hint})")
                     prompts.append(None)
                     continue
             prompts.append(p)
