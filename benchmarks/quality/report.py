@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -86,9 +87,24 @@ LLM_DEFAULT_DIR = "benchmarks/results/quality/llm"
 SMOKE_MODELS = ("smollm2",)
 
 
-def llm_command(st: dict) -> str:
+def llm_translator(ds: dict) -> tuple[str, str | None]:
+    """(translator, model) that made the LLM rows, from the model ids in the translation files
+    (``llamacpp:qwen2.5-coder-1.5b-instruct-q4_k_m``); ("vllm", None) when none are known."""
+    for v in ds.values():
+        for mid in (v.get("llm") or {}).get("model", {}).values():
+            kind, _, name = str(mid).partition(":")
+            if kind in ("vllm", "llamacpp") and name:
+                return kind, name
+    return "vllm", None
+
+
+def llm_command(st: dict, ds: dict | None = None) -> str:
     """The one command that makes the LLM rows with these settings."""
     env = f"LLM_DIR={st['llm_translations']} " if st.get("llm_translations") not in (None, LLM_DEFAULT_DIR) else ""
+    translator, model = llm_translator(ds or {})
+    if translator == "llamacpp":
+        short = re.sub(r"-instruct.*$", "", model or "")  # the registry name (itlr models list)
+        env = f"TRANSLATOR=llamacpp MODEL={short} " + env
     cmd = env + LLM_CMD
     if st.get("datasets") and len(st["datasets"]) < 4:
         cmd += " --datasets " + ",".join(st["datasets"])
@@ -133,7 +149,8 @@ def llm_section(out: dict) -> list[str]:
     n_txt = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
     L.append(f"## 3b. LLM rows (subsample of {n_txt} test queries per dataset, model {', '.join(models)})\n")
     L.append("**Reasoning rewrite** = the BRIGHT-style baseline: the LLM rewrites the natural-language query into one "
-             "reasoning-expanded sentence (`itlr translate --translator vllm --mode rewrite`), embedded whole. "
+             f"reasoning-expanded sentence (`itlr translate --translator {llm_translator(ds)[0]} --mode rewrite`), "
+             "embedded whole. "
              "**ITLR LLM** = the LLM translates the natural-language query into a logical form (`--mode logical`, "
              "grammar-constrained decoding), scored like ITLR gold / rules; **LLM + recommended** = the same forms "
              "with `RECOMMENDED` (its hybrid uses the original query text). A failed translation or rewrite falls "
@@ -247,9 +264,10 @@ def write_report(out: dict, outdir: Path) -> None:
         cmd += f" --llm-translations {llm_dir}"
     L.append(f"```\n{cmd}\n```\n")
     if llm_dir:
-        L.append(f"run as the last step of\n\n```\n{llm_command(st)}\n```\n\n(which first writes the subsampled "
-                 "test queries with `--dump-queries`, then translates them with `itlr translate --translator vllm "
-                 f"--mode logical` and `--mode rewrite` into `{llm_dir}/`; see section 3b).\n")
+        translator, _ = llm_translator(ds)
+        L.append(f"run as the last step of\n\n```\n{llm_command(st, ds)}\n```\n\n(which first writes the subsampled "
+                 f"test queries with `--dump-queries`, then translates them with `itlr translate --translator "
+                 f"{translator} --mode logical` and `--mode rewrite` into `{llm_dir}/`; see section 3b).\n")
     L.append(f"Run time {out['seconds']:.0f} s (document embeddings cached by model and corpus checksum). "
              f"Model `{st['model']}` (documents truncated to {st['doc_max_tokens']} word pieces, the length it was "
              f"trained with), nDCG@10 with ir-measures, top-{st['k']} retrieval. Test seed {st['seed']}, "
