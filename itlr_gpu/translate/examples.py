@@ -80,6 +80,11 @@ def _norm(v: dict[str, float]) -> float:
     return math.sqrt(sum(x * x for x in v.values()))
 
 
+def _same_text_key(text: str) -> str:
+    """A request ignoring case and spacing: the one :meth:`ExamplePool.nearest` never returns to itself."""
+    return " ".join(text.lower().split())
+
+
 def _cosine(a: dict[str, float], na: float, b: dict[str, float], nb: float) -> float:
     if len(a) > len(b):  # iterate over the smaller
         a, b = b, a
@@ -94,6 +99,7 @@ class _Entry:
     feats: dict[str, float]
     norm: float
     words: frozenset[str]
+    key: str  # the request compared for identity (:func:`_same_text_key`)
 
 
 class ExamplePool:
@@ -108,7 +114,7 @@ class ExamplePool:
         self._entries = []
         for (t, e), f in zip(self.pairs, feats):
             w = self._weigh(f)
-            self._entries.append(_Entry(t, e, w, _norm(w), _content(t)))
+            self._entries.append(_Entry(t, e, w, _norm(w), _content(t), _same_text_key(t)))
         self.fingerprint = hashlib.sha1(json.dumps(self.pairs).encode()).hexdigest()[:8]
 
     def _weigh(self, feats: Counter) -> dict[str, float]:
@@ -141,19 +147,18 @@ class ExamplePool:
         request); a pair whose request equals ``text`` (ignoring case and spacing) is never chosen."""
         if k <= 0 or not self._entries:
             return []
-        key = " ".join(text.lower().split())
+        key = _same_text_key(text)
         f = self._weigh(_features(text))
         nf = _norm(f)
         words = _content(text)
         scored = []
         for i, e in enumerate(self._entries):
-            if " ".join(e.text.lower().split()) == key:
+            if e.key == key:
                 continue
             overlap = len(words & e.words) / len(words | e.words) if words or e.words else 0.0
-            scored.append((_cosine(f, nf, e.feats, e.norm) + 0.1 * overlap, -i))  # ties: pool order
-        best = sorted(scored, reverse=True)[:k]
-        picked = [self._entries[-neg_i] for _, neg_i in reversed(best)]
-        return [(e.text, e.expr) for e in picked]
+            scored.append((_cosine(f, nf, e.feats, e.norm) + 0.1 * overlap, i))
+        best = sorted(scored, key=lambda s: (-s[0], s[1]))[:k]  # ties: pool order
+        return [(self._entries[i].text, self._entries[i].expr) for _, i in reversed(best)]
 
 
 @cache
