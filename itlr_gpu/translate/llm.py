@@ -284,7 +284,7 @@ class VllmTranslator:
     """Logical mode: labelled pairs covering the pool's patterns, in the prompt every request shares."""
     nearest: int = 0
     """Logical mode: labelled pairs most like each request, added to its own prompt (more accurate on
-    the dev split, but each request then prefills ~130 more tokens: ~4x slower on a CPU)."""
+    the dev split, but each request then prefills ~120 more tokens: ~4x slower on a CPU)."""
     pool: ExamplePool | None = None
     """Where both come from (default: the pool shipped with the package, the labelled dev split)."""
     backend_name: ClassVar[str] = "vllm"
