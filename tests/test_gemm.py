@@ -100,3 +100,23 @@ def test_widening_reuses_one_buffer():
     c = mm.chunk(80, 100)
     assert mm._wide is buf and c.shape == (20, 8) and b.dtype == torch.float32
     np.testing.assert_array_equal(c.numpy(), docs[80:100].astype(np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_widening_runs_on_one_thread_and_restores_the_pool(monkeypatch, threads):
+    """The float16 copy runs with torch's pool at one thread (its spinning workers slow the BLAS call
+    after it) and leaves the caller's thread count as it was."""
+    seen = []
+    real_copy = torch.Tensor.copy_
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src: (seen.append(torch.get_num_threads()),
+                                                                   real_copy(self, src))[1])
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(6)
+        docs = unit_rows(rng, 50, 8, np.float16)
+        mm = gemm.ChunkMatmul(docs, torch.from_numpy(unit_rows(rng, 3, 8)), 50, torch.device("cpu"), "numpy")
+        np.testing.assert_array_equal(mm.chunk(0, 50).numpy(), docs.astype(np.float32))
+        assert seen == [1] and torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)

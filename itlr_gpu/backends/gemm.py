@@ -16,6 +16,7 @@ compare each against a numpy oracle on random inputs).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -91,6 +92,21 @@ def _probe(t: int, d: int, chunk: int) -> dict:
     return {"choice": min(best, key=best.get), "torch_s": best["torch"], "numpy_s": best["numpy"]}
 
 
+@contextlib.contextmanager
+def _one_torch_thread():
+    """torch's intra-op pool at one thread for the block (process-wide: a concurrent torch call in
+    another thread runs single-threaded meanwhile), restored after."""
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 class ChunkMatmul:
     """``sims(lo, hi)``: (V x C) float32 similarities of ``vectors`` to rows lo:hi of ``docs``, plus
     the float32 chunk itself, with reused buffers on the CPU.
@@ -127,12 +143,15 @@ class ChunkMatmul:
             self._wide = np.empty((self._chunk, docs.shape[1]), dtype=np.float32)
         wide = self._wide[: hi - lo]
         if block.dtype == np.float16:
-            # torch's conversion is vectorised (F16C) and threaded: ~9x numpy's on the 2-core AVX2 machine.
+            # torch's conversion is vectorised (F16C): ~5x numpy's on the 2-core AVX2 machine.  On one
+            # thread: torch's OpenMP workers keep spinning after a parallel copy and slow the BLAS call that
+            # follows (a 86 ms OpenBLAS product took 144 ms), while one thread widens at memory speed anyway.
             # A read-only memmap is only read here, hence the silenced "not writable" warning.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 src = torch.from_numpy(np.ascontiguousarray(block))
-            torch.from_numpy(wide).copy_(src)
+            with _one_torch_thread():
+                torch.from_numpy(wide).copy_(src)
         else:
             np.copyto(wide, block, casting="same_kind")   # e.g. bfloat16 -> float32, once, no allocation
         return torch.from_numpy(wide)
