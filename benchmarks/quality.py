@@ -605,7 +605,10 @@ def families_of(summary: dict, name: str) -> dict[str, float]:
 def select_config(out: dict) -> str:
     """Maximin on the dev split, over families *and* datasets (the target is >= Baseline on every family of
     every dataset): the config whose smallest family gain over the baseline in any dataset is largest
-    (ties at 4 decimals: mean overall gain)."""
+    (ties at 4 decimals: mean overall gain).  Families with too few dev compositions to judge
+    (:func:`benchmarks.quality.report.too_small`) are left out, as in the report's targets."""
+    from benchmarks.quality.report import too_small
+
     cands = [k[5:] for k in next(iter(out["datasets"].values()))["dev"]["summary"] if k.startswith("gold|")]
     best, best_key = None, None
     for c in cands:
@@ -613,7 +616,8 @@ def select_config(out: dict) -> str:
         for name, res in out["datasets"].items():
             s = res["dev"]["summary"]
             base, cur = families_of(s["baseline"], name), families_of(s[f"gold|{c}"], name)
-            d = [cur[f] - base[f] for f in base if f in cur and not np.isnan(base[f])]
+            small = too_small(res, name, "dev")
+            d = [cur[f] - base[f] for f in base if f in cur and f not in small and not np.isnan(base[f])]
             worst.append(min(d) if d else 0.0)
             gain.append(s[f"gold|{c}"]["overall"] - s["baseline"]["overall"])
         key = (round(min(worst), 4), mean(gain))

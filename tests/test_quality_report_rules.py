@@ -1,0 +1,54 @@
+"""The report's every-family targets: families too small to judge are named, not judged."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.quality import report  # noqa: E402
+
+
+def _summary(base: dict, cur: dict) -> dict:
+    return {"baseline": {"by_family": base}, "gold|recommended": {"by_family": cur}}
+
+
+def test_small_families_are_left_out_of_the_worst_family():
+    res = {"counts": {"test": {"a OR b": 100, "a OR (b AND NOT c)": 1, "never drawn": 0},
+                      "dev": {"a OR b": 300, "a OR (b AND NOT c)": report.MIN_JUDGED}}}
+    small = report.too_small(res, "scifact")
+    assert small == {"a OR (b AND NOT c)": 1}            # drawn but too few; 0 = not a family of this dataset
+    assert report.too_small(res, "scifact", "dev") == {}  # exactly MIN_JUDGED is judged
+    assert report.too_small(res, "reuters") == {}         # Reuters families are negation counts, all large
+    s = _summary({"a OR b": 0.40, "a OR (b AND NOT c)": 0.75}, {"a OR b": 0.45, "a OR (b AND NOT c)": 0.47})
+    assert report.worst_delta(s, "recommended", "scifact") == pytest.approx(-0.28)
+    assert report.worst_delta(s, "recommended", "scifact", skip=small) == pytest.approx(0.05)
+
+
+def test_worst_family_skips_small_families():
+    res = {"counts": {"test": {"x": 100, "y": 2}},
+           "test": {"ci": {"by_family": {"x": [0.01, -0.02, 0.04], "y": [-0.3, -0.3, -0.3]}}}}
+    assert report.worst_family(res, "nfcorpus") == ("`x`", [0.01, -0.02, 0.04])
+
+
+def test_rerender_needs_a_results_file(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "benchmarks.quality.report", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "results.json" in r.stderr and "expected a quality run's results.json" in r.stderr
+
+
+def test_rerender_of_the_committed_report_keeps_its_numbers(tmp_path):
+    committed = ROOT / "benchmarks" / "results" / "quality"
+    (tmp_path / "results.json").write_text((committed / "results.json").read_text())
+    r = subprocess.run([sys.executable, "-m", "benchmarks.quality.report", str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    new = (tmp_path / "report.md").read_text().splitlines()
+    old = (committed / "report.md").read_text().splitlines()
+    tables = lambda lines: [ln for ln in lines if ln.startswith("| ")]   # noqa: E731
+    assert tables(new) == tables(old)   # the committed report is this renderer's output (notes aside)
+    assert json.loads((tmp_path / "results.json").read_text())["selected"] in "\n".join(new)
