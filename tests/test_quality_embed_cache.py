@@ -62,3 +62,31 @@ def test_interrupted_corpus_embedding_resumes_from_its_checkpoint(tmp_path, monk
     assert len(second.seen) == 1000 - 512 and not set(second.seen) & set(first.seen)
     np.testing.assert_array_equal(resumed, full)
     assert not list((tmp_path / "b").glob("*.partial.npz"))
+
+
+class EncodingInner(Inner):
+    def encode(self, texts):
+        return self.model.encode(list(texts))
+
+
+def test_text_memo_round_trips_long_and_unicode_keys_compactly(tmp_path):
+    """Texts are stored as one UTF-8 blob: a 20,000-character key does not pad every other key."""
+    enc = data.CachedEncoder(tmp_path)
+    enc.inner = EncodingInner(HashModel(8))
+    texts = ["short", "naïve café — ünïcode", "x" * 20_000] + [f"term {i}" for i in range(200)]
+    first = enc.encode(texts)
+    enc.save()
+    memo = next(tmp_path.rglob("texts.npz"))
+    assert memo.stat().st_size < 200_000   # fixed-width keys would take 203 x 20,000 x 4 bytes
+    again = data.CachedEncoder(tmp_path)
+    again.inner = EncodingInner(HashModel(8, fail_after=0))   # any text not in the memo would raise
+    np.testing.assert_array_equal(again.encode(texts), first)
+
+
+def test_text_memo_reads_the_older_fixed_width_format(tmp_path):
+    enc = data.CachedEncoder(tmp_path)
+    vecs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.savez(enc._memo_file, keys=np.array(["alpha", "béta"]), vecs=vecs)
+    old = data.CachedEncoder(tmp_path)
+    old.inner = EncodingInner(HashModel(3, fail_after=0))
+    np.testing.assert_array_equal(old.encode(["béta", "alpha"]), vecs[::-1])

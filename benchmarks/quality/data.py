@@ -135,6 +135,14 @@ def texts_checksum(ids: list[str], texts: list[str], extra: str = "") -> str:
     return h.hexdigest()
 
 
+def _memo_keys(z) -> list[str]:
+    """The texts of a memo file: UTF-8 blob + offsets, or the older fixed-width string array."""
+    if "key_bytes" in z.files:
+        blob, off = z["key_bytes"].tobytes(), z["key_offsets"]
+        return [blob[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
+    return [str(k) for k in z["keys"]]
+
+
 class CachedEncoder:
     """The bundled MiniLM with a persistent per-text cache (queries, terms) and a
     corpus-matrix cache keyed by model, max length and corpus checksum."""
@@ -153,8 +161,8 @@ class CachedEncoder:
         if self._memo_file.exists():
             try:
                 with np.load(self._memo_file, allow_pickle=False) as z:
-                    for k, v in zip(z["keys"], z["vecs"]):
-                        self._memo[str(k)] = v
+                    for k, v in zip(_memo_keys(z), z["vecs"]):
+                        self._memo[k] = v
             except Exception:  # a corrupt cache is simply rebuilt
                 self._memo = {}
 
@@ -182,10 +190,15 @@ class CachedEncoder:
     def save(self) -> None:
         if not self._dirty:
             return
-        keys = np.array(list(self._memo), dtype=object).astype(str)
+        # Keys as one UTF-8 blob + offsets: a fixed-width string array pads every key to the longest
+        # (ArguAna queries are whole arguments), which made a 1.4 GB file of a few MB of text.
+        encoded = [k.encode("utf-8") for k in self._memo]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         vecs = np.stack(list(self._memo.values())).astype(np.float32)
         tmp = self._memo_file.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vecs=vecs)
+        np.savez(tmp, key_bytes=blob, key_offsets=offsets, vecs=vecs)
         os.replace(tmp, self._memo_file)
         self._dirty = False
 
