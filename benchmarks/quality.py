@@ -418,8 +418,11 @@ def evaluate_llm(name: str, trans: dict, qs: list, per_q: dict, translated_rules
             continue
         rows = trans[mode]["rows"]
         res["files"][mode] = trans[mode]["file"]
-        models = sorted({str(r.get("translator")) for r in rows.values() if r.get("translator")})
+        names = [str(r.get("translator")) for r in rows.values() if r.get("translator")]
+        # "<model>+rules": the rules' form replaced a refuted LLM form (itlr_gpu.translate.repair)
+        models = sorted({n.removesuffix("+rules") for n in names})
         res["model"][mode] = ", ".join(models) or "unknown"
+        res.setdefault("repaired", {})[mode] = sum(n.endswith("+rules") for n in names)
         fl, vals, kinds, examples = [], [], defaultdict(int), []
         for q in sub:
             r = rows.get(q.query_id)

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
-from itlr_gpu.translate import add_example_arguments, translate  # noqa: E402
+from itlr_gpu.translate import add_example_arguments, add_repair_argument, translate  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "translation_pairs.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -147,7 +147,8 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "simd": simd, "python": platform.python_version()}
 
 
-def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, opts: dict) -> dict:
+def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, opts: dict,
+          repair: str = "rules") -> dict:
     texts = [p["text"] for p in pairs]
     load_before = os.getloadavg()
     t = time.perf_counter()
@@ -162,7 +163,7 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
             from itlr_gpu.translate.llm import VllmTranslator as cls
         eng = cls(model=model, mode="logical", **opts)
         load_s = time.perf_counter() - t
-        kw = {"engine": eng, "cache": False, "batch_size": len(texts)}
+        kw = {"engine": eng, "cache": False, "batch_size": len(texts), "repair": repair}
         translate(texts[:1], translator=translator, **kw)  # warm-up: first kernels, prefix
 
     t = time.perf_counter()
@@ -174,6 +175,12 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
            "batched_req_per_s": len(texts) / batched_s, "scores": subsets(pairs, rows),
            "all": score(pairs, rows)}
     if eng is not None:
+        from itlr_gpu.translate.repair import REPAIR_VERSION
+
+        res["repair"] = f"rules-{REPAIR_VERSION}" if repair == "rules" else repair
+        res["repaired"] = [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "llm": r.llm_expr,
+                            "rules": r.expr, "right": same(r.expr, p["expr"]), "defects": list(r.repaired)}
+                           for p, r in zip(pairs, rows) if r.repaired]
         res["prompt_version"] = eng.prompt_version  # e=N: pool examples in the prompt (the pool is the dev split)
     if eng is not None and hasattr(eng.llm, "decoder"):
         res["decoder_stats"] = dict(eng.llm.decoder.stats)
@@ -237,6 +244,13 @@ def write_md(doc: dict, path: Path) -> None:
     for r in doc["runs"]:
         if r["translator"] == "rules":
             continue
+        fixed = r.get("repaired")
+        if fixed is not None:
+            right = sum(x["right"] for x in fixed)
+            lines += ["", f"## {_name(r)}: forms repaired by the rules ({r.get('repair')}): {len(fixed)}, "
+                          f"{right} of them right after the repair", ""]
+            lines += [f"- [{x['split']}] `{x['text']}`: `{x['llm']}` -> `{x['rules']}` "
+                      f"({'right' if x['right'] else 'wrong'}; {'; '.join(x['defects'])})" for x in fixed[:40]]
         for split in ("test", "dev"):
             missed = [x for x in r["misses"] if x["split"] == split]
             if not missed:
@@ -260,6 +274,7 @@ def main(argv=None) -> None:
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
     add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
+    add_repair_argument(ap)
     ap.add_argument("--max-model-len", type=int, default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
@@ -291,7 +306,7 @@ def main(argv=None) -> None:
         if args.translator == "vllm":
             opts |= {k: v for k, v in {"dtype": args.dtype,
                                         "gpu_memory_utilization": args.gpu_memory_utilization}.items() if v is not None}
-        run = bench(args.translator, model, pairs, args.single, opts)
+        run = bench(args.translator, model, pairs, args.single, opts, args.repair)
         runs.append(run)
         print(json.dumps({k: v for k, v in run.items() if k != "misses"}, indent=1), flush=True)
     doc = {"command": "python benchmarks/translate.py " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -233,8 +233,10 @@ def llm_section(out: dict) -> list[str]:
             if mode in lm["failures"]:
                 k = kinds.get(mode) or {}
                 detail = "; ".join(f"{c} x {e}" for e, c in list(k.items())[:3])
+                fixed = lm.get("repaired", {}).get(mode)
                 parts.append(f"{mode} ({lm['files'].get(mode)}, {lm['model'].get(mode)}): failures "
-                             f"{lm['failures'][mode]} of {lm['n']}" + (f" ({detail})" if detail else ""))
+                             f"{lm['failures'][mode]} of {lm['n']}" + (f" ({detail})" if detail else "")
+                             + (f", {fixed} forms repaired by the rules (`itlr_gpu.translate.repair`)" if fixed else ""))
             else:
                 parts.append(f"{mode}: no translations file (not run)")
         L.append("\n" + "; ".join(parts) + ".\n")

@@ -23,6 +23,11 @@ Translators:
   Results are cached in ``<cache_dir>/translations.sqlite`` keyed by (model, prompt
   version, mode, text): a re-run translates nothing twice.
 
+An LLM's logical form that the request's own words refute (a NOT with no negation cue, an
+exclusion cue such as "other than" left inside a term, a term that is only "both") is replaced
+by the rules' form when that has no such defect (``repair="rules"``, the default; :mod:`.repair`).
+Such rows name the translator ``<model>+rules``.
+
 Every text gives one :class:`Translation`; a text that cannot be translated (empty,
 unparsable generation, engine failure...) has ``expr=None`` and an ``error`` message
 instead of raising.
@@ -33,7 +38,8 @@ CLI wiring: ``add_translate_arguments(subparser)`` adds the options and
     itlr translate QUERIES -o OUT [--translator vllm|rules] [--model PATH]
                    [--mode logical|rewrite] [--cache-dir DIR] [--no-cache] [--batch-size N]
                    [--dtype D] [--max-model-len N] [--gpu-memory-utilization F]
-                   [--tensor-parallel-size N] [--no-grammar]
+                   [--tensor-parallel-size N] [--no-grammar] [--examples N] [--nearest K]
+                   [--repair rules|none]
 
 reads ``query_id`` and ``text`` (.jsonl/.tsv/.parquet/.arrow) and writes ``query_id,
 text, expr, translator, error`` (plus ``rewrite`` in rewrite mode) atomically as Arrow
@@ -45,7 +51,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -56,12 +62,13 @@ from .rules import try_translate_rules
 
 __all__ = [
     "Translation", "translate", "translate_table", "run_translate_cli", "add_translate_arguments",
-    "TRANSLATORS", "LLM_TRANSLATORS", "MODES", "output_schema",
+    "TRANSLATORS", "LLM_TRANSLATORS", "MODES", "REPAIRS", "output_schema",
 ]
 
 TRANSLATORS = ("rules", "vllm", "llamacpp")
 LLM_TRANSLATORS = ("vllm", "llamacpp")
 MODES = ("logical", "rewrite")
+REPAIRS = ("rules", "none")
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,10 @@ class Translation:
     error: str | None = None
     rewrite: str | None = None
     cached: bool = False
+    repaired: tuple[str, ...] = ()
+    """The defects (:func:`.repair.defects`) for which the rules' form replaced the LLM's; () when kept."""
+    llm_expr: str | None = None
+    """The LLM's own form when it was replaced (``repaired``), else None."""
 
     @property
     def ok(self) -> bool:
@@ -111,6 +122,7 @@ def translate(
     cache: bool = True,
     batch_size: int = 512,
     engine: Any = None,
+    repair: str = "rules",
     **opts: Any,
 ) -> list[Translation]:
     """Translate natural-language queries; one :class:`Translation` per text, in order.
@@ -119,7 +131,11 @@ def translate(
     ``tensor_parallel_size``, ``enforce_eager``, ``use_grammar``, ``max_tokens``,
     ``temperature``, ``seed``, ``engine_kwargs`` (passed to ``vllm.LLM``), or ``llm`` (an
     engine object, for tests).  ``engine``: a ready :class:`~.llm.VllmTranslator` to
-    reuse across calls.  ``cache=False`` disables the translation cache.
+    reuse across calls.  ``cache=False`` disables the translation cache.  ``repair``
+    (LLM translators, logical mode): ``"rules"`` replaces an LLM form that the request's own
+    words refute (a NOT with no negation cue, an exclusion cue left inside a term, a term that is
+    only a connective) by the rule-based translation when that has no such defect
+    (:mod:`.repair`; the cache keeps the model's own output); ``"none"`` keeps every LLM form.
     """
     texts = list(texts)
     _check(translator, mode)
@@ -127,7 +143,21 @@ def translate(
         if opts:
             raise InputError(f"options {sorted(opts)} apply only to an LLM translator", "translate")
         return _rules(texts)
-    return _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
+    if repair not in REPAIRS:
+        raise InputError(f"unknown repair {repair!r}", "--repair", " or ".join(REPAIRS))
+    rows = _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
+    return _repaired(rows) if repair == "rules" and mode == "logical" else rows
+
+
+def _repaired(rows: list[Translation]) -> list[Translation]:
+    from .repair import repair as check
+
+    out = []
+    for r in rows:
+        expr, why = check(r.text, r.expr) if r.ok else (r.expr, [])
+        out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why), llm_expr=r.expr)
+                   if why else r)
+    return out
 
 
 def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_size, engine, opts
@@ -246,6 +276,7 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
     add_example_arguments(p)
+    add_repair_argument(p)
     p.add_argument("--parallel", type=positive_int, default=None,
                    help="llamacpp: sequences decoded together (default 16)")
     p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
@@ -262,6 +293,15 @@ def add_example_arguments(p) -> None:
     p.add_argument("--nearest", type=non_negative_int, default=None,
                    help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
                         "more accurate, about 4x slower on a CPU at 4)")
+
+
+def add_repair_argument(p) -> None:
+    """``--repair`` (logical mode of an LLM translator), for ``itlr translate`` and the translation benchmark."""
+    p.add_argument("--repair", choices=REPAIRS, default="rules",
+                   help="rules (default): where the request's words refute the LLM's form (a NOT with no "
+                        "negation cue, an exclusion cue inside a term, a term that is only a connective) and "
+                        "the rule-based translation has no such defect, take the rules' form (its translator "
+                        "column ends in '+rules'); none: keep every LLM form")
 
 
 def run_translate_cli(args) -> int:
@@ -286,6 +326,7 @@ def run_translate_cli(args) -> int:
         for name in ("examples", "nearest"):
             if getattr(args, name, None) is not None:
                 opts[name] = getattr(args, name)
+        opts["repair"] = getattr(args, "repair", "rules")
         opts["cache"] = not getattr(args, "no_cache", False)
         opts["batch_size"] = getattr(args, "batch_size", 512)
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,

@@ -1,0 +1,128 @@
+"""The rules' repair of LLM forms that the request's own words refute (itlr_gpu.translate.repair)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from itlr_gpu.errors import InputError
+from itlr_gpu.query import canonical, parse
+from itlr_gpu.translate import translate
+from itlr_gpu.translate.cache import TranslationCache
+from itlr_gpu.translate.llm import VllmTranslator
+from itlr_gpu.translate.repair import defects, has_negation_cue, repair
+from itlr_gpu.translate.rules import try_translate_rules
+
+from strategies import asts
+
+PAIRS = [json.loads(line) for line in
+         (Path(__file__).parent / "data" / "translation_pairs.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_no_gold_form_has_a_defect():
+    """The checks never refute a right answer: every labelled form (dev and test) passes them."""
+    flagged = [(p["id"], defects(p["text"], p["expr"])) for p in PAIRS]
+    assert [x for x in flagged if x[1]] == []
+
+
+@pytest.mark.parametrize("text,llm,want,kind", [
+    ("either dark matter or dark energy", '("dark matter" OR "dark energy") AND NOT "dark matter"',
+     '("dark matter" OR "dark energy")', "no negation cue"),
+    ("web frameworks other than React", '"web frameworks other than React"',
+     '("web frameworks" AND NOT "React")', "exclusion cue"),
+    ("breakfast ideas except oatmeal", 'NOT "breakfast ideas except oatmeal"',
+     '("breakfast ideas" AND NOT "oatmeal")', "exclusion cue"),
+    ("both bees and pesticides", '("bees" OR "pesticides") AND "both"', '("bees" AND "pesticides")', "connective"),
+])
+def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
+    found = defects(text, llm)
+    assert any(kind in d for d in found), found
+    fixed, why = repair(text, llm)
+    assert why == found and canonical(parse(fixed)) == canonical(parse(want))
+
+
+@pytest.mark.parametrize("text", [
+    "vitamin D benefits but not bone health", "papers that don't mention cats", "coffee, no sugar",
+    "anything except jazz", "leaving aside private schools", "films without subtitles", "non-fiction books",
+    "rather tea than coffee", "cats instead of dogs",
+])
+def test_negation_cues(text):
+    assert has_negation_cue(text)
+
+
+@pytest.mark.parametrize("text", ["either dark matter or dark energy", "film noir and notebooks",
+                                  "Roman aqueducts, or alternatively Persian qanats", "Stoicism in addition to Epicureanism"])
+def test_no_negation_cue(text):
+    assert not has_negation_cue(text)
+
+
+def test_a_right_form_is_kept_and_so_is_one_the_rules_cannot_better():
+    assert repair("cats but not dogs", '("cats" AND NOT "dogs")') == ('("cats" AND NOT "dogs")', [])
+    # the rules read "life without parole" as one term too: no better form, the LLM's stands
+    form = '"life without parole" AND NOT "death penalty"'
+    assert repair("life without parole but not the death penalty", form) == (form, [])
+    # a text the rules cannot translate at all: the LLM's form stands even with a defect
+    assert try_translate_rules("   ")[1] is not None
+    assert repair("   ", 'NOT "x"') == ('NOT "x"', [])
+    assert repair("cats", None) == (None, [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(PAIRS), asts(st.sampled_from(["cats", "dogs", "both", "other than tea", "jazz"]), 5))
+def test_repair_is_a_fixed_point_without_defects_and_leaves_none(pair, node):
+    """Random forms against real requests: a form without defects is never touched; a replaced form is the
+    rules' own translation and has no defect itself."""
+    form = canonical(node)
+    fixed, why = repair(pair["text"], form)
+    if not defects(pair["text"], form):
+        assert (fixed, why) == (form, [])
+    elif why:
+        rules, err = try_translate_rules(pair["text"])
+        assert err is None and fixed == canonical(rules) and defects(pair["text"], fixed) == []
+    else:
+        assert fixed == form
+
+
+class MapLLM:
+    """A fake vLLM engine answering each request with a fixed form."""
+
+    def __init__(self, answers: dict[str, str]):
+        self.answers = answers
+
+    def generate(self, prompts, params, use_tqdm=False):
+        outs = []
+        for p in prompts:
+            request = p.rsplit("Request: ", 1)[1].split("\n")[0]
+            outs.append(SimpleNamespace(outputs=[SimpleNamespace(text=self.answers[request], finish_reason="stop")]))
+        return outs
+
+
+ANSWERS = {"web frameworks other than React": '"web frameworks other than React"',
+           "cats but not dogs": '"cats" AND NOT "dogs"'}
+
+
+def test_translate_repairs_rows_names_them_and_caches_the_models_own_form(tmp_path):
+    eng = VllmTranslator(llm=MapLLM(ANSWERS), mode="logical")
+    rows = translate(list(ANSWERS), translator="vllm", engine=eng, cache_dir=tmp_path)
+    fixed, kept = rows
+    assert fixed.expr == canonical(parse('"web frameworks" AND NOT "React"'))
+    assert fixed.translator.endswith("+rules") and fixed.llm_expr == '"web frameworks other than React"'
+    assert fixed.repaired and "exclusion cue" in fixed.repaired[0]
+    assert kept.expr == canonical(parse(ANSWERS["cats but not dogs"])) and not kept.repaired and kept.llm_expr is None
+    assert not kept.translator.endswith("+rules")
+    with TranslationCache.open(tmp_path) as c:   # the model's own output, so --repair none can reuse it
+        assert len(c) == 2
+    raw = translate(list(ANSWERS), translator="vllm", engine=eng, cache_dir=tmp_path, repair="none")
+    assert all(r.cached for r in raw) and raw[0].expr == '"web frameworks other than React"'
+    again = translate(list(ANSWERS), translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert [r.expr for r in again] == [r.expr for r in rows] and all(r.cached for r in again)
+
+
+def test_an_unknown_repair_is_refused(tmp_path):
+    with pytest.raises(InputError, match="repair"):
+        translate(["cats"], translator="vllm", engine=VllmTranslator(llm=MapLLM({})), repair="always",
+                  cache_dir=tmp_path)
