@@ -65,6 +65,9 @@ def test_a_right_form_is_kept_and_so_is_one_the_rules_cannot_better():
     # the rules read "life without parole" as one term too: no better form, the LLM's stands
     form = '"life without parole" AND NOT "death penalty"'
     assert repair("life without parole but not the death penalty", form) == (form, [])
+    # a cue inside a sentence ("is unrelated to") is the sentence's, not an exclusion: the claim stays one term
+    claim = "Vitamin D deficiency is unrelated to birth weight"
+    assert defects(f"either cats or {claim}", f'"cats" OR "{claim}"') == []
     # a text the rules cannot translate at all: the LLM's form stands even with a defect
     assert try_translate_rules("   ")[1] is not None
     assert repair("   ", 'NOT "x"') == ('NOT "x"', [])

@@ -27,7 +27,7 @@ from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION"]
 
-REPAIR_VERSION = "r1"
+REPAIR_VERSION = "r2"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 # Marker kinds of the rules' lexicon that negate (rules.py: EXCL, NOT, ...), and those that
@@ -79,6 +79,18 @@ def _has_not(node: Node) -> bool:
     return any(_has_not(c) for c in getattr(node, "children", ()))
 
 
+# A cue right after one of these belongs to a sentence ("Vitamin D deficiency is unrelated to birth
+# weight", a SciFact claim), not to the request's logic.
+_VERBS = {"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have", "had", "can",
+          "could", "should", "would", "will", "may", "might", "must", "seem", "seems", "remain", "remains",
+          "appear", "appears", "become", "becomes", "not"}
+
+
+def _after_verb(term: str, at: int) -> bool:
+    before = term[:at].split()
+    return bool(before) and before[-1].strip(",.;:") in _VERBS
+
+
 def defects(text: str, form: str | Node) -> list[str]:
     """What in ``form`` (a logical form of request ``text``) the request's wording refutes; [] for none."""
     node = parse(form) if isinstance(form, str) else form
@@ -90,7 +102,7 @@ def defects(text: str, form: str | Node) -> list[str]:
         words = _norm(term).split()
         if words and all(w.strip(",.;:!?") in _CONNECTIVES for w in words):
             found.append(f"term {term!r} is only a connective")
-        elif clause.search(_norm(term)):
+        elif any(not _after_verb(_norm(term), m.start()) for m in clause.finditer(_norm(term))):
             found.append(f"term {term!r} holds an exclusion cue")
     return found
 
