@@ -43,9 +43,14 @@ _CUE_STEMS = ("non", "neither", "never", "nothing", "nobody", "nowhere", "cannot
               "other", "else", "rather", "instead", "oppos", "unrelat", "irrelevant", "minus", "unless", "barring",
               "outside", "beyond", "lack", "absen", "remov", "drop", "forget", "against", "anti", "exempt")
 _CONNECTIVES = {"both", "either", "neither", "nor", "and", "or", "not", "but", "other", "others", "ones", "none", "&"}
-# Clause markers that are also ordinary words of a topic ("life without parole" is one term for the
-# rules too, via their idiom list): only flagged when the rules split them off.
+# Clause markers that are also ordinary words of a topic ("life without parole", "coffee without sugar"):
+# never taken as a sign of an unsplit clause.
 _SOFT = {"without", "minus", "plus"}
+# A cue right after one of these belongs to a sentence ("Vitamin D deficiency is unrelated to birth
+# weight", a SciFact claim), not to the request's logic.
+_VERBS = {"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have", "had", "can",
+          "could", "should", "would", "will", "may", "might", "must", "seem", "seems", "remain", "remains",
+          "appear", "appears", "become", "becomes", "not"}
 
 
 def _phrase_regex(phrases) -> re.Pattern:
@@ -67,7 +72,7 @@ def _norm(text: str) -> str:
 
 
 def has_negation_cue(text: str) -> bool:
-    """Does the request say "not" in any of the ways the rules know (or a contraction like "don't")?"""
+    """Does the request say "not" in any of the ways the rules know, or with any word that may negate?"""
     t = _norm(text)
     negating, stems, _ = _regexes()
     return bool(negating.search(t) or stems.search(t)) or "n't" in t
@@ -77,13 +82,6 @@ def _has_not(node: Node) -> bool:
     if isinstance(node, Not):
         return True
     return any(_has_not(c) for c in getattr(node, "children", ()))
-
-
-# A cue right after one of these belongs to a sentence ("Vitamin D deficiency is unrelated to birth
-# weight", a SciFact claim), not to the request's logic.
-_VERBS = {"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have", "had", "can",
-          "could", "should", "would", "will", "may", "might", "must", "seem", "seems", "remain", "remains",
-          "appear", "appears", "become", "becomes", "not"}
 
 
 def _after_verb(term: str, at: int) -> bool:
@@ -99,10 +97,11 @@ def defects(text: str, form: str | Node) -> list[str]:
         found.append("a NOT with no negation cue in the request")
     clause = _regexes()[2]
     for term in _terms(node):
-        words = _norm(term).split()
+        low = _norm(term)
+        words = low.split()
         if words and all(w.strip(",.;:!?") in _CONNECTIVES for w in words):
             found.append(f"term {term!r} is only a connective")
-        elif any(not _after_verb(_norm(term), m.start()) for m in clause.finditer(_norm(term))):
+        elif any(not _after_verb(low, m.start()) for m in clause.finditer(low)):
             found.append(f"term {term!r} holds an exclusion cue")
     return found
 
