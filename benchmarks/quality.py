@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import random
 import sys
@@ -598,19 +599,12 @@ def end_to_end(qs: list, translated: list, per_q: dict) -> dict:
                               "exact": sum(1 for q in exact if q.family == f)} for f in fams}}
 
 
-def families_of(summary: dict, name: str) -> dict[str, float]:
-    """The 'template families' used for the >= Baseline criterion."""
-    if name == "reuters":
-        return {f"{k} negations": v for k, v in summary["by_neg"].items()}
-    return dict(summary["by_family"])
-
-
 def select_config(out: dict) -> str:
     """Maximin on the dev split, over families *and* datasets (the target is >= Baseline on every family of
     every dataset): the config whose smallest family gain over the baseline in any dataset is largest
     (ties at 4 decimals: mean overall gain).  Families with too few dev compositions to judge
     (:func:`benchmarks.quality.report.too_small`) are left out, as in the report's targets."""
-    from benchmarks.quality.report import too_small
+    from benchmarks.quality.report import too_small, worst_delta
 
     cands = [k[5:] for k in next(iter(out["datasets"].values()))["dev"]["summary"] if k.startswith("gold|")]
     best, best_key = None, None
@@ -618,23 +612,13 @@ def select_config(out: dict) -> str:
         worst, gain = [], []
         for name, res in out["datasets"].items():
             s = res["dev"]["summary"]
-            base, cur = families_of(s["baseline"], name), families_of(s[f"gold|{c}"], name)
-            small = too_small(res, name, "dev")
-            d = [cur[f] - base[f] for f in base if f in cur and f not in small and not np.isnan(base[f])]
-            worst.append(min(d) if d else 0.0)
+            w = worst_delta(s, c, name, skip=too_small(res, name, "dev"))
+            worst.append(0.0 if math.isnan(w) else w)
             gain.append(s[f"gold|{c}"]["overall"] - s["baseline"]["overall"])
         key = (round(min(worst), 4), mean(gain))
         if best_key is None or key > best_key:
             best, best_key = c, key
     return best
-
-
-def display_path(p: Path) -> str:
-    """``p`` relative to the repository when inside it (reports name no machine paths)."""
-    try:
-        return Path(p).resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return str(p)
 
 
 def main(argv=None) -> int:
@@ -682,7 +666,7 @@ def main(argv=None) -> int:
     if not args.data_dir.is_dir():
         print(f"data folder not found: {args.data_dir}", file=sys.stderr)
         return 2
-    from benchmarks.quality.report import write_report
+    from benchmarks.quality.report import display_path, write_report
 
     t0 = time.time()
     if args.model and not Path(args.model).is_dir():

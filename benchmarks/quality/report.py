@@ -269,7 +269,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = "benchmarks/results/quality"
 
 
-def _repo_relative(p: Path) -> str:
+def display_path(p: Path) -> str:
+    """``p`` relative to the repository when inside it (reports name no machine paths)."""
     try:
         return Path(p).resolve().relative_to(ROOT).as_posix()
     except ValueError:
@@ -292,7 +293,7 @@ def write_report(out: dict, outdir: Path) -> None:
         cmd += f" --seed {st['seed']}"
     if "MiniLM" not in model:
         cmd += f' --model "$(itlr models install {model})"'
-    rel = _repo_relative(outdir)
+    rel = display_path(outdir)
     if rel != DEFAULT_OUT:
         cmd += f" --out {rel}"
     llm_dir = st.get("llm_translations")
