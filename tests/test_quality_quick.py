@@ -90,7 +90,8 @@ def test_llm_rows_from_dumped_queries_and_translation_files(tmp_path):
     err: list = [None] * 40
     expr[0], err[0] = None, "generation does not parse: 'AND AND'"
     write_table(pa.Table.from_pydict({"query_id": ids, "text": texts, "expr": expr, "translator": model,
-                                      "error": err}, schema=output_schema("logical")), qdir / "reuters.logical.arrow")
+                                      "error": err, "llm_expr": [None] * 40, "repaired": [None] * 40},
+                                     schema=output_schema("logical")), qdir / "reuters.logical.arrow")
     expr = [quote(t) for t in texts]
     rewrite: list = list(texts)
     err = [None] * 40

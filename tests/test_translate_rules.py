@@ -117,8 +117,9 @@ def test_error_rows_in_table_do_not_lose_the_batch():
 
     t = pa.table({"query_id": ["1", "2", "3"], "text": ["cats but not dogs", "", None]})
     out = translate_table(t)
-    assert out.column_names == ["query_id", "text", "expr", "translator", "error"]
+    assert out.column_names == ["query_id", "text", "expr", "translator", "error", "llm_expr", "repaired"]
     rows = out.to_pylist()
+    assert all(r["llm_expr"] is None and r["repaired"] is None for r in rows)   # nothing to repair in the rules' own
     assert rows[0]["expr"] == '("cats" AND NOT "dogs")' and rows[0]["error"] is None
     assert rows[1]["expr"] is None and rows[1]["error"]
     assert rows[2]["expr"] is None and rows[2]["error"]

@@ -24,9 +24,11 @@ Translators:
   version, mode, text): a re-run translates nothing twice.
 
 An LLM's logical form that the request's own words refute (a NOT with no negation cue, an
-exclusion cue such as "other than" left inside a term, a term that is only "both") is replaced
-by the rules' form when that has no such defect (``repair="rules"``, the default; :mod:`.repair`).
-Such rows name the translator ``<model>+rules``.
+exclusion cue such as "other than" left inside a term, a term that is only "both"; against the
+rules' reading: a dropped term, a phrase cut where the request has no connective, a lost "or")
+is replaced by the rules' form when that has no such defect (``repair="rules"``, the default;
+:mod:`.repair`).  Such rows name the translator ``<model>+rules`` and keep the LLM's own form in
+``llm_expr`` and the defects in ``repaired``.
 
 Every text gives one :class:`Translation`; a text that cannot be translated (empty,
 unparsable generation, engine failure...) has ``expr=None`` and an ``error`` message
@@ -42,8 +44,8 @@ CLI wiring: ``add_translate_arguments(subparser)`` adds the options and
                    [--repair rules|none]
 
 reads ``query_id`` and ``text`` (.jsonl/.tsv/.parquet/.arrow) and writes ``query_id,
-text, expr, translator, error`` (plus ``rewrite`` in rewrite mode) atomically as Arrow
-or Parquet.
+text, expr, translator, error`` plus ``llm_expr, repaired`` (logical mode) or ``rewrite``
+(rewrite mode) atomically as Arrow or Parquet.
 """
 
 from __future__ import annotations
@@ -220,6 +222,8 @@ def output_schema(mode: str = "logical") -> pa.Schema:
               ("translator", pa.string()), ("error", pa.string())]
     if mode == "rewrite":
         fields.append(("rewrite", pa.string()))
+    else:   # where the rules' repair replaced the LLM's form: the LLM's own form and why
+        fields += [("llm_expr", pa.string()), ("repaired", pa.string())]
     return pa.schema(fields)
 
 
@@ -231,7 +235,8 @@ def translate_table(
     cache_dir: str | os.PathLike | None = None,
     **engine_options: Any,
 ) -> pa.Table:
-    """``query_id, text`` -> ``query_id, text, expr, translator, error`` (+ ``rewrite``)."""
+    """``query_id, text`` -> ``query_id, text, expr, translator, error`` + ``llm_expr, repaired`` (logical
+    mode) or ``rewrite`` (rewrite mode)."""
     if not isinstance(table, pa.Table):
         raise InputError(f"cannot translate a {type(table).__name__}", "translate", "a pyarrow.Table")
     for col in ("query_id", "text"):
@@ -250,6 +255,9 @@ def translate_table(
     }
     if mode == "rewrite":
         data["rewrite"] = [r.rewrite for r in rows]
+    else:
+        data["llm_expr"] = [r.llm_expr for r in rows]
+        data["repaired"] = ["; ".join(r.repaired) if r.repaired else None for r in rows]
     return pa.Table.from_pydict(data, schema=output_schema(mode))
 
 

@@ -7,7 +7,20 @@ A small instruct model makes mistakes that the wording of the request contradict
 * **an exclusion cue left inside a term**: ``web frameworks other than React`` kept as one term,
   or ``NOT "breakfast ideas except oatmeal"``;
 * **a term that is only a connective**: ``both bees and pesticides`` ->
-  ``("bees" OR "pesticides") AND "both"``.
+  ``("bees" OR "pesticides") AND "both"``;
+
+and, measured against the rules' own reading of the request (``reference``):
+
+* **a dropped term**: ``quinine but neither benzene nor Yale`` -> ``NOT "benzene" AND NOT "Yale"``:
+  no word of one of the rules' terms is in any of the LLM's terms;
+* **a phrase cut where the request has no connective**: ``X has lower rates of Y`` ->
+  ``"X" AND "lower rates of Y"``: two LLM terms are pieces of one rules term, and the words between
+  them ("has") are not a connective;
+* **a lost "or"**: ``A, B or C`` -> ``"A" AND "B" AND "C"``: the request says "or" before any
+  negation, the rules read an OR, the LLM's form has none and keeps no "or" inside a term.
+
+A request with a preamble ("Some argue that ... Find research on X") is the LLM's to distil: keeping
+one piece of a long rules term is not a defect, only cutting it at a non-connective or losing all of it.
 
 :func:`defects` names them (the cues are the rule-based translator's own lexicon, so the two
 translators agree on what a cue is).  :func:`repair` takes the rule-based translation instead
@@ -21,13 +34,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..query import Node, Not, canonical, parse
+from ..query import Node, Not, Or, canonical, parse
 from ..query.ast import terms as _terms
 from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION"]
 
-REPAIR_VERSION = "r2"
+REPAIR_VERSION = "r3"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 # Marker kinds of the rules' lexicon that negate (rules.py: EXCL, NOT, ...), and those that
@@ -51,6 +64,14 @@ _SOFT = {"without", "minus", "plus"}
 _VERBS = {"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have", "had", "can",
           "could", "should", "would", "will", "may", "might", "must", "seem", "seems", "remain", "remains",
           "appear", "appears", "become", "becomes", "not"}
+# Words between two pieces of one phrase that make cutting it there a split at a connective.
+_SPLIT_AT = {"and", "or", "but", "nor", "both", "either", "neither", "not", "plus", "also", "as", "well", "with",
+             "versus", "vs", "then", "&", "a", "an", "the"}
+# Words that do not name what a term is about: a rules term made only of them is never "dropped".
+_OPTIONAL = {"a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "about", "as", "into",
+             "s", "some", "any", "all", "also", "just", "only", "very", "its", "their", "this", "that", "these",
+             "those", "which", "who", "whose"}
+_OR_WORDS = re.compile(r"(?<![\w'])(?:or|either)(?![\w'])")
 
 
 def _phrase_regex(phrases) -> re.Pattern:
@@ -89,12 +110,68 @@ def _after_verb(term: str, at: int) -> bool:
     return bool(before) and before[-1].strip(",.;:") in _VERBS
 
 
-def defects(text: str, form: str | Node) -> list[str]:
-    """What in ``form`` (a logical form of request ``text``) the request's wording refutes; [] for none."""
+def _has_or(node: Node) -> bool:
+    return isinstance(node, Or) or any(_has_or(c) for c in getattr(node, "children", ()))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", _norm(text))
+
+
+def _lost_or(text: str, node: Node) -> bool:
+    """Does the request say "or" (or "either") before anything that may negate it, outside the form's terms?"""
+    t = _norm(text)
+    said = 0
+    for m in _OR_WORDS.finditer(t):
+        if has_negation_cue(t[:m.start()]):
+            break
+        said += 1
+    kept = sum(len(_OR_WORDS.findall(_norm(term))) for term in _terms(node))
+    return said > kept
+
+
+def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
+    """The words between two of ``pieces`` (substrings of the rules term ``whole``) when they are not a
+    connective, i.e. where the LLM cut one phrase in two; None when every cut is at a connective."""
+    _, stems, _ = _regexes()
+    spans = {p: [m.start() for m in re.finditer(re.escape(p), whole)] for p in pieces}
+    order = sorted(pieces, key=lambda p: spans[p][0])
+    for a, b in zip(order, order[1:]):
+        gaps = [whole[i + len(a):j] for i in spans[a] for j in spans[b] if j >= i + len(a)]
+        if not gaps:
+            continue
+        gap = min(gaps, key=len)
+        words = _words(gap)
+        if words and not all(w in _SPLIT_AT or w in _CONNECTIVES or stems.match(w) for w in words):
+            return gap.strip()
+    return None
+
+
+def defects(text: str, form: str | Node, reference: str | Node | None = None) -> list[str]:
+    """What in ``form`` (a logical form of request ``text``) the request's wording refutes; [] for none.
+
+    ``reference`` (the rules' form of the same request) adds the checks that need a second reading:
+    a dropped term, a phrase cut where the request has no connective, a lost "or".
+    """
     node = parse(form) if isinstance(form, str) else form
     found = []
     if _has_not(node) and not has_negation_cue(text):
         found.append("a NOT with no negation cue in the request")
+    if reference is not None:
+        ref = parse(reference) if isinstance(reference, str) else reference
+        mine = [_norm(t).strip() for t in _terms(node)]
+        have = {w for t in mine for w in _words(t)}
+        for whole in (_norm(t).strip() for t in _terms(ref)):
+            named = [w for w in _words(whole) if w not in _OPTIONAL]
+            if named and not have.intersection(named):
+                found.append(f"drops the request's term {whole!r}")
+                continue
+            pieces = [t for t in mine if t and t != whole and t in whole]
+            cut = _cut_without_connective(whole, pieces) if len(pieces) > 1 else None
+            if cut is not None:
+                found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
+        if _has_or(ref) and not _has_or(node) and _lost_or(text, node):
+            found.append('the request\'s "or" has no OR')
     clause = _regexes()[2]
     for term in _terms(node):
         low = _norm(term)
@@ -110,11 +187,11 @@ def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     """(the form to use, the defects that made the rules' form replace the LLM's; [] when kept)."""
     if form is None or not isinstance(text, str):
         return form, []
-    found = defects(text, form)
-    if not found:
-        return form, []
     ast, err = try_translate_rules(text)
     if err is not None or ast is None or defects(text, ast):
+        return form, []
+    found = defects(text, form, reference=ast)
+    if not found:
         return form, []
     fixed = canonical(ast)
     return (fixed, found) if fixed != canonical(parse(form)) else (form, [])
