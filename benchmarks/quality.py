@@ -494,6 +494,23 @@ def evaluate_llm(name: str, trans: dict, qs: list, per_q: dict, translated_rules
             e["rewrite"] = _short(values["rewrite"][i])
         ex.append(e)
     res["examples"] = ex[:6]
+    if "llm|recommended" in scores and "rules|recommended" in scores:
+        llm_rec, rules_rec = scores["llm|recommended"], scores["rules|recommended"]
+        both = [q for q in sub if rules_of[q.query_id][0] is not None]
+        res["where_rules_translate"] = {
+            "n": len(both),
+            "llm|recommended": float(np.mean([llm_rec[q.query_id] for q in both])) if both else None,
+            "rules|recommended": float(np.mean([rules_rec[q.query_id] for q in both])) if both else None}
+        # Where the LLM loses: its largest per-query drops against the rules' form, both with RECOMMENDED
+        at = {q.query_id: i for i, q in enumerate(sub)}
+        worst = sorted(both, key=lambda q: llm_rec[q.query_id] - rules_rec[q.query_id])[:5]
+        res["losses"] = [{"query_id": q.query_id, "family": q.family, "text": _short(q.text),
+                          "gold": _short(gold[q.query_id]),
+                          "llm": (_short(canonical(values["logical"][at[q.query_id]]))
+                                  if values["logical"][at[q.query_id]] is not None else None),
+                          "rules": _short(canonical(rules_of[q.query_id][0])),
+                          "ndcg_llm": llm_rec[q.query_id], "ndcg_rules": rules_rec[q.query_id]}
+                         for q in worst if llm_rec[q.query_id] < rules_rec[q.query_id]]
     return res
 
 

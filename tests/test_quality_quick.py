@@ -124,7 +124,16 @@ def test_llm_rows_from_dumped_queries_and_translation_files(tmp_path):
     full = r["test"]["per_query"]["baseline"]
     assert s["baseline"]["overall"] == pytest.approx(sum(full[i] for i in ids) / 40)
     assert lm["exact"]["llm"] == 0
+    # LLM vs rules where the rules translate, and the largest per-query losses, worst first
+    wr = lm["where_rules_translate"]
+    assert wr["n"] == 40 - lm["rules_failures"] == 40   # the rules translate every Reuters rendering
+    assert wr["rules|recommended"] == pytest.approx(s["rules|recommended"]["overall"])
+    assert wr["llm|recommended"] == pytest.approx(s["llm|recommended"]["overall"])
+    drops = [e["ndcg_rules"] - e["ndcg_llm"] for e in lm["losses"]]
+    assert len(drops) <= 5 and all(x > 0 for x in drops) and drops == sorted(drops, reverse=True)
     report = (out / "report.md").read_text()
+    assert f"Where the rules translate ({wr['n']} of 40 queries)" in report
+    assert ("Where the LLM loses most" in report) == bool(drops)
     assert "## 3b. LLM rows (subsample of 40 test queries per dataset, model vllm:smollm2-135m-instruct)" in report
     assert "| reuters | 40 |" in report and "1/40 | 1/40" in report
     assert "pipeline check" in report and "Llama3-70B" in report

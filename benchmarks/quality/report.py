@@ -240,6 +240,20 @@ def llm_section(out: dict) -> list[str]:
             else:
                 parts.append(f"{mode}: no translations file (not run)")
         L.append("\n" + "; ".join(parts) + ".\n")
+        wr = lm.get("where_rules_translate")
+        if wr and wr["n"]:
+            gap = wr["llm|recommended"] - wr["rules|recommended"]
+            L.append(f"Where the rules translate ({wr['n']} of {lm['n']} queries): LLM + recommended "
+                     f"{f(wr['llm|recommended'])} vs rules + recommended {f(wr['rules|recommended'])} ({d(gap)}; "
+                     f"target: no worse than -0.030).\n")
+        if lm.get("losses"):
+            L.append("<details><summary>Where the LLM loses most (per query, LLM + recommended vs rules + "
+                     "recommended)</summary>\n")
+            for e in lm["losses"]:
+                llm = f"`{e['llm']}`" if e["llm"] is not None else "failed"
+                L.append(f"* `{e['family']}` {e['text']!r}: {f(e['ndcg_llm'])} vs {f(e['ndcg_rules'])}; LLM {llm}; "
+                         f"rules `{e['rules']}`; gold `{e['gold']}`")
+            L.append("\n</details>\n")
         if lm.get("examples"):
             L.append("<details><summary>Examples</summary>\n")
             for e in lm["examples"]:
