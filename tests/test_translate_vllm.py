@@ -10,7 +10,8 @@ The real test runs where vLLM is importable (the separate vLLM virtualenv made b
 from __future__ import annotations
 
 import importlib.util
-from types import SimpleNamespace
+import sys
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -18,7 +19,8 @@ from itlr_gpu.query import MAX_QUERY_CHARS, canonical, parse
 from itlr_gpu.translate import grammar as g
 from itlr_gpu.translate import translate
 from itlr_gpu.translate.llm import (
-    FEW_SHOT, VllmTranslator, build_messages, build_prompt, interpret, make_sampling_params,
+    CPU_KV_CACHE_BYTES, FEW_SHOT, VllmTranslator, build_messages, build_prompt, cpu_kv_cache_bytes, interpret,
+    make_sampling_params,
 )
 
 
@@ -122,6 +124,55 @@ def test_interpret_never_raises():
 def test_sampling_params_without_grammar():
     p = make_sampling_params(None, max_tokens=5)
     assert getattr(p, "max_tokens") == 5
+
+
+@pytest.fixture
+def engine_kwargs(monkeypatch, tmp_path):
+    """Starts VllmTranslator on a CPU against a stand-in ``vllm`` module; returns the ``vllm.LLM`` keywords."""
+    seen = {}
+
+    class FakeLLM:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+        def get_tokenizer(self):
+            return None
+
+    fake = ModuleType("vllm")
+    fake.LLM = FakeLLM
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setattr("itlr_gpu.translate.models.resolve_model", lambda model, cache_dir=None: tmp_path)
+    monkeypatch.setattr("itlr_gpu.translate.llm._cpu_only", lambda: True)
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+
+    def start(**opts):
+        seen.clear()
+        VllmTranslator(model="any", **opts)
+        return dict(seen)
+
+    return start
+
+
+def test_cpu_kv_cache_is_a_fixed_size_not_a_fraction_of_memory(engine_kwargs):
+    # vLLM's CPU reading of gpu_memory_utilization (a fraction of all memory minus the process's RSS) left
+    # 0.08 GiB in a test process: the default is an explicit size instead
+    kw = engine_kwargs()
+    assert "gpu_memory_utilization" not in kw
+    assert 0 < kw["kv_cache_memory_bytes"] <= CPU_KV_CACHE_BYTES
+    assert kw["dtype"] == "float32" and kw["enforce_eager"] is True
+
+
+def test_cpu_kv_cache_user_settings_win(engine_kwargs, monkeypatch):
+    kw = engine_kwargs(gpu_memory_utilization=0.3)
+    assert kw["gpu_memory_utilization"] == 0.3 and "kv_cache_memory_bytes" not in kw
+    assert engine_kwargs(engine_kwargs={"kv_cache_memory_bytes": 123})["kv_cache_memory_bytes"] == 123
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # vLLM's own setting, read by vLLM
+    assert "kv_cache_memory_bytes" not in engine_kwargs()
+
+
+def test_cpu_kv_cache_bytes_leaves_half_the_free_memory():
+    assert cpu_kv_cache_bytes(available=64 << 30) == CPU_KV_CACHE_BYTES
+    assert cpu_kv_cache_bytes(available=1 << 30) == 1 << 29
 
 
 # ----------------------------------------------------------------------------- real vLLM on CPU

