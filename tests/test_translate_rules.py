@@ -231,3 +231,61 @@ def test_run_translate_cli_writes_the_table(tmp_path, ext):
     assert [r["query_id"] for r in rows] == ["a", "b"]
     assert rows[0]["expr"] == '("tides" AND NOT "the Moon")' and rows[0]["translator"] == "rules"
     assert rows[1]["expr"] is None and rows[1]["error"] == "empty text"
+
+
+# --------------------------------------------------------------------------- preambles and prose
+
+_TOPICS = ["school uniforms", "wind farms", "the minimum wage", "organic farming yields", "cycle lanes",
+           "nuclear power", "sugar taxes", "compulsory voting"]
+_CLAIMS = ["Some argue that {a} is overrated.", "Critics say that {a} does not work.",
+           "My essay claims that {a} harms {b}.", "There is a debate on whether {a} should be banned.",
+           "A friend insists that {a} and {b} are linked.", "People keep telling me that {a} is not enough."]
+_REQUESTS = ["Find research on {a} but not {b}.", "I need evidence on {a} and {b}.",
+             "Show me studies on {a} or {b}.", "Look for papers about {a}, excluding {b}.",
+             "Please find articles on {a}."]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_CLAIMS), min_size=1, max_size=3), st.sampled_from(_REQUESTS),
+       st.lists(st.sampled_from(_TOPICS), min_size=4, max_size=4, unique=True))
+def test_a_preamble_before_a_request_is_context(preamble, request, topics):
+    # Oracle: the request sentence translated on its own.
+    a, b, c, d = topics
+    text = " ".join(s.format(a=c, b=d) for s in preamble) + " " + request.format(a=a, b=b)
+    assert canonical(translate_rules(text)) == canonical(translate_rules(request.format(a=a, b=b)))
+
+
+@pytest.mark.parametrize("text", [
+    # two arguments joined by "or": where the first ends is a matter of meaning
+    "Fines must be low enough not to be unpayable for those who do not earn much. They fail to deter the rich, "
+    "who can afford to break the law, or The state should promote the efficient distribution of income. "
+    "All goods suffer from diminishing marginal utility, and this includes money.",
+    "Citizens deserve the right to know what is done in their name. It is up to the public to decide whether "
+    "those actions are right or wrong, excluding Journalists should not act as a filter in that process.",
+])
+def test_prose_with_connectives_inside_is_refused(text):
+    ast, err = try_translate_rules(text)
+    assert ast is None and "sentences of prose" in err
+
+
+def test_prose_without_connectives_is_one_term_and_quotes_still_split():
+    text = "Zoos cannot justify keeping elephants in captivity. Elephants walk many miles a day in the wild."
+    assert canonical(translate_rules(text)) == '"' + text.rstrip(".") + '"'
+    quoted = f'"{text}" OR "Sanctuaries are the alternative. They give elephants room."'
+    assert canonical(translate_rules(quoted)).startswith('("Zoos cannot')
+
+
+@pytest.mark.parametrize("text, expr", [
+    # initials and abbreviations end no sentence: one request, translated as usual
+    ("J. Smith or Dr. Jones but not St. Louis", '(("J. Smith" OR "Dr. Jones") AND NOT "St. Louis")'),
+    ("U.S. Army logistics and E. coli outbreaks", '("U.S. Army logistics" AND "E. coli outbreaks")'),
+])
+def test_abbreviations_end_no_sentence(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+def test_a_request_like_sentence_deep_inside_prose_is_not_a_request():
+    prose = " ".join(f"Sentence {w} is about the harbour and the town." for w in "one two three four".split())
+    text = prose + " What is true of ports is true of airports. Both need roads and rail."
+    ast, err = try_translate_rules(text)
+    assert ast is None and "sentences of prose" in err

@@ -55,7 +55,16 @@ Long and single-term texts:
   and the other markers (``but not``, ``excluding``...) keep their meaning.  ``not``
   right after an auxiliary (``is not``) is always part of the text;
 * brackets right after a word around words only (``protein (RP) expression``) are
-  part of the term.
+  part of the term;
+* a request after a short preamble (``Some argue that X. Find research on Y but not Z``:
+  at most three sentences of context, then a sentence that asks for documents, at most
+  two long) is translated without the preamble;
+* paragraphs of prose (two or more sentences, none of them a request) are one term
+  when they hold no connective and are refused otherwise: in query-by-document text
+  ("<argument> or <argument>") where one argument ends is a matter of meaning, not of
+  wording, so such text falls back to the whole-text embedding (quoted terms, or an
+  LLM translator, say where the terms are).  Initials and abbreviations (``J. Smith``,
+  ``Dr.``, ``U.S.``) end no sentence.
 
 Terms are the remaining contiguous spans of the text, case and inner punctuation
 kept.  :func:`translate_rules` never raises on a ``str``: text it cannot translate
@@ -71,11 +80,12 @@ from dataclasses import dataclass
 
 from ..errors import QuerySyntaxError
 from ..query import MAX_DEPTH, MAX_QUERY_CHARS, Node, Not, Term, canonical, make_and, make_or, parse
+from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-2"
-"""Changes whenever the rules change (part of the translation cache key)."""
+RULES_VERSION = "rules-3"
+"""Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
 class RuleError(ValueError):
@@ -186,7 +196,7 @@ _INTRO = [
     r"(?:i|we)(?:\s+would|'d|\s+really)?\s+(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
-    r"(?:find|show|give|get|fetch|retrieve|return|list|bring|search|display|pull\s+up|look\s+up|dig\s+up|"
+    r"(?:find|show|give|get|fetch|retrieve|return|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
     r"recommend|suggest|locate|provide|send|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
@@ -209,7 +219,8 @@ _GENRE = (
     r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
-    r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details)"
+    r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|"
+    r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?)"
     r"\s+(?:(?:about|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -355,7 +366,7 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     return words
 
 
-_REL_RE = re.compile(r"(?:about|regarding|concerning)\b")
+_REL_RE = re.compile(r"(?:about|on|regarding|concerning)\b")  # "not on X", "or about Y"
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
               "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
@@ -930,6 +941,31 @@ def _parentheticals(toks: list[_Tok]) -> list[_Tok]:
     return out
 
 
+# A sentence ends at . ? ! (closing quotes or brackets may follow) before a capitalised word, except
+# after an initial ("J. Smith", "U.S. Army") or a common abbreviation.
+_SENTENCE_END_RE = re.compile(r"(?<=[.?!])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]*[A-Z])")
+_ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "prof", "vs", "etc", "e.g", "i.e", "no", "fig", "al", "inc", "ltd",
+                  "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev"}
+# A sentence that asks for documents: a later one makes what comes before it a preamble.
+_MAX_PREAMBLE, _MAX_REQUEST = 3, 2  # sentences of context before a request, sentences of the request
+_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_INTRO[1:-1]) + r")")
+
+
+def _sentences(text: str) -> list[str]:
+    """The text's sentences (stripped); one item when it holds one sentence or none."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END_RE.finditer(text):
+        word = text[start:m.start()].rstrip(".?!\"'\u201d\u2019)]").rsplit(None, 1)[-1:] or [""]
+        w = word[0].lower().lstrip("(\"'\u201c\u2018")
+        if (len(w) == 1 and w.isalpha()) or w in _ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+[a-z]?", w):
+            continue  # "J. Smith", "Dr. Who", "U.S. Army"
+        out.append(text[start:m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     if not isinstance(text, str):
@@ -939,13 +975,26 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
+    sentences = _sentences(cleaned)
+    request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
+    if request is not None and (request > _MAX_PREAMBLE or len(sentences) - request > _MAX_REQUEST):
+        request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
+    if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
+        cleaned = " ".join(sentences[request:])
+    prose = len(sentences) > 1 and request is None
     toks = _strip_filler(_lex(cleaned))
-    if _has_aux(toks):  # the query holds sentences: plain and / or / not are their words
+    sentence_like = _has_aux(toks)
+    if sentence_like:  # the query holds sentences: plain and / or / not are their words
         toks = _sentence_words(toks)
     toks = _normalise(_parentheticals(toks))
     if not toks:
         raise RuleError("nothing to search for")
     node = _Parser(toks).parse()
+    if prose and sentence_like and len(set(_terms(node))) > 1:
+        # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
+        # of the sentences, and where one argument ends is a matter of meaning, not of wording.
+        raise RuleError(f"{len(sentences)} sentences of prose with connectives inside them: where one term ends "
+                        "is not in the wording (quote each term, or use an LLM translator)")
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
