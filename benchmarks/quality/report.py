@@ -83,6 +83,24 @@ def too_small(res: dict, name: str, split: str = "test") -> dict[str, int]:
     return {k: int(v) for k, v in counts.items() if isinstance(v, int) and 0 < v < MIN_JUDGED}
 
 
+# The families of the benchmark before the OR chains, mixed and generated shapes were added: the
+# overall gains quoted before then (+0.16 SciFact, +0.085 NFCorpus) are means over these.
+ORIGINAL_FAMILIES = ("a OR b", "a AND b", "a AND NOT b", "(a OR b) AND NOT c", "a AND NOT b AND NOT c",
+                     "a AND NOT b AND NOT c AND NOT d")
+
+
+def gain_on(res: dict, cfg: str, fams) -> float | None:
+    """Mean gain of gold + ``cfg`` over the Baseline on the test queries of the families ``fams`` (the
+    query-weighted mean of their family means); None when none of them has a query."""
+    s, counts = res["test"]["summary"], res.get("counts", {}).get("test", {})
+    base, cur = s["baseline"]["by_family"], s[f"gold|{cfg}"]["by_family"]
+    w = {k: counts.get(k, 0) for k in fams if k in base and k in cur and isinstance(counts.get(k), int)}
+    total = sum(w.values())
+    if not total:
+        return None
+    return sum(v * (cur[k] - base[k]) for k, v in w.items()) / total
+
+
 def worst_family(res: dict, name: str) -> tuple[str, list] | None:
     """The judged family (negation count on Reuters) with the lowest recommended - Baseline, with its CI."""
     cis = res["test"].get("ci", {}).get("by_neg" if name == "reuters" else "by_family", {})
@@ -545,9 +563,11 @@ def write_report(out: dict, outdir: Path) -> None:
   (`seeds/seeds.md`) the shipped configuration's `a AND b` is -0.005 to +0.003 from the Baseline on NFCorpus
   (mean -0.001) and -0.015 to +0.025 on SciFact (mean -0.000), above it in 2 of 5 seeds on each -- a tie,
   not a win; every other family is above the Baseline on all 5 seeds.
-* `rules` forms lose to gold forms where the composed terms are long query texts: ArguAna's terms are whole
-  argument paragraphs full of 'not', 'rather than' and lists, which the rules still split or negate wrongly
-  (see the failure counts above); on the Reuters renderings the rules translate every query.
+* `rules` forms lose to gold forms where the composed terms are long query texts. ArguAna's terms are whole
+  argument paragraphs full of 'and', 'or', 'not', 'without' and lists: where one argument ends is a matter of
+  meaning, so the rules refuse paragraphs of prose with connectives inside them and those queries fall back to
+  the whole-query embedding (counted in the end-to-end rows; until rules-3 they were cut into fragments and
+  scored below the Baseline); on the Reuters renderings the rules translate every query.
 """)
 
     # ------------------------------------------------------------------ targets
@@ -583,6 +603,19 @@ def write_report(out: dict, outdir: Path) -> None:
                                else "FAIL (significant)")
             g2 = s[f"gold|{c}"]["overall"] - s["gold|paper (raw)"]["overall"]
             rows.append([f"{n}: {lab} >= paper's default ops overall", d(g2), "PASS" if g2 >= 0 else "FAIL"])
+        g = gain_on(ds[n], "recommended", ORIGINAL_FAMILIES)
+        if g is not None:
+            rows.append([f"{n}: (recommended - Baseline on the six families of the earlier reports, "
+                         "before OR chains and mixed shapes were added)", d(g), ""])
+        e2e = ds[n]["test"].get("end_to_end")
+        if e2e:
+            label = (f"{n}: end to end, rules + recommended within 0.03 of gold + recommended where the rules "
+                     f"translate ({e2e['translated']} of {e2e['queries']}; {e2e['fallback']} fall back)")
+            if e2e["translated"]:
+                diff = e2e["overall"]["diff"]
+                rows.append([label, d(diff), "PASS" if diff >= -0.03 else "FAIL"])
+            else:
+                rows.append([label, "-", "no text translated: every query is the Baseline's"])
     if "reuters" in ds:
         s = ds["reuters"]["test"]["summary"]
         for c, lab in ((sel, "best option"), ("recommended", "recommended")):
