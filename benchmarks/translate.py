@@ -198,6 +198,9 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
     res["misses"] = [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "want": p["expr"],
                       "got": r.expr or f"ERROR {r.error}"}
                      for p, r in zip(pairs, rows) if not same(r.expr, p["expr"])]
+    if eng is not None:  # every generation, so that a change of the repair can be rescored without the model
+        res["generations"] = {p["id"]: (r.llm_expr or r.expr) if r.error is None else f"ERROR {r.error}"
+                              for p, r in zip(pairs, rows)}
     res["load_average_before"] = [round(x, 2) for x in load_before]
     res["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return res
@@ -282,11 +285,16 @@ def main(argv=None) -> None:
     ap.add_argument("--suffix", default=None, help="results file suffix (default: the translator)")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--render", metavar="JSON", help="rewrite the Markdown of a results JSON (rescoring its misses)")
+    ap.add_argument("--rescore-repair", action="store_true",
+                    help="with --render: apply the current rules and repair (itlr_gpu.translate.repair) to the "
+                         "run's LLM generations and write <stem>-rescored.json/.md beside it")
     ap.add_argument("--align", action="store_true",
                     help="with --render: rescore the misses with their terms aligned to the request's words "
                          "(itlr_gpu.translate.spans; for runs made before the translator did it)")
     args = ap.parse_args(argv)
     if args.render:
+        if args.rescore_repair:
+            return rescore_repair(Path(args.render))
         return render(Path(args.render), args.align)
 
     pairs = load_pairs(args.split)
@@ -357,6 +365,69 @@ def render(path: Path, align: bool = False) -> None:
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     write_md(doc, path.with_suffix(".md"))
     print(path.with_suffix(".md").read_text(encoding="utf-8"))
+
+
+def generations(run: dict, pairs: list[dict]) -> tuple[dict[str, str], str]:
+    """Each request's LLM form in a stored run, and how it was obtained.
+
+    Runs since the ``generations`` field store them.  For older runs they are rebuilt: a repaired
+    row's LLM form is stored, a miss's form is the one it got, and every other row was right, so its
+    LLM form equals the label up to the order of AND / OR operands (which no repair check reads)."""
+    if "generations" in run:
+        return dict(run["generations"]), "stored generations"
+    forms = {p["id"]: p["expr"] for p in pairs}
+    forms.update({x["id"]: x["got"] for x in run["misses"]})
+    forms.update({x["id"]: x["llm"] for x in run.get("repaired", [])})
+    return forms, "generations rebuilt from the stored misses and repairs (right rows: the label)"
+
+
+def rescore_repair(path: Path) -> None:
+    """Rescore a run's LLM generations with the current rules and repair: accuracy, repairs, misses."""
+    from types import SimpleNamespace
+
+    from itlr_gpu.translate.repair import REPAIR_VERSION, repair
+    from itlr_gpu.translate.rules import RULES_VERSION
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    pairs = load_pairs()
+    by_id = {p["id"]: p for p in pairs}
+    for run in doc["runs"]:
+        forms, how = generations(run, pairs)
+        sel = [by_id[i] for i in forms if i in by_id]
+        rows, repaired = [], []
+        for p in sel:
+            form = forms[p["id"]]
+            if form.startswith("ERROR"):
+                rows.append(SimpleNamespace(expr=None, error=form[6:]))
+                continue
+            fixed, found = repair(p["text"], form)
+            rows.append(SimpleNamespace(expr=fixed, error=None))
+            if found:
+                repaired.append({"id": p["id"], "split": p["split"], "text": p["text"][:160], "llm": form,
+                                 "rules": fixed, "right": same(fixed, p["expr"]), "defects": found})
+        run["scores"], run["all"] = subsets(sel, rows), score(sel, rows)
+        run["repair"] = f"{RULES_VERSION}-{REPAIR_VERSION}"
+        run["repaired"] = repaired
+        run["misses"] = [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "want": p["expr"],
+                          "got": r.expr or f"ERROR {r.error}"} for p, r in zip(sel, rows) if not same(r.expr, p["expr"])]
+        run["generations"] = forms
+        run["rescored_from"] = how
+    doc["command"] += (f"  (rescored with {RULES_VERSION} / repair {REPAIR_VERSION}: "
+                       f"`python benchmarks/translate.py --render {display(path)} --rescore-repair`)")
+    doc["note"] = ((doc.get("note") or "") + " Rescored without the model: accuracy, repairs and misses come from "
+                   "this run's LLM generations (" + how + ") with the current rules and repair; load time and "
+                   "throughput are the original run's.").strip()
+    out = path.with_name(path.stem + "-rescored.json")
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_md(doc, out.with_suffix(".md"))
+    print(out.with_suffix(".md").read_text(encoding="utf-8"))
+
+
+def display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 if __name__ == "__main__":
