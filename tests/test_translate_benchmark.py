@@ -47,3 +47,40 @@ def test_rescore_repair_rebuilds_generations_and_reapplies_the_repair(tmp_path):
     assert {x["id"] for x in got["misses"]} == {p["id"] for p in pairs if not tb.same(expected[p["id"]], p["expr"])}
     assert any(x["id"] == refuted["id"] and x["right"] for x in got["repaired"])
     assert "rescored" in out["command"] and (tmp_path / "translate-x-rescored.md").exists()
+
+
+def test_repair_translations_reapplies_the_repair_to_the_llm_forms(tmp_path):
+    import sys
+
+    import pyarrow as pa
+    import pytest
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.quality import repair_translations as rt
+    from itlr_gpu.io import read_table, write_table
+    from itlr_gpu.translate import output_schema
+
+    rows = [  # (text, expr as stored, translator, error, llm_expr)
+        ("breakfast ideas except oatmeal", 'NOT "breakfast ideas except oatmeal"', "m", None, None),
+        ("cats or dogs", '("cats" OR "dogs")', "m", None, None),
+        ("", None, "m", "empty text", None),
+        ("climate models except CMIP6", '("climate models" AND NOT "CMIP6")', "m+rules", None, 'NOT "CMIP6"'),
+    ]
+    table = pa.Table.from_pydict({"query_id": [f"q{i}" for i in range(len(rows))], "text": [r[0] for r in rows],
+                                  "expr": [r[1] for r in rows], "translator": [r[2] for r in rows],
+                                  "error": [r[3] for r in rows], "llm_expr": [r[4] for r in rows],
+                                  "repaired": [None] * len(rows)}, schema=output_schema("logical"))
+    write_table(table, tmp_path / "x.logical.arrow")
+    assert rt.main([str(tmp_path)]) == 0
+    out = read_table(tmp_path / "x.logical.arrow").to_pylist()
+    for row, (text, _, _, err, _), own in zip(out, rows, [rows[0][1], rows[1][1], None, rows[3][4]]):
+        want = repair(text, own)[0] if err is None else None       # oracle: the repair of the LLM's own form
+        assert row["expr"] == want and row["error"] == err
+        assert (row["repaired"] is not None) == row["translator"].endswith("+rules") == (row["llm_expr"] is not None)
+        assert row["llm_expr"] in (None, own)
+    assert out[0]["repaired"] and out[3]["repaired"] and not out[1]["repaired"]
+    # a replaced form that was not kept cannot be rebuilt
+    lost = table.set_column(5, "llm_expr", pa.array([None] * len(rows), pa.string()))
+    write_table(lost, tmp_path / "x.logical.arrow")
+    with pytest.raises(SystemExit, match="row 3"):
+        rt.main([str(tmp_path)])
