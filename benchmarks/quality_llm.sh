@@ -20,6 +20,8 @@
 #   LLM_DIR     queries and translations (default benchmarks/results/quality/llm)
 #   TRANSLATE_ARGS  extra `itlr translate` options (e.g. "--dtype bfloat16 --gpu-memory-utilization 0.8")
 # Translations are cached (translations.sqlite in the cache folder): a rerun translates nothing twice.
+# After a change of the rules or of their repair, without the cache or the model:
+#   python benchmarks/quality/repair_translations.py $LLM_DIR   (then step 3 alone)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
