@@ -245,6 +245,19 @@ def llm_section(out: dict) -> list[str]:
             rows.append([k, cnt.get(k, "")] + [f(_neg(s[key], k)) for key, _ in keys])
         rows.append(["all", lm["n"]] + [f(s[key]["overall"]) for key, _ in keys])
         L.append(table(["negations", "queries"] + [lab for _, lab in keys], rows))
+        fams = s["baseline"].get("by_family", {})
+        if n != "reuters" and fams:
+            fam_of = {q["query_id"]: q["family"] for q in ds[n]["test"].get("queries", []) if "family" in q}
+            per = {}
+            for qid in lm["query_ids"]:
+                if qid in fam_of:
+                    per[fam_of[qid]] = per.get(fam_of[qid], 0) + 1
+            fkeys = [(k, lab) for k, lab in keys if k in ("baseline", "llm|rewrite", "gold|recommended",
+                                                           "rules|recommended", "llm|recommended")]
+            L.append("\nBy family (the same subsample; a handful of queries per family):\n")
+            L.append(table(["family", "queries"] + [lab for _, lab in fkeys],
+                           [[f"`{fam}`", per.get(fam, "")] + [f(s[key]["by_family"].get(fam)) for key, _ in fkeys]
+                            for fam in sorted(fams)]))
         kinds = lm.get("failure_kinds", {})
         parts = []
         for mode in ("rewrite", "logical"):
