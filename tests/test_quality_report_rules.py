@@ -29,6 +29,21 @@ def test_small_families_are_left_out_of_the_worst_family():
     assert report.worst_delta(s, "recommended", "scifact", skip=small) == pytest.approx(0.05)
 
 
+def test_gain_on_families_is_the_mean_over_their_queries():
+    import random
+
+    rng = random.Random(0)
+    per = {f: [(rng.random(), rng.random()) for _ in range(rng.randint(1, 40))] for f in ("a OR b", "a AND b", "z")}
+    mean = lambda xs: sum(xs) / len(xs)   # noqa: E731
+    res = {"counts": {"test": {f: len(v) for f, v in per.items()} | {"never drawn": 0}},
+           "test": {"summary": _summary({f: mean([b for b, _ in v]) for f, v in per.items()},
+                                        {f: mean([c for _, c in v]) for f, v in per.items()})}}
+    pairs = per["a OR b"] + per["a AND b"]   # oracle: the mean gain over the queries of the chosen families
+    assert report.gain_on(res, "recommended", ("a OR b", "a AND b", "never drawn")) == \
+        pytest.approx(mean([c - b for b, c in pairs]))
+    assert report.gain_on(res, "recommended", ("never drawn",)) is None
+
+
 def test_worst_family_skips_small_families():
     res = {"counts": {"test": {"x": 100, "y": 2}},
            "test": {"ci": {"by_family": {"x": [0.01, -0.02, 0.04], "y": [-0.3, -0.3, -0.3]}}}}
