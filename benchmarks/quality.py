@@ -32,9 +32,10 @@ import json
 import math
 import os
 import random
+import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -568,7 +569,9 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
         if alias:
             per_q["gold|recommended"] = per_q[f"gold|{alias}"]
         res[split] = {"summary": {k: summarise(qs, v) for k, v in per_q.items()},
-                      "rules_failures": sum(1 for a, _ in translated if a is None), "n": len(qs)}
+                      "rules_failures": sum(1 for a, _ in translated if a is None), "n": len(qs),
+                      "rules_failure_kinds": dict(Counter(re.sub(r"\d+", "N", e).split(":")[0]
+                                                          for a, e in translated if a is None).most_common())}
         if split == "test":
             res["test"]["per_query"] = {k: v for k, v in per_q.items()
                                         if k in ("baseline", "gold|paper (raw)", "gold|recommended",

@@ -55,10 +55,11 @@ def end_to_end_section(e2e: dict | None) -> list[str]:
     if not e2e:
         return []
     o = e2e["overall"]
+    where = (f"Where they translate: rules {o['rules']:.3f} vs gold {o['gold']:.3f} ({o['diff']:+.3f})."
+             if e2e["translated"] else "So every query is scored as the Baseline.")
     L = [f"\nEnd to end (text -> rules -> recommended): the rules translate {e2e['translated']} of {e2e['queries']} "
          f"texts ({e2e['exact']} exactly the gold form up to operand order); {e2e['fallback']} fall back to the "
-         f"whole-query embedding. Where they translate: rules {o['rules']:.3f} vs gold {o['gold']:.3f} "
-         f"({o['diff']:+.3f}).\n"]
+         f"whole-query embedding. {where}\n"]
     rows = [[f"`{fam}`", c["queries"], c["n"], c["exact"], f"{c['gold']:.3f}" if c["n"] else "",
              f"{c['rules']:.3f}" if c["n"] else "", f"{c['diff']:+.3f}" if c["n"] else ""]
             for fam, c in e2e["by_family"].items()]
@@ -493,8 +494,11 @@ def write_report(out: dict, outdir: Path) -> None:
             L.append(table(["family", "queries", "Baseline", "ITLR gold", "ITLR rules", "best option", "recommended",
                             "rules + recommended", "recommended - Baseline [95% CI]"], rows))
             L.extend(end_to_end_section(ds[n]["test"].get("end_to_end")))
+            kinds = ds[n]["test"].get("rules_failure_kinds") or {}
+            why = ("; ".join(f"{c} x {k}" for k, c in list(kinds.items())[:3]) if kinds else
+                   "they fall back to the whole-query embedding")
             L.append(f"\nRules translator failures: {ds[n]['test']['rules_failures']} of {ds[n]['test']['n']} "
-                     "(long query texts containing 'and', 'or', 'not', commas are split into several terms).\n")
+                     f"({why}).\n")
 
     # ------------------------------------------------------------------ LLM rows
     L.extend(llm_section(out))
