@@ -187,8 +187,8 @@ _AUX = _AUX_STRONG | _AUX_WEAK
 
 
 # Filler at the start of the query (requests, politeness).
-_INTRO = [
-    r"(?:please|kindly|hi|hello|hey|ok|okay|so|now)\b,?",
+_POLITE = r"(?:please|kindly|hi|hello|hey|ok|okay|so|now)\b,?"
+_ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
@@ -207,9 +207,8 @@ _INTRO = [
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
     r"what\s+(?:is|are)\s+(?:known|there|available|out\s+there)\s+(?:about|on|regarding)\b",
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
-    r"(?:about|on|regarding|concerning|re:?)\b",
 ]
-_INTRO_RE = [re.compile(p) for p in _INTRO]
+_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
@@ -948,7 +947,7 @@ _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "prof", "vs", "etc", "e.g", "i.
                   "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev"}
 # A sentence that asks for documents: a later one makes what comes before it a preamble.
 _MAX_PREAMBLE, _MAX_REQUEST = 3, 2  # sentences of context before a request, sentences of the request
-_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_INTRO[1:-1]) + r")")
+_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_ASKS) + r")")
 
 
 def _sentences(text: str) -> list[str]:
