@@ -955,7 +955,8 @@ def _sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END_RE.finditer(text):
-        word = text[start:m.start()].rstrip(".?!\"'\u201d\u2019)]").rsplit(None, 1)[-1:] or [""]
+        # the word before the stop: a bounded look-back, so a text of many initials stays linear
+        word = text[max(start, m.start() - 64):m.start()].rstrip(".?!\"'\u201d\u2019)]").rsplit(None, 1)[-1:] or [""]
         w = word[0].lower().lstrip("(\"'\u201c\u2018")
         if (len(w) == 1 and w.isalpha()) or w in _ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+[a-z]?", w):
             continue  # "J. Smith", "Dr. Who", "U.S. Army"
