@@ -195,15 +195,19 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
         s = len(sub) / (time.perf_counter() - t)
         res["throughput"] = {"n": single_n, "batched_req_per_s": b, "one_at_a_time_req_per_s": s, "speedup": b / s,
                              "same_outputs": [r.expr for r in ones] == [r.expr for r in batched_sub]}
-    res["misses"] = [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "want": p["expr"],
-                      "got": r.expr or f"ERROR {r.error}"}
-                     for p, r in zip(pairs, rows) if not same(r.expr, p["expr"])]
+    res["misses"] = misses(pairs, rows)
     if eng is not None:  # every generation, so that a change of the repair can be rescored without the model
         res["generations"] = {p["id"]: (r.llm_expr or r.expr) if r.error is None else f"ERROR {r.error}"
                               for p, r in zip(pairs, rows)}
     res["load_average_before"] = [round(x, 2) for x in load_before]
     res["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return res
+
+
+def misses(pairs: list[dict], rows) -> list[dict]:
+    """The rows whose form is not the label's (up to operand order), as stored in a results JSON."""
+    return [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "want": p["expr"],
+             "got": r.expr or f"ERROR {r.error}"} for p, r in zip(pairs, rows) if not same(r.expr, p["expr"])]
 
 
 def _name(run: dict) -> str:
@@ -408,8 +412,7 @@ def rescore_repair(path: Path) -> None:
         run["scores"], run["all"] = subsets(sel, rows), score(sel, rows)
         run["repair"] = f"{RULES_VERSION}-{REPAIR_VERSION}"
         run["repaired"] = repaired
-        run["misses"] = [{"id": p["id"], "split": p["split"], "text": p["text"][:160], "want": p["expr"],
-                          "got": r.expr or f"ERROR {r.error}"} for p, r in zip(sel, rows) if not same(r.expr, p["expr"])]
+        run["misses"] = misses(sel, rows)
         run["generations"] = forms
         run["rescored_from"] = how
     doc["command"] += (f"  (rescored with {RULES_VERSION} / repair {REPAIR_VERSION}: "
