@@ -6,6 +6,7 @@ and the engine, with :func:`l2_normalize`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -18,12 +19,16 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
-           "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for"]
+           "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
 ENCODER_BACKENDS = ("auto", "torch", "onnx", "openvino")
-PRECISIONS = ("fp32", "int8", "fp16")
+PRECISIONS = ("fp32", "bf16", "int8", "fp16")
+# Texts per forward pass of the torch encoder on a CPU: 16 was the fastest of 8/16/32/64 in fp32 and bf16 on
+# SciFact's abstracts (benchmarks/results/encode-xeon.md); on CUDA larger batches keep the GPU busy.
+CPU_BATCH_SIZE = 16
+CUDA_BATCH_SIZE = 64
 # None: the model's own limit (sentence-transformers' max_seq_length, 256 for MiniLM-L6).  128 word pieces
 # (MiniLM-L6's training length) encodes twice as fast but loses 0.021 nDCG@10 on SciFact's long abstracts
 # (benchmarks/results/encode.md), so it is an option (--max-length 128), not the default.
@@ -50,11 +55,13 @@ class SentenceTransformerEncoder:
     package.  The model loads lazily on first use of ``encode`` or ``dim``.
 
     ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
-    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: torch, the exact reference (the
-    faster CPU options are opt-in until one keeps nDCG@10; see benchmarks/results/encode.md).  ``precision``: ``fp32``, ``int8`` (onnx: dynamic
-    quantisation) or ``fp16`` (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, fp32
-    otherwise.  ``max_length``: word pieces per text (None: the model's own limit; a larger value is
-    capped by it).  :attr:`settings` is what an index records;
+    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: torch (the ONNX/OpenVINO options are
+    opt-in: none keeps nDCG@10 at 3x; see benchmarks/results/encode.md).  ``precision``: ``fp32``,
+    ``bf16`` (torch: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
+    (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
+    bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32 for the same ranking), fp32
+    otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA).
+    ``max_length``: word pieces per text (None: the model's own limit; a larger value is capped by it).  :attr:`settings` is what an index records;
     :meth:`match_settings` makes an encoder whose options were left unset follow an index's
     recorded settings and refuses one that contradicts them.
     """
@@ -63,7 +70,7 @@ class SentenceTransformerEncoder:
         self,
         model: str | os.PathLike | None = None,
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int | None = None,
         show_progress: bool | None = None,
         *,
         backend: str = "auto",
@@ -83,7 +90,9 @@ class SentenceTransformerEncoder:
                     "a local sentence-transformers model folder (models are never downloaded)",
                 )
             self.name = self.path.resolve().name
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if batch_size is None:
+            batch_size = CUDA_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"batch_size {batch_size!r}", "SentenceTransformerEncoder", "a positive integer")
         if backend not in ENCODER_BACKENDS:
             raise InputError(f"unknown encoder backend {backend!r}", "--encoder-backend", " or ".join(ENCODER_BACKENDS))
@@ -111,13 +120,13 @@ class SentenceTransformerEncoder:
             on_cuda = str(self.device).startswith("cuda")
             backend = self.backend
             if backend == "auto":
-                # The exact reference everywhere until a faster CPU option is measured to keep nDCG@10 within
-                # 0.005 of it (benchmarks/results/encode.md): onnx int8 at 256 word pieces is not yet.
+                # ONNX int8 is 1.0-1.4x torch at 256 word pieces (benchmarks/results/encode*.md): torch wins.
                 backend = "torch"
-            precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda else "fp32")
-            allowed = {"torch": ("fp16",) if on_cuda else ("fp32",), "onnx": ("fp32", "int8"),
-                       "openvino": ("fp32",)}[backend]
-            allowed = ("fp32", "fp16") if backend == "torch" and on_cuda else allowed
+            on_cpu = str(self.device) == "cpu"
+            precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda
+                                           else "bf16" if on_cpu and cpu_native_bf16() else "fp32")
+            allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
+                       "onnx": ("fp32", "int8"), "openvino": ("fp32",)}[backend]
             if precision not in allowed:
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
                                  "--precision", " or ".join(allowed))
@@ -182,8 +191,10 @@ class SentenceTransformerEncoder:
                         "a local sentence-transformers model folder (modules.json, config.json, weights)",
                     ) from e
                 model.max_seq_length = min(settings["max_length"], model.max_seq_length or settings["max_length"])
-                if settings["backend"] == "torch" and settings["precision"] == "fp16":
-                    model.half()
+                if settings["backend"] == "torch" and settings["precision"] in ("fp16", "bf16"):
+                    import torch
+
+                    model.to(torch.float16 if settings["precision"] == "fp16" else torch.bfloat16)
                 self._model = model
         return self._model
 
@@ -224,6 +235,34 @@ class SentenceTransformerEncoder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r}, backend={self.backend!r})"
+
+
+def cpu_native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware: AMX-BF16 tiles (enabled for this process) or
+    AVX512-BF16 dot products.  There torch's bf16 encoder is 3x its fp32 one on MiniLM with the same
+    ranking (min cosine 0.9999 to fp32; benchmarks/results/encode-xeon.md); elsewhere bf16 is emulated and
+    slower than fp32.  ``ITLR_CPU_BF16=0`` / ``1`` overrides the detection."""
+    forced = os.environ.get("ITLR_CPU_BF16")
+    if forced in ("0", "1"):
+        return forced == "1"
+    return _detect_native_bf16()
+
+
+@functools.lru_cache(maxsize=None)
+def _detect_native_bf16() -> bool:
+    import torch
+
+    get = getattr(getattr(torch, "cpu", None), "get_capabilities", None)
+    if get is not None:
+        caps = get()
+        amx = bool(caps.get("amx_bf16")) and bool(getattr(torch.cpu, "_init_amx", lambda: True)())
+        return amx or bool(caps.get("avx512_bf16"))
+    try:   # older torch: the kernel's view of the CPU flags
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 _for_index: dict[tuple, SentenceTransformerEncoder] = {}
@@ -285,11 +324,12 @@ def default_encoder() -> SentenceTransformerEncoder:
         return _default
 
 
-def l2_normalize(x: np.ndarray, where: str, *, row_offset: int = 0) -> np.ndarray:
+def l2_normalize(x: np.ndarray, where: str, *, row_offset: int = 0, rows: np.ndarray | None = None) -> np.ndarray:
     """Return the rows of ``x`` scaled to unit L2 norm, as float32.
 
     Raises InputError naming the first row (plus ``row_offset``, for callers that
-    normalise in blocks) holding NaN/Inf or having zero norm.  Each row is first
+    normalise in blocks; or ``rows[i]`` for callers whose block is a selection of rows)
+    holding NaN/Inf or having zero norm.  Each row is first
     divided by its largest magnitude so huge or tiny values neither overflow nor underflow.
     """
     x = np.asarray(x)
@@ -303,12 +343,12 @@ def l2_normalize(x: np.ndarray, where: str, *, row_offset: int = 0) -> np.ndarra
         return work.astype(np.float32)
     bad = ~np.isfinite(work).all(axis=1)
     if bad.any():
-        row = int(np.argmax(bad)) + row_offset
+        row = int(np.argmax(bad)) + row_offset if rows is None else int(rows[int(np.argmax(bad))])
         raise InputError(f"row {row} contains NaN or Inf", where, "finite values")
     scale = np.abs(work).max(axis=1)
     zero = scale == 0
     if zero.any():
-        row = int(np.argmax(zero)) + row_offset
+        row = int(np.argmax(zero)) + row_offset if rows is None else int(rows[int(np.argmax(zero))])
         raise InputError(f"row {row} has zero norm", where, "a non-zero vector on every row")
     work /= scale[:, None]
     out = work.astype(np.float32, copy=False)

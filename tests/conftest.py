@@ -13,6 +13,10 @@ from hypothesis import HealthCheck, settings
 # and the two sum in different orders, so a derandomised example can pass or fail with the machine's load.
 # Both paths are tested explicitly (tests/test_gemm.py sets or removes ITLR_MATMUL where it needs to).
 os.environ.setdefault("ITLR_MATMUL", "torch")
+# Likewise the encoder's default precision on a CPU follows the CPU (bf16 where it has bfloat16 instructions):
+# embeddings, and so rankings, would differ between CI machines.  fp32 here; the bf16 path and the automatic
+# choice are tested explicitly (tests/test_encoders.py).
+os.environ.setdefault("ITLR_CPU_BF16", "0")
 
 settings.register_profile("ci", settings.get_profile("default"))
 settings.register_profile("long", max_examples=3000, deadline=None,

@@ -148,10 +148,59 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
     assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_cpu_precision_follows_the_cpus_bfloat16_instructions(monkeypatch, native):
+    monkeypatch.setenv("ITLR_CPU_BF16", "1" if native else "0")
+    assert encoders.cpu_native_bf16() is native
+    want = "bf16" if native else "fp32"
+    assert SentenceTransformerEncoder().settings["precision"] == want
+    assert SentenceTransformerEncoder(backend="torch").settings["precision"] == want
+    # an explicit precision wins either way; CUDA keeps fp16, onnx int8
+    assert SentenceTransformerEncoder(precision="fp32").settings["precision"] == "fp32"
+    assert SentenceTransformerEncoder(precision="bf16").settings["precision"] == "bf16"
+    assert SentenceTransformerEncoder(device="cuda").settings["precision"] == "fp16"
+    assert SentenceTransformerEncoder(backend="onnx").settings["precision"] == "int8"
+
+
+def test_cpu_bf16_detection_without_override(monkeypatch):
+    monkeypatch.delenv("ITLR_CPU_BF16", raising=False)
+    import torch
+
+    caps = torch.cpu.get_capabilities()
+    assert encoders.cpu_native_bf16() is bool(caps.get("avx512_bf16") or caps.get("amx_bf16"))
+
+
+def test_default_batch_size_follows_the_device():
+    assert SentenceTransformerEncoder().batch_size == encoders.CPU_BATCH_SIZE
+    assert SentenceTransformerEncoder(device="cuda").batch_size == encoders.CUDA_BATCH_SIZE
+    assert SentenceTransformerEncoder(batch_size=7).batch_size == 7
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"precision": "fp16"}, "precision fp16 with encoder backend torch on cpu"),
+    ({"precision": "int8", "backend": "torch"}, "precision int8 with encoder backend torch"),
+    ({"precision": "bf16", "backend": "onnx"}, "precision bf16 with encoder backend onnx"),
+])
+def test_precision_the_backend_cannot_run_is_refused(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        SentenceTransformerEncoder(**kwargs).settings
+
+
+def test_bf16_index_refuses_an_fp32_query_encoder():
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "bf16"}
+    follower = SentenceTransformerEncoder()          # options unset: follows the index, whatever this CPU is
+    follower.match_settings(recorded, "idx")
+    assert follower.settings == recorded
+    with pytest.raises(InputError, match=r"precision 'bf16' \(index\) vs 'fp32' \(query encoder\)"):
+        SentenceTransformerEncoder(precision="fp32").match_settings(recorded, "idx")
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"backend": "tensorrt"}, "unknown encoder backend"),
     ({"max_length": 4}, "max_length"),
     ({"precision": "int4"}, "unknown precision"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": True}, "batch_size"),
 ])
 def test_bad_settings(kwargs, match):
     with pytest.raises(InputError, match=match):
@@ -202,3 +251,40 @@ def test_runtime_encoders_match_torch(backend):
     if backend == "onnx":
         int8 = l2_normalize(SentenceTransformerEncoder(backend="onnx", max_length=128).encode(texts), "q")
         assert np.sum(torch_vecs * int8, axis=1).min() > 0.97    # quantised: close, not equal
+
+
+# ------------------------------------------------------------------ bf16 vs the fp32 oracle (MiniLM)
+
+_WORDS = ["vitamin", "D", "bone", "health", "the", "of", "protein", "cell", "cancer", "risk", "and", "not", "trial",
+          "mice", "dose", "gene", "expression", "patients", "outcome", "children", "sleep", "diet", "a", "in"]
+
+
+@pytest.fixture(scope="module")
+def fp32_and_bf16():
+    return (SentenceTransformerEncoder(backend="torch", precision="fp32", show_progress=False),
+            SentenceTransformerEncoder(backend="torch", precision="bf16", show_progress=False))
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=300).map(" ".join), min_size=1, max_size=20))
+def test_bf16_encoder_matches_fp32(fp32_and_bf16, texts):
+    """bf16 weights and activations vs the fp32 reference on random texts from 1 word to past the 256-word-piece
+    limit: the same direction up to bfloat16 rounding (float32 vectors out, one per text, in order)."""
+    fp32, bf16 = fp32_and_bf16
+    a = l2_normalize(fp32.encode(texts), "fp32")
+    b = bf16.encode(texts)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert np.sum(a * l2_normalize(b, "bf16"), axis=1).min() > 0.999
+
+
+@pytest.mark.slow
+def test_bf16_encoder_keeps_the_ranking(fp32_and_bf16):
+    fp32, bf16 = fp32_and_bf16
+    docs = ["Vitamin D supplements reduce fracture risk in older adults.", "Bone density declines with age.",
+            "Quarterly tax filing deadlines for small businesses.", "Sleep duration and obesity in children.",
+            "A randomised trial of vitamin D and cancer incidence."]
+    q = ["vitamin D and cancer"]
+    for enc in (fp32, bf16):
+        sims = l2_normalize(enc.encode(q), "q") @ l2_normalize(enc.encode(docs), "d").T
+        assert list(np.argsort(-sims[0])[:2]) == [4, 0]

@@ -150,8 +150,9 @@ class CachedEncoder:
     def __init__(self, cache_dir: Path, model: str | None = None):
         from itlr_gpu.encoders import SentenceTransformerEncoder
 
-        # torch: the committed quality results were embedded with sentence-transformers (the lengths are set below)
-        self.inner = SentenceTransformerEncoder(model, batch_size=32, backend="torch")
+        # torch fp32: the committed quality results were embedded with sentence-transformers in fp32 (the lengths
+        # are set below); the cache is keyed by model, not precision, so the precision is pinned here
+        self.inner = SentenceTransformerEncoder(model, batch_size=32, backend="torch", precision="fp32")
         self.name = self.inner.name
         self.cache_dir = Path(cache_dir) / "embeddings" / re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
