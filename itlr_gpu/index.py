@@ -200,9 +200,14 @@ class Index:
         n = len(texts)
         out: np.ndarray | None = None
         emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
+        # Longest texts first, over the whole corpus: each call's texts are of similar length, so the encoder's
+        # batches pad little (sorting within a call only left SciFact at 85 docs/s against 100 for one sorted
+        # call), and a batch too long for memory fails at the start.  Rows go back to corpus order.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
         with tqdm(total=n, unit="doc", desc="encoding", disable=n <= 1000) as bar:
             for start in range(0, n, batch_size):
-                batch = texts[start : start + batch_size]
+                rows = order[start : start + batch_size]
+                batch = [texts[i] for i in rows]
                 vecs = np.asarray(encoder.encode(batch))
                 if vecs.ndim != 2 or vecs.shape[0] != len(batch) or (out is not None and vecs.shape[1] != out.shape[1]):
                     expected = f"({len(batch)}, {out.shape[1] if out is not None else 'dim'})"
@@ -213,7 +218,7 @@ class Index:
                         raise InputError(f"encoder declares dim {declared} but returned {vecs.shape[1]} columns",
                                          emb_where, "vectors of the declared dimension")
                     out = np.empty((n, vecs.shape[1]), dtype=dt)
-                out[start : start + len(batch)] = l2_normalize(vecs, emb_where, row_offset=start)
+                out[rows] = l2_normalize(vecs, emb_where, rows=rows)
                 bar.update(len(batch))
         assert out is not None  # normalize_corpus guarantees a non-empty corpus
         manifest = cls._manifest(out, model)

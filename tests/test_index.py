@@ -271,6 +271,38 @@ def test_build_from_corpus_path_and_table(tmp_path):
     assert len(Index.build(table, FakeEncoder())) == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.text(alphabet="abcdefgh xyz", min_size=1, max_size=40).filter(str.strip), min_size=1,
+                      max_size=30),
+       batch_size=st.integers(1, 7))
+def test_build_sorts_by_length_and_keeps_corpus_order(texts, batch_size):
+    """Calls get texts of similar length (longest first over the whole corpus); rows stay in corpus order."""
+    seen: list[list[str]] = []
+
+    class Recording(FakeEncoder):
+        def encode(self, batch):
+            seen.append(list(batch))
+            return super().encode(batch)
+
+    table = pa.table({"doc_id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    ix = Index.build(table, Recording(), dtype="float32", batch_size=batch_size)
+    want = FakeEncoder().encode(texts)
+    np.testing.assert_allclose(ix.embeddings, want / np.linalg.norm(want, axis=1, keepdims=True), rtol=1e-6)
+    lengths = [len(t) for batch in seen for t in batch]
+    assert lengths == sorted(lengths, reverse=True) and sorted(sum(seen, [])) == sorted(texts)
+    assert [len(b) for b in seen[:-1]] == [batch_size] * (len(seen) - 1)
+
+
+def test_build_names_the_corpus_row_of_a_bad_vector():
+    class ZeroForX:
+        def encode(self, texts):
+            return np.array([[0.0, 0.0] if t == "x" else [1.0, 2.0] for t in texts], dtype=np.float32)
+
+    table = pa.table({"doc_id": ["a", "b", "c", "d"], "text": ["a long text", "x", "medium", "longest text of all"]})
+    with pytest.raises(InputError, match="row 1 has zero norm"):
+        Index.build(table, ZeroForX(), batch_size=2)
+
+
 def test_build_rejects_bad_encoder_output():
     class Bad:
         def encode(self, texts):
