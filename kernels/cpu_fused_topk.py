@@ -21,7 +21,8 @@ Arithmetic is float32 in the reference's order (``x * a + b``, ``1 - x``,
 ``1 / max(x, floor)``, products and sums left to right), without fused multiply-adds,
 so the results equal :func:`itlr_gpu.backends.reference.search_linear` bit for bit.
 Each query's top-k is a binary heap whose root is its worst entry (lowest score, then highest
-row), so a document costs one comparison unless it enters, and then O(log k); the result
+row), so a document costs one comparison unless it enters, and then O(log k); a block of 256
+documents none of which beats the root is skipped after one vectorised count; the result
 is sorted by (score desc, row asc) once at the end (the tie rule).
 """
 
@@ -96,6 +97,8 @@ def _offer(top_s, top_r, q, k, n_kept, s, row):
 
 def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, floor,
             mix, whole, first_row, top_s, top_r, top_n, depth):
+    # Inner loops run over 1-D views indexed from 0 (``blk[j]``, not ``sims[row, b0 + j]``): only that
+    # form does LLVM vectorise here (4x on a block count, measured), with the same float32 operations.
     q_count = offsets.shape[0] - 1
     c = sims.shape[1]
     k = top_s.shape[1]
@@ -105,13 +108,24 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
         if offsets[q + 1] - offsets[q] == 1 and mix.shape[0] == 0:
             # a one-term query: its literal straight from the similarities, no stack
             i = offsets[q]
-            row = operands[i]
             a = lit_a[i]
             b = lit_b[i]
-            for j in range(c):
-                x = sims[row, j] * a + b
-                if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
-                    n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + j)
+            for b0 in range(0, c, BLOCK):
+                nb = min(BLOCK, c - b0)
+                blk = sims[operands[i], b0:b0 + nb]
+                if n_kept == k:
+                    # Most blocks hold no document above the k-th score: a branch-free count that SIMD
+                    # vectorises skips them.  Exact: the threshold only rises within a block.
+                    thr = top_s[q, 0]
+                    hits = 0
+                    for j in range(nb):
+                        hits += blk[j] * a + b > thr
+                    if hits == 0:
+                        continue
+                for j in range(nb):
+                    x = blk[j] * a + b
+                    if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
+                        n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + b0 + j)
             top_n[q] = n_kept
             continue
         stack = np.empty((depth, BLOCK), dtype=np.float32)
@@ -121,46 +135,55 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
             for i in range(offsets[q], offsets[q + 1]):
                 op = opcodes[i]
                 if op == PUSH:
-                    row = operands[i]
+                    src = sims[operands[i], b0:b0 + nb]
+                    dst = stack[sp]
                     a = lit_a[i]
                     b = lit_b[i]
                     for j in range(nb):
-                        stack[sp, j] = sims[row, b0 + j] * a + b
+                        dst[j] = src[j] * a + b
                     sp += 1
                 elif op == NOT:
-                    t = sp - 1
+                    t = stack[sp - 1]
                     if not_f == 0:
                         for j in range(nb):
-                            stack[t, j] = one - stack[t, j]
+                            t[j] = one - t[j]
                     else:
                         for j in range(nb):
-                            stack[t, j] = one / max(stack[t, j], floor)
+                            t[j] = one / max(t[j], floor)
                 else:
                     fam = and_f if op == AND else or_f
-                    x = sp - 2
-                    y = sp - 1
+                    x = stack[sp - 2]
+                    y = stack[sp - 1]
                     if fam == 0:
                         for j in range(nb):
-                            stack[x, j] = stack[x, j] * stack[y, j]
+                            x[j] = x[j] * y[j]
                     elif fam == 1:
                         for j in range(nb):
-                            stack[x, j] = stack[x, j] + stack[y, j]
+                            x[j] = x[j] + y[j]
                     elif fam == 2:
                         for j in range(nb):
-                            stack[x, j] = min(stack[x, j], stack[y, j])
+                            x[j] = min(x[j], y[j])
                     else:
                         for j in range(nb):
-                            stack[x, j] = max(stack[x, j], stack[y, j])
+                            x[j] = max(x[j], y[j])
                     sp -= 1
+            top = stack[0]
             if mix.shape[0] > 0:
                 m0 = mix[q, 0]
                 m1 = mix[q, 1]
                 m2 = mix[q, 2]
-                w = whole[q]
+                w = sims[whole[q], b0:b0 + nb]
                 for j in range(nb):
-                    stack[0, j] = stack[0, j] * m0 + sims[w, b0 + j] * m1 + m2
+                    top[j] = top[j] * m0 + w[j] * m1 + m2
+            if n_kept == k:              # as above: skip a block with no score above the k-th
+                thr = top_s[q, 0]
+                hits = 0
+                for j in range(nb):
+                    hits += top[j] > thr
+                if hits == 0:
+                    continue
             for j in range(nb):
-                x = stack[0, j]
+                x = top[j]
                 if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
                     n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + b0 + j)
         top_n[q] = n_kept

@@ -116,3 +116,24 @@ def test_large_k_with_many_ties(k):
     want = TorchBackend().search(docs, terms, program, Ops(), k, device=CPU, chunk_size=700)
     got = NumbaBackend().search(docs, terms, program, Ops(), k, device=CPU, chunk_size=700)
     assert_equal_topk(got, want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(small_vocab_asts(), min_size=1, max_size=4), st.sampled_from(ALL_OPS), st.integers(257, 3000),
+       st.integers(1, 12), st.sampled_from([None, 300, 1024]), st.sampled_from(["random", "rising", "ties"]),
+       st.integers(0, 2**31 - 1))
+def test_block_skipping_equals_the_reference(nodes, ops, n, k, chunk, layout, seed):
+    """Corpora of several 256-document blocks, so that blocks are skipped once a query's top-k is full:
+    random order, similarities rising along the corpus (every block holds new entrants) and long runs of
+    one document (ties at the k-th score, where the strict comparison decides)."""
+    rng = np.random.default_rng(seed)
+    program = compile_queries(nodes)
+    docs = unit_rows(rng, n, 16)
+    terms = unit_rows(rng, len(program.terms), 16)
+    if layout == "rising":
+        docs = docs[np.argsort(docs @ terms[0])]
+    elif layout == "ties":
+        docs[rng.integers(0, n, n // 2)] = docs[rng.integers(0, n)]
+    want = TorchBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
+    got = NumbaBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
+    assert_equal_topk(got, want)
