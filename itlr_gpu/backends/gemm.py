@@ -143,14 +143,16 @@ class ChunkMatmul:
             self._wide = np.empty((self._chunk, docs.shape[1]), dtype=np.float32)
         wide = self._wide[: hi - lo]
         if block.dtype == np.float16:
-            # torch's conversion is vectorised (F16C): ~5x numpy's on the 2-core AVX2 machine.  On one
-            # thread: torch's OpenMP workers keep spinning after a parallel copy and slow the BLAS call that
-            # follows (a 86 ms OpenBLAS product took 144 ms), while one thread widens at memory speed anyway.
+            # torch's conversion is vectorised (F16C): ~5x numpy's on the 2-core AVX2 machine.  Before a numpy
+            # (OpenBLAS) product on one thread: torch's OpenMP workers keep spinning after a parallel copy and
+            # slow the OpenBLAS call that follows (86 ms -> 144 ms), while one thread widens at memory speed
+            # anyway.  Before torch's own product the same workers run it, and the one-thread switch cost more
+            # than it saved (a chunk's widen + MKL product 23.3 ms vs 21.8 ms on all threads, 2-core Xeon).
             # A read-only memmap is only read here, hence the silenced "not writable" warning.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 src = torch.from_numpy(np.ascontiguousarray(block))
-            with _one_torch_thread():
+            with _one_torch_thread() if self.kind == "numpy" else contextlib.nullcontext():
                 torch.from_numpy(wide).copy_(src)
         else:
             np.copyto(wide, block, casting="same_kind")   # e.g. bfloat16 -> float32, once, no allocation
