@@ -61,9 +61,9 @@ class SentenceTransformerEncoder:
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
     bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32 for the same ranking), fp32
     otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA).
-    ``max_length``: word pieces per text (None: the model's own limit; a larger value is capped by it).  :attr:`settings` is what an index records;
-    :meth:`match_settings` makes an encoder whose options were left unset follow an index's
-    recorded settings and refuses one that contradicts them.
+    ``max_length``: word pieces per text (None: the model's own limit; a larger value is capped by it).
+    :attr:`settings` is what an index records; :meth:`match_settings` makes an encoder whose options
+    were left unset follow an index's recorded settings and refuses one that contradicts them.
     """
 
     def __init__(
@@ -341,15 +341,17 @@ def l2_normalize(x: np.ndarray, where: str, *, row_offset: int = 0, rows: np.nda
     work = x.astype(np.float64 if x.dtype.itemsize > 4 and np.issubdtype(x.dtype, np.floating) else np.float32)
     if x.size == 0:
         return work.astype(np.float32)
+    def first(mask: np.ndarray) -> int:   # the caller's number of the first flagged row
+        i = int(np.argmax(mask))
+        return i + row_offset if rows is None else int(rows[i])
+
     bad = ~np.isfinite(work).all(axis=1)
     if bad.any():
-        row = int(np.argmax(bad)) + row_offset if rows is None else int(rows[int(np.argmax(bad))])
-        raise InputError(f"row {row} contains NaN or Inf", where, "finite values")
+        raise InputError(f"row {first(bad)} contains NaN or Inf", where, "finite values")
     scale = np.abs(work).max(axis=1)
     zero = scale == 0
     if zero.any():
-        row = int(np.argmax(zero)) + row_offset if rows is None else int(rows[int(np.argmax(zero))])
-        raise InputError(f"row {row} has zero norm", where, "a non-zero vector on every row")
+        raise InputError(f"row {first(zero)} has zero norm", where, "a non-zero vector on every row")
     work /= scale[:, None]
     out = work.astype(np.float32, copy=False)
     out /= np.linalg.norm(out, axis=1)[:, None]
