@@ -25,8 +25,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
 ENCODER_BACKENDS = ("auto", "torch", "onnx", "openvino")
 PRECISIONS = ("fp32", "bf16", "int8", "fp16")
-# Texts per forward pass of the torch encoder on a CPU: 16 was the fastest of 8/16/32/64 in fp32 and bf16 on
-# SciFact's abstracts (benchmarks/results/encode-xeon.md); on CUDA larger batches keep the GPU busy.
+# Texts per forward pass of the torch encoder on a CPU: of 8/16/32/64 on SciFact's abstracts, 16 was the fastest
+# in bf16 and within 2% of the fastest (8) in fp32; 64 was 31-33% slower than 16
+# (benchmarks/results/encode-xeon.md).  On CUDA larger batches keep the GPU busy.
 CPU_BATCH_SIZE = 16
 CUDA_BATCH_SIZE = 64
 # None: the model's own limit (sentence-transformers' max_seq_length, 256 for MiniLM-L6).  128 word pieces
