@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend, resolve_device  # noqa: E402
 from itlr_gpu.backends.reference import chunk_for_budget  # noqa: E402
+from itlr_gpu.cpuinfo import cpu_name  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -221,7 +221,7 @@ def main() -> None:
     report = {
         "command": "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/cpu_search.py "
                    + " ".join(sys.argv[1:]),
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
                     "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "blas": blas,
                     "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
                                                            "ITLR_MATMUL")},
@@ -243,14 +243,6 @@ def main() -> None:
         "memory_target": {"peak RSS < 8 GiB at N=2M float16": memory["peak_rss_gib"] < 8} if memory else None,
     }
     write_report(report, Path(args.out))
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
 
 
 def write_report(report: dict, out: Path) -> None:

@@ -27,7 +27,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import shlex
 import statistics
 import sys
@@ -111,14 +110,9 @@ def machine() -> dict:
 
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from itlr_gpu.cpuinfo import cpu_name
+
+    cpu = cpu_name()
     versions = {}
     for pkg in ("onnxruntime", "openvino", "sentence_transformers", "transformers"):
         try:

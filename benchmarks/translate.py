@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
-from itlr_gpu.translate import add_example_arguments, add_repair_argument, translate  # noqa: E402
+from itlr_gpu.translate import add_example_arguments, add_repair_argument, add_terms_argument, translate  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "translation_pairs.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -131,20 +131,10 @@ def subsets(pairs: list[dict], rows) -> dict:
 
 
 def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    flags = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next(line for line in f if line.startswith("flags"))
-    except (OSError, StopIteration):
-        pass
-    simd = [x for x in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f" {x}" in flags]
-    return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "simd": simd, "python": platform.python_version()}
+    from itlr_gpu.cpuinfo import cpu_name, simd_flags
+
+    return {"cpu": cpu_name(), "cores": len(os.sched_getaffinity(0)), "simd": simd_flags(),
+            "python": platform.python_version()}
 
 
 def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, opts: dict,
@@ -281,6 +271,7 @@ def main(argv=None) -> None:
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
     add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
+    add_terms_argument(ap)
     add_repair_argument(ap)
     ap.add_argument("--max-model-len", type=int, default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
@@ -307,7 +298,7 @@ def main(argv=None) -> None:
         opts: dict = {}
         if args.translator != "rules":
             opts["max_tokens"] = args.max_tokens
-            opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest,
+            opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest, "terms": args.terms,
                                         "max_model_len": args.max_model_len}.items() if v is not None}
             if args.split == "dev-b":
                 from itlr_gpu.translate.examples import ExamplePool

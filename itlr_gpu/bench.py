@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import time
@@ -242,13 +241,9 @@ def _peak_rss_gib() -> float:
 
 def machine_info() -> dict:
     """CPU model, cores, load average, torch and the BLAS libraries loaded (threadpoolctl when installed)."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    info: dict[str, Any] = {"cpu": cpu, "cores": os.cpu_count(), "loadavg": list(os.getloadavg()),
+    from .cpuinfo import cpu_name
+
+    info: dict[str, Any] = {"cpu": cpu_name(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()),
                             "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
                             "env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
