@@ -149,3 +149,118 @@ def test_rendered_character_classes_mean_what_the_grammar_says(rule, cc):
         assert excluded == (not cc.allows(chr(o))), hex(o)
     for ch in "aZ0é中😀":
         assert cc.allows(ch)
+
+
+# --------------------------------------------------------------------------- terms copied from the request
+
+
+def _span_oracle(request: str) -> set[str]:
+    """Every term a span grammar must allow, by definition (character by character, independent of
+    :func:`~itlr_gpu.translate.grammar.span_boundaries`): a stretch of the request with no double
+    quote that starts where a word or a white-space-delimited token starts (not at an invisible or
+    white-space character) and ends where one ends."""
+    def word(c: str) -> bool:
+        return c.isalnum() or c == "_" or unicodedata.category(c)[0] in "LNM" and c.isidentifier()
+
+    n = len(request)
+    is_w = [bool(__import__("re").match(r"\w", c)) for c in request]
+    starts, ends = set(), set()
+    for i, c in enumerate(request):
+        if c == '"':
+            continue
+        prev = request[i - 1] if i else " "
+        nxt = request[i + 1] if i + 1 < n else " "
+        if (is_w[i] and (i == 0 or not is_w[i - 1])) or (not c.isspace() and (prev.isspace() or prev == '"')):
+            if g.TERM_FIRST_CHAR.allows(c) or c == "\\":
+                starts.add(i)
+        if (is_w[i] and (i + 1 == n or not is_w[i + 1])) or (not c.isspace() and (nxt.isspace() or nxt == '"')):
+            ends.add(i + 1)
+    return {request[s:e] for s in starts for e in ends if s < e and '"' not in request[s:e]}
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace("\\", "\\\\") + '"'
+
+
+_request_chars = st.sampled_from(list("abcXY01 ,.-()/'\"\\é中\u200b") + ["the ", " and ", "(AMPK) "])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_request_chars, min_size=1, max_size=14).map("".join))
+def test_span_terms_are_exactly_the_phrases_of_the_request(raw):
+    request = " ".join(raw.split())
+    want = _span_oracle(request)
+    if not want:
+        with pytest.raises(ValueError):
+            g.span_terms(request, max_phrases=1)
+        return
+    term, extra = g.span_terms(request, max_phrases=1)
+    only_terms = {"root": term, **extra}
+    for t in want:  # every phrase is allowed ...
+        assert g.matches(only_terms, _quoted(t)), (request, t)
+    rng = random.Random(len(request))
+    for _ in range(40):  # ... and every string the grammar writes is one of them, parsed back unchanged
+        s = g.sample(only_terms, rng, max_depth=10_000)
+        node = parse(s)
+        assert isinstance(node, Term) and node.text in want, (request, s)
+    # near misses are refused: a phrase with a character dropped, a letter changed or a space added at an end
+    for t in want:
+        for bad in (t[:-1], t[1:], t + " ", "z" + t, t.replace("a", "q")):
+            if bad and bad not in want:
+                assert not g.matches(only_terms, _quoted(bad)), (request, bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_request_chars, min_size=1, max_size=10).map("".join), st.integers(1, 3))
+def test_span_terms_join_up_to_max_phrases(raw, max_phrases):
+    request = " ".join(raw.split())
+    phrases = sorted(_span_oracle(request))
+    if not phrases:
+        return
+    term, extra = g.span_terms(request, max_phrases)
+    only_terms = {"root": term, **extra}
+    rng = random.Random(len(request) * max_phrases)
+    for _ in range(20):
+        parts = [rng.choice(phrases) for _ in range(rng.randint(1, max_phrases + 1))]
+        joined = " ".join(parts)
+        if len(parts) <= max_phrases:
+            assert g.matches(only_terms, _quoted(joined)), (request, parts)
+        elif not g.matches({"root": g.span_terms(request, len(parts) - 1)[0], **extra}, _quoted(joined)):
+            # not also writable with fewer phrases (a phrase may itself hold spaces)
+            assert not g.matches(only_terms, _quoted(joined)), (request, parts)
+
+
+def test_span_grammar_keeps_the_operators_and_parses():
+    request = "either Gothic or Romanesque churches, but not Baroque (17th century)"
+    sg = g.span_query_grammar(request, g.bounded_query_grammar(2, 3, 8))
+    assert g.matches(sg, '(("Gothic" OR "Romanesque churches") AND NOT "Baroque (17th century)")')
+    assert g.matches(sg, '"either Gothic or Romanesque churches, but not Baroque (17th century)"')
+    assert not g.matches(sg, '"gothic"')                 # case is the request's
+    assert not g.matches(sg, '"Romanesque church"')      # a word cut short
+    assert g.matches(sg, '"Gothic churches"')            # two phrases joined ("X or Y churches": "X churches")
+    assert not g.matches(sg, '"Gothic Romanesque Baroque"')  # three
+    assert not g.matches(sg, '"Gothic  churches"')       # joined by one space only
+    assert not g.matches(sg, '"Baroque (17th cent"')     # an end inside a word
+    rng = random.Random(0)
+    for _ in range(200):
+        parse(g.sample(sg, rng, max_depth=10_000))
+    # the longest string: the bounded chains, each term the whole request twice
+    whole = {**g.bounded_query_grammar(2, 3, 8), "term": ("lit", _quoted(request + " " + request))}
+    assert g.max_length(sg) == g.max_length(whole)
+
+
+def test_span_grammar_of_a_long_text_is_bounded_without_deep_recursion():
+    words = [f"w{i}" for i in range(3000)]
+    request = " ".join(words)
+    sg = g.span_query_grammar(request, g.bounded_query_grammar(0, 1, 1))
+    assert g.max_length(sg) == len("NOT ") + 2 * len(request) + 1 + 2  # two phrases, each the whole text
+    text = g.to_gbnf(sg)
+    assert text.count("::=") == len(sg)
+    span_lines = [line for line in text.splitlines() if line.startswith("span")]
+    assert len(span_lines) == 2 * len(words) - 1 and "phrase ::= " in text
+    assert g.gbnf_for_llama_cpp("\n".join(span_lines)) == "\n".join(span_lines)  # span rule names need no renaming
+
+
+def test_xgrammar_compiles_a_span_grammar():
+    xg = pytest.importorskip("xgrammar", reason="xgrammar (vLLM's grammar backend) is not installed")
+    xg.Grammar.from_ebnf(g.to_gbnf(g.span_query_grammar('cats, "dogs" and back\\slash (AMPK) \u00e9t\u00e9 中文')))

@@ -152,6 +152,29 @@ def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n
     assert max(len(set(b)) for b in backend.batches) <= n_seq + 1
 
 
+@settings(max_examples=40, deadline=None)
+@given(prompts_st, st.integers(1, 4), st.integers(1, 16), st.data())
+def test_each_prompts_own_grammar_and_limit_equal_one_at_a_time(pp, n_seq, n_batch, data):
+    """Span grammars: each request its own grammar and max_tokens; a grammar shared by several
+    prompts is compiled once and cloned, one used once is compiled for its sequence alone."""
+    prefix, own = pp
+    prompts = [prefix + o for o in own]
+    grammars = data.draw(st.lists(st.sampled_from([None, "0", "2", "3"]), min_size=len(prompts),
+                                  max_size=len(prompts)))
+    limits = data.draw(st.lists(st.integers(1, 7), min_size=len(prompts), max_size=len(prompts)))
+    backend = FakeBackend(n_ctx=400, n_batch=n_batch)
+    compiled = []
+    real = backend.grammar
+    backend.grammar = lambda text: compiled.append(text) or real(text)
+    FakeGrammar.live = 0
+    got = BatchDecoder(backend, n_seq=n_seq).generate(prompts, grammars, limits)
+    assert FakeGrammar.live == 0
+    assert got == [reference(p, gr, m) for p, gr, m in zip(prompts, grammars, limits)]
+    assert sorted(compiled) == sorted({t for t in grammars if t is not None})  # each text compiled once
+    with pytest.raises(ValueError, match="prompts but"):
+        BatchDecoder(backend, n_seq=n_seq).generate(prompts, grammars + [None], limits)
+
+
 def test_prefix_is_decoded_once_and_reused_across_calls():
     backend = FakeBackend(n_batch=64)
     dec = BatchDecoder(backend, n_seq=4)
@@ -229,8 +252,10 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
     assert "prompt is" in by[long].error and "tokens long" in by[long].error and "--examples" in by[long].error
     assert by["ctrl\x00\x07 chars"].expr == '"ctrl chars"'  # control characters become white space
-    params = eng.llm.calls[0][1]
-    assert params.grammar is not None and params.temperature == 0.0
+    params = eng.llm.calls[0][1]  # each request its own grammar: terms are its phrases
+    assert isinstance(params, list) and len(params) == len(eng.llm.calls[0][0])
+    assert all(p.grammar is not None and p.temperature == 0.0 for p in params)
+    assert '"ctrl"' in params[-1].grammar and '"word"' not in params[-1].grammar
     # a failed translation is cached as a deterministic failure only, never an engine crash
     again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
     assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip())
@@ -301,6 +326,10 @@ def test_real_qwen_translates_and_batches(qwen_engine):
         assert r.error is None, r
         assert canonical(parse(r.expr)) == r.expr
     assert rows[0].expr == '("vitamin D benefits" AND NOT "bone health")'
+    from itlr_gpu.query.ast import terms
+
+    for t, r in zip(texts, rows):  # span terms (the default): every term is a phrase of the request
+        assert all(term in t for term in terms(parse(r.expr))), (t, r.expr)
     one = [translate([t], translator="llamacpp", engine=qwen_engine, cache=False)[0].expr for t in texts]
     assert one == [r.expr for r in rows]  # batching does not change greedy outputs
 

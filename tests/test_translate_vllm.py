@@ -68,12 +68,26 @@ def test_batch_is_one_generate_call_with_the_grammar():
     rows = translate(["a", "c", "e"], translator="vllm", llm=llm, cache=False, repair="none")
     assert [r.expr for r in rows] == ['("a" AND NOT "b")', '("c" OR "d")', '"e"']
     assert len(llm.calls) == 1 and len(llm.calls[0][0]) == 3
+    # each request has its own grammar, whose terms are the request's phrases
     params = llm.calls[0][1]
-    grammar_text = getattr(params, "grammar", None)
-    if grammar_text is None:  # real vLLM SamplingParams
+    assert isinstance(params, list) and len(params) == 3
+    assert [_grammar_text(p) for p in params] == [g.to_gbnf(g.span_query_grammar(t)) for t in ("a", "c", "e")]
+    # terms="free": one grammar for the whole batch
+    llm = ScriptedLLM(answers)
+    eng = VllmTranslator(llm=llm, terms="free")
+    translate(["a", "c", "e"], translator="vllm", engine=eng, cache=False, repair="none")
+    assert _grammar_text(llm.calls[0][1]) == g.gbnf("logical")
+    assert eng.prompt_version != VllmTranslator(llm=llm).prompt_version  # the cache tells them apart
+    with pytest.raises(ValueError, match="terms"):
+        VllmTranslator(llm=llm, terms="words")
+
+
+def _grammar_text(params) -> str:
+    text = getattr(params, "grammar", None)
+    if text is None:  # real vLLM SamplingParams
         so = getattr(params, "structured_outputs", None) or getattr(params, "guided_decoding", None)
-        grammar_text = so.grammar
-    assert grammar_text == g.gbnf("logical")
+        text = so.grammar
+    return text
 
 
 def test_bad_generations_are_error_rows():
@@ -252,11 +266,10 @@ def test_truncated_generation_is_retried_with_a_finite_grammar():
     (row,) = translate(["abc"], translator="vllm", llm=llm, cache=False, repair="none")
     assert row.expr == '("a" AND "b")' and row.error is None
     assert len(llm.params) == 2
-    second = llm.params[1]
-    text = getattr(second, "grammar", None) or (
-        getattr(second, "structured_outputs", None) or getattr(second, "guided_decoding", None)).grammar
-    assert "or_expr_1" in text  # the bounded grammar
-    assert second.max_tokens == g.max_length(g.bounded_query_grammar(1, 2, 32))
+    (second,) = llm.params[1]
+    text = _grammar_text(second)
+    assert "or_expr_1" in text and "span0" in text  # the bounded grammar, terms still the request's phrases
+    assert second.max_tokens == g.max_length(g.span_query_grammar("abc", g.bounded_query_grammar(1, 2, 32)))
 
 
 def test_bounded_grammar_is_finite_and_parses():

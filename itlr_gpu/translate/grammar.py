@@ -33,7 +33,7 @@ from ..query import parser as _qp
 
 __all__ = [
     "CharClass", "QUERY_GRAMMAR", "REWRITE_GRAMMAR", "bounded_query_grammar", "max_length", "to_gbnf", "to_lark", "sample", "matches", "gbnf", "lark",
-    "gbnf_for_llama_cpp",
+    "gbnf_for_llama_cpp", "MAX_PHRASES", "span_boundaries", "span_query_grammar", "span_terms",
 ]
 
 # --------------------------------------------------------------------------- shared constants
@@ -163,6 +163,8 @@ def max_length(grammar: dict[str, tuple]) -> int:
             return expr[3] * longest(expr[1])
         raise ValueError(f"grammar is unbounded ({kind})")
 
+    for name in reversed(list(grammar)):  # rules that chain forward (span terms) fill the memo bottom-up
+        longest(("ref", name))
     return longest(grammar["root"])
 
 
@@ -172,6 +174,86 @@ REWRITE_GRAMMAR: dict[str, tuple] = {
     "text_char": ("chars", CharClass(exclude="", exclude_ranges=_CONTROL)),
 }
 """One line of plain text (``--mode rewrite``): no control characters, no leading space."""
+
+
+# --------------------------------------------------------------------------- terms copied from the request
+
+
+def span_boundaries(request: str) -> list[tuple[int, int, frozenset[int], frozenset[int]]]:
+    """Where a term copied from ``request`` may start and end: per stretch of the request
+    without a double quote, ``(offset, stop, starts, ends)`` with positions in ``request``.
+
+    A term starts at the first character of a word (a run of word characters) or of a
+    white-space-delimited token, and ends at the end of either: "tiny houses" and
+    "(AMPK)" are terms of "minimalism, tiny houses (AMPK)", "houses (" is not.  A term never
+    holds a double quote (the parser's quoted terms would need it escaped, and a model
+    copying one is more likely closing the term)."""
+    import re
+
+    out = []
+    pos = 0
+    for piece in request.split(QUOTE):
+        starts: set[int] = set()
+        ends: set[int] = set()
+        for rx in (r"\w+", r"\S+"):
+            for m in re.finditer(rx, piece):
+                if TERM_FIRST_CHAR.allows(m.group()[0]) or m.group()[0] == "\\":
+                    starts.add(pos + m.start())
+                ends.add(pos + m.end())
+        if starts:
+            out.append((pos, pos + len(piece), frozenset(starts), frozenset(ends)))
+        pos += len(piece) + 1
+    return out
+
+
+MAX_PHRASES = 2
+"""Phrases of the request a span term may join (with a space): two let a model read "X in A or B"
+as "X in A" OR "X in B" (labelled examples do), without letting it write words the request lacks."""
+
+
+def span_terms(request: str, max_phrases: int = MAX_PHRASES) -> tuple[tuple, dict[str, tuple]]:
+    """The ``term`` rule of :func:`span_query_grammar` and the rules it refers to: double-quoted,
+    up to ``max_phrases`` stretches of ``request`` joined by a space, each from a start to an end
+    of :func:`span_boundaries`, escaped as the parser reads it.  Rule ``spanK`` writes the text
+    from the K-th boundary to the next one and then stops (where a phrase may end) or goes on;
+    the rules form a chain, not a recursion, so the grammar is finite and :func:`max_length`
+    bounds it.  Raises ValueError for a request with no word."""
+    if max_phrases < 1:
+        raise ValueError("max_phrases must be >= 1")
+    rules: dict[str, tuple] = {}
+    firsts: list[tuple] = []
+    for _offset, _stop, starts, ends in span_boundaries(request):
+        cuts = sorted(starts | ends)          # the last one is an end: the stretch's last token ends there
+        base = len(rules)
+        for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+            name, nxt = f"span{base + i}", ("ref", f"span{base + i + 1}")
+            text = ("lit", request[a:b].replace("\\", "\\\\"))
+            if i + 2 == len(cuts):
+                rules[name] = text                                   # reached the stretch's end
+            elif b in ends:
+                rules[name] = ("seq", text, ("rep", nxt, 0, 1))      # may stop here or go on
+            else:
+                rules[name] = ("seq", text, nxt)                     # inside a token: must go on
+            if a in starts:
+                firsts.append(("ref", name))
+    if not firsts:
+        raise ValueError("the request has no word to copy into a term")
+    rules = {"phrase": firsts[0] if len(firsts) == 1 else ("alt", *firsts), **rules}  # before the chain: max_length
+    more = (("rep", ("seq", ("lit", " "), ("ref", "phrase")), 0, max_phrases - 1),) if max_phrases > 1 else ()
+    return ("seq", ("lit", QUOTE), ("ref", "phrase"), *more, ("lit", QUOTE)), rules
+
+
+def span_query_grammar(request: str, base: dict[str, tuple] | None = None,
+                       max_phrases: int = MAX_PHRASES) -> dict[str, tuple]:
+    """``base`` (default :data:`QUERY_GRAMMAR`, or a :func:`bounded_query_grammar`) with every term
+    copied from ``request`` (:func:`span_terms`: a phrase, or up to ``max_phrases`` joined): the
+    model cannot misspell, paraphrase or cut a word of the request, nor add words it does not
+    hold.  ``request`` is the text the model sees (white space already collapsed)."""
+    term, extra = span_terms(request, max_phrases)
+    g = {name: rule for name, rule in (base or QUERY_GRAMMAR).items() if name not in ("first_char", "term_char")}
+    g["term"] = term
+    g.update(extra)
+    return g
 
 
 # --------------------------------------------------------------------------- rendering

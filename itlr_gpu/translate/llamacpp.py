@@ -15,8 +15,9 @@ protocol so that tests can drive it with a fake model:
 * **continuous batching**: up to ``n_seq`` sequences decode together, one token each per
   ``llama_decode`` (a matrix-matrix product over the weights instead of one
   matrix-vector product per request); a finished sequence's slot takes the next prompt;
-* **one compiled grammar per call**, cloned per sequence (each sequence has its own
-  grammar state); the greedy token is checked against the grammar alone and the whole
+* **a grammar compiled once per call** and cloned per sequence (each sequence has its own
+  grammar state), or one per request where each has its own (terms copied from the
+  request: :func:`~.grammar.span_query_grammar`); the greedy token is checked against the grammar alone and the whole
   vocabulary is masked only when that token is rejected.
 
 Decoding is greedy (``temperature`` must be 0).  :class:`LlamaCppEngine` implements the
@@ -133,25 +134,35 @@ class BatchDecoder:
             self.stats["prefix_tokens"] += len(new)
         self.prefix = list(prefix)
 
-    def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None, max_tokens: int
-                 ) -> list[tuple[list[int], str]]:
+    def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None | Sequence[str | None],
+                 max_tokens: int | Sequence[int]) -> list[tuple[list[int], str]]:
         """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order.
 
-        A prompt must leave room for ``max_tokens`` within ``n_ctx`` beside the prefix
-        (ValueError otherwise; callers check lengths first)."""
+        ``grammar`` and ``max_tokens``: one for every prompt, or a sequence with each prompt's
+        own (a grammar shared by several prompts is compiled once and cloned).  A prompt must
+        leave room for its ``max_tokens`` within ``n_ctx`` beside the prefix (ValueError
+        otherwise; callers check lengths first)."""
         n = len(prompts)
         results: list[tuple[list[int], str] | None] = [None] * n
         if n == 0:
             return []
+        grammars = list(grammar) if isinstance(grammar, (list, tuple)) else [grammar] * n
+        limits = list(max_tokens) if isinstance(max_tokens, (list, tuple)) else [max_tokens] * n
+        if len(grammars) != n or len(limits) != n:
+            raise ValueError(f"{n} prompts but {len(grammars)} grammars and {len(limits)} max_tokens")
         # Each prompt keeps >= 1 own token: its last prompt token gives the first logits.
         plen = min(common_prefix(prompts), min(len(p) for p in prompts) - 1)
         if plen < 0:
             raise ValueError("empty prompt")
-        for p in prompts:
-            if plen + (len(p) - plen) + max_tokens > self.b.n_ctx:
-                raise ValueError(f"prompt of {len(p)} tokens + {max_tokens} does not fit n_ctx {self.b.n_ctx}")
+        for p, m in zip(prompts, limits):
+            if plen + (len(p) - plen) + m > self.b.n_ctx:
+                raise ValueError(f"prompt of {len(p)} tokens + {m} does not fit n_ctx {self.b.n_ctx}")
         self._ensure_prefix(list(prompts[0][:plen]))
-        base = self.b.grammar(grammar) if grammar is not None else None
+        uses: dict[str, int] = {}
+        for t in grammars:
+            if t is not None:
+                uses[t] = uses.get(t, 0) + 1
+        shared: dict[str, Any] = {}  # compiled grammars used by more than one prompt: cloned per sequence
         queue = list(range(n))
         slots: dict[int, _Slot] = {}
         used = plen  # KV cells: the shared prefix + each active slot's own reservation
@@ -160,14 +171,14 @@ class BatchDecoder:
                 # admit prompts while sequences and KV cells are free
                 while queue and len(slots) < self.n_seq:
                     i = queue[0]
-                    need = len(prompts[i]) - plen + max_tokens
+                    need = len(prompts[i]) - plen + limits[i]
                     if slots and used + need > self.b.n_ctx:
                         break
                     queue.pop(0)
                     seq = next(s for s in range(1, self.n_seq + 1) if s not in slots)
                     if plen:
                         self.b.seq_cp(0, seq, 0, plen)
-                    g = self.b.grammar_clone(base) if base is not None else None
+                    g = self._grammar(grammars[i], uses, shared)
                     slots[seq] = _Slot(i, seq, list(prompts[i][plen:]), plen, g, need)
                     used += need
                     self.stats["prompt_tokens"] += len(prompts[i]) - plen
@@ -197,7 +208,7 @@ class BatchDecoder:
                         self.stats["generated"] += 1
                         if slot.grammar is not None:
                             self.b.grammar_accept(slot.grammar, tok)
-                        if len(slot.out) >= max_tokens:
+                        if len(slot.out) >= limits[slot.index]:
                             done = "length"
                         else:
                             slot.feed = [tok]
@@ -209,9 +220,20 @@ class BatchDecoder:
         finally:
             for slot in slots.values():
                 self._release(slot)
-            if base is not None:
-                self.b.grammar_free(base)
+            for g in shared.values():
+                self.b.grammar_free(g)
         return [r if r is not None else ([], "error") for r in results]
+
+    def _grammar(self, text: str | None, uses: dict[str, int], shared: dict[str, Any]) -> Any:
+        """A sequence's own grammar state: compiled for it alone, or cloned from the compiled
+        grammar that several prompts share."""
+        if text is None:
+            return None
+        if uses[text] == 1:
+            return self.b.grammar(text)
+        if text not in shared:
+            shared[text] = self.b.grammar(text)
+        return self.b.grammar_clone(shared[text])
 
     def _pick(self, g: Any, logits: np.ndarray) -> int:
         tok = int(np.argmax(logits))
@@ -373,10 +395,15 @@ class LlamaCppEngine:
     # -- vLLM-like generate -------------------------------------------------------------
 
     def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False) -> list[Any]:
-        if getattr(params, "temperature", 0.0):
+        each = list(params) if isinstance(params, (list, tuple)) else None  # each prompt's own (span grammars)
+        if any(getattr(p, "temperature", 0.0) for p in (each or [params])):
             raise ValueError("the llama.cpp backend decodes greedily (temperature 0)")
         toks = [self.encode(p) for p in prompts]
-        gens = self.decoder.generate(toks, getattr(params, "grammar", None), params.max_tokens)
+        if each is not None:
+            gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
+                                         [p.max_tokens for p in each])
+        else:
+            gens = self.decoder.generate(toks, getattr(params, "grammar", None), params.max_tokens)
         out = []
         for tokens, reason in gens:
             text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")

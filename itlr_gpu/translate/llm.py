@@ -94,6 +94,9 @@ REWRITE_SHOT: tuple[tuple[str, str], ...] = (
 
 MAX_REWRITE_CHARS = 1000
 
+TERMS = ("span", "free")
+"""How a logical form's terms are constrained (``VllmTranslator.terms``)."""
+
 DEFAULT_EXAMPLES = 80
 """Labelled pairs from the shipped pool (:mod:`.examples`) added to the shared prompt in logical mode:
 they cover the pool's connective patterns and, being a prefix every request shares, are prefilled once
@@ -306,6 +309,9 @@ class VllmTranslator:
     the dev split, but each request then prefills ~120 more tokens: ~4x slower on a CPU)."""
     pool: ExamplePool | None = None
     """Where both come from (default: the pool shipped with the package, the labelled dev split)."""
+    terms: str = "span"
+    """Logical mode with the grammar: ``span`` (default) lets a term be only a phrase copied from the
+    request (:func:`~.grammar.span_query_grammar`, one grammar per request); ``free``, any text."""
     backend_name: ClassVar[str] = "vllm"
 
     def __post_init__(self) -> None:
@@ -315,6 +321,8 @@ class VllmTranslator:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        if self.terms not in TERMS:
+            raise ValueError(f"terms must be one of {', '.join(TERMS)}, got {self.terms!r}")
         if self.mode != "logical":
             self.examples = self.nearest = 0
         if (self.examples or self.nearest) and self.pool is None:
@@ -369,7 +377,8 @@ class VllmTranslator:
     @property
     def prompt_version(self) -> str:
         """Everything but the model that changes outputs (for the cache key)."""
-        h = hashlib.sha1((self._grammar_text or "no-grammar").encode()).hexdigest()[:8]
+        spans = "span1:" if self._spans else ""   # span1: terms are request phrases (grammar.span_terms)
+        h = hashlib.sha1((spans + (self._grammar_text or "no-grammar")).encode()).hexdigest()[:8]
         retry = "r" if self.retry_truncated else "-"
         # a1: logical terms aligned with the request's words (spans.py); older cached rows are not
         align = ":a1" if self.mode == "logical" else ""
@@ -380,6 +389,36 @@ class VllmTranslator:
 
     # -- translation --------------------------------------------------------------------
 
+    @property
+    def _spans(self) -> bool:
+        return self.use_grammar and self.mode == "logical" and self.terms == "span"
+
+    def _grammar_rules(self, text: str, base: dict | None = None) -> dict:
+        """The logical grammar's rules for one request: its span grammar over ``base`` (default
+        :data:`~.grammar.QUERY_GRAMMAR`; a bounded one on retries) with ``terms="span"``, else ``base``."""
+        if self._spans:
+            try:
+                return _grammar.span_query_grammar(clean_request(text), base)
+            except ValueError:  # no word to copy (e.g. only quotes): any term
+                pass
+        return base if base is not None else _grammar.QUERY_GRAMMAR
+
+    def _max_tokens_for(self, text: str) -> int:
+        """``max_tokens``, or with span terms enough to copy a long request whole: its own tokens,
+        a quarter more for quotes and operators, and 16 (a long argument translates into terms as
+        long as itself; a cut-off generation would be retried with far fewer terms)."""
+        if not self._spans or self._tokenizer is None:
+            return self.max_tokens
+        try:
+            own = len(self._tokenizer.encode(clean_request(text)))
+        except Exception:
+            return self.max_tokens
+        return max(self.max_tokens, own + own // 4 + 16)
+
+    def grammar_for(self, text: str) -> str | None:
+        """The decoding grammar (GBNF) for one request: its own with ``terms="span"``, else the shared one."""
+        return _grammar.to_gbnf(self._grammar_rules(text)) if self._spans else self._grammar_text
+
     def prompt(self, text: str) -> str:
         near = self.pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
         return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
@@ -388,13 +427,16 @@ class VllmTranslator:
         """Translate ``texts`` with one ``generate`` call (split only if it raises)."""
         prompts: list[str | None] = []
         results: list[GenResult | None] = [None] * len(texts)
-        limit = (self.max_model_len - self.max_tokens) if self.max_model_len else None
+        budgets: list[int] = []
         for i, t in enumerate(texts):
+            budgets.append(self.max_tokens)
             if not isinstance(t, str) or not t.strip():
                 results[i] = GenResult(error="empty text")
                 prompts.append(None)
                 continue
             p = self.prompt(t)
+            budgets[i] = self._max_tokens_for(t)
+            limit = (self.max_model_len - budgets[i]) if self.max_model_len else None
             if limit is not None and self._tokenizer is not None:
                 try:
                     n = len(self._tokenizer.encode(p))
@@ -403,13 +445,17 @@ class VllmTranslator:
                 if n > limit:
                     hint = (f"; {self.examples} shared examples are part of it: lower --examples or raise "
                             "--max-model-len") if self.examples else ""
-                    results[i] = GenResult(error=f"prompt is {n} tokens long (at most {limit} with max_model_len "
-                                                 f"{self.max_model_len} and max_tokens {self.max_tokens}{hint})")
+                    results[i] = GenResult(error=f"prompt is {n} tokens long: with up to {budgets[i]} tokens of "
+                                                 f"translation it exceeds max_model_len {self.max_model_len}{hint}")
                     prompts.append(None)
                     continue
             prompts.append(p)
         todo = [i for i, p in enumerate(prompts) if p is not None]
-        params = self.sampling_params(self._grammar_text, self.max_tokens)
+        if self._spans:
+            params: Any = [self.sampling_params(self.grammar_for(texts[i]), budgets[i]) if p is not None
+                           else None for i, p in enumerate(prompts)]
+        else:
+            params = self.sampling_params(self._grammar_text, self.max_tokens)
         self._run(todo, prompts, params, results, texts)
         if self.use_grammar and self.mode == "logical" and self.retry_truncated:
             self._retry_truncated(prompts, results, texts)
@@ -423,32 +469,31 @@ class VllmTranslator:
         cut = [i for i, r in enumerate(results) if r is not None and r.truncated]
         if not cut:
             return
-        longest_prompt = 0
-        if self._tokenizer is not None:
-            for i in cut:
-                try:
-                    longest_prompt = max(longest_prompt, len(self._tokenizer.encode(prompts[i])))
-                except Exception:
-                    pass
-        room = (self.max_model_len - longest_prompt) if self.max_model_len else 4096
-        for shape in _FALLBACK_SHAPES:
-            bounded = _grammar.bounded_query_grammar(*shape)
-            budget = _grammar.max_length(bounded)
-            if budget <= room:
-                break
-        else:
-            return
-        params = self.sampling_params(_grammar.to_gbnf(bounded), budget)
-        self._run(cut, prompts, params, results, texts)
+        params: list[Any] = [None] * len(prompts)
+        for i in cut:
+            try:
+                n = len(self._tokenizer.encode(prompts[i])) if self._tokenizer is not None else 0
+            except Exception:
+                n = 0
+            room = (self.max_model_len - n) if self.max_model_len else 4096
+            for shape in _FALLBACK_SHAPES:
+                rules = self._grammar_rules(texts[i], _grammar.bounded_query_grammar(*shape))
+                budget = _grammar.max_length(rules)
+                if budget <= room:
+                    params[i] = self.sampling_params(_grammar.to_gbnf(rules), budget)
+                    break
+        self._run([i for i in cut if params[i] is not None], prompts, params, results, texts)
 
     def _run(self, idx: list[int], prompts: list, params, results: list, texts: Sequence[str]) -> None:
         if not idx:
             return
+        # params: one for every prompt, or a list with each prompt's own (span grammars)
+        these = [params[i] for i in idx] if isinstance(params, list) else params
         try:
-            outs = self.llm.generate([prompts[i] for i in idx], params, use_tqdm=False)
+            outs = self.llm.generate([prompts[i] for i in idx], these, use_tqdm=False)
         except TypeError:
             try:
-                outs = self.llm.generate([prompts[i] for i in idx], params)
+                outs = self.llm.generate([prompts[i] for i in idx], these)
             except Exception as e:  # noqa: BLE001 - split and retry below
                 return self._split(idx, prompts, params, results, texts, e)
         except Exception as e:  # noqa: BLE001
