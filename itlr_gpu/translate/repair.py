@@ -17,7 +17,9 @@ and, measured against the rules' own reading of the request (``reference``):
   ``"X" AND "lower rates of Y"``: two LLM terms are pieces of one rules term, and the words between
   them ("has") are not a connective;
 * **a lost "or"**: ``A, B or C`` -> ``"A" AND "B" AND "C"``: the request says "or" before any
-  negation, the rules read an OR, the LLM's form has none and keeps no "or" inside a term.
+  negation, the rules read an OR, the LLM's form has none and keeps no "or" inside a term;
+* **a lost negation**: ``X, excluding Y`` -> ``"X" AND "Y"``: the request holds an exclusion marker
+  of the rules' lexicon outside the form's terms, the rules read a NOT, the LLM's form has none.
 
 A request with a preamble ("Some argue that ... Find research on X") is the LLM's to distil: keeping
 one piece of a long rules term is not a defect, only cutting it at a non-connective or losing all of it.
@@ -40,7 +42,7 @@ from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION"]
 
-REPAIR_VERSION = "r3"
+REPAIR_VERSION = "r4"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 # Marker kinds of the rules' lexicon that negate (rules.py: EXCL, NOT, ...), and those that
@@ -130,6 +132,14 @@ def _lost_or(text: str, node: Node) -> bool:
     return said > kept
 
 
+def _lost_not(text: str, node: Node) -> bool:
+    """Does the request hold a negating marker of the rules' lexicon that none of the form's terms keeps?"""
+    negating = _regexes()[0]
+    said = len(negating.findall(_norm(text)))
+    kept = sum(len(negating.findall(_norm(term))) for term in _terms(node))
+    return said > kept
+
+
 def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
     """The words between two of ``pieces`` (substrings of the rules term ``whole``) when they are not a
     connective, i.e. where the LLM cut one phrase in two; None when every cut is at a connective."""
@@ -172,6 +182,8 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
                 found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
         if _has_or(ref) and not _has_or(node) and _lost_or(text, node):
             found.append('the request\'s "or" has no OR')
+        if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
+            found.append("the request's exclusion has no NOT")
     clause = _regexes()[2]
     for term in _terms(node):
         low = _norm(term)
