@@ -61,7 +61,7 @@ class Backend(Protocol):
     def seq_rm(self, seq: int, p0: int, p1: int) -> None: ...
 
     def grammar(self, text: str) -> Any:
-        """A compiled grammar (one per call)."""
+        """A compiled grammar (once per distinct grammar text in a call)."""
 
     def grammar_clone(self, g: Any) -> Any: ...
 
