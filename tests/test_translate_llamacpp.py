@@ -136,12 +136,14 @@ prompts_st = st.tuples(
 
 @settings(max_examples=60, deadline=None)
 @given(prompts_st, st.integers(1, 4), st.integers(1, 16), st.integers(1, 7), st.sampled_from([None, "0", "2"]),
-       st.integers(40, 400))
-def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n_ctx):
+       st.integers(40, 400), st.integers(1, 14))
+def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n_ctx, candidates):
+    """... and equal to masking the whole vocabulary whenever the grammar rejects the greedy token, whatever
+    number of next-best candidates is checked first (fewer or more than the vocabulary's 12)."""
     prefix, own = pp
     prompts = [prefix + o for o in own]
     backend = FakeBackend(n_ctx=n_ctx, n_batch=n_batch)
-    dec = BatchDecoder(backend, n_seq=n_seq)
+    dec = BatchDecoder(backend, n_seq=n_seq, candidates=candidates)
     FakeGrammar.live = 0
     got = dec.generate(prompts, grammar, max_tokens)
     assert FakeGrammar.live == 0  # every per-sequence grammar and the compiled one freed
@@ -372,3 +374,33 @@ def test_cli_refuses_models_that_are_not_causal_lms(tmp_path, capsys):
                  str(tmp_path / "nope.gguf")]) == 1
     assert "model not found" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_rejected_greedy_token_checks_candidates_best_first_ties_by_id():
+    """The next-best candidates decide without masking the vocabulary when one is allowed; ties go to the
+    lowest id, as argmax over the masked logits does; masking is the last resort."""
+    class Grammar:
+        def __init__(self, allowed):
+            self.allowed = allowed
+
+    class B(FakeBackend):
+        def __init__(self):
+            super().__init__()
+            self.checked, self.masked = [], 0
+
+        def grammar_allows(self, g, tok):
+            self.checked.append(tok)
+            return tok in g.allowed
+
+        def grammar_best(self, g, logits):
+            self.masked += 1
+            return max(g.allowed, key=lambda t: (logits[t], -t))
+
+    logits = np.array([0.0, 5.0, 3.0, 3.0, 4.0, -1.0, 3.0], np.float32)
+    b = B()
+    dec = BatchDecoder(b, candidates=3)
+    assert dec._pick(Grammar({3, 6, 5}), logits) == 3 and b.masked == 0
+    assert b.checked == [1, 4, 2, 3]  # greedy, then 4, then the three-way tie at 3.0 by id
+    b.checked.clear()
+    assert dec._pick(Grammar({5}), logits) == 5 and b.masked == 1  # not among the candidates: masked
+    assert dec.stats["rejected"] == 2 and dec.stats["masked"] == 1
