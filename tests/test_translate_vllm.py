@@ -269,7 +269,32 @@ def test_truncated_generation_is_retried_with_a_finite_grammar():
     (second,) = llm.params[1]
     text = _grammar_text(second)
     assert "or_expr_1" in text and "span0" in text  # the bounded grammar, terms still the request's phrases
-    assert second.max_tokens == g.max_length(g.span_query_grammar("abc", g.bounded_query_grammar(1, 2, 32)))
+    assert second.max_tokens == g.max_length(g.span_query_grammar("abc", g.bounded_query_grammar(1, 2, 32), 1))
+
+
+def test_a_long_requests_retry_fits_its_context():
+    """A request of thousands of characters cut off at max_tokens is retried under a grammar whose longest
+    string fits the room its prompt leaves (one copied phrase per term), not left an error row."""
+    class RunOn:
+        def __init__(self):
+            self.params = []
+
+        def generate(self, prompts, params, use_tqdm=False):
+            self.params.append(params)
+            if len(self.params) == 1:
+                return [out('("w0 w1', "length") for _ in prompts]
+            return [out('"w0 w1"') for _ in prompts]
+
+        def get_tokenizer(self):
+            return SimpleNamespace(encode=lambda s: s.split(), chat_template=None)
+
+    text = " ".join(f"w{i}" for i in range(700))  # 700 "tokens", 4,590 characters
+    llm = RunOn()
+    eng = VllmTranslator(llm=llm, max_model_len=6000, examples=0)
+    (row,) = translate([text], translator="vllm", engine=eng, cache=False, repair="none")
+    assert row.expr == '"w0 w1"' and row.error is None
+    (second,) = llm.params[1]
+    assert second.max_tokens <= 6000 - len(eng.prompt(text).split())
 
 
 def test_bounded_grammar_is_finite_and_parses():

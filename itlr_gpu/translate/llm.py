@@ -393,12 +393,12 @@ class VllmTranslator:
     def _spans(self) -> bool:
         return self.use_grammar and self.mode == "logical" and self.terms == "span"
 
-    def _grammar_rules(self, text: str, base: dict | None = None) -> dict:
+    def _grammar_rules(self, text: str, base: dict | None = None, max_phrases: int = _grammar.MAX_PHRASES) -> dict:
         """The logical grammar's rules for one request: its span grammar over ``base`` (default
         :data:`~.grammar.QUERY_GRAMMAR`; a bounded one on retries) with ``terms="span"``, else ``base``."""
         if self._spans:
             try:
-                return _grammar.span_query_grammar(clean_request(text), base)
+                return _grammar.span_query_grammar(clean_request(text), base, max_phrases)
             except ValueError:  # no word to copy (e.g. only quotes): any term
                 pass
         return base if base is not None else _grammar.QUERY_GRAMMAR
@@ -477,7 +477,8 @@ class VllmTranslator:
                 n = 0
             room = (self.max_model_len - n) if self.max_model_len else 4096
             for shape in _FALLBACK_SHAPES:
-                rules = self._grammar_rules(texts[i], _grammar.bounded_query_grammar(*shape))
+                # one phrase per term: a joined pair doubles the bound, which a long request's room cannot hold
+                rules = self._grammar_rules(texts[i], _grammar.bounded_query_grammar(*shape), max_phrases=1)
                 budget = _grammar.max_length(rules)
                 if budget <= room:
                     params[i] = self.sampling_params(_grammar.to_gbnf(rules), budget)
