@@ -250,18 +250,24 @@ def test_real_vllm_rewrite_mode(smollm2_engine):
         assert "max_tokens" in row.error
 
 
+class CutOnce:
+    """A fake engine whose first generation is cut at max_tokens and whose retry answers ``then``; it records
+    the sampling parameters of each call.  ``words``: a tokenizer that counts words."""
+
+    def __init__(self, cut: str, then: str, words: bool = False):
+        self.cut, self.then, self.params = cut, then, []
+        if words:
+            self.get_tokenizer = lambda: SimpleNamespace(encode=lambda s: s.split(), chat_template=None)
+
+    def generate(self, prompts, params, use_tqdm=False):
+        self.params.append(params)
+        if len(self.params) == 1:
+            return [out(self.cut, "length") for _ in prompts]
+        return [out(self.then) for _ in prompts]
+
+
 def test_truncated_generation_is_retried_with_a_finite_grammar():
-    class RunOn:
-        def __init__(self):
-            self.params = []
-
-        def generate(self, prompts, params, use_tqdm=False):
-            self.params.append(params)
-            if len(self.params) == 1:
-                return [out('(("a" AND "b" AND "c', "length") for _ in prompts]
-            return [out('("a" AND "b")') for _ in prompts]
-
-    llm = RunOn()
+    llm = CutOnce('(("a" AND "b" AND "c', '("a" AND "b")')
     # the scripted answer drops the request's word: repair="none" keeps the engine's own output under test
     (row,) = translate(["abc"], translator="vllm", llm=llm, cache=False, repair="none")
     assert row.expr == '("a" AND "b")' and row.error is None
@@ -275,21 +281,8 @@ def test_truncated_generation_is_retried_with_a_finite_grammar():
 def test_a_long_requests_retry_fits_its_context():
     """A request of thousands of characters cut off at max_tokens is retried under a grammar whose longest
     string fits the room its prompt leaves (one copied phrase per term), not left an error row."""
-    class RunOn:
-        def __init__(self):
-            self.params = []
-
-        def generate(self, prompts, params, use_tqdm=False):
-            self.params.append(params)
-            if len(self.params) == 1:
-                return [out('("w0 w1', "length") for _ in prompts]
-            return [out('"w0 w1"') for _ in prompts]
-
-        def get_tokenizer(self):
-            return SimpleNamespace(encode=lambda s: s.split(), chat_template=None)
-
     text = " ".join(f"w{i}" for i in range(700))  # 700 "tokens", 4,590 characters
-    llm = RunOn()
+    llm = CutOnce('("w0 w1', '"w0 w1"', words=True)
     eng = VllmTranslator(llm=llm, max_model_len=6000, examples=0)
     (row,) = translate([text], translator="vllm", engine=eng, cache=False, repair="none")
     assert row.expr == '"w0 w1"' and row.error is None

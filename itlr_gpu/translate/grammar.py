@@ -179,9 +179,9 @@ REWRITE_GRAMMAR: dict[str, tuple] = {
 # --------------------------------------------------------------------------- terms copied from the request
 
 
-def span_boundaries(request: str) -> list[tuple[int, int, frozenset[int], frozenset[int]]]:
+def span_boundaries(request: str) -> list[tuple[frozenset[int], frozenset[int]]]:
     """Where a term copied from ``request`` may start and end: per stretch of the request
-    without a double quote, ``(offset, stop, starts, ends)`` with positions in ``request``.
+    without a double quote, ``(starts, ends)`` with positions in ``request``.
 
     A term starts at the first character of a word (a run of word characters) or of a
     white-space-delimited token, and ends at the end of either: "tiny houses" and
@@ -201,7 +201,7 @@ def span_boundaries(request: str) -> list[tuple[int, int, frozenset[int], frozen
                     starts.add(pos + m.start())
                 ends.add(pos + m.end())
         if starts:
-            out.append((pos, pos + len(piece), frozenset(starts), frozenset(ends)))
+            out.append((frozenset(starts), frozenset(ends)))
         pos += len(piece) + 1
     return out
 
@@ -222,7 +222,7 @@ def span_terms(request: str, max_phrases: int = MAX_PHRASES) -> tuple[tuple, dic
         raise ValueError("max_phrases must be >= 1")
     rules: dict[str, tuple] = {}
     firsts: list[tuple] = []
-    for _offset, _stop, starts, ends in span_boundaries(request):
+    for starts, ends in span_boundaries(request):
         cuts = sorted(starts | ends)          # the last one is an end: the stretch's last token ends there
         base = len(rules)
         for i, (a, b) in enumerate(zip(cuts, cuts[1:])):

@@ -410,15 +410,13 @@ class LlamaCppEngine:
     # -- vLLM-like generate -------------------------------------------------------------
 
     def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False) -> list[Any]:
-        each = list(params) if isinstance(params, (list, tuple)) else None  # each prompt's own (span grammars)
-        if any(getattr(p, "temperature", 0.0) for p in (each or [params])):
+        # one params for every prompt, or each prompt's own (span grammars); a grammar text several prompts
+        # share is compiled once by the decoder either way
+        each = list(params) if isinstance(params, (list, tuple)) else [params] * len(prompts)
+        if any(getattr(p, "temperature", 0.0) for p in each):
             raise ValueError("the llama.cpp backend decodes greedily (temperature 0)")
         toks = [self.encode(p) for p in prompts]
-        if each is not None:
-            gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
-                                         [p.max_tokens for p in each])
-        else:
-            gens = self.decoder.generate(toks, getattr(params, "grammar", None), params.max_tokens)
+        gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each], [p.max_tokens for p in each])
         out = []
         for tokens, reason in gens:
             text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")

@@ -427,9 +427,8 @@ class VllmTranslator:
         """Translate ``texts`` with one ``generate`` call (split only if it raises)."""
         prompts: list[str | None] = []
         results: list[GenResult | None] = [None] * len(texts)
-        budgets: list[int] = []
+        budgets = [self.max_tokens] * len(texts)
         for i, t in enumerate(texts):
-            budgets.append(self.max_tokens)
             if not isinstance(t, str) or not t.strip():
                 results[i] = GenResult(error="empty text")
                 prompts.append(None)
