@@ -93,3 +93,44 @@ def test_translate_table_with_cache(tmp_path):
     rows = out.to_pylist()
     assert rows[0]["expr"] == '"cats"' and rows[0]["translator"].startswith("vllm")
     assert rows[1]["expr"] is None and rows[1]["error"] == "empty text"
+
+
+class CutLLM(EchoLLM):
+    """Cuts the answer to any request in ``cut`` (finish_reason "length"): a deterministic failure."""
+
+    def __init__(self, cut=()):
+        super().__init__()
+        self.cut = set(cut)
+
+    def generate(self, prompts, params, use_tqdm=False):
+        outs = super().generate(prompts, params, use_tqdm)
+        for p, o in zip(prompts, outs):
+            if any(c in p.rsplit("Request: ", 1)[1] for c in self.cut):
+                o.outputs[0].text, o.outputs[0].finish_reason = '("cut', "length"
+        return outs
+
+
+def test_failures_are_versioned_apart_from_successes(tmp_path):
+    llm = CutLLM(cut={"long"})
+    eng = VllmTranslator(llm=llm, retry_truncated=False)
+    first = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert first[0].expr == '"short"' and first[1].expr is None and "max_tokens" in first[1].error
+    calls = len(llm.calls)
+    again = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert len(llm.calls) == calls and again[1].cached and again[1].error == first[1].error
+    # a new way of retrying failures: the failure is translated again, the success is not
+    llm.cut.clear()
+    eng.failure_version = "f-next"
+    third = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert third[0].cached and not third[1].cached and third[1].expr == '"long one"'
+    assert llm.calls[-1] and all("long one" in p for p in llm.calls[-1])
+
+
+def test_failure_cached_under_a_success_key_is_stale(tmp_path):
+    # caches written before failures had their own key held them beside the successes
+    eng = VllmTranslator(llm=EchoLLM())
+    key = CacheKey(eng.model_id, eng.prompt_version, "logical", "old failure")
+    with TranslationCache.open(tmp_path) as c:
+        c.put_many([(key, CachedValue(None, None, "generation stopped at max_tokens"))])
+    rows = translate(["old failure"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert rows[0].expr == '"old failure"' and not rows[0].cached

@@ -189,15 +189,22 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
         # unique, non-empty texts only
         results: dict[str, Translation] = {}
         unique = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t.strip()))
-        keys = {t: CacheKey(engine.model_id, engine.prompt_version, mode, t) for t in unique}
+        version = engine.prompt_version
+        keys = {t: CacheKey(engine.model_id, version, mode, t) for t in unique}
+        # A failure is stored under its own key, versioned by how failures are retried: a better
+        # retry translates the cached failures again, not the successes.
+        failed = getattr(engine, "failure_version", "")
+        fail_keys = {t: replace(keys[t], prompt_version=f"{version}|{failed}") for t in unique}
         todo = unique
         if store is not None:
-            todo = []
-            for t, hit in zip(unique, store.get_many([keys[t] for t in unique])):
-                if hit is None:
-                    todo.append(t)
-                else:
-                    results[t] = Translation(t, hit.expr, name, hit.error, hit.rewrite, cached=True)
+            hits = dict(zip(unique, store.get_many([keys[t] for t in unique])))
+            # an error under a success key was stored before failures had their own version: stale
+            todo = [t for t in unique if hits[t] is None or hits[t].error is not None]
+            hits.update(zip(todo, store.get_many([fail_keys[t] for t in todo])))
+            todo = [t for t in todo if hits[t] is None or hits[t].error is None]
+            for t in set(unique).difference(todo):
+                hit = hits[t]
+                results[t] = Translation(t, hit.expr, name, hit.error, hit.rewrite, cached=True)
         for start in range(0, len(todo), max(1, batch_size)):
             chunk = todo[start:start + batch_size]
             gens = engine.generate(chunk)
@@ -205,7 +212,8 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
             for t, g in zip(chunk, gens):
                 results[t] = Translation(t, g.expr, name, g.error, g.rewrite)
                 if not g.transient:
-                    fresh.append((keys[t], CachedValue(g.expr, g.rewrite, g.error)))
+                    key = keys[t] if g.error is None else fail_keys[t]
+                    fresh.append((key, CachedValue(g.expr, g.rewrite, g.error)))
             if store is not None:
                 store.put_many(fresh)
     finally:

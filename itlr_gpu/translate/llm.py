@@ -302,6 +302,9 @@ class VllmTranslator:
     llm: Any = None
     model_id: str | None = None
     retry_truncated: bool = True
+    failure_version: ClassVar[str] = "f1"
+    """Versions how failures are retried, in the cache key of a failed translation only: bump it when a
+    retry changes (f1: a cut-off span request is retried with one copied phrase per term)."""
     examples: int = DEFAULT_EXAMPLES
     """Logical mode: labelled pairs covering the pool's patterns, in the prompt every request shares."""
     nearest: int = 0
