@@ -145,10 +145,12 @@ def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n
     backend = FakeBackend(n_ctx=n_ctx, n_batch=n_batch)
     dec = BatchDecoder(backend, n_seq=n_seq, candidates=candidates)
     FakeGrammar.live = 0
-    got = dec.generate(prompts, grammar, max_tokens)
+    finished = []
+    got = dec.generate(prompts, grammar, max_tokens, on_done=finished.append)
     assert FakeGrammar.live == 0  # every per-sequence grammar and the compiled one freed
     want = [reference(p, grammar, max_tokens) for p in prompts]
     assert got == want
+    assert sorted(finished) == list(range(len(prompts)))  # progress: each prompt reported once, as it ends
     # every request sequence was released; only the prefix (sequence 0) stays
     assert all(not cells for s, cells in backend.kv.items() if s != 0)
     assert max(len(set(b)) for b in backend.batches) <= n_seq + 1

@@ -136,7 +136,7 @@ def translate(
     ``opts`` for ``vllm``: ``dtype``, ``max_model_len``, ``gpu_memory_utilization``,
     ``tensor_parallel_size``, ``enforce_eager``, ``use_grammar``, ``terms`` (``span``: a term
     is a phrase copied from the request; ``free``), ``max_tokens``,
-    ``temperature``, ``seed``, ``engine_kwargs`` (passed to ``vllm.LLM``), or ``llm`` (an
+    ``temperature``, ``seed``, ``progress`` (a bar on stderr), ``engine_kwargs`` (passed to ``vllm.LLM``), or ``llm`` (an
     engine object, for tests).  ``engine``: a ready :class:`~.llm.VllmTranslator` to
     reuse across calls.  ``cache=False`` disables the translation cache.  ``repair``
     (LLM translators, logical mode): ``"rules"`` replaces an LLM form that the request's own
@@ -358,6 +358,7 @@ def run_translate_cli(args) -> int:
         opts["repair"] = getattr(args, "repair", "rules")
         opts["cache"] = not getattr(args, "no_cache", False)
         opts["batch_size"] = getattr(args, "batch_size", 512)
+        opts["progress"] = True
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,
                           mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
     write_table(out, args.output)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -137,8 +137,10 @@ class BatchDecoder:
         self.prefix = list(prefix)
 
     def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None | Sequence[str | None],
-                 max_tokens: int | Sequence[int]) -> list[tuple[list[int], str]]:
-        """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order.
+                 max_tokens: int | Sequence[int], on_done: Callable[[int], None] | None = None
+                 ) -> list[tuple[list[int], str]]:
+        """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order; ``on_done(i)``
+        as prompt i finishes (progress).
 
         ``grammar`` and ``max_tokens``: one for every prompt, or a sequence with each prompt's
         own (a grammar shared by several prompts is compiled once and cloned).  A prompt must
@@ -219,6 +221,8 @@ class BatchDecoder:
                         self._release(slot)
                         del slots[slot.seq]
                         used -= slot.reserved
+                        if on_done is not None:
+                            on_done(slot.index)
         finally:
             for slot in slots.values():
                 self._release(slot)
@@ -416,7 +420,11 @@ class LlamaCppEngine:
         if any(getattr(p, "temperature", 0.0) for p in each):
             raise ValueError("the llama.cpp backend decodes greedily (temperature 0)")
         toks = [self.encode(p) for p in prompts]
-        gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each], [p.max_tokens for p in each])
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(prompts), unit="req", desc="translate (llama.cpp)", disable=not use_tqdm) as bar:
+            gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
+                                         [p.max_tokens for p in each], on_done=lambda _: bar.update())
         out = []
         for tokens, reason in gens:
             text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")

@@ -315,6 +315,8 @@ class VllmTranslator:
     terms: str = "span"
     """Logical mode with the grammar: ``span`` (default) lets a term be only a phrase copied from the
     request (:func:`~.grammar.span_query_grammar`, one grammar per request); ``free``, any text."""
+    progress: bool = False
+    """Show a progress bar on stderr while a batch generates (``itlr translate`` does)."""
     backend_name: ClassVar[str] = "vllm"
 
     def __post_init__(self) -> None:
@@ -493,7 +495,7 @@ class VllmTranslator:
         # params: one for every prompt, or a list with each prompt's own (span grammars)
         these = [params[i] for i in idx] if isinstance(params, list) else params
         try:
-            outs = self.llm.generate([prompts[i] for i in idx], these, use_tqdm=False)
+            outs = self.llm.generate([prompts[i] for i in idx], these, use_tqdm=self.progress)
         except TypeError:
             try:
                 outs = self.llm.generate([prompts[i] for i in idx], these)
