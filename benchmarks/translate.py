@@ -138,7 +138,7 @@ def machine() -> dict:
 
 
 def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, opts: dict,
-          repair: str = "rules") -> dict:
+          repair: str = "rules", candidates: int | None = None) -> dict:
     texts = [p["text"] for p in pairs]
     load_before = os.getloadavg()
     t = time.perf_counter()
@@ -155,6 +155,8 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
         load_s = time.perf_counter() - t
         kw = {"engine": eng, "cache": False, "batch_size": len(texts), "repair": repair}
         translate(texts[:1], translator=translator, **kw)  # warm-up: first kernels, prefix
+        if candidates is not None:   # llama.cpp: next-best tokens checked before the whole vocabulary is masked
+            eng.llm.decoder.candidates = candidates
 
     t = time.perf_counter()
     rows = translate(texts, translator=translator, **kw)
@@ -174,6 +176,7 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
         res["prompt_version"] = eng.prompt_version  # e=N: pool examples in the prompt (the pool is the dev split)
     if eng is not None and hasattr(eng.llm, "decoder"):
         res["decoder_stats"] = dict(eng.llm.decoder.stats)
+        res["candidates"] = eng.llm.decoder.candidates
         res["threads"] = eng.llm.n_threads
     if single_n and translator != "rules":
         sub = texts[:single_n]
@@ -239,6 +242,14 @@ def write_md(doc: dict, path: Path) -> None:
             f"{dev} | {one} | {ratio} | "
             f"{r['load_average_before'][0]:.1f} / {r['load_average_after'][0]:.1f} |")
     for r in doc["runs"]:
+        st = r.get("decoder_stats")
+        if st:
+            lines += ["", f"{_name(r)}, decoder: {st['generated']} tokens generated, the greedy token rejected by the "
+                          f"grammar {st.get('rejected', '-')} times, the whole vocabulary masked "
+                          f"{st.get('masked', '-')} times (next-best candidates checked first: "
+                          f"{r.get('candidates', 'none, an older decoder')}); {st['prompt_tokens']} prompt tokens, "
+                          f"{st['prefix_tokens']} shared-prefix tokens"]
+    for r in doc["runs"]:
         if r["translator"] == "rules":
             continue
         fixed = r.get("repaired")
@@ -270,6 +281,9 @@ def main(argv=None) -> None:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
+    ap.add_argument("--candidates", type=int, default=None,
+                    help="llamacpp: next-best tokens checked one by one when the grammar rejects the greedy "
+                         "token, before the whole vocabulary is masked (default 32; 1: mask at once)")
     add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
     add_terms_argument(ap)
     add_repair_argument(ap)
@@ -309,7 +323,9 @@ def main(argv=None) -> None:
         if args.translator == "vllm":
             opts |= {k: v for k, v in {"dtype": args.dtype,
                                         "gpu_memory_utilization": args.gpu_memory_utilization}.items() if v is not None}
-        run = bench(args.translator, model, pairs, args.single, opts, args.repair)
+        if args.candidates is not None and (args.translator != "llamacpp" or args.candidates < 1):
+            ap.error("--candidates takes a positive number, with --translator llamacpp")
+        run = bench(args.translator, model, pairs, args.single, opts, args.repair, args.candidates)
         runs.append(run)
         print(json.dumps({k: v for k, v in run.items() if k != "misses"}, indent=1), flush=True)
     doc = {"command": "python benchmarks/translate.py " + " ".join(argv if argv is not None else sys.argv[1:]),
