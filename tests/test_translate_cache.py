@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pyarrow as pa
+import pytest
 
 from itlr_gpu.translate import translate, translate_table
 from itlr_gpu.translate.cache import CachedValue, CacheKey, TranslationCache
@@ -134,3 +135,36 @@ def test_failure_cached_under_a_success_key_is_stale(tmp_path):
         c.put_many([(key, CachedValue(None, None, "generation stopped at max_tokens"))])
     rows = translate(["old failure"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert rows[0].expr == '"old failure"' and not rows[0].cached
+
+
+class StreamingLLM(EchoLLM):
+    """Reports each output as it finishes (as the llama.cpp engine does); ``stop_after`` outputs, then the
+    job is killed."""
+
+    streams_outputs = True
+
+    def __init__(self, stop_after: int):
+        super().__init__()
+        self.stop_after = stop_after
+
+    def generate(self, prompts, params, use_tqdm=False, on_output=None):
+        outs = super().generate(prompts, params)
+        for j, out in enumerate(outs[: self.stop_after]):
+            on_output(j, out)
+        if self.stop_after < len(outs):
+            raise KeyboardInterrupt
+        return outs
+
+
+def test_finished_rows_are_cached_before_the_batch_ends(tmp_path):
+    eng = VllmTranslator(llm=StreamingLLM(stop_after=2))
+    texts = ["one", "two", "three", "four"]
+    with pytest.raises(KeyboardInterrupt):
+        translate(texts, translator="vllm", engine=eng, cache_dir=tmp_path)
+    with TranslationCache.open(tmp_path) as c:
+        assert len(c) == 2   # the two rows finished before the stop
+    eng.llm = StreamingLLM(stop_after=99)   # the rerun translates only the other two
+    rows = translate(texts, translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert [r.expr for r in rows] == ['"one"', '"two"', '"three"', '"four"']
+    assert [r.cached for r in rows] == [True, True, False, False]
+    assert len(eng.llm.calls) == 1 and len(eng.llm.calls[0]) == 2

@@ -146,11 +146,13 @@ def test_batched_equals_one_at_a_time(pp, n_seq, n_batch, max_tokens, grammar, n
     dec = BatchDecoder(backend, n_seq=n_seq, candidates=candidates)
     FakeGrammar.live = 0
     finished = []
-    got = dec.generate(prompts, grammar, max_tokens, on_done=finished.append)
+    got = dec.generate(prompts, grammar, max_tokens, on_done=lambda i, r: finished.append((i, r)))
     assert FakeGrammar.live == 0  # every per-sequence grammar and the compiled one freed
     want = [reference(p, grammar, max_tokens) for p in prompts]
     assert got == want
-    assert sorted(finished) == list(range(len(prompts)))  # progress: each prompt reported once, as it ends
+    # each prompt reported once, as it ends, with its result (progress; rows stored before the batch ends)
+    assert sorted(i for i, _ in finished) == list(range(len(prompts)))
+    assert all(got[i] == r for i, r in finished)
     # every request sequence was released; only the prefix (sequence 0) stays
     assert all(not cells for s, cells in backend.kv.items() if s != 0)
     assert max(len(set(b)) for b in backend.batches) <= n_seq + 1

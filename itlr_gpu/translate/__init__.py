@@ -207,15 +207,16 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
                 results[t] = Translation(t, hit.expr, name, hit.error, hit.rewrite, cached=True)
         for start in range(0, len(todo), max(1, batch_size)):
             chunk = todo[start:start + batch_size]
-            gens = engine.generate(chunk)
-            fresh = []
+
+            def keep(i: int, g, chunk=chunk) -> None:
+                # stored as each row is final: a long job that stops keeps what it finished
+                if store is not None and not g.transient:
+                    key = keys[chunk[i]] if g.error is None else fail_keys[chunk[i]]
+                    store.put_many([(key, CachedValue(g.expr, g.rewrite, g.error))])
+
+            gens = engine.generate(chunk, on_result=keep)
             for t, g in zip(chunk, gens):
                 results[t] = Translation(t, g.expr, name, g.error, g.rewrite)
-                if not g.transient:
-                    key = keys[t] if g.error is None else fail_keys[t]
-                    fresh.append((key, CachedValue(g.expr, g.rewrite, g.error)))
-            if store is not None:
-                store.put_many(fresh)
     finally:
         if store is not None:
             store.close()

@@ -137,10 +137,11 @@ class BatchDecoder:
         self.prefix = list(prefix)
 
     def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None | Sequence[str | None],
-                 max_tokens: int | Sequence[int], on_done: Callable[[int], None] | None = None
+                 max_tokens: int | Sequence[int],
+                 on_done: Callable[[int, tuple[list[int], str]], None] | None = None
                  ) -> list[tuple[list[int], str]]:
-        """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order; ``on_done(i)``
-        as prompt i finishes (progress).
+        """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order; ``on_done(i, result)``
+        as prompt i finishes.
 
         ``grammar`` and ``max_tokens``: one for every prompt, or a sequence with each prompt's
         own (a grammar shared by several prompts is compiled once and cloned).  A prompt must
@@ -222,7 +223,7 @@ class BatchDecoder:
                         del slots[slot.seq]
                         used -= slot.reserved
                         if on_done is not None:
-                            on_done(slot.index)
+                            on_done(slot.index, results[slot.index])
         finally:
             for slot in slots.values():
                 self._release(slot)
@@ -413,7 +414,11 @@ class LlamaCppEngine:
 
     # -- vLLM-like generate -------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False) -> list[Any]:
+    streams_outputs = True
+    """``generate`` takes ``on_output(i, output)``, called as each prompt finishes."""
+
+    def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False,
+                 on_output: Callable[[int, Any], None] | None = None) -> list[Any]:
         # one params for every prompt, or each prompt's own (span grammars); a grammar text several prompts
         # share is compiled once by the decoder either way
         each = list(params) if isinstance(params, (list, tuple)) else [params] * len(prompts)
@@ -422,14 +427,20 @@ class LlamaCppEngine:
         toks = [self.encode(p) for p in prompts]
         from tqdm.auto import tqdm
 
+        def output(gen: tuple[list[int], str]) -> Any:
+            tokens, reason = gen
+            text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
+            return SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason=reason)])
+
+        def done(i: int, gen: tuple[list[int], str]) -> None:
+            bar.update()
+            if on_output is not None:
+                on_output(i, output(gen))
+
         with tqdm(total=len(prompts), unit="req", desc="translate (llama.cpp)", disable=not use_tqdm) as bar:
             gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
-                                         [p.max_tokens for p in each], on_done=lambda _: bar.update())
-        out = []
-        for tokens, reason in gens:
-            text = b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
-            out.append(SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason=reason)]))
-        return out
+                                         [p.max_tokens for p in each], on_done=done)
+        return [output(g) for g in gens]
 
     def close(self) -> None:
         if getattr(self, "ctx", None):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -428,8 +428,21 @@ class VllmTranslator:
         near = self.pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
         return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
 
-    def generate(self, texts: Sequence[str]) -> list[GenResult]:
-        """Translate ``texts`` with one ``generate`` call (split only if it raises)."""
+    def generate(self, texts: Sequence[str],
+                 on_result: Callable[[int, GenResult], None] | None = None) -> list[GenResult]:
+        """Translate ``texts`` with one ``generate`` call (split only if it raises).  ``on_result(i, r)``
+        once per text as soon as its result is final: with an engine that reports each output as it
+        finishes (llama.cpp), while the batch still runs, so a caller can store finished rows of a
+        long job before it ends."""
+        retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
+        sent: set[int] = set()
+
+        def notify(i: int) -> None:
+            r = results[i]
+            if on_result is not None and i not in sent and r is not None and not (r.truncated and retry):
+                sent.add(i)
+                on_result(i, r)
+
         prompts: list[str | None] = []
         results: list[GenResult | None] = [None] * len(texts)
         budgets = [self.max_tokens] * len(texts)
@@ -460,12 +473,15 @@ class VllmTranslator:
                            else None for i, p in enumerate(prompts)]
         else:
             params = self.sampling_params(self._grammar_text, self.max_tokens)
-        self._run(todo, prompts, params, results, texts)
-        if self.use_grammar and self.mode == "logical" and self.retry_truncated:
-            self._retry_truncated(prompts, results, texts)
-        return [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
+        self._run(todo, prompts, params, results, texts, notify)
+        if retry:
+            self._retry_truncated(prompts, results, texts, notify)
+        results = [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
+        for i in range(len(results)):
+            notify(i)
+        return results
 
-    def _retry_truncated(self, prompts: list, results: list, texts: Sequence[str]) -> None:
+    def _retry_truncated(self, prompts: list, results: list, texts: Sequence[str], notify=None) -> None:
         """Generations cut at ``max_tokens`` are retried once with a *finite* sub-grammar
         (:func:`~.grammar.bounded_query_grammar`) whose longest string fits in the new
         ``max_tokens``: the retry cannot be cut off, so with the grammar every finished
@@ -487,40 +503,56 @@ class VllmTranslator:
                 if budget <= room:
                     params[i] = self.sampling_params(_grammar.to_gbnf(rules), budget)
                     break
-        self._run([i for i in cut if params[i] is not None], prompts, params, results, texts)
+        self._run([i for i in cut if params[i] is not None], prompts, params, results, texts, notify)
 
-    def _run(self, idx: list[int], prompts: list, params, results: list, texts: Sequence[str]) -> None:
+    def _run(self, idx: list[int], prompts: list, params, results: list, texts: Sequence[str], notify=None) -> None:
         if not idx:
             return
         # params: one for every prompt, or a list with each prompt's own (span grammars)
         these = [params[i] for i in idx] if isinstance(params, list) else params
-        try:
-            outs = self.llm.generate([prompts[i] for i in idx], these, use_tqdm=self.progress)
-        except TypeError:
-            try:
-                outs = self.llm.generate([prompts[i] for i in idx], these)
-            except Exception as e:  # noqa: BLE001 - split and retry below
-                return self._split(idx, prompts, params, results, texts, e)
-        except Exception as e:  # noqa: BLE001
-            return self._split(idx, prompts, params, results, texts, e)
-        if len(outs) != len(idx):
-            return self._split(idx, prompts, params, results, texts,
-                               RuntimeError(f"engine returned {len(outs)} outputs for {len(idx)} prompts"))
-        for i, out in zip(idx, outs):
+        streamed: set[int] = set()
+
+        def take(j: int, out: Any) -> None:   # output j of this call -> request idx[j]'s result
+            i = idx[j]
             try:
                 comp = out.outputs[0]
                 results[i] = interpret(comp.text, getattr(comp, "finish_reason", None), self.mode, texts[i])
             except Exception as e:  # noqa: BLE001
                 results[i] = GenResult(error=f"bad engine output: {type(e).__name__}: {e}", transient=True)
+            if notify is not None:
+                notify(i)
 
-    def _split(self, idx, prompts, params, results, texts, exc: Exception) -> None:
+        def streaming(j: int, out: Any) -> None:
+            streamed.add(j)
+            take(j, out)
+
+        kw: dict[str, Any] = {"use_tqdm": self.progress}
+        if getattr(self.llm, "streams_outputs", False):
+            kw["on_output"] = streaming
+        try:
+            outs = self.llm.generate([prompts[i] for i in idx], these, **kw)
+        except TypeError:
+            try:
+                outs = self.llm.generate([prompts[i] for i in idx], these)
+            except Exception as e:  # noqa: BLE001 - split and retry below
+                return self._split(idx, prompts, params, results, texts, e, notify)
+        except Exception as e:  # noqa: BLE001
+            return self._split(idx, prompts, params, results, texts, e, notify)
+        if len(outs) != len(idx):
+            return self._split(idx, prompts, params, results, texts,
+                               RuntimeError(f"engine returned {len(outs)} outputs for {len(idx)} prompts"), notify)
+        for j, out in enumerate(outs):
+            if j not in streamed:
+                take(j, out)
+
+    def _split(self, idx, prompts, params, results, texts, exc: Exception, notify=None) -> None:
         if len(idx) == 1:
             results[idx[0]] = GenResult(error=f"generation failed: {type(exc).__name__}: {str(exc)[:200]}",
                                         transient=True)
             return
         mid = len(idx) // 2
-        self._run(idx[:mid], prompts, params, results, texts)
-        self._run(idx[mid:], prompts, params, results, texts)
+        self._run(idx[:mid], prompts, params, results, texts, notify)
+        self._run(idx[mid:], prompts, params, results, texts, notify)
 
 
 def _get_tokenizer(llm: Any):
