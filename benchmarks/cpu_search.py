@@ -208,7 +208,6 @@ def main() -> None:
         r1 = results[f"engine ({engine.name}, 768 x 1 term, float32)"][1]
         faiss_info["top_k_agreement_with_engine"] = float(np.mean([len(set(a) & set(b)) / args.k
                                                                    for a, b in zip(fi, r1)]))
-    from itlr_gpu.backends.cpu_fused import default_workers
     from itlr_gpu.backends.gemm import choices
 
     memory = peak_memory_child(args.big_n, args.d, args.k, args.queries) if args.big_n else None
@@ -225,10 +224,9 @@ def main() -> None:
         "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
                     "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "blas": blas,
                     "env": {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
-                                                           "ITLR_MATMUL", "ITLR_CPU_WORKERS")},
+                                                           "ITLR_MATMUL")},
                     "loadavg_before": load_before, "loadavg_after": load_after},
         "engine_matmul": choices(),
-        "engine_workers": default_workers(),
         "shape": {"n": args.n, "d": args.d, "queries": args.queries, "terms": len(program.terms), "k": args.k,
                   "chunk": chunk_for_budget(args.d, len(program.terms), program.num_queries, program.max_depth)},
         "median_seconds": rows,
@@ -259,8 +257,6 @@ def write_report(report: dict, out: Path) -> None:
              "Load average (1/5/15 min) before " + "/".join(f"{x:.2f}" for x in report['machine']['loadavg_before'])
              + ", after " + "/".join(f"{x:.2f}" for x in report['machine']['loadavg_after'])
              + ": the machine may be shared; every case runs once per round, rounds interleaved, medians.", "",
-             f"Engine's chunk workers: {report.get('engine_workers', 1)} (one thread each, a one-thread BLAS call "
-             "per chunk; itlr_gpu/backends/cpu_fused.py)", "",
              "Engine's matmul (probed once per process and shape class, itlr_gpu/backends/gemm.py): "
              + (", ".join(f"{k}: {v['choice']} (probe torch {v['torch_s'] * 1e3:.1f} ms, numpy "
                           f"{v['numpy_s'] * 1e3:.1f} ms)" for k, v in report['engine_matmul'].items()) or "no probe"),

@@ -247,7 +247,7 @@ def machine_info() -> dict:
                             "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
                             "env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-                                                               "OMP_NUM_THREADS", "ITLR_MATMUL", "ITLR_CPU_WORKERS") if k in os.environ}}
+                                                               "OMP_NUM_THREADS", "ITLR_MATMUL") if k in os.environ}}
     try:
         from threadpoolctl import threadpool_info
 

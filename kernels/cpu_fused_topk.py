@@ -35,7 +35,7 @@ try:
 except ImportError:  # the torch path serves without numba (pip install numba)
     numba = None
 
-__all__ = ["available", "family_codes", "TopKState", "fused_chunk_topk", "merge_topk"]
+__all__ = ["available", "family_codes", "TopKState", "fused_chunk_topk"]
 
 PUSH, AND, OR, NOT = 0, 1, 2, 3          # itlr_gpu.compiler's opcodes
 BINARY = {"product": 0, "sum": 1, "min": 2, "max": 3}
@@ -103,7 +103,7 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
     c = sims.shape[1]
     k = top_s.shape[1]
     one = np.float32(1.0)
-    for q in range(q_count):
+    for q in numba.prange(q_count):
         n_kept = top_n[q]
         if offsets[q + 1] - offsets[q] == 1 and mix.shape[0] == 0:
             # a one-term query: its literal straight from the similarities, no stack
@@ -189,19 +189,18 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
         top_n[q] = n_kept
 
 
-_compiled: list = []
+_compiled: dict[bool, object] = {}
 
 
-def _get():
-    """The kernel, compiled once per process (queries one after another; callers spread chunks over threads:
-    ``nogil`` lets them run together)."""
-    if not _compiled:
+def _get(parallel: bool):
+    """The kernel compiled serial (queries one after another) or parallel (queries over numba's threads)."""
+    if parallel not in _compiled:
         if numba is None:
             raise ImportError("numba is not installed: pip install numba")
         # cache=True: the machine code is kept on disk (next to this file, or in the user's cache folder
         # when that is read-only), so only the first process on a machine pays the compilation.
-        _compiled.append(numba.njit(cache=True, nogil=True)(_kernel))
-    return _compiled[0]
+        _compiled[parallel] = numba.njit(parallel=parallel, cache=True, nogil=True)(_kernel)
+    return _compiled[parallel]
 
 
 class TopKState:
@@ -224,26 +223,16 @@ class TopKState:
         return np.take_along_axis(scores, order, 1), np.take_along_axis(rows, order, 1)
 
 
-def merge_topk(states: list[TopKState]) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, rows) of the union of several states over disjoint rows, as :meth:`TopKState.result`."""
-    k = states[0].scores.shape[1]
-    held = [int(s.count.min()) if len(s.count) else 0 for s in states]
-    scores = np.concatenate([s.scores[:, :m] for s, m in zip(states, held)], axis=1)
-    rows = np.concatenate([s.rows[:, :m] for s, m in zip(states, held)], axis=1)
-    order = np.lexsort((rows, -scores), axis=-1)[:, :k]
-    return np.take_along_axis(scores, order, 1), np.take_along_axis(rows, order, 1)
-
-
 def fused_chunk_topk(sims: np.ndarray, opcodes: np.ndarray, operands: np.ndarray, offsets: np.ndarray,
                      lit_a: np.ndarray, lit_b: np.ndarray, families: tuple[int, int, int], max_depth: int,
                      state: TopKState, first_row: int, mix: np.ndarray | None = None,
-                     whole: np.ndarray | None = None, floor: float = 1e-3) -> None:
+                     whole: np.ndarray | None = None, floor: float = 1e-3, parallel: bool = False) -> None:
     """Fold one chunk (``sims``: V x C float32, C-contiguous; its first document is row ``first_row``)
     into ``state``.  Program arrays as in :class:`~itlr_gpu.compiler.Program`; ``lit_a``/``lit_b``
-    aligned with ``opcodes``; ``mix`` (Q x 3) and ``whole`` (Q,) for the hybrid epilogue.  Releases
-    the GIL: threads may fold different chunks into different states at once."""
+    aligned with ``opcodes``; ``mix`` (Q x 3) and ``whole`` (Q,) for the hybrid epilogue.
+    ``parallel``: queries spread over numba's threads (worth it only with cores the BLAS can spare)."""
     empty_mix = np.zeros((0, 3), dtype=np.float32)
-    _get()(np.ascontiguousarray(sims, dtype=np.float32), np.ascontiguousarray(opcodes, dtype=np.int8),
+    _get(bool(parallel))(np.ascontiguousarray(sims, dtype=np.float32), np.ascontiguousarray(opcodes, dtype=np.int8),
            np.ascontiguousarray(operands, dtype=np.int64), np.ascontiguousarray(offsets, dtype=np.int64),
            np.ascontiguousarray(lit_a, dtype=np.float32), np.ascontiguousarray(lit_b, dtype=np.float32),
            int(families[0]), int(families[1]), int(families[2]), np.float32(floor),

@@ -1,7 +1,6 @@
 """The numba backend (fused CPU scoring + top-k) against its oracle, the torch reference: equal results
 (same BLAS, same chunks, same float32 arithmetic, same tie rule) for every operator family, the scoring
-options' linear form, ties, k > N, float16 documents; the chunk workers (one-thread BLAS per chunk) equal it
-up to float32 rounding."""
+options' linear form, ties, k > N, float16 documents, serial and parallel loops."""
 
 from __future__ import annotations
 
@@ -20,13 +19,11 @@ from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.ops import AND_FAMILIES, NOT_FAMILIES, OR_FAMILIES  # noqa: E402
 from itlr_gpu.scoring import RECOMMENDED, ScoreOptions  # noqa: E402
 
-from oracles import assert_topk_matches  # noqa: E402
 from strategies import small_vocab_asts  # noqa: E402
 from test_scoring import options_st  # noqa: E402
 
 ALL_OPS = [Ops(a, o, n) for a in AND_FAMILIES for o in OR_FAMILIES for n in NOT_FAMILIES]
 CPU = torch.device("cpu")
-THREADS = torch.get_num_threads()
 
 
 def unit_rows(rng, n, d, dtype=np.float32):
@@ -43,8 +40,8 @@ def assert_equal_topk(got, want):
 @settings(max_examples=80, deadline=None)
 @given(st.lists(small_vocab_asts(), min_size=1, max_size=7), st.sampled_from(ALL_OPS), st.integers(1, 300),
        st.integers(1, 40), st.sampled_from([None, 1, 7, 64, 1000]), st.sampled_from([np.float32, np.float16]),
-       st.integers(0, 5), st.integers(0, 2**31 - 1))
-def test_equals_the_reference(nodes, ops, n, k, chunk, dtype, dup, seed):
+       st.integers(0, 5), st.booleans(), st.integers(0, 2**31 - 1))
+def test_equals_the_reference(nodes, ops, n, k, chunk, dtype, dup, parallel, seed):
     rng = np.random.default_rng(seed)
     program = compile_queries(nodes)
     docs = unit_rows(rng, n, 16, dtype)
@@ -54,49 +51,11 @@ def test_equals_the_reference(nodes, ops, n, k, chunk, dtype, dup, seed):
     want = TorchBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
     got = NumbaBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=chunk)
     assert_equal_topk(got, want)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(small_vocab_asts(), min_size=1, max_size=7), st.sampled_from(ALL_OPS), st.integers(1, 300),
-       st.integers(1, 40), st.sampled_from([1, 7, 64, 1000]), st.sampled_from([np.float32, np.float16]),
-       st.integers(0, 5), st.integers(2, 4), st.sampled_from(["torch", "numpy"]), st.integers(0, 2**31 - 1))
-def test_chunk_workers_equal_the_reference(nodes, ops, n, k, chunk, dtype, dup, workers, matmul, seed):
-    """Chunks spread over worker threads (each its own one-thread BLAS call and top-k, merged at the end):
-    the reference's top-k up to float32 rounding of the similarities; exact ties still go to the lower row."""
-    rng = np.random.default_rng(seed)
-    program = compile_queries(nodes)
-    docs = unit_rows(rng, n, 16, dtype)
-    if dup:
-        docs[rng.integers(0, n, dup)] = docs[rng.integers(0, n)]
-    terms = unit_rows(rng, len(program.terms), 16)
-    a, b = np.ones(len(program.opcodes), np.float32), np.zeros(len(program.opcodes), np.float32)
-    seen = []
-    got = search_fused(docs, terms, program, ops, k, a, b, chunk_size=chunk, workers=workers, matmul=matmul,
-                       on_chunk=seen.append)
-    want = TorchBackend().search(docs, terms, program, ops, k, device=CPU)
-    assert_topk_matches(got, want, docs.astype(np.float32), terms, program, ops, rtol=1e-5, atol=1e-5)
-    assert sum(seen) == n   # every document reported once to the progress callback
-    assert torch.get_num_threads() == THREADS   # the one-thread setting is undone
-
-
-def test_chunk_workers_default_and_errors(monkeypatch):
-    from itlr_gpu.backends.cpu_fused import WORKERS_MIN_FLOPS, default_workers
-
-    monkeypatch.setenv("ITLR_CPU_WORKERS", "3")
-    assert default_workers() == 3
-    for bad in ("0", "two", "-1"):
-        monkeypatch.setenv("ITLR_CPU_WORKERS", bad)
-        with pytest.raises(InputError, match="ITLR_CPU_WORKERS"):
-            default_workers()
-    monkeypatch.delenv("ITLR_CPU_WORKERS")
-    assert default_workers() >= 1
-    program = compile_queries(['"a"'])
-    ones = np.ones(1, np.float32)
-    for bad in (0, -2, 1.5, True):
-        with pytest.raises(InputError, match="workers"):
-            search_fused(np.ones((4, 2), np.float32), np.ones((1, 2), np.float32), program, Ops(), 2, ones,
-                         0 * ones, workers=bad)
-    assert WORKERS_MIN_FLOPS > 0
+    if parallel:
+        a, b = np.ones(len(program.opcodes), np.float32), np.zeros(len(program.opcodes), np.float32)
+        size = chunk or 64
+        want = TorchBackend().search(docs, terms, program, ops, k, device=CPU, chunk_size=size)
+        assert_equal_topk(search_fused(docs, terms, program, ops, k, a, b, chunk_size=size, parallel=True), want)
 
 
 @settings(max_examples=60, deadline=None)

@@ -5,24 +5,11 @@ the torch reference); :func:`itlr_gpu.kernels.cpu_fused_topk.fused_chunk_topk` t
 query's program on them and keeps its top-k.  Same inputs, same float32 arithmetic, same tie
 rule as :mod:`.reference` (its oracle): the results are equal.  ``percentile`` calibration
 (a lookup table, no linear form) runs on the torch reference.
-
-**Chunk workers.**  On one thread the scoring loop runs while the other cores idle, and with a
-fast BLAS it is a third of the time (benchmarks/results/cpu_search-zen5.md).  A large search
-therefore splits its chunks over one worker thread per core: each multiplies its chunk with a
-one-thread BLAS call and runs the (GIL-free) loop into its own top-k, and the top-ks are merged
-at the end.  Total time ~ matmul + loop / workers instead of matmul + loop.  The similarities of
-a one-thread BLAS call may differ from the multi-threaded reference's in the last bit, so this
-path equals the reference up to float32 rounding (ties aside); small searches, below
-:data:`WORKERS_MIN_FLOPS`, stay on the exact serial path.  ``ITLR_CPU_WORKERS=N`` (or
-``workers=``) sets the count; 1 is the serial path.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -35,39 +22,28 @@ from ..ops import RECIPROCAL_FLOOR, Ops
 from .gemm import ChunkMatmul
 from .reference import _as_tensor, chunk_for_budget
 
-__all__ = ["NumbaBackend", "available", "search_fused", "default_workers", "WORKERS_MIN_FLOPS"]
-
-WORKERS_MIN_FLOPS = 2e10
-"""Matmul flops below which a search runs serially (threads would cost more than they save)."""
+__all__ = ["NumbaBackend", "available", "search_fused", "parallel_default"]
 
 
 def available() -> bool:
     return kernel.available()
 
 
-def default_workers() -> int:
-    """``ITLR_CPU_WORKERS`` when set, else the threads torch would use (``OMP_NUM_THREADS``,
-    ``torch.set_num_threads``; a one-CPU Ray worker gets 1), at most the cores this process may run on."""
-    env = os.environ.get("ITLR_CPU_WORKERS")
-    if env is not None:
-        try:
-            value = int(env)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise InputError(f"ITLR_CPU_WORKERS={env!r}", "environment", "a positive integer")
-        return value
-    return max(1, min(torch.get_num_threads(), len(os.sched_getaffinity(0))))
+def parallel_default() -> bool:
+    """Run queries on several threads only where the BLAS leaves cores to share: with 2 cores the
+    single-threaded loop is faster (benchmarks/results/cpu_search.md); ``ITLR_CPU_PARALLEL=0|1`` forces."""
+    env = os.environ.get("ITLR_CPU_PARALLEL")
+    if env in ("0", "1"):
+        return env == "1"
+    return len(os.sched_getaffinity(0)) >= 8
 
 
 def search_fused(docs, vectors, program: Program, ops: Ops, k: int, lit_a: np.ndarray, lit_b: np.ndarray,
                  mix: np.ndarray | None = None, whole: np.ndarray | None = None, chunk_size: int | None = None,
                  on_chunk: Callable[[int], None] | None = None, matmul: str = "auto",
-                 workers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 parallel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores (Q x k'), rows (Q x k'), k' = min(k, N)) of ``program`` over ``docs`` (N x d) with
-    literal i = ``lit_a[i] * <doc, vectors[operand_i]> + lit_b[i]`` and the optional hybrid epilogue.
-    ``workers``: chunk worker threads (default: :func:`default_workers` for a search of at least
-    :data:`WORKERS_MIN_FLOPS`, else 1)."""
+    literal i = ``lit_a[i] * <doc, vectors[operand_i]> + lit_b[i]`` and the optional hybrid epilogue."""
     if not kernel.available():
         raise InputError("numba is not installed", "--backend numba", "`pip install numba`, or --backend torch")
     n, d = docs.shape
@@ -76,67 +52,22 @@ def search_fused(docs, vectors, program: Program, ops: Ops, k: int, lit_a: np.nd
         chunk_size = chunk_for_budget(d, len(vectors), program.num_queries, program.max_depth + 2)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise InputError(f"workers={workers!r}", "workers", "a positive integer")
     kk = min(int(k), n)
+    state = kernel.TopKState(program.num_queries, max(kk, 1))
     if kk == 0 or program.num_queries == 0:
         return (np.zeros((program.num_queries, 0), np.float32), np.zeros((program.num_queries, 0), np.int64))
-    if workers is None:
-        workers = default_workers() if 2.0 * len(vectors) * d * n >= WORKERS_MIN_FLOPS else 1
-    chunk = int(chunk_size)
-    if workers > 1:   # the same memory in all: each worker holds a chunk's buffers
-        chunk = max(1, min(chunk // workers, -(-n // workers)))
-    starts = list(range(0, n, chunk))
-    workers = min(int(workers), len(starts))
-    fold = _Fold(docs, vectors, program, ops, kk, lit_a, lit_b, mix, whole, chunk, matmul, on_chunk)
-    if workers == 1:
-        with torch.inference_mode():
-            return fold(starts).result()
-    with _one_blas_thread(), ThreadPoolExecutor(workers, thread_name_prefix="itlr-chunk") as pool:
-        states = list(pool.map(fold, [starts[w::workers] for w in range(workers)]))
-    return kernel.merge_topk(states)
-
-
-class _Fold:
-    """Folds chunks (by their first row) into a fresh top-k state, with its own matmul buffers."""
-
-    def __init__(self, docs, vectors, program, ops, k, lit_a, lit_b, mix, whole, chunk, matmul, on_chunk):
-        self.docs, self.vectors, self.program, self.k = docs, vectors, program, k
-        self.lit_a, self.lit_b, self.mix, self.whole = lit_a, lit_b, mix, whole
-        self.fams = kernel.family_codes(ops)
-        self.chunk, self.matmul, self.on_chunk = chunk, matmul, on_chunk
-        self._lock = threading.Lock()
-
-    def __call__(self, starts: list[int]) -> "kernel.TopKState":
-        p, n = self.program, self.docs.shape[0]
-        state = kernel.TopKState(p.num_queries, self.k)
-        with torch.inference_mode():
-            gemm = ChunkMatmul(self.docs, self.vectors, self.chunk, torch.device("cpu"), self.matmul)
-            for start in starts:
-                block = gemm.chunk(start, min(n, start + self.chunk))
-                sims = gemm.sims(block).numpy()
-                kernel.fused_chunk_topk(sims, p.opcodes, p.operands, p.offsets, self.lit_a, self.lit_b, self.fams,
-                                        p.max_depth, state, start, self.mix, self.whole, RECIPROCAL_FLOOR)
-                if self.on_chunk is not None:
-                    with self._lock:   # progress bars are not thread-safe
-                        self.on_chunk(block.shape[0])
-        return state
-
-
-@contextmanager
-def _one_blas_thread():
-    """Every BLAS and OpenMP pool (numpy's OpenBLAS, torch's) at one thread while the chunk workers run:
-    each worker's product is then computed in the worker, and the cores are the workers'."""
-    from threadpoolctl import threadpool_limits
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(1):
-            yield
-    finally:
-        torch.set_num_threads(before)
+    fams = kernel.family_codes(ops)
+    par = parallel_default() if parallel is None else parallel
+    with torch.inference_mode():
+        gemm = ChunkMatmul(docs, vectors, int(chunk_size), torch.device("cpu"), matmul)
+        for start in range(0, n, int(chunk_size)):
+            chunk = gemm.chunk(start, min(n, start + int(chunk_size)))
+            sims = gemm.sims(chunk).numpy()
+            kernel.fused_chunk_topk(sims, program.opcodes, program.operands, program.offsets, lit_a, lit_b, fams,
+                                    program.max_depth, state, start, mix, whole, RECIPROCAL_FLOOR, parallel=par)
+            if on_chunk is not None:
+                on_chunk(chunk.shape[0])
+    return state.result()
 
 
 def _plain_literals(program: Program) -> tuple[np.ndarray, np.ndarray]:

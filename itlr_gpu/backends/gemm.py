@@ -37,16 +37,15 @@ _cache: dict[tuple[int, int, int], dict] = {}
 _lock = threading.Lock()
 
 
-def shape_class(num_vectors: int, d: int, chunk: int) -> tuple[int, int, int, int]:
-    """(terms rounded up to a power of two, d, chunk, torch's threads): searches in one class share a
-    probe (the chunk workers multiply on one thread each, where the faster BLAS may be another)."""
-    return 1 << max(0, int(num_vectors - 1).bit_length()), int(d), int(chunk), torch.get_num_threads()
+def shape_class(num_vectors: int, d: int, chunk: int) -> tuple[int, int, int]:
+    """(terms rounded up to a power of two, d, chunk): searches in one class share a probe."""
+    return 1 << max(0, int(num_vectors - 1).bit_length()), int(d), int(chunk)
 
 
 def choices() -> dict[str, dict]:
-    """The probes done in this process: ``{"TxdxC@threads": {"choice", "torch_s", "numpy_s"}}`` (for reports)."""
+    """The probes done in this process: ``{"T x d x C": {"choice", "torch_s", "numpy_s"}}`` (for reports)."""
     with _lock:
-        return {f"{t}x{d}x{c}@{th}": dict(v) for (t, d, c, th), v in _cache.items()}
+        return {f"{t}x{d}x{c}": dict(v) for (t, d, c), v in _cache.items()}
 
 
 def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, matmul: str = "auto") -> str:
@@ -66,7 +65,7 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
     key = shape_class(num_vectors, d, chunk)
     with _lock:
         if key not in _cache:
-            _cache[key] = _probe(*key[:3])
+            _cache[key] = _probe(*key)
         return _cache[key]["choice"]
 
 
