@@ -14,7 +14,7 @@ from itlr_gpu.query import canonical, parse
 from itlr_gpu.translate import translate
 from itlr_gpu.translate.cache import TranslationCache
 from itlr_gpu.translate.llm import VllmTranslator
-from itlr_gpu.translate.repair import defects, has_negation_cue, repair
+from itlr_gpu.translate.repair import KEEPS_LITTLE, LONG_REQUEST, defects, has_negation_cue, repair
 from itlr_gpu.translate.rules import try_translate_rules
 
 from strategies import asts
@@ -183,3 +183,56 @@ def test_the_output_table_keeps_the_llms_own_form_and_the_defects(tmp_path):
     assert out[0]["llm_expr"] == '"web frameworks other than React"' and "exclusion cue" in out[0]["repaired"]
     assert out[0]["expr"] == canonical(parse('"web frameworks" AND NOT "React"'))
     assert out[1]["llm_expr"] is None and out[1]["repaired"] is None
+
+
+ARG_A = ("Private military companies have a strong incentive to perform well because their future contracts depend "
+         "on their record. Most of them recruit former soldiers, train their staff to high standards and equip "
+         "them properly. Governments increasingly recognise the quality of such contractors and hire them "
+         "for training missions abroad")
+ARG_B = ("A standing army of the United Nations could deploy rapidly to contain crises before they become wars. "
+         "It would be impartial, free of the suspicion that follows troops from neighbouring states, and "
+         "independent of the slow bureaucracy of finding troops, equipment and funding for each mission")
+
+
+def test_a_long_request_the_form_keeps_little_of_is_used_whole():
+    """Kept under half of a long request (the rules refuse it): the request itself becomes the one term."""
+    text = f"either {ARG_A}, or {ARG_B}"
+    assert try_translate_rules(text)[1] is not None or rules_reading(text) is None
+    one_phrase = '"Governments increasingly recognise the quality of such contractors"'
+    assert KEEPS_LITTLE in defects(text, one_phrase)
+    fixed, why = repair(text, one_phrase)
+    assert why == [KEEPS_LITTLE] and parse(fixed) == parse(canonical(parse(f'"{text}"')))
+    # the arguments kept, however cut: no defect, the LLM's form stands
+    faithful = f'"{ARG_A}" OR "{ARG_B}"'
+    assert repair(text, faithful) == (faithful, [])
+    sentences = " AND ".join(f'"{s.strip()}"' for s in ARG_A.split(". ")) + f' OR "{ARG_B}"'
+    assert repair(text, sentences) == (sentences, [])
+
+
+def test_short_requests_may_be_distilled():
+    """Below LONG_REQUEST content words a preamble's distillation is right, not a defect."""
+    text = ("Some argue that a four-day working week raises productivity. Find research on the four-day week "
+            "and productivity")
+    assert KEEPS_LITTLE not in defects(text, '"four-day working week" AND "productivity"')
+    # the floor is well above every labelled request (they may all be distilled), function words included
+    assert max(len(p["text"].split()) for p in PAIRS) * 3 // 2 < LONG_REQUEST
+
+
+WORDS = ["coral", "reef", "restoration", "tourism", "policy", "funding", "climate", "ocean", "fishing", "science",
+         "community", "research", "monitoring", "species", "bleaching", "temperature", "nutrient", "sediment"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=4, max_size=12), min_size=2, max_size=14),
+       st.data())
+def test_keeps_little_counts_the_kept_share_of_a_long_request(sentences, data):
+    """Against a direct count: the defect fires exactly when the request has >= LONG_REQUEST content words and
+    the form's terms hold under half of them (words counted with repeats)."""
+    texts = [" ".join(s) for s in sentences]
+    request = ". ".join(texts)
+    kept = data.draw(st.lists(st.sampled_from(texts), min_size=1, max_size=len(texts), unique=True))
+    form = " OR ".join(f'"{t}"' for t in kept)
+    words = request.replace(".", " ").split()
+    have = {w for t in kept for w in t.split()}
+    want = len(words) >= LONG_REQUEST and 2 * sum(w in have for w in words) < len(words)
+    assert (KEEPS_LITTLE in defects(request, form)) == want

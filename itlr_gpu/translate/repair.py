@@ -21,6 +21,15 @@ and, measured against the rules' own reading of the request (``reference``):
 * **a lost negation**: ``X, excluding Y`` -> ``"X" AND "Y"``: the request holds an exclusion marker
   of the rules' lexicon outside the form's terms, the rules read a NOT, the LLM's form has none.
 
+and, without the rules (they refuse texts this long):
+
+* **most of a long request left out**: a request of at least :data:`LONG_REQUEST` content words of
+  which the form's terms keep under half, e.g. one sentence of a composition of two 300-word
+  arguments (ArguAna; a 1.5B model does this to 78 of 100).  A small model cannot distil such a
+  text faithfully; the text itself, embedded whole as one term, is then the better query (the dense
+  baseline).  The labelled set's longest request has 23 content words, and a preamble's distillation
+  ("Some argue that ... Find research on X" -> ``"X"``) is right, hence the length floor.
+
 A request with a preamble ("Some argue that ... Find research on X") is the LLM's to distil: keeping
 one piece of a long rules term is not a defect, only cutting it at a non-connective or losing all of it.
 
@@ -36,14 +45,18 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..query import Node, Not, Or, canonical, parse
+from ..query import Node, Not, Or, Term, canonical, parse
 from ..query.ast import terms as _terms
 from .rules import _MARKERS, try_translate_rules
 
-__all__ = ["defects", "repair", "REPAIR_VERSION"]
+__all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r4"
+REPAIR_VERSION = "r5"
 """Changes whenever the checks change (recorded beside the prompt version)."""
+
+LONG_REQUEST = 60
+"""Content words (not connectives or function words) from which a request counts as long."""
+KEEPS_LITTLE = "keeps under half of a long request's words"
 
 # Marker kinds of the rules' lexicon that negate (rules.py: EXCL, NOT, ...), and those that
 # open an exclusion clause: one of these inside a term means the clause was not split off.
@@ -157,6 +170,15 @@ def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
     return None
 
 
+def _keeps_little(text: str, node: Node) -> bool:
+    """A long request (>= LONG_REQUEST content words) of which the form's terms keep under half."""
+    content = [w for w in _words(text) if w not in _OPTIONAL and w not in _CONNECTIVES]
+    if len(content) < LONG_REQUEST:
+        return False
+    have = {w for t in _terms(node) for w in _words(t)}
+    return 2 * sum(w in have for w in content) < len(content)
+
+
 def defects(text: str, form: str | Node, reference: str | Node | None = None) -> list[str]:
     """What in ``form`` (a logical form of request ``text``) the request's wording refutes; [] for none.
 
@@ -167,6 +189,8 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
     found = []
     if _has_not(node) and not has_negation_cue(text):
         found.append("a NOT with no negation cue in the request")
+    if _keeps_little(text, node):
+        found.append(KEEPS_LITTLE)
     if reference is not None:
         ref = parse(reference) if isinstance(reference, str) else reference
         mine = [_norm(t).strip() for t in _terms(node)]
@@ -196,11 +220,17 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
 
 
 def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
-    """(the form to use, the defects that made the rules' form replace the LLM's; [] when kept)."""
+    """(the form to use, the defects that made it replace the LLM's; [] when kept): the rules' form
+    where they translate the request without a defect, else, for a long request the form keeps
+    little of, the request itself as one term."""
     if form is None or not isinstance(text, str):
         return form, []
     ast, err = try_translate_rules(text)
     if err is not None or ast is None or defects(text, ast):
+        node = parse(form)
+        if _keeps_little(text, node):
+            whole = canonical(Term(re.sub(r"\s+", " ", text).strip()))
+            return (whole, [KEEPS_LITTLE]) if whole != canonical(node) else (form, [])
         return form, []
     found = defects(text, form, reference=ast)
     if not found:
