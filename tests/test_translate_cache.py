@@ -168,3 +168,15 @@ def test_finished_rows_are_cached_before_the_batch_ends(tmp_path):
     assert [r.expr for r in rows] == ['"one"', '"two"', '"three"', '"four"']
     assert [r.cached for r in rows] == [True, True, False, False]
     assert len(eng.llm.calls) == 1 and len(eng.llm.calls[0]) == 2
+
+
+def test_a_failure_left_after_its_retry_is_cached_once(tmp_path):
+    """A generation cut off again on its retry is a final failure: stored (under the failure key), so a
+    rerun does not generate it again."""
+    llm = CutLLM(cut={"long"})
+    eng = VllmTranslator(llm=llm)    # retry_truncated on: the fake cuts the retry as well
+    first = translate(["long one", "short"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert first[0].expr is None and "max_tokens" in first[0].error and first[1].expr == '"short"'
+    assert len(llm.calls) == 2   # the batch, then the retry of the cut one
+    again = translate(["long one", "short"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert len(llm.calls) == 2 and again[0].cached and again[0].error == first[0].error

@@ -437,9 +437,10 @@ class VllmTranslator:
         retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
         sent: set[int] = set()
 
-        def notify(i: int) -> None:
+        def notify(i: int, final: bool = False) -> None:
+            # a cut-off generation is final only once its retry (if any) is done
             r = results[i]
-            if on_result is not None and i not in sent and r is not None and not (r.truncated and retry):
+            if on_result is not None and i not in sent and r is not None and (final or not (r.truncated and retry)):
                 sent.add(i)
                 on_result(i, r)
 
@@ -478,7 +479,7 @@ class VllmTranslator:
             self._retry_truncated(prompts, results, texts, notify)
         results = [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
         for i in range(len(results)):
-            notify(i)
+            notify(i, final=True)
         return results
 
     def _retry_truncated(self, prompts: list, results: list, texts: Sequence[str], notify=None) -> None:
