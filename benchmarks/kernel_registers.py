@@ -224,8 +224,9 @@ def machine_info() -> dict:
 
     ptxas = get_ptxas(90).path
     version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?") \
-        if os.path.exists("/proc/cpuinfo") else platform.processor()
+    from itlr_gpu.cpuinfo import cpu_name
+
+    cpu = cpu_name()
     return dict(triton=triton.__version__, ptxas=version[-1] if version else "?", python=platform.python_version(),
                 cpu=cpu, cores=os.cpu_count(), load_average=os.getloadavg(), target="cuda sm_90 (sm_90a), warp 32")
 

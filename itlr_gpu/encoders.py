@@ -258,12 +258,9 @@ def _detect_native_bf16() -> bool:
         caps = get()
         amx = bool(caps.get("amx_bf16")) and bool(getattr(torch.cpu, "_init_amx", lambda: True)())
         return amx or bool(caps.get("avx512_bf16"))
-    try:   # older torch: the kernel's view of the CPU flags
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    from .cpuinfo import simd_flags   # older torch: the kernel's view of the CPU flags
+
+    return bool({"avx512_bf16", "amx_bf16"}.intersection(simd_flags()))
 
 
 _for_index: dict[tuple, SentenceTransformerEncoder] = {}

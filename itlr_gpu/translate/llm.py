@@ -435,6 +435,7 @@ class VllmTranslator:
         finishes (llama.cpp), while the batch still runs, so a caller can store finished rows of a
         long job before it ends."""
         retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
+        results: list[GenResult | None] = [None] * len(texts)
         sent: set[int] = set()
 
         def notify(i: int, final: bool = False) -> None:
@@ -445,7 +446,6 @@ class VllmTranslator:
                 on_result(i, r)
 
         prompts: list[str | None] = []
-        results: list[GenResult | None] = [None] * len(texts)
         budgets = [self.max_tokens] * len(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t.strip():
