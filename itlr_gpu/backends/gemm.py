@@ -3,7 +3,7 @@
 torch's CPU wheel multiplies with MKL, numpy's with OpenBLAS; which one is faster depends on
 the machine (MKL is slow on AMD CPUs: 1.7 s vs 1.0 s for the same product on a 2-core EPYC).
 On a CPU, :func:`choose` times both once per process and *shape class* (terms rounded up to
-a power of two, dimension, chunk) on a small slice of that shape and caches the winner;
+a power of two, dimension, chunk) on a slice of that shape and caches the winner;
 searches too small for the choice to matter (:data:`PROBE_MIN_FLOPS`) use torch without a
 probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
 On CUDA it is always torch.
@@ -28,9 +28,13 @@ import torch
 __all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
-PROBE_MIN_FLOPS = 2e10       # the probe costs ~1e10 flops: only searches well above that are worth it
-PROBE_TERMS = 512            # the probe's slice of the shape: at most 512 terms x 2048 documents
-PROBE_DOCS = 2048
+# The probe multiplies a slice as wide as the search's chunks (up to PROBE_DOCS documents): MKL's lag behind
+# OpenBLAS on an AVX2 EPYC grows with the width (1.35x at 2,048 documents, 2.2x at 8,192 and 21,845), so
+# the earlier 512 x 2,048 slice called the two even where torch was 1.7x slower in bulk
+# (benchmarks/results/cpu_search.md).  Its ~2e10 flops (~0.4 s there) are only worth it for larger searches.
+PROBE_MIN_FLOPS = 5e10
+PROBE_TERMS = 256
+PROBE_DOCS = 8192
 PROBE_REPEAT = 5
 
 _cache: dict[tuple[int, int, int], dict] = {}
@@ -72,7 +76,8 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
 def _probe(t: int, d: int, chunk: int) -> dict:
     """Time both BLAS on a (min(t, PROBE_TERMS) x d) @ (d x min(chunk, PROBE_DOCS)) product, interleaved.
 
-    The fastest of the repeats stands for each: contention on a shared machine only ever adds time."""
+    The median of the repeats stands for each: MKL's time for the same product varies by up to 1.7x from call
+    to call on an AMD EPYC, so the fastest of a few repeats can be a lucky outlier."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((min(t, PROBE_TERMS), d), dtype=np.float32)
     b = rng.standard_normal((min(chunk, PROBE_DOCS), d), dtype=np.float32)
@@ -81,14 +86,14 @@ def _probe(t: int, d: int, chunk: int) -> dict:
     runs = {"torch": lambda: torch.mm(at, bt.T, out=ot), "numpy": lambda: np.matmul(a, b.T, out=out)}
     times: dict[str, list[float]] = {name: [] for name in runs}
     with torch.inference_mode():
-        for name, fn in runs.items():   # warm-up: thread pools, packing buffers
+        for name, fn in runs.items():   # warm-up: thread pools, packing buffers (MKL's first call is slow)
             fn()
         for _ in range(PROBE_REPEAT):
             for name, fn in runs.items():
                 t0 = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - t0)
-    best = {name: min(v) for name, v in times.items()}
+    best = {name: float(np.median(v)) for name, v in times.items()}
     return {"choice": min(best, key=best.get), "torch_s": best["torch"], "numpy_s": best["numpy"]}
 
 
