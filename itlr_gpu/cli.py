@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
-                   help="auto: torch; onnx: ONNX Runtime, int8 by default (see benchmarks/results/encode.md); "
+                   help="auto: torch on CUDA and on CPUs with bfloat16 instructions, else onnx when ONNX Runtime "
+                        "is installed; onnx: ONNX Runtime's fused graph, int8 by default "
+                        "(see benchmarks/results/encode.md); "
                         "recorded in the manifest, and queries are embedded the same way")
     s.add_argument("--max-length", type=positive_int,
                    help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 encodes 2x faster "

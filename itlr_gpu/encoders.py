@@ -56,8 +56,8 @@ class SentenceTransformerEncoder:
     package.  The model loads lazily on first use of ``encode`` or ``dim``.
 
     ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
-    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: torch (the ONNX/OpenVINO options are
-    opt-in: none keeps nDCG@10 at 3x; see benchmarks/results/encode.md).  ``precision``: ``fp32``,
+    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: on a CPU without native bfloat16, onnx
+    int8 when ONNX Runtime is installed and runs the model, else torch (benchmarks/results/encode.md).  ``precision``: ``fp32``,
     ``bf16`` (torch: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
     bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), fp32
@@ -120,10 +120,14 @@ class SentenceTransformerEncoder:
         if self._resolved is None:
             on_cuda = str(self.device).startswith("cuda")
             backend = self.backend
-            if backend == "auto":
-                # ONNX int8 is 1.0-1.4x torch at 256 word pieces (benchmarks/results/encode*.md): torch wins.
-                backend = "torch"
             on_cpu = str(self.device) == "cpu"
+            if backend == "auto":
+                # On a CPU without native bfloat16, ONNX Runtime's fused int8 graph: 1.6x torch fp32 on the
+                # AVX2 EPYC, SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md).  Where the CPU
+                # multiplies bfloat16, torch bf16 (measured 2.6x there).  An explicit fp32/bf16 keeps torch.
+                fast_int8 = (on_cpu and self.precision in (None, "int8") and not cpu_native_bf16()
+                             and _runtime_supports(self.path))
+                backend = "onnx" if fast_int8 else "torch"
             precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda
                                            else "bf16" if on_cpu and cpu_native_bf16() else "fp32")
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
@@ -236,6 +240,13 @@ class SentenceTransformerEncoder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r}, backend={self.backend!r})"
+
+
+def _runtime_supports(model_path: Path) -> bool:
+    """Whether ONNX Runtime is installed and can run this model (Transformer + mean/CLS pooling)."""
+    from .encode_runtime import runtime_available, supported
+
+    return runtime_available("onnx") and supported(model_path)
 
 
 def cpu_native_bf16() -> bool:

