@@ -174,7 +174,8 @@ def _fuse(plain: Path, target: Path, config: dict) -> dict:
             fused = {"error": f"{type(e).__name__}: {e}"}
     if fused.get("Attention"):
         rng = np.random.default_rng(0)
-        ids = rng.integers(1000, min(int(config.get("vocab_size", 30000)), 30000), size=(3, 37), dtype=np.int64)
+        vocab = max(2, min(int(config.get("vocab_size") or 30000), 30000))
+        ids = rng.integers(1, vocab, size=(3, 37), dtype=np.int64)
         mask = np.ones_like(ids)
         mask[1, 20:] = 0
         mask[2, 5:] = 0
