@@ -155,7 +155,7 @@ def main() -> None:
     sweep = [int(b) for b in args.batch_sweep.split(",")] if args.batch_sweep else []
     encoders = {o[0]: SentenceTransformerEncoder(backend=o[1], max_length=o[2], precision=o[3],
                                                  batch_size=args.batch_size, show_progress=False) for o in options}
-    batch = {label: enc.batch_size for label, enc in encoders.items()}
+    batch = {label: enc.forward_batch for label, enc in encoders.items()}
     swept = {(o[0], b): SentenceTransformerEncoder(backend=o[1], max_length=o[2], precision=o[3], batch_size=b,
                                                    show_progress=False)
              for o in options if o[1] == "torch" for b in sweep if b != batch[o[0]]}

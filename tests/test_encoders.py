@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -347,3 +348,24 @@ def test_a_corrupt_cached_onnx_export_is_exported_again(tmp_path, monkeypatch, c
     assert "did not load (InvalidProtobuf); exporting it again" in capsys.readouterr().err
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)   # the same export again
     assert int8.stat().st_size > 1000
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=80).map(" ".join), min_size=2, max_size=6))
+def test_onnx_int8_vector_of_a_text_does_not_depend_on_the_other_texts(texts):
+    """int8 quantises activations per forward pass; by default every text gets its own, so encoding a list equals
+    encoding each text alone (a query's results do not depend on the other queries of its file)."""
+    from itlr_gpu.encode_runtime import runtime_available
+
+    if not runtime_available("onnx"):
+        pytest.skip("onnxruntime is not installed")
+    enc = _onnx_int8()
+    together = enc.encode(texts)
+    alone = np.concatenate([enc.encode([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-6)
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_int8() -> SentenceTransformerEncoder:
+    return SentenceTransformerEncoder(backend="onnx", show_progress=False)
