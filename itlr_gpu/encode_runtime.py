@@ -106,7 +106,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         return files
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{out.name}.tmp-"))
-    print(f"itlr: note: exporting {name} to ONNX once (about half a minute on 2 cores) into {out}", file=sys.stderr)
+    print(f"itlr: note: exporting {name} to ONNX once (about 10 s on 2 cores) into {out}", file=sys.stderr)
     try:
         with _quiet():
             _export_all(model_path, name, tmp)
