@@ -187,7 +187,6 @@ def _export(model_path: Path, target: Path) -> dict:
 def _fuse(plain: Path, target: Path, config: dict) -> dict:
     """Write ONNX Runtime's fused BERT graph of ``plain`` to ``target`` if it computes the same output on a
     padded sample batch, else a copy of ``plain``; returns what was fused (for export.json)."""
-    import onnxruntime as ort
     from onnxruntime.transformers.optimizer import optimize_model
 
     heads, hidden = config.get("num_attention_heads"), config.get("hidden_size")
@@ -208,12 +207,8 @@ def _fuse(plain: Path, target: Path, config: dict) -> dict:
         mask[2, 5:] = 0
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
 
-        def run(path: Path) -> np.ndarray:
-            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-            names = {i.name for i in session.get_inputs()}
-            return session.run(None, {k: v for k, v in feed.items() if k in names})[0] * mask[:, :, None]
-
-        diff = float(np.abs(run(target) - run(plain)).max())
+        fused_out, plain_out = (_ort_runner(path)(feed) * mask[:, :, None] for path in (target, plain))
+        diff = float(np.abs(fused_out - plain_out).max())
         if diff <= _FUSION_TOLERANCE:
             return {"fused": fused, "max_abs_diff": diff}
         fused = {"rejected": fused, "max_abs_diff": diff}
@@ -221,18 +216,23 @@ def _fuse(plain: Path, target: Path, config: dict) -> dict:
     return {"fused": {}, "kept_plain": fused}
 
 
+def _ort_runner(graph: Path, threads: int | None = None):
+    """A function feed -> token embeddings running ``graph`` in ONNX Runtime (inputs it lacks are dropped)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    return lambda feed: session.run(None, {k: v for k, v in feed.items() if k in names})[0]
+
+
 def _open(files: dict[str, Path], backend: str, precision: str, threads: int):
     """A function feed -> token embeddings running the cached graph for ``backend`` / ``precision``."""
     if backend == "onnx":
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        graph = files["int8" if precision == "int8" else "fused"]
-        session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
-        names = {i.name for i in session.get_inputs()}
-        return lambda feed: session.run(None, {k: v for k, v in feed.items() if k in names})[0]
+        return _ort_runner(files["int8" if precision == "int8" else "fused"], threads)
     import openvino as ov
 
     compiled = ov.Core().compile_model(str(files["fp32"]), "CPU",
