@@ -265,7 +265,7 @@ class RuntimeEncoderCore:
         threads = threads or len(os.sched_getaffinity(0))
         try:
             self._run = _open(files, backend, precision, threads)
-        except Exception as e:   # noqa: BLE001 -- a cached graph that does not load (truncated, disk full): export again
+        except Exception as e:   # noqa: BLE001 -- a cached graph that does not load (truncated file): export again
             print(f"itlr: note: the cached ONNX export {files['fp32'].parent} did not load ({type(e).__name__}); "
                   "exporting it again", file=sys.stderr)
             shutil.rmtree(files["fp32"].parent, ignore_errors=True)

@@ -57,7 +57,8 @@ class SentenceTransformerEncoder:
 
     ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
     extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: on a CPU without native bfloat16, onnx
-    int8 when ONNX Runtime is installed and runs the model, else torch (benchmarks/results/encode.md).  ``precision``: ``fp32``,
+    int8 when ONNX Runtime is installed and runs the model, else torch (benchmarks/results/encode.md).
+    ``precision``: ``fp32``,
     ``bf16`` (torch: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
     bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), fp32
@@ -226,8 +227,8 @@ class SentenceTransformerEncoder:
         """Texts per forward pass: ``batch_size``, or 1 for onnx int8 when no batch size was given.
 
         int8 quantises each forward pass's activations with one scale: batched, a text's vector moved with its
-        batch-mates (cosine 0.991-0.995 to itself encoded alone).  One text per pass keeps it a function of
-        the text alone at the same speed on documents (36.2 vs 35.4 docs/s, AVX2 EPYC)."""
+        batch-mates (cosine to itself encoded alone: min 0.991, mean 0.995).  One text per pass keeps it a
+        function of the text alone at the same speed on documents (36.2 vs 35.4 docs/s, AVX2 EPYC)."""
         s = self._resolve()
         alone = s["backend"] == "onnx" and s["precision"] == "int8" and not self._batch_given
         return 1 if alone else self.batch_size
