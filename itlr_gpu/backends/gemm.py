@@ -4,8 +4,8 @@ torch's CPU wheel multiplies with MKL, numpy's with OpenBLAS; which one is faste
 the machine (MKL is slow on AMD CPUs: 1.7 s vs 1.0 s for the same product on a 2-core EPYC).
 On a CPU, :func:`choose` times both once per process and *shape class* (terms rounded up to
 a power of two, dimension, chunk) on a slice of that shape and caches the winner;
-searches too small for the choice to matter (:data:`PROBE_MIN_FLOPS`) use torch without a
-probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
+searches too small for the choice to matter (under :data:`PROBE_MIN_FLOPS` or twice the
+probe's own cost) use torch without a probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
 On CUDA it is always torch.
 
 :class:`ChunkMatmul` also owns the reused buffers: a float16/bfloat16 index chunk is widened
@@ -25,17 +25,22 @@ import warnings
 import numpy as np
 import torch
 
-__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "ChunkMatmul"]
+__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "probe_flops", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
-# The probe multiplies a slice as wide as the search's chunks (up to PROBE_DOCS documents): MKL's lag behind
-# OpenBLAS on an AVX2 EPYC grows with the width (1.35x at 2,048 documents, 2.2x at 8,192 and 21,845), so
-# the earlier 512 x 2,048 slice called the two even where torch was 1.7x slower in bulk
-# (benchmarks/results/cpu_search.md).  Its ~2e10 flops (~0.4 s there) are only worth it for larger searches.
+# The probe multiplies a slice as wide as the search's chunks (up to PROBE_DOCS documents) and as tall as its
+# terms (up to PROBE_TERMS): MKL's lag behind OpenBLAS on an AVX2 EPYC grows with the width (1.35x at 2,048
+# documents, 2.2x at 8,192 and 21,845), so the earlier 512 x 2,048 slice called the two even where torch was 1.7x
+# slower in bulk (benchmarks/results/cpu_search.md); on an AMX Xeon MKL gains on OpenBLAS with the height.
+# Each library is timed in a block of its own after PROBE_SETTLE_S of quiet: a library's worker threads keep
+# spinning for ~0.1 s after a call, and timed alternately MKL ran at half its speed on the 2-core Xeon (OpenBLAS's
+# spinning workers took its cores), so the probe picked OpenBLAS where MKL was 1.2x faster in bulk.
+# A search is probed only when it costs PROBE_MIN_FLOPS and at least twice the probe.
 PROBE_MIN_FLOPS = 5e10
-PROBE_TERMS = 256
+PROBE_TERMS = 1024
 PROBE_DOCS = 8192
 PROBE_REPEAT = 5
+PROBE_SETTLE_S = 0.15
 
 _cache: dict[tuple[int, int, int], dict] = {}
 _lock = threading.Lock()
@@ -64,7 +69,8 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
             raise ValueError(f"ITLR_MATMUL={matmul!r} is not one of {MATMULS}")
     if matmul != "auto":
         return matmul
-    if 2.0 * num_vectors * d * n < PROBE_MIN_FLOPS:
+    flops = 2.0 * num_vectors * d * n
+    if flops < PROBE_MIN_FLOPS or flops < 2 * probe_flops(num_vectors, d, min(chunk, n)):
         return "torch"
     key = shape_class(num_vectors, d, chunk)
     with _lock:
@@ -73,8 +79,14 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
         return _cache[key]["choice"]
 
 
+def probe_flops(t: int, d: int, chunk: int) -> float:
+    """Floating-point operations of one probe (both libraries, warm-up included)."""
+    return 2.0 * min(t, PROBE_TERMS) * d * min(chunk, PROBE_DOCS) * 2 * (PROBE_REPEAT + 1)
+
+
 def _probe(t: int, d: int, chunk: int) -> dict:
-    """Time both BLAS on a (min(t, PROBE_TERMS) x d) @ (d x min(chunk, PROBE_DOCS)) product, interleaved.
+    """Time both BLAS on a (min(t, PROBE_TERMS) x d) @ (d x min(chunk, PROBE_DOCS)) product, each in a block
+    of its own (quiet, a warm-up call, PROBE_REPEAT timed calls), as the search runs it: one library only.
 
     The median of the repeats stands for each: MKL's time for the same product varies by up to 1.7x from call
     to call on an AMD EPYC, so the fastest of a few repeats can be a lucky outlier."""
@@ -86,10 +98,10 @@ def _probe(t: int, d: int, chunk: int) -> dict:
     runs = {"torch": lambda: torch.mm(at, bt.T, out=ot), "numpy": lambda: np.matmul(a, b.T, out=out)}
     times: dict[str, list[float]] = {name: [] for name in runs}
     with torch.inference_mode():
-        for name, fn in runs.items():   # warm-up: thread pools, packing buffers (MKL's first call is slow)
-            fn()
-        for _ in range(PROBE_REPEAT):
-            for name, fn in runs.items():
+        for name, fn in runs.items():
+            time.sleep(PROBE_SETTLE_S)   # the other library's workers stop spinning
+            fn()                         # warm-up: thread pool, packing buffers (MKL's first call is slow)
+            for _ in range(PROBE_REPEAT):
                 t0 = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - t0)
