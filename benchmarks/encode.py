@@ -55,6 +55,8 @@ OPTIONS = [  # (label, backend, max_length, precision)
     ("onnx 128 int8", "onnx", 128, "int8"),
     ("openvino 256 fp32", "openvino", 256, "fp32"),
     ("openvino 128 fp32", "openvino", 128, "fp32"),
+    ("openvino 256 bf16", "openvino", 256, "bf16"),
+    ("openvino 128 bf16", "openvino", 128, "bf16"),
 ]
 
 
@@ -145,7 +147,8 @@ def main() -> None:
 
     ids, texts, queries = load_scifact()
     sample = [texts[i] for i in np.linspace(0, len(texts) - 1, args.sample).round().astype(int)]
-    options = [o for o in OPTIONS if o[1] == "torch" or runtime_available(o[1])]
+    options = [o for o in OPTIONS if (o[1] == "torch" or runtime_available(o[1]))
+               and not (o[1] == "openvino" and o[3] == "bf16" and not cpu_native_bf16())]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",")]
         options = [o for o in options if any(o[0].startswith(w) for w in wanted)]

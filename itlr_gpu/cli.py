@@ -85,16 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
-                   help="auto: torch on CUDA and on CPUs with bfloat16 instructions, else onnx when ONNX Runtime "
-                        "is installed; onnx: ONNX Runtime's fused graph, int8 by default "
-                        "(see benchmarks/results/encode.md); "
+                   help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed; "
+                        "torch on other CPUs with bfloat16 instructions; else onnx when ONNX Runtime is installed; "
+                        "onnx: ONNX Runtime's fused graph, int8 by default; openvino: bf16 where the CPU has "
+                        "bfloat16 instructions (see benchmarks/results/encode.md, encode-xeon.md); "
                         "recorded in the manifest, and queries are embedded the same way")
     s.add_argument("--max-length", type=positive_int,
                    help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 encodes 2x faster "
                         "but lost 0.021 nDCG@10 on SciFact)")
     s.add_argument("--precision", choices=("fp32", "bf16", "int8", "fp16"),
-                   help="default: int8 for onnx, fp16 for torch on CUDA; torch on a CPU: bf16 where the CPU has "
-                        "bfloat16 instructions (AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), else fp32")
+                   help="default: int8 for onnx, fp16 for torch on CUDA; torch and openvino on a CPU: bf16 where "
+                        "the CPU has bfloat16 instructions (AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), "
+                        "else fp32")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")

