@@ -14,7 +14,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 args="-DGGML_NATIVE=ON"
 cxx="${CXX:-c++}"
-if grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && "$cxx" --version 2>/dev/null | head -1 | grep -qiE 'g\+\+|gcc'; then
+# GCC, not clang (whose --version may also say c++): the preprocessor's macros tell them apart
+macros="$(echo | "$cxx" -dM -E -x c++ - 2>/dev/null || true)"
+if grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && [[ "$macros" == *__GNUC__* && "$macros" != *__clang__* ]]; then
   args="$args -DCMAKE_CXX_FLAGS=-fno-dse"
 fi
 echo "building llama-cpp-python with CMAKE_ARGS=\"$args ${CMAKE_ARGS:-}\"" >&2
