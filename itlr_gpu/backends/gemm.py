@@ -4,8 +4,8 @@ torch's CPU wheel multiplies with MKL, numpy's with OpenBLAS; which one is faste
 the machine (MKL is slow on AMD CPUs: 1.7 s vs 1.0 s for the same product on a 2-core EPYC).
 On a CPU, :func:`choose` times both once per process and *shape class* (terms rounded up to
 a power of two, dimension, chunk) on a slice of that shape and caches the winner;
-searches too small for the choice to matter (under :data:`PROBE_MIN_FLOPS` or twice the
-probe's own cost) use torch without a probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
+searches too small for the choice to matter (:data:`PROBE_MIN_FLOPS`) use torch without a
+probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
 On CUDA it is always torch.
 
 :class:`ChunkMatmul` also owns the reused buffers: a float16/bfloat16 index chunk is widened
@@ -35,11 +35,12 @@ MATMULS = ("auto", "torch", "numpy")
 # Each library is timed in a block of its own after PROBE_SETTLE_S of quiet: a library's worker threads keep
 # spinning for ~0.1 s after a call, and timed alternately MKL ran at half its speed on the 2-core Xeon (OpenBLAS's
 # spinning workers took its cores), so the probe picked OpenBLAS where MKL was 1.2x faster in bulk.
-# A search is probed only when it costs PROBE_MIN_FLOPS and at least twice the probe.
+# Medians of 3 calls per block keep the probe's cost (up to ~5e10 flops and 0.3 s of quiet, once per process and
+# shape class) near that of the smallest search it is run for (PROBE_MIN_FLOPS).
 PROBE_MIN_FLOPS = 5e10
 PROBE_TERMS = 1024
 PROBE_DOCS = 8192
-PROBE_REPEAT = 5
+PROBE_REPEAT = 3
 PROBE_SETTLE_S = 0.15
 
 _cache: dict[tuple[int, int, int], dict] = {}
@@ -69,8 +70,7 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
             raise ValueError(f"ITLR_MATMUL={matmul!r} is not one of {MATMULS}")
     if matmul != "auto":
         return matmul
-    flops = 2.0 * num_vectors * d * n
-    if flops < PROBE_MIN_FLOPS or flops < 2 * probe_flops(num_vectors, d, min(chunk, n)):
+    if 2.0 * num_vectors * d * n < PROBE_MIN_FLOPS:
         return "torch"
     key = shape_class(num_vectors, d, chunk)
     with _lock:
