@@ -1,4 +1,4 @@
-"""Fast CPU inference for sentence-transformers models: ONNX Runtime (fp32 or int8) and OpenVINO.
+"""Fast CPU inference for sentence-transformers models: ONNX Runtime (fp32 or int8) and OpenVINO (fp32 or bf16).
 
 The torch model is exported once to ONNX (the transformer only; pooling runs here in
 numpy), its BERT blocks fused by ONNX Runtime's transformer optimizer (one ``Attention`` node
