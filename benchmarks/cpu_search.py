@@ -113,7 +113,7 @@ with tempfile.TemporaryDirectory() as tmp:
     docs = np.load(path, mmap_mode='r')
     program = random_programs(rng, {num_queries})
     terms = unit_rows(rng, len(program.terms), {d})
-    chunk = chunk_for_budget({d}, len(program.terms), program.num_queries, program.max_depth)
+    chunk = chunk_for_budget({d}, len(program.terms), program.num_queries, program.max_depth, cpu=True)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     scores, rows = search_reference(docs, terms, program, Ops(), {k})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -146,7 +146,7 @@ def main() -> None:
 
     docs16 = docs.astype(np.float16)
     terms_t = torch.from_numpy(terms)
-    chunk = chunk_for_budget(args.d, len(program.terms), program.num_queries, program.max_depth)
+    chunk = chunk_for_budget(args.d, len(program.terms), program.num_queries, program.max_depth, cpu=True)
     out = np.empty((len(program.terms), chunk), dtype=np.float32)
 
     def chunked_matmul(kind: str):
@@ -228,7 +228,7 @@ def main() -> None:
                     "loadavg_before": load_before, "loadavg_after": load_after},
         "engine_matmul": choices(),
         "shape": {"n": args.n, "d": args.d, "queries": args.queries, "terms": len(program.terms), "k": args.k,
-                  "chunk": chunk_for_budget(args.d, len(program.terms), program.num_queries, program.max_depth)},
+                  "chunk": chunk},
         "median_seconds": rows,
         "round_seconds": times,
         "ratios": {

@@ -207,7 +207,7 @@ def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
     from .backends.reference import chunk_for_budget
 
     n, d = docs.shape
-    chunk = args.chunk_size or chunk_for_budget(d, len(terms), 1, 1)
+    chunk = args.chunk_size or chunk_for_budget(d, len(terms), 1, 1, cpu=True)
     t = torch.from_numpy(terms)
     out = np.empty((len(terms), min(chunk, n)), dtype=np.float32)
     wide = np.empty((min(chunk, n), d), dtype=np.float32)

@@ -131,3 +131,13 @@ def test_chunk_budget_formula():
     c = chunk_for_budget(d=384, num_terms=768, num_queries=256, max_depth=2, budget_bytes=256 << 20)
     assert 4 * c * (2 * 384 + 768 + 256 * 5) <= 256 << 20
     assert chunk_for_budget(4, 1, 1, 1, budget_bytes=1) == 256  # floor
+
+
+def test_cpu_chunks_keep_the_similarity_block_in_cache():
+    from itlr_gpu.backends.reference import CPU_SIMS_BYTES, MIN_CHUNK
+
+    budget = chunk_for_budget(384, 768, 256, 2)
+    cpu = chunk_for_budget(384, 768, 256, 2, cpu=True)
+    assert cpu < budget and 4 * 768 * cpu <= CPU_SIMS_BYTES < 4 * 768 * (cpu + 1)
+    assert chunk_for_budget(384, 8, 8, 1, cpu=True) == chunk_for_budget(384, 8, 8, 1)   # few terms: the budget's
+    assert chunk_for_budget(384, 10**6, 1, 1, cpu=True) == MIN_CHUNK                   # the floor still holds

@@ -49,7 +49,7 @@ def search_fused(docs, vectors, program: Program, ops: Ops, k: int, lit_a: np.nd
     n, d = docs.shape
     vectors = _as_tensor(vectors, torch.device("cpu"))
     if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(vectors), program.num_queries, program.max_depth + 2)
+        chunk_size = chunk_for_budget(d, len(vectors), program.num_queries, program.max_depth + 2, cpu=True)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer")
     kk = min(int(k), n)
@@ -84,7 +84,8 @@ class NumbaBackend:
         _cpu_only(device)
         a, b = _plain_literals(program)
         if chunk_size is None:   # the reference's chunks: the same BLAS choice, the same similarities
-            chunk_size = chunk_for_budget(docs.shape[1], len(program.terms), program.num_queries, program.max_depth)
+            chunk_size = chunk_for_budget(docs.shape[1], len(program.terms), program.num_queries, program.max_depth,
+                                          cpu=True)
         return search_fused(docs, term_embeddings, program, ops, k, a, b, chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
@@ -105,7 +106,8 @@ class NumbaBackend:
         prog = lin.program
         whole = None if lin.mix is None else np.asarray(lin.whole_arg, dtype=np.int64)
         if chunk_size is None:
-            chunk_size = chunk_for_budget(docs.shape[1], len(lin.vectors), prog.num_queries, prog.max_depth + 2)
+            chunk_size = chunk_for_budget(docs.shape[1], len(lin.vectors), prog.num_queries, prog.max_depth + 2,
+                                          cpu=True)
         return search_fused(docs, lin.vectors, prog, lin.ops, k, lin.lit_a, lin.lit_b, lin.mix, whole,
                             chunk_size=chunk_size, on_chunk=on_chunk)
 

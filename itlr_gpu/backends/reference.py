@@ -14,7 +14,8 @@ stack depth S (plus the running top-k, Q x k x 12)::
 
     4 * C * (2d + T + Q * (S + 3))
 
-``chunk_for_budget`` picks C from a byte budget with that formula.
+``chunk_for_budget`` picks C from a byte budget with that formula; on a CPU it also keeps the
+T x C similarity block within :data:`CPU_SIMS_BYTES`, so that scoring reads it from cache.
 """
 
 from __future__ import annotations
@@ -32,14 +33,23 @@ from .gemm import ChunkMatmul
 
 DEFAULT_BUDGET_BYTES = 256 << 20
 MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
+# On a CPU the scoring pass reads the T x C similarity block right after the BLAS wrote it: kept within 16 MiB
+# it comes from cache.  768 terms x 200k documents on the 2-core AMX Xeon: the fused engine took 0.43 s in
+# chunks of 4,096 documents (12 MiB) against 0.52-0.56 s in chunks of 16,384-21,845 (48-64 MiB), while the bare
+# product took the same 0.38-0.40 s at either width (benchmarks/results/cpu_search-xeon.md).
+CPU_SIMS_BYTES = 16 << 20
 
 
 def chunk_for_budget(d: int, num_terms: int, num_queries: int, max_depth: int,
-                     budget_bytes: int = DEFAULT_BUDGET_BYTES) -> int:
-    """Largest chunk (documents) whose working set fits ``budget_bytes`` (see module docstring)."""
+                     budget_bytes: int = DEFAULT_BUDGET_BYTES, *, cpu: bool = False) -> int:
+    """Largest chunk (documents) whose working set fits ``budget_bytes`` (see module docstring); with
+    ``cpu``, also whose similarity block fits :data:`CPU_SIMS_BYTES`."""
     # 2d: the float32 chunk and BLAS's packed copy of it; S + 3: the stack, the score block, top-k scratch.
     per_doc = 4 * (2 * d + num_terms + num_queries * (max_depth + 3))
-    return int(min(MAX_CHUNK, max(MIN_CHUNK, budget_bytes // per_doc)))
+    chunk = budget_bytes // per_doc
+    if cpu:
+        chunk = min(chunk, CPU_SIMS_BYTES // (4 * max(1, num_terms)))
+    return int(min(MAX_CHUNK, max(MIN_CHUNK, chunk)))
 
 
 def score_chunk(sims: torch.Tensor, plan: Plan, ops: Ops) -> torch.Tensor:
@@ -158,7 +168,8 @@ def search_reference(
     n, d = docs.shape
     terms = _as_tensor(term_embeddings, device)
     if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth)
+        chunk_size = chunk_for_budget(d, len(program.terms), program.num_queries, program.max_depth,
+                                      cpu=device.type == "cpu")
     plan = plan_groups(program, device)
     with torch.inference_mode():
         return stream_topk(docs, terms, min(k, n), plan, chunk_size, device,
@@ -177,7 +188,8 @@ def search_linear(docs, lin, k: int, device: torch.device | str = "cpu", chunk_s
     n, d = docs.shape
     prog = lin.program
     if chunk_size is None:
-        chunk_size = chunk_for_budget(d, len(lin.vectors), prog.num_queries, prog.max_depth + 2)
+        chunk_size = chunk_for_budget(d, len(lin.vectors), prog.num_queries, prog.max_depth + 2,
+                                      cpu=device.type == "cpu")
     plan = plan_groups(prog, device)
     coef, mix = linear_coefficients(lin, plan, device)
     with torch.inference_mode():
@@ -204,7 +216,7 @@ def search_with_options(docs, term_embeddings, program: Program, ops: Ops, k: in
     terms = _as_tensor(term_embeddings, device)
     if chunk_size is None:
         chunk_size = chunk_for_budget(d, len(program.terms) + program.num_queries, program.num_queries,
-                                      program.max_depth + 2)
+                                      program.max_depth + 2, cpu=device.type == "cpu")
     plan = plan_groups(program, device)
     with torch.inference_mode():
         prep = prepare_options(docs, program, plan, ops, options, terms, whole_embeddings, device)

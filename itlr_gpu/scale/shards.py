@@ -581,7 +581,7 @@ def search_out_of_core(
     if chunk_size is None:
         width = len(program.terms) if linear is None else len(linear.vectors)
         chunk_size = chunk_for_budget(d, width, program.num_queries, program.max_depth + (2 if linear else 0),
-                                      chunk_budget_for_cap(cap))
+                                      chunk_budget_for_cap(cap), cpu=dev.type == "cpu")
     source = RowSource(docs)
     itemsize = source.dtype.itemsize
     if shard_rows is None:
