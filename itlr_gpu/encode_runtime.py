@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 import numpy as np
@@ -120,20 +121,45 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     return files
 
 
+class _BelowErrorFromThisThread(logging.Filter):
+    """Drops the records below ERROR that the exporting thread logs; other threads' records pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != self.thread or record.levelno >= logging.ERROR
+
+
 @contextlib.contextmanager
 def _quiet():
     """The exporter's and quantiser's advice (tracer warnings, "consider pre-processing") is not the user's
-    business: warnings and log records below ERROR are silenced for the one-time export."""
+    business: for the one-time export, warnings and the exporting thread's log records below ERROR are
+    silenced.  The records are filtered at every logger and handler there is (not by a process-wide
+    logging.disable), so other threads keep logging, and everything is as before afterwards."""
     from transformers.utils import logging as hf_logging
 
+    loggers = [logging.getLogger()] + [x for x in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(x, logging.Logger)]
+    # at the loggers too: logging.warning() on an unconfigured root adds a handler in the middle of the export
+    filtered = {id(h): h for lg in loggers for h in (lg, *lg.handlers)}
+    if logging.lastResort is not None:
+        filtered[id(logging.lastResort)] = logging.lastResort
+    quiet = _BelowErrorFromThisThread()
+    bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        logging.disable(logging.WARNING)
-        try:
+    for h in filtered.values():
+        h.addFilter(quiet)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             yield
-        finally:
-            logging.disable(logging.NOTSET)
+    finally:
+        for h in filtered.values():
+            h.removeFilter(quiet)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _export_all(model_path: Path, name: str, tmp: Path) -> None:

@@ -401,3 +401,33 @@ def test_onnx_int8_vector_of_a_text_does_not_depend_on_the_other_texts(texts):
 @functools.lru_cache(maxsize=1)
 def _onnx_int8() -> SentenceTransformerEncoder:
     return SentenceTransformerEncoder(backend="onnx", show_progress=False)
+
+
+def test_export_quiet_drops_only_the_exporting_threads_records():
+    import logging
+    import threading
+
+    from itlr_gpu.encode_runtime import _quiet
+
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    log = logging.getLogger("itlr-test-quiet")
+    handler = Keep()
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        with _quiet():
+            log.warning("export advice")                  # this thread, below ERROR: dropped
+            log.error("export failure")                   # kept
+            other = threading.Thread(target=lambda: log.warning("another thread"))
+            other.start()
+            other.join()
+        log.warning("after")                              # everything as before
+    finally:
+        log.removeHandler(handler)
+    assert seen == ["export failure", "another thread", "after"]
+    assert not handler.filters
