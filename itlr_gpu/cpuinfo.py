@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import platform
 
-__all__ = ["SIMD_FLAGS", "cpu_name", "simd_flags"]
+__all__ = ["SIMD_FLAGS", "cpu_name", "cpu_vendor", "simd_flags"]
 
 SIMD_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
 """The extensions reported: AVX2 / AVX-512 (BLAS kernels, llama.cpp), VNNI (int8), bf16 (encoder precision)."""
@@ -24,6 +24,11 @@ def _cpuinfo() -> dict[str, str]:
     except OSError:
         pass
     return info
+
+
+def cpu_vendor() -> str:
+    """``GenuineIntel``, ``AuthenticAMD``, ... (empty where /proc/cpuinfo is missing)."""
+    return _cpuinfo().get("vendor_id", "")
 
 
 def simd_flags() -> list[str]:

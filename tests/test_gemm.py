@@ -56,7 +56,7 @@ def test_options_paths_take_the_matmul_choice():
 def test_choose_rules(monkeypatch):
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert gemm.choose(768, 384, 20000, 10**6, cuda) == "torch"
-    assert gemm.choose(8, 16, 64, 100, cpu) == "torch"          # too small to be worth a probe
+    assert gemm.choose(8, 16, 64, 100, cpu) == gemm.unprobed_default()   # too small to be worth a probe
     assert gemm.choose(8, 16, 64, 100, cpu, "numpy") == "numpy"
     monkeypatch.setenv("ITLR_MATMUL", "numpy")
     assert gemm.choose(8, 16, 64, 100, cpu) == "numpy"
@@ -122,3 +122,13 @@ def test_widening_runs_on_one_thread_and_restores_the_pool(monkeypatch, threads)
         assert seen == [1] and torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("vendor, want", [("AuthenticAMD", "numpy"), ("GenuineIntel", "torch"), ("", "torch")])
+def test_small_searches_take_the_vendors_faster_blas(monkeypatch, vendor, want):
+    from itlr_gpu import cpuinfo
+
+    monkeypatch.setattr(cpuinfo, "cpu_vendor", lambda: vendor)
+    monkeypatch.delenv("ITLR_MATMUL", raising=False)
+    assert gemm.choose(8, 16, 64, 100, torch.device("cpu")) == want
+    assert gemm.choose(8, 16, 64, 100, torch.device("cpu"), "torch") == "torch"   # an explicit choice wins

@@ -4,8 +4,9 @@ torch's CPU wheel multiplies with MKL, numpy's with OpenBLAS; which one is faste
 the machine (MKL is slow on AMD CPUs: 1.7 s vs 1.0 s for the same product on a 2-core EPYC).
 On a CPU, :func:`choose` times both once per process and *shape class* (terms rounded up to
 a power of two, dimension, chunk) on a slice of that shape and caches the winner;
-searches too small for the choice to matter (:data:`PROBE_MIN_FLOPS`) use torch without a
-probe.  ``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
+searches too small for the probe to pay (:data:`PROBE_MIN_FLOPS`) use :func:`unprobed_default`:
+numpy on AMD CPUs (where MKL was the slower on both AMD EPYCs measured), torch elsewhere.
+``ITLR_MATMUL=torch|numpy`` (or ``matmul=`` on the search functions) skips the probe.
 On CUDA it is always torch.
 
 :class:`ChunkMatmul` also owns the reused buffers: a float16/bfloat16 index chunk is widened
@@ -25,7 +26,7 @@ import warnings
 import numpy as np
 import torch
 
-__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "probe_flops", "ChunkMatmul"]
+__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "probe_flops", "unprobed_default", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
 # The probe multiplies a slice as wide as the search's chunks (up to PROBE_DOCS documents) and as tall as its
@@ -71,12 +72,21 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
     if matmul != "auto":
         return matmul
     if 2.0 * num_vectors * d * n < PROBE_MIN_FLOPS:
-        return "torch"
+        return unprobed_default()
     key = shape_class(num_vectors, d, chunk)
     with _lock:
         if key not in _cache:
             _cache[key] = _probe(*key)
         return _cache[key]["choice"]
+
+
+def unprobed_default() -> str:
+    """The BLAS of a search too small to probe: numpy (OpenBLAS) on AMD CPUs, torch (MKL) elsewhere.  In bulk
+    MKL took 1.7x OpenBLAS's time on the AVX2 EPYC (benchmarks/results/cpu_search.md) and 2.5x on the Zen 5
+    EPYC (cpu_search-zen5.md), 0.9x on the Intel Xeon (cpu_search-xeon.md)."""
+    from ..cpuinfo import cpu_vendor
+
+    return "numpy" if cpu_vendor() == "AuthenticAMD" else "torch"
 
 
 def probe_flops(t: int, d: int, chunk: int) -> float:
