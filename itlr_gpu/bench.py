@@ -51,7 +51,7 @@ def add_bench_parser(sub) -> None:
     s.set_defaults(func=cmd_bench)
 
 
-def single_term(program) -> bool:
+def is_single_term(program) -> bool:
     """Whether every query is one bare term (what FAISS can search).  Queries that repeat a term share it:
     FAISS, like the engine, searches each distinct term once."""
     return all(len(program.query_code(q)[0]) == 1 for q in range(program.num_queries))
@@ -111,7 +111,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.k > n:
         raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")
     program = compile_queries(queries, ids)
-    single = single_term(program)
+    single = is_single_term(program)
     available = available_backends(single)
     wanted = available if args.backends == "auto" else [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in wanted:

@@ -125,13 +125,13 @@ class SentenceTransformerEncoder:
             on_cuda = str(self.device).startswith("cuda")
             backend = self.backend
             on_cpu = str(self.device) == "cpu"
+            native = on_cpu and cpu_native_bf16()
             if backend == "auto":
                 # On a CPU without native bfloat16, ONNX Runtime's fused int8 graph: 1.7x torch fp32 on the
                 # AVX2 EPYC, SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md).  On a CPU with AMX,
-                # OpenVINO in bf16: `itlr index` of SciFact 3.3x the old fp32 encoder against 2.8x for torch
+                # OpenVINO in bf16: `itlr index` of SciFact 3.2x the old fp32 encoder against 2.9x for torch
                 # bf16 (benchmarks/results/encode-xeon.md).  Other CPUs with native bfloat16 (AVX512-BF16
                 # only, not measured with OpenVINO): torch bf16.  An explicit fp32 keeps torch.
-                native = on_cpu and cpu_native_bf16()
                 if on_cpu and self.precision in (None, "int8") and not native and _runtime_supports("onnx", self.path):
                     backend = "onnx"
                 elif native and self.precision in (None, "bf16") and cpu_amx_bf16() \
@@ -140,7 +140,7 @@ class SentenceTransformerEncoder:
                 else:
                     backend = "torch"
             precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda
-                                           else "bf16" if on_cpu and cpu_native_bf16() else "fp32")
+                                           else "bf16" if native else "fp32")
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
                        "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
             if precision not in allowed:
@@ -287,36 +287,36 @@ def _runtime_supports(backend: str, model_path: Path) -> bool:
 
 def cpu_native_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 in hardware: AMX-BF16 tiles (enabled for this process) or
-    AVX512-BF16 dot products.  On an AMX Xeon torch's bf16 encoder is 3.3x its fp32 one on MiniLM, SciFact
+    AVX512-BF16 dot products.  On an AMX Xeon torch's bf16 encoder is 3.7x its fp32 one on MiniLM, SciFact
     nDCG@10 0.6443 vs 0.6451, min cosine 0.9999 to fp32 (benchmarks/results/encode-xeon.md); elsewhere bf16
     is emulated and slower than fp32.  ``ITLR_CPU_BF16=0`` / ``1`` overrides the detection."""
     forced = os.environ.get("ITLR_CPU_BF16")
     if forced in ("0", "1"):
         return forced == "1"
-    return _detect_native_bf16()
+    return any(_detect_bf16().values())
 
 
 def cpu_amx_bf16() -> bool:
-    """Whether this CPU has AMX-BF16 tiles (``ITLR_CPU_BF16=0`` says no, like :func:`cpu_native_bf16`)."""
-    if os.environ.get("ITLR_CPU_BF16") == "0":
-        return False
-    from .cpuinfo import simd_flags
-
-    return "amx_bf16" in simd_flags()
+    """Whether this CPU has AMX-BF16 tiles enabled for this process (``ITLR_CPU_BF16=0`` says no, like
+    :func:`cpu_native_bf16`)."""
+    return os.environ.get("ITLR_CPU_BF16") != "0" and _detect_bf16()["amx_bf16"]
 
 
 @functools.lru_cache(maxsize=None)
-def _detect_native_bf16() -> bool:
+def _detect_bf16() -> dict[str, bool]:
+    """``{"amx_bf16", "avx512_bf16"}``: torch's view of the CPU (AMX only once enabled for the process),
+    else the kernel's CPU flags (older torch)."""
     import torch
 
     get = getattr(getattr(torch, "cpu", None), "get_capabilities", None)
     if get is not None:
         caps = get()
         amx = bool(caps.get("amx_bf16")) and bool(getattr(torch.cpu, "_init_amx", lambda: True)())
-        return amx or bool(caps.get("avx512_bf16"))
-    from .cpuinfo import simd_flags   # older torch: the kernel's view of the CPU flags
+        return {"amx_bf16": amx, "avx512_bf16": bool(caps.get("avx512_bf16"))}
+    from .cpuinfo import simd_flags
 
-    return bool({"avx512_bf16", "amx_bf16"}.intersection(simd_flags()))
+    flags = simd_flags()
+    return {"amx_bf16": "amx_bf16" in flags, "avx512_bf16": "avx512_bf16" in flags}
 
 
 _for_index: dict[tuple, SentenceTransformerEncoder] = {}

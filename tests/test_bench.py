@@ -43,13 +43,13 @@ def test_bad_input_is_one_error_and_writes_nothing(imported, capsys, argv, messa
 
 
 def test_single_term_workloads_may_repeat_a_term():
-    from itlr_gpu.bench import single_term
+    from itlr_gpu.bench import is_single_term
     from itlr_gpu.compiler import compile_queries
 
     repeated = compile_queries(['"coffee"', '"tea"', '"coffee"'])
-    assert len(repeated.terms) == 2 and single_term(repeated)       # two queries, one term: still FAISS's shape
-    assert not single_term(compile_queries(['"coffee"', 'NOT "tea"']))
-    assert not single_term(compile_queries(['"coffee" AND "tea"']))
+    assert len(repeated.terms) == 2 and is_single_term(repeated)       # two queries, one term: still FAISS's shape
+    assert not is_single_term(compile_queries(['"coffee"', 'NOT "tea"']))
+    assert not is_single_term(compile_queries(['"coffee" AND "tea"']))
 
 
 def test_unavailable_backend_error_names_the_available_ones(imported, capsys):

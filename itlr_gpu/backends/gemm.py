@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 import torch
 
-__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "probe_flops", "unprobed_default", "ChunkMatmul"]
+__all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "unprobed_default", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
 # The probe multiplies a slice as wide as the search's chunks (up to PROBE_DOCS documents) and as tall as its
@@ -87,11 +87,6 @@ def unprobed_default() -> str:
     from ..cpuinfo import cpu_vendor
 
     return "numpy" if cpu_vendor() == "AuthenticAMD" else "torch"
-
-
-def probe_flops(t: int, d: int, chunk: int) -> float:
-    """Floating-point operations of one probe (both libraries, warm-up included)."""
-    return 2.0 * min(t, PROBE_TERMS) * d * min(chunk, PROBE_DOCS) * 2 * (PROBE_REPEAT + 1)
 
 
 def _probe(t: int, d: int, chunk: int) -> dict:

@@ -34,9 +34,9 @@ from .gemm import ChunkMatmul
 DEFAULT_BUDGET_BYTES = 256 << 20
 MIN_CHUNK, MAX_CHUNK = 256, 1 << 16
 # On a CPU the scoring pass reads the T x C similarity block right after the BLAS wrote it: kept within 16 MiB
-# it comes from cache.  768 terms x 200k documents on the 2-core AMX Xeon: the fused engine took 0.43 s in
-# chunks of 4,096 documents (12 MiB) against 0.52-0.56 s in chunks of 16,384-21,845 (48-64 MiB), while the bare
-# product took the same 0.38-0.40 s at either width (benchmarks/results/cpu_search-xeon.md).
+# it comes from cache.  768 terms x 200k documents on the 2-core AMX Xeon: the fused engine took 0.41-0.42 s in
+# chunks of 4,096-8,192 documents (12-24 MiB) against 0.49-0.51 s in chunks of 16,384-21,845 (48-64 MiB), while
+# the bare product took 0.36-0.38 s at every width (benchmarks/results/cpu_chunks-xeon.md).
 CPU_SIMS_BYTES = 16 << 20
 
 
