@@ -34,8 +34,9 @@ MATMULS = ("auto", "torch", "numpy")
 # documents, 2.2x at 8,192 and 21,845), so the earlier 512 x 2,048 slice called the two even where torch was 1.7x
 # slower in bulk (benchmarks/results/cpu_search.md); on an AMX Xeon MKL gains on OpenBLAS with the height.
 # Each library is timed in a block of its own after PROBE_SETTLE_S of quiet: a library's worker threads keep
-# spinning for ~0.1 s after a call, and timed alternately MKL ran at half its speed on the 2-core Xeon (OpenBLAS's
-# spinning workers took its cores), so the probe picked OpenBLAS where MKL was 1.2x faster in bulk.
+# spinning for ~0.1 s after a call: timed alternately on the 2-core Xeon, MKL took twice OpenBLAS's time
+# (benchmarks/results/cpu_search-xeon.md) although it was 1.1-1.2x faster in bulk (in a quick test outside the
+# benchmarks, MKL's calls right after OpenBLAS's ran 1.5-2x slower than its calls after its own).
 # Medians of 3 calls per block keep the probe's cost (up to ~5e10 flops and 0.3 s of quiet, once per process and
 # shape class) near that of the smallest search it is run for (PROBE_MIN_FLOPS).
 PROBE_MIN_FLOPS = 5e10
