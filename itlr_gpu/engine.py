@@ -15,7 +15,7 @@ from .errors import InputError
 from .index import Index
 from .io import RESULT_SCHEMA
 from .ops import Ops
-from .query import Node
+from .query import Node, natural_text, parse as parse_query
 from .scoring import ScoreOptions
 
 
@@ -121,9 +121,6 @@ def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, g
 
 
 def _whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
-    from .query import parse as parse_query
-    from .scoring import natural_text
-
     if whole_queries is None:
         texts = [natural_text(parse_query(q) if isinstance(q, str) else q) for q in queries]
     else:

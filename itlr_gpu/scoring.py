@@ -111,7 +111,7 @@ from .plan import plan_groups
 
 __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "prepare",
            "prepare_options", "linearize_options", "linearize", "linear_coefficients", "score_chunk_linear",
-           "score_chunk_options", "score_dense", "natural_text", "search_linear", "search_with_options"]
+           "score_chunk_options", "score_dense"]
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
@@ -594,30 +594,3 @@ def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: Scor
                        docs_t[torch.as_tensor(sample_rows(len(docs_t), options.sample_size))], whole)
         scores = score_chunk_options(terms @ docs_t.T, docs_t, plan, ops, prep)
     return plan.unpermute(scores).numpy()
-
-
-def natural_text(node) -> str:
-    """A plain-English rendering of a query AST (the whole-query text when none is given):
-    ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``."""
-    from .query import And, Not, Term
-
-    def ev(n, top=False) -> str:
-        if isinstance(n, Term):
-            return n.text
-        if isinstance(n, Not):
-            return "not " + ev(n.child)
-        joiner = " and " if isinstance(n, And) else " or "
-        s = joiner.join(ev(c) for c in n.children)
-        return s if top else f"({s})"
-
-    return ev(node, top=True)
-
-
-def __getattr__(name: str):
-    """``search_linear`` / ``search_with_options`` moved to :mod:`itlr_gpu.backends.reference` (the backends
-    own every chunk loop; this module only computes constants): the old names still resolve."""
-    if name in ("search_linear", "search_with_options"):
-        from .backends import reference
-
-        return getattr(reference, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

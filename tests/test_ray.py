@@ -122,7 +122,8 @@ def test_cli_ray_equals_plain(cluster, saved, tmp_path, monkeypatch):
 
 
 def test_ray_with_scoring_options_equals_single_process(cluster, saved):
-    from itlr_gpu.scoring import RECOMMENDED, linearize_options, search_with_options
+    from itlr_gpu.backends.reference import search_with_options
+    from itlr_gpu.scoring import RECOMMENDED, linearize_options
 
     root, index = saved
     program, terms = program_and_terms()

@@ -314,7 +314,8 @@ def test_ray_flag_without_ray_is_a_clear_error(saved, tmp_path, fake_encoder, mo
 
 # --------------------------------------------------------------------------- scoring options at scale
 
-from itlr_gpu.scoring import RECOMMENDED, ScoreOptions, linearize_options, search_with_options  # noqa: E402
+from itlr_gpu.backends.reference import search_with_options  # noqa: E402
+from itlr_gpu.scoring import RECOMMENDED, ScoreOptions, linearize_options  # noqa: E402
 
 
 @pytest.mark.parametrize("layout", ["single", "sharded"])

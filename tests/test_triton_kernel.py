@@ -386,7 +386,7 @@ def test_random_programs_with_options(queries, ops, k, n, cal, hybrid, guard, or
 @needs_kernel
 def test_backend_takes_options_and_percentile_falls_back():
     from itlr_gpu.backends import get_backend
-    from itlr_gpu.scoring import search_with_options
+    from itlr_gpu.backends.reference import search_with_options
 
     rng = np.random.default_rng(23)
     docs = unit_rows(rng, 80, 32)

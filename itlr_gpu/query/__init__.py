@@ -2,9 +2,9 @@
 
 from .ast import And, Node, Not, Or, Term, count_negations, make_and, make_or, terms
 from .parser import MAX_DEPTH, MAX_QUERY_CHARS, parse, tokenize
-from .printer import canonical, quote
+from .printer import canonical, natural_text, quote
 
 __all__ = [
     "And", "Node", "Not", "Or", "Term", "count_negations", "make_and", "make_or", "terms",
-    "MAX_DEPTH", "MAX_QUERY_CHARS", "parse", "tokenize", "canonical", "quote",
+    "MAX_DEPTH", "MAX_QUERY_CHARS", "parse", "tokenize", "canonical", "natural_text", "quote",
 ]

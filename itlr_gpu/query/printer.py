@@ -42,3 +42,19 @@ def canonical(node: Node) -> str:
             parts.append(")")
             stack.extend(reversed(parts))
     return "".join(out)
+
+
+def natural_text(node: Node) -> str:
+    """A plain-English rendering of a query (the whole-query text when none is given):
+    ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``."""
+
+    def ev(n: Node, top: bool = False) -> str:
+        if isinstance(n, Term):
+            return n.text
+        if isinstance(n, Not):
+            return "not " + ev(n.child)
+        joiner = " and " if isinstance(n, And) else " or "
+        s = joiner.join(ev(c) for c in n.children)
+        return s if top else f"({s})"
+
+    return ev(node, top=True)
