@@ -75,13 +75,16 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
-def interleaved(cases: dict, repeat: int) -> tuple[dict, dict, dict]:
+def interleaved(cases: dict, repeat: int, settle: float = 0.0) -> tuple[dict, dict, dict]:
     """Median seconds per case: one warm-up each, then ``repeat`` rounds running every case once per round
-    (round robin), so a load change on a shared machine hits every case alike.  Also every round's times."""
+    (round robin), so a load change on a shared machine hits every case alike.  Also every round's times.
+    ``settle`` seconds of quiet before each timed case: an OpenBLAS call leaves its worker threads spinning
+    for a while, and they take the cores from whatever case comes next (MKL's included)."""
     results = {name: fn() for name, fn in cases.items()}
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeat):
         for name, fn in cases.items():
+            time.sleep(settle)
             t0 = time.perf_counter()
             results[name] = fn()
             times[name].append(time.perf_counter() - t0)
@@ -131,6 +134,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=256)
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--settle", type=float, default=0.5,
+                    help="seconds of quiet before each timed case (0 = back to back, as before)")
     ap.add_argument("--big-n", type=int, default=2_000_000, help="rows of the float16 memory test (0 = skip)")
     ap.add_argument("--out", default=str(RESULTS / "cpu_search"))
     args = ap.parse_args()
@@ -190,7 +195,7 @@ def main() -> None:
         pass
     load_before = os.getloadavg()
     with torch.inference_mode():
-        rows, results, times = interleaved(cases, args.repeat)
+        rows, results, times = interleaved(cases, args.repeat, args.settle)
     load_after = os.getloadavg()
     t_torch, t_numpy = rows["matmul torch (MKL), chunked"], rows["matmul numpy (OpenBLAS), chunked"]
     t_floor = min(t_torch, t_numpy)
@@ -227,6 +232,7 @@ def main() -> None:
                                                            "ITLR_MATMUL")},
                     "loadavg_before": load_before, "loadavg_after": load_after},
         "engine_matmul": choices(),
+        "settle_s": args.settle,
         "shape": {"n": args.n, "d": args.d, "queries": args.queries, "terms": len(program.terms), "k": args.k,
                   "chunk": chunk},
         "median_seconds": rows,
@@ -256,7 +262,8 @@ def write_report(report: dict, out: Path) -> None:
              + f"; environment {report['machine']['env']}", "",
              "Load average (1/5/15 min) before " + "/".join(f"{x:.2f}" for x in report['machine']['loadavg_before'])
              + ", after " + "/".join(f"{x:.2f}" for x in report['machine']['loadavg_after'])
-             + ": the machine may be shared; every case runs once per round, rounds interleaved, medians.", "",
+             + ": the machine may be shared; every case runs once per round, rounds interleaved, medians; "
+             + f"{report.get('settle_s', 0):g} s of quiet before each timed case.", "",
              "Engine's matmul (probed once per process and shape class, itlr_gpu/backends/gemm.py): "
              + (", ".join(f"{k}: {v['choice']} (probe torch {v['torch_s'] * 1e3:.1f} ms, numpy "
                           f"{v['numpy_s'] * 1e3:.1f} ms)" for k, v in report['engine_matmul'].items()) or "no probe"),
