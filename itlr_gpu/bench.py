@@ -186,7 +186,11 @@ def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
     return lambda: engine.search(docs, terms, program, ops, k, device=device, chunk_size=chunk_size)
 
 
+SETTLE_S = 0.2   # quiet before each backend's runs: OpenBLAS's workers spin on after a call and take the cores
+
+
 def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[float]:
+    time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
     times = []
