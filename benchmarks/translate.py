@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -151,10 +152,15 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
             from itlr_gpu.translate.llamacpp import LlamaCppTranslator as cls
         else:
             from itlr_gpu.translate.llm import VllmTranslator as cls
+        if translator == "llamacpp":   # the prompt head's KV cells: saved here, read back by a second engine
+            heads = tempfile.TemporaryDirectory(prefix="itlr-bench-heads-")
+            opts = opts | {"prefix_dir": heads.name}
         eng = cls(model=model, mode="logical", **opts)
         load_s = time.perf_counter() - t
         kw = {"engine": eng, "cache": False, "batch_size": len(texts), "repair": repair}
-        translate(texts[:1], translator=translator, **kw)  # warm-up: first kernels, prefix
+        t = time.perf_counter()
+        translate(texts[:1], translator=translator, **kw)  # warm-up: first kernels, the shared prefix
+        first_s = time.perf_counter() - t
         if candidates is not None:   # llama.cpp: next-best tokens checked before the whole vocabulary is masked
             eng.llm.decoder.candidates = candidates
 
@@ -163,7 +169,8 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
     batched_s = time.perf_counter() - t
     shown = {k: (f"{len(v)} pairs @{v.fingerprint}" if k == "pool" else v) for k, v in opts.items()}
     res = {"translator": translator, "model": getattr(eng, "model_id", None) or translator, "options": shown,
-           "load_s": round(load_s, 2), "requests": len(texts), "batched_s": round(batched_s, 2),
+           "load_s": round(load_s, 2), "requests": len(texts),
+           "first_request_s": round(first_s, 2) if eng is not None else None, "batched_s": round(batched_s, 2),
            "batched_req_per_s": len(texts) / batched_s, "scores": subsets(pairs, rows),
            "all": score(pairs, rows)}
     if eng is not None:
@@ -188,6 +195,17 @@ def bench(translator: str, model: str | None, pairs: list[dict], single_n: int, 
         s = len(sub) / (time.perf_counter() - t)
         res["throughput"] = {"n": single_n, "batched_req_per_s": b, "one_at_a_time_req_per_s": s, "speedup": b / s,
                              "same_outputs": [r.expr for r in ones] == [r.expr for r in batched_sub]}
+    if translator == "llamacpp":   # a new process's start: the head's cells read from disk, not decoded
+        eng.llm.close()
+        t = time.perf_counter()
+        again = cls(model=model, mode="logical", **opts)
+        res["second_engine_load_s"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        translate(texts[:1], translator=translator, **(kw | {"engine": again}))
+        res["first_request_head_from_disk_s"] = round(time.perf_counter() - t, 2)
+        res["head_tokens_from_disk"] = again.llm.decoder.stats["prefix_loaded"]
+        again.llm.close()
+        heads.cleanup()
     res["misses"] = misses(pairs, rows)
     if eng is not None:  # every generation, so that a change of the repair can be rescored without the model
         res["generations"] = {p["id"]: (r.llm_expr or r.expr) if r.error is None else f"ERROR {r.error}"
@@ -224,10 +242,13 @@ def write_md(doc: dict, path: Path) -> None:
              "Accuracy: the canonical form equal to the label up to the order of AND/OR operands.", "",
              "Equivalent: the same boolean function over the same terms, terms compared without case and a leading "
              "\"the\" (a looser criterion, reported beside the target's).", "",
-             "| translator / model | load s | requests | batched req/s | test acc. | test equivalent | test parse "
+             "First request: the first call's time, the shared prompt head decoded (a first run) and, for llama.cpp, "
+             "read from disk by a second engine (later runs).", "",
+             "| translator / model | load s | first request s: head decoded / from disk | requests | batched req/s "
+             "| test acc. | test equivalent | test parse "
              "| free-form test | dev acc. | one-at-a-time req/s (n) | batched / one: the same n; the whole set "
              "| load avg before / after |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in doc["runs"]:
         sc = r["scores"]
         te, dv, ff = sc.get("test", {}), sc.get("dev", {}), sc.get("free_form_test", {})
@@ -236,8 +257,11 @@ def write_md(doc: dict, path: Path) -> None:
         ratio = (f"{tp['speedup']:.2f}x; {r['batched_req_per_s'] / tp['one_at_a_time_req_per_s']:.2f}x"
                  if tp else "-")
         dev = f"{dv['accuracy']:.3f}" if dv else "-"
+        first = "-" if r.get("first_request_s") is None else f"{r['first_request_s']:.1f}"
+        if r.get("first_request_head_from_disk_s") is not None:
+            first += f" / {r['first_request_head_from_disk_s']:.1f}"
         lines.append(
-            f"| {_name(r)} | {r['load_s']:.1f} | {r['requests']} | "
+            f"| {_name(r)} | {r['load_s']:.1f} | {first} | {r['requests']} | "
             f"{r['batched_req_per_s']:.2f} | {te.get('right', 0)}/{te.get('n', 0)} = {te.get('accuracy') or 0:.3f} | "
             f"{te.get('equivalent', 0)}/{te.get('n', 0)} | "
             f"{te.get('parse_rate') or 0:.3f} | {ff.get('right', 0)}/{ff.get('n', 0)} | "

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from itlr_gpu.errors import InputError
 from itlr_gpu.query import canonical, parse
 from itlr_gpu.translate import translate
-from itlr_gpu.translate.llamacpp import BatchDecoder, LlamaCppTranslator, common_prefix, resolve_gguf
+from itlr_gpu.translate.llamacpp import BatchDecoder, LlamaCppTranslator, PrefixStore, common_prefix, resolve_gguf
+from itlr_gpu.translate.llm import VllmTranslator
 
 V, EOG, BANNED = 12, 10, 11
 
@@ -199,6 +200,135 @@ def test_prefix_is_decoded_once_and_reused_across_calls():
     assert dec.prefix == other[0][:-1]
 
 
+class StoringBackend(FakeBackend):
+    """A FakeBackend whose prompt heads outlive it in ``disk`` (a dict shared by instances: a new
+    process with the same on-disk store)."""
+
+    def __init__(self, disk: dict, **kw):
+        super().__init__(**kw)
+        self.disk, self.loads, self.saves = disk, 0, 0
+
+    def load_prefix(self, tokens):
+        assert not self.kv.get(0)   # loads go into an empty sequence 0
+        cells = self.disk.get(tuple(tokens))
+        if cells is None:
+            return False
+        self.kv[0] = dict(cells)
+        self.loads += 1
+        return True
+
+    def save_prefix(self, tokens):
+        cells = self.kv[0]
+        assert [cells[q] for q in range(len(cells))] == list(tokens)   # sequence 0 holds exactly the head
+        self.disk[tuple(tokens)] = dict(cells)
+        self.saves += 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=10), prompts_st, st.integers(1, 3), st.integers(1, 16),
+       st.booleans())
+def test_stored_head_gives_the_same_outputs_and_is_not_decoded_again(head, pp, n_seq, n_batch, matching):
+    shared, owns = pp
+    prompts = [head + shared + own for own in owns]
+    given_head = head if matching else head[:-1] + [head[-1] + 1]   # a head the prompts do not start with
+    want = [reference(p, "1", 4) for p in prompts]
+    disk: dict = {}
+    cold = StoringBackend(disk, n_batch=n_batch)
+    assert BatchDecoder(cold, n_seq=n_seq).generate(prompts, "1", 4, head=given_head) == want
+    assert (cold.saves, cold.loads) == ((1, 0) if matching else (0, 0))
+    warm = StoringBackend(disk, n_batch=n_batch)   # a new process
+    dec = BatchDecoder(warm, n_seq=n_seq)
+    assert dec.generate(prompts, "1", 4, head=given_head) == want
+    if matching:
+        plen = min(common_prefix(prompts), min(len(p) for p in prompts) - 1)
+        assert warm.loads == 1 and warm.saves == 0
+        assert dec.stats["prefix_loaded"] == len(head) and dec.stats["prefix_tokens"] == plen - len(head)
+    else:
+        assert warm.loads == warm.saves == 0 and dec.stats["prefix_loaded"] == 0
+    # later calls keep using what sequence 0 holds: nothing loaded or saved again
+    assert dec.generate(prompts[:1], "1", 4, head=given_head) == want[:1]
+    assert warm.loads == (1 if matching else 0) and warm.saves == 0
+
+
+def test_prefix_store_round_trip_corruption_and_pruning(tmp_path):
+    store = PrefixStore(tmp_path / "kv", "model-a|build-1", keep=2)
+    assert store.read([1, 2, 3]) is None
+    store.write([1, 2, 3], b"cells-123")
+    assert store.read([1, 2, 3]) == b"cells-123"
+    assert store.read([1, 2]) is None   # another head
+    assert PrefixStore(tmp_path / "kv", "model-a|build-2").read([1, 2, 3]) is None   # another setting
+    path = store.path([1, 2, 3])
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(bytes(raw))
+    assert store.read([1, 2, 3]) is None   # a flipped bit: the checksum refuses it
+    path.write_bytes(bytes(raw[:10]))
+    assert store.read([1, 2, 3]) is None   # truncated
+    store.write([1, 2, 3], b"cells-123")   # decoded again: replaced
+    assert store.read([1, 2, 3]) == b"cells-123"
+    os.utime(store.path([1, 2, 3]), (1e9, 1e9))
+    for i in range(4):
+        store.write([9, i], b"x" * i)
+        os.utime(store.path([9, i]), (1e9 + 1 + i, 1e9 + 1 + i))   # written in this order
+    kept = sorted(p.name for p in (tmp_path / "kv").glob("*.kv"))
+    assert kept == sorted(store.path([9, i]).name for i in (2, 3))   # the two most recent
+    assert not list((tmp_path / "kv").glob("*.tmp*"))
+
+
+def test_prefix_store_that_cannot_write_costs_nothing_but_time(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    store = PrefixStore(blocker / "kv", "s")
+    store.write([1], b"cells")   # no exception: the translation goes on
+    assert store.read([1]) is None
+
+
+class ChatTokenizer:
+    """A ChatML chat template (the Qwen format) without a model."""
+
+    chat_template = "chatml"
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+        return text + ("<|im_start|>assistant\n" if add_generation_prompt else "")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=40).filter(str.strip), min_size=1, max_size=5),
+       st.sampled_from(["logical", "rewrite"]), st.sampled_from([0, 3]), st.booleans())
+def test_shared_head_starts_every_prompt_and_stops_before_the_request(texts, mode, nearest, chat):
+    class Engine:
+        takes_head = True
+        chat_template = None
+
+        def get_tokenizer(self):
+            return ChatTokenizer() if chat else SimpleNamespace(chat_template=None, encode=str.split)
+
+    tr = VllmTranslator(llm=Engine(), mode=mode, nearest=nearest)
+    head = tr.shared_head()
+    assert len(head) > 100   # the system text at least
+    for t in texts:
+        p = tr.prompt(t)
+        assert p.startswith(head)
+        assert p[len(head):].strip()   # the request (and its own examples) come after it
+
+
+def test_engine_that_takes_a_head_gets_it_with_every_call():
+    seen = []
+
+    class Engine(EchoEngine):
+        takes_head = True
+
+        def generate(self, prompts, params, use_tqdm=False, head=None):
+            seen.append(head)
+            return super().generate(prompts, params)
+
+    eng = LlamaCppTranslator(llm=Engine({"a": '"a"', "b but not c": '"b" AND NOT "c"'}))
+    rows = translate(["a", "b but not c"], translator="llamacpp", engine=eng, cache=False)
+    assert [r.expr for r in rows] == ['"a"', '("b" AND NOT "c")']
+    assert seen and all(h == eng.shared_head() for h in seen)
+
+
 def test_sequences_decode_together():
     backend = FakeBackend(n_batch=64)
     dec = BatchDecoder(backend, n_seq=8)
@@ -320,7 +450,7 @@ def qwen_engine():
     if _installed(name) is None:
         pytest.skip(f"{name} is not installed (itlr models install {name})")
     threads = int(os.environ["ITLR_LLM_THREADS"]) if os.environ.get("ITLR_LLM_THREADS") else None
-    return LlamaCppTranslator(model=name, max_tokens=64, n_seq=4, n_threads=threads)
+    return LlamaCppTranslator(model=name, max_tokens=64, n_seq=4, n_threads=threads, prefix_cache=False)
 
 
 @pytest.mark.llm_large
@@ -338,6 +468,33 @@ def test_real_qwen_translates_and_batches(qwen_engine):
         assert all(term in t for term in terms(parse(r.expr))), (t, r.expr)
     one = [translate([t], translator="llamacpp", engine=qwen_engine, cache=False)[0].expr for t in texts]
     assert one == [r.expr for r in rows]  # batching does not change greedy outputs
+
+
+@pytest.mark.llm_large
+def test_real_qwen_head_from_disk_gives_the_same_translations(qwen_engine, tmp_path):
+    from itlr_gpu.translate.llamacpp import LlamaCppEngine
+
+    texts = ["coral reefs but not bleaching", "either solar or wind power in Spain", "papers on honey bees"]
+    want = [r.expr for r in translate(texts, translator="llamacpp", engine=qwen_engine, cache=False)]
+    gguf = resolve_gguf(os.environ.get("ITLR_LLM_MODEL", "qwen2.5-coder-1.5b"))
+    for round_ in ("cold", "warm", "corrupt"):
+        if round_ == "corrupt":
+            (kv,) = (tmp_path / "kv").glob("*.kv")
+            raw = bytearray(kv.read_bytes())
+            raw[len(raw) // 2] ^= 0xFF
+            kv.write_bytes(bytes(raw))
+        llm = LlamaCppEngine(gguf, n_ctx=8192, n_seq=4, n_threads=qwen_engine.n_threads,
+                             prefix_dir=tmp_path / "kv")
+        try:
+            tr = LlamaCppTranslator(llm=llm, max_tokens=64)
+            tr.model_id = qwen_engine.model_id
+            got = [r.expr for r in translate(texts, translator="llamacpp", engine=tr, cache=False)]
+            loaded = llm.decoder.stats["prefix_loaded"]
+        finally:
+            llm.close()
+        assert got == want, round_
+        assert (loaded > 2000) == (round_ == "warm"), (round_, loaded)
+        assert len(list((tmp_path / "kv").glob("*.kv"))) == 1
 
 
 @pytest.mark.llm_large

@@ -174,6 +174,8 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
     if engine is None:
         if translator == "llamacpp":
             from .llamacpp import LlamaCppTranslator as cls
+
+            opts = {"prefix_cache": use_cache, **opts}   # no cache: nothing read or written
         else:
             from .llm import VllmTranslator as cls
         engine = cls(model=model, mode=mode, cache_dir=cache_dir, **opts)
@@ -286,7 +288,7 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--mode", choices=MODES, default="logical",
                    help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
     p.add_argument("--cache-dir", default=None, help="translation cache and converted models (default ~/.cache/itlr-gpu)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache (nor, with llamacpp, the prompt head's stored KV cells)")
     from ..cli_common import fraction, positive_int
 
     p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per generate call")

@@ -78,6 +78,10 @@ class Backend(Protocol):
 
     def piece(self, token: int) -> bytes: ...
 
+    # Optional: a backend that keeps a prompt head's KV cells on disk (:class:`PrefixStore`) has
+    # ``load_prefix(tokens) -> bool`` (into the empty sequence 0) and ``save_prefix(tokens)`` (sequence 0
+    # holds exactly ``tokens``).
+
 
 @dataclass
 class _Slot:
@@ -113,8 +117,8 @@ class BatchDecoder:
         self.n_seq = n_seq
         self.candidates = candidates
         self.prefix: list[int] = []  # what sequence 0 holds
-        self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prompt_tokens": 0, "generated": 0,
-                      "rejected": 0, "masked": 0}
+        self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prefix_loaded": 0, "prompt_tokens": 0,
+                      "generated": 0, "rejected": 0, "masked": 0}
 
     def _decode(self, entries: list[tuple[int, int, int, bool]]) -> list[np.ndarray]:
         """entries: (token, pos, seq, logits?) in chunks of n_batch; logits of the flagged ones."""
@@ -126,10 +130,23 @@ class BatchDecoder:
                                  [e[3] for e in chunk])
         return out
 
-    def _ensure_prefix(self, prefix: list[int]) -> None:
+    def _ensure_prefix(self, prefix: list[int], head: Sequence[int] = ()) -> None:
+        """Sequence 0 holds ``prefix`` afterwards.  ``head``: the part of the prompt every request of
+        this prompt shares (system text, examples); when ``prefix`` starts with it and the backend keeps
+        heads on disk, a fresh process loads it instead of decoding it, and saves it once decoded."""
         keep = common_prefix([self.prefix, prefix])
         if keep < len(self.prefix):
             self.b.seq_rm(0, keep, -1)
+        h = len(head)
+        if (h and keep < h <= len(prefix) and list(prefix[:h]) == list(head)
+                and hasattr(self.b, "load_prefix")):
+            if keep == 0 and self.b.load_prefix(head):
+                self.stats["prefix_loaded"] += h
+            else:
+                self._decode([(t, keep + i, 0, False) for i, t in enumerate(head[keep:])])
+                self.stats["prefix_tokens"] += h - keep
+                self.b.save_prefix(head)
+            keep = h
         new = prefix[keep:]
         if new:
             self._decode([(t, keep + i, 0, False) for i, t in enumerate(new)])
@@ -138,10 +155,10 @@ class BatchDecoder:
 
     def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None | Sequence[str | None],
                  max_tokens: int | Sequence[int],
-                 on_done: Callable[[int, tuple[list[int], str]], None] | None = None
-                 ) -> list[tuple[list[int], str]]:
+                 on_done: Callable[[int, tuple[list[int], str]], None] | None = None,
+                 head: Sequence[int] = ()) -> list[tuple[list[int], str]]:
         """(generated tokens, finish reason ``stop`` | ``length``) per prompt, in order; ``on_done(i, result)``
-        as prompt i finishes.
+        as prompt i finishes.  ``head``: see :meth:`_ensure_prefix`.
 
         ``grammar`` and ``max_tokens``: one for every prompt, or a sequence with each prompt's
         own (a grammar shared by several prompts is compiled once and cloned).  A prompt must
@@ -162,7 +179,7 @@ class BatchDecoder:
         for p, m in zip(prompts, limits):
             if plen + (len(p) - plen) + m > self.b.n_ctx:
                 raise ValueError(f"prompt of {len(p)} tokens + {m} does not fit n_ctx {self.b.n_ctx}")
-        self._ensure_prefix(list(prompts[0][:plen]))
+        self._ensure_prefix(list(prompts[0][:plen]), head)
         uses: dict[str, int] = {}
         for t in grammars:
             if t is not None:
@@ -268,6 +285,58 @@ class BatchDecoder:
             slot.grammar = None
 
 
+# --------------------------------------------------------------------------- prompt heads on disk
+
+
+class PrefixStore:
+    """A prompt head's KV cells on disk, so that a new process loads them instead of decoding them
+    (the shared head of the default prompt is about 3,000 tokens: tens of seconds on 2 cores).
+
+    One file per (``setting``, head tokens): ``setting`` names everything the cells depend on (model
+    file, llama.cpp build, batch size, threads, KV layout), so a file is only ever read back into the
+    context that would have computed the same cells.  A file carries the sha256 of its cells and is
+    written atomically; one that does not match is ignored (and replaced once the head is decoded
+    again).  The ``keep`` most recently used files stay, older ones are removed."""
+
+    MAGIC = b"ITLR-KV1"
+
+    def __init__(self, folder: str | os.PathLike, setting: str, keep: int = 4):
+        self.folder, self.setting, self.keep = Path(folder), setting, keep
+
+    def path(self, tokens: Sequence[int]) -> Path:
+        h = hashlib.sha256(self.setting.encode())
+        h.update(np.asarray(tokens, dtype=np.int32).tobytes())
+        return self.folder / f"{h.hexdigest()[:32]}.kv"
+
+    def read(self, tokens: Sequence[int]) -> bytes | None:
+        path = self.path(tokens)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        n = len(self.MAGIC)
+        if len(raw) < n + 32 or raw[:n] != self.MAGIC or hashlib.sha256(raw[n + 32:]).digest() != raw[n:n + 32]:
+            return None
+        try:
+            os.utime(path)   # recently used: kept by the pruning
+        except OSError:
+            pass
+        return raw[n + 32:]
+
+    def write(self, tokens: Sequence[int], cells: bytes) -> None:
+        from ..output import OutputError, atomic_file
+
+        try:
+            with atomic_file(self.path(tokens), "wb") as f:
+                f.write(self.MAGIC + hashlib.sha256(cells).digest())
+                f.write(cells)
+            old = sorted(self.folder.glob("*.kv"), key=lambda q: q.stat().st_mtime, reverse=True)[self.keep:]
+            for q in old:
+                q.unlink(missing_ok=True)
+        except (OSError, OutputError):   # a cache that cannot be written costs time, never the translation
+            pass
+
+
 # --------------------------------------------------------------------------- llama.cpp
 
 
@@ -276,7 +345,7 @@ class LlamaCppEngine:
     (``encode``, ``chat_template``, ``apply_chat_template``) and vLLM's ``generate`` interface."""
 
     def __init__(self, gguf: str | os.PathLike, n_ctx: int = 16384, n_seq: int = 16, n_batch: int = 512,
-                 n_threads: int | None = None):
+                 n_threads: int | None = None, prefix_dir: str | os.PathLike | None = None):
         try:
             import llama_cpp as lc
         except ImportError as e:
@@ -322,7 +391,15 @@ class LlamaCppEngine:
         tmpl = lc.llama_model_chat_template(self.model, None)
         self.chat_template = tmpl.decode() if tmpl else None
         self._template: Any = None
+        self.prefixes = None if prefix_dir is None else PrefixStore(prefix_dir, self._kv_setting(Path(gguf)))
         self.decoder = BatchDecoder(self, n_seq=n_seq)
+
+    def _kv_setting(self, gguf: Path) -> str:
+        """Everything a prompt head's KV cells depend on besides its tokens (:class:`PrefixStore`)."""
+        st = gguf.stat()
+        return "|".join([gguf.name, str(st.st_size), str(st.st_mtime_ns), getattr(self.lc, "__version__", "?"),
+                         self.lc.llama_print_system_info().decode(errors="replace"),
+                         f"n_batch={self.n_batch}", f"threads={self.n_threads}", "flash_attn=0", "kv=f16,unified"])
 
     # -- Backend ------------------------------------------------------------------------
 
@@ -344,6 +421,25 @@ class LlamaCppEngine:
 
     def seq_cp(self, src, dst, p0, p1):
         self.lc.llama_memory_seq_cp(self.mem, src, dst, p0, p1)
+
+    def load_prefix(self, tokens) -> bool:
+        cells = self.prefixes.read(tokens) if self.prefixes is not None else None
+        if cells is None:
+            return False
+        buf = (self.lc.ctypes.c_uint8 * len(cells)).from_buffer_copy(cells)
+        if self.lc.llama_state_seq_set_data(self.ctx, buf, len(cells), 0) != len(cells):
+            self.seq_rm(0, -1, -1)   # refused (another layout): decode the head instead
+            return False
+        return True
+
+    def save_prefix(self, tokens) -> None:
+        if self.prefixes is None:
+            return
+        size = self.lc.llama_state_seq_get_size(self.ctx, 0)
+        buf = (self.lc.ctypes.c_uint8 * size)()
+        n = self.lc.llama_state_seq_get_data(self.ctx, buf, size, 0)
+        if n:
+            self.prefixes.write(tokens, bytes(buf)[:n])
 
     def seq_rm(self, seq, p0, p1):
         self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
@@ -417,8 +513,11 @@ class LlamaCppEngine:
     streams_outputs = True
     """``generate`` takes ``on_output(i, output)``, called as each prompt finishes."""
 
+    takes_head = True
+    """``generate`` takes ``head``: the prompt text every request shares (its KV cells may come from disk)."""
+
     def generate(self, prompts: Sequence[str], params: Any, use_tqdm: bool = False,
-                 on_output: Callable[[int, Any], None] | None = None) -> list[Any]:
+                 on_output: Callable[[int, Any], None] | None = None, head: str | None = None) -> list[Any]:
         # one params for every prompt, or each prompt's own (span grammars); a grammar text several prompts
         # share is compiled once by the decoder either way
         each = list(params) if isinstance(params, (list, tuple)) else [params] * len(prompts)
@@ -439,7 +538,8 @@ class LlamaCppEngine:
 
         with tqdm(total=len(prompts), unit="req", desc="translate (llama.cpp)", disable=not use_tqdm) as bar:
             gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
-                                         [p.max_tokens for p in each], on_done=done)
+                                         [p.max_tokens for p in each], on_done=done,
+                                         head=self.encode(head) if head else ())
         return [output(g) for g in gens]
 
     def close(self) -> None:
@@ -509,18 +609,28 @@ class LlamaCppTranslator(VllmTranslator):
     """:class:`~.llm.VllmTranslator`'s logic on :class:`LlamaCppEngine` (``--translator llamacpp``).
 
     ``max_model_len`` bounds one request's prompt + generation; ``n_ctx`` is the KV cache
-    shared by all ``n_seq`` parallel sequences and the prefix."""
+    shared by all ``n_seq`` parallel sequences and the prefix.  ``prefix_cache``: keep the prompt
+    head's KV cells on disk (:class:`PrefixStore`), in ``prefix_dir`` (default
+    ``<cache_dir>/llamacpp-prefix``)."""
 
     n_ctx: int = 16384
     n_seq: int = 16
     n_threads: int | None = None
+    prefix_cache: bool = True
+    prefix_dir: str | os.PathLike | None = None
     backend_name: ClassVar[str] = "llamacpp"
 
     def _start_engine(self) -> None:
         if self.temperature:
             raise InputError("the llama.cpp backend decodes greedily", "temperature", "0")
         path = resolve_gguf(self.model, self.cache_dir)
-        self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads)
+        prefix_dir = None
+        if self.prefix_cache:
+            from .models import cache_root
+
+            prefix_dir = self.prefix_dir or (Path(self.cache_dir) if self.cache_dir else cache_root()) / "llamacpp-prefix"
+        self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads,
+                                  prefix_dir=prefix_dir)
         if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:
             self.max_model_len = self.llm.n_ctx_train  # the model's own window bounds prompt + generation
         self._tokenizer = self.llm

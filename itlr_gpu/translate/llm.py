@@ -335,6 +335,7 @@ class VllmTranslator:
         self._shared = tuple(self.pool.representatives(self.examples)) if self.examples else ()
         self._grammar_text = _grammar.gbnf(self.mode) if self.use_grammar else None
         self._tokenizer = None
+        self._head: str | None = None
         if self.llm is None:
             self._start_engine()
         else:
@@ -427,6 +428,15 @@ class VllmTranslator:
     def prompt(self, text: str) -> str:
         near = self.pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
         return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
+
+    def shared_head(self) -> str:
+        """The start of every request's prompt: the system text and the shared examples, up to where the
+        request's own examples or text begin."""
+        if self._head is None:
+            a, b = (build_prompt(t, self.mode, self._tokenizer, self._shared) for t in ("alpha", "zebra"))
+            n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            self._head = a[:n]
+        return self._head
 
     def generate(self, texts: Sequence[str],
                  on_result: Callable[[int, GenResult], None] | None = None) -> list[GenResult]:
@@ -530,6 +540,8 @@ class VllmTranslator:
         kw: dict[str, Any] = {"use_tqdm": self.progress}
         if getattr(self.llm, "streams_outputs", False):
             kw["on_output"] = streaming
+        if getattr(self.llm, "takes_head", False):
+            kw["head"] = self.shared_head()
         try:
             outs = self.llm.generate([prompts[i] for i in idx], these, **kw)
         except TypeError:
