@@ -329,6 +329,17 @@ def test_engine_that_takes_a_head_gets_it_with_every_call():
     assert seen and all(h == eng.shared_head() for h in seen)
 
 
+def test_long_shared_prompt_shows_its_own_progress(capsys):
+    dec = BatchDecoder(FakeBackend(n_batch=8), n_seq=2)
+    dec.show_progress = True
+    prompts = [list(range(10)) * 3 + [i] for i in range(2)]
+    assert dec.generate(prompts, None, 3) == [reference(p, None, 3) for p in prompts]
+    err = capsys.readouterr().err
+    assert "shared prompt" in err and "30/30" in err
+    dec.generate([list(range(5)) + [1]], None, 3)   # 5 new tokens fit one call: no bar
+    assert "shared prompt" not in capsys.readouterr().err
+
+
 def test_sequences_decode_together():
     backend = FakeBackend(n_batch=64)
     dec = BatchDecoder(backend, n_seq=8)

@@ -117,18 +117,38 @@ class BatchDecoder:
         self.n_seq = n_seq
         self.candidates = candidates
         self.prefix: list[int] = []  # what sequence 0 holds
+        self.show_progress = False
         self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prefix_loaded": 0, "prompt_tokens": 0,
                       "generated": 0, "rejected": 0, "masked": 0}
 
-    def _decode(self, entries: list[tuple[int, int, int, bool]]) -> list[np.ndarray]:
-        """entries: (token, pos, seq, logits?) in chunks of n_batch; logits of the flagged ones."""
+    def _decode(self, entries: list[tuple[int, int, int, bool]],
+                progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
+        """entries: (token, pos, seq, logits?) in chunks of n_batch; logits of the flagged ones.
+        ``progress(n)`` after each chunk of n tokens."""
         out: list[np.ndarray] = []
         for s in range(0, len(entries), self.b.n_batch):
             chunk = entries[s:s + self.b.n_batch]
             self.stats["decode_calls"] += 1
             out += self.b.decode([e[0] for e in chunk], [e[1] for e in chunk], [e[2] for e in chunk],
                                  [e[3] for e in chunk])
+            if progress is not None:
+                progress(len(chunk))
         return out
+
+    def _decode_prefix(self, tokens: Sequence[int], start: int) -> None:
+        """Sequence 0's tokens from position ``start``; a progress bar when it takes several calls and
+        ``show_progress`` is set (the first call of a run decodes the shared prompt: ~3,000 tokens)."""
+        if not tokens:
+            return
+        self.stats["prefix_tokens"] += len(tokens)
+        entries = [(t, start + i, 0, False) for i, t in enumerate(tokens)]
+        if not self.show_progress or len(tokens) <= self.b.n_batch:
+            self._decode(entries)
+            return
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(tokens), unit="tok", desc="shared prompt") as bar:
+            self._decode(entries, bar.update)
 
     def _ensure_prefix(self, prefix: list[int], head: Sequence[int] = ()) -> None:
         """Sequence 0 holds ``prefix`` afterwards.  ``head``: the part of the prompt every request of
@@ -143,14 +163,10 @@ class BatchDecoder:
             if keep == 0 and self.b.load_prefix(head):
                 self.stats["prefix_loaded"] += h
             else:
-                self._decode([(t, keep + i, 0, False) for i, t in enumerate(head[keep:])])
-                self.stats["prefix_tokens"] += h - keep
+                self._decode_prefix(head[keep:], keep)
                 self.b.save_prefix(head)
             keep = h
-        new = prefix[keep:]
-        if new:
-            self._decode([(t, keep + i, 0, False) for i, t in enumerate(new)])
-            self.stats["prefix_tokens"] += len(new)
+        self._decode_prefix(prefix[keep:], keep)
         self.prefix = list(prefix)
 
     def generate(self, prompts: Sequence[Sequence[int]], grammar: str | None | Sequence[str | None],
@@ -536,6 +552,7 @@ class LlamaCppEngine:
             if on_output is not None:
                 on_output(i, output(gen))
 
+        self.decoder.show_progress = use_tqdm
         with tqdm(total=len(prompts), unit="req", desc="translate (llama.cpp)", disable=not use_tqdm) as bar:
             gens = self.decoder.generate(toks, [getattr(p, "grammar", None) for p in each],
                                          [p.max_tokens for p in each], on_done=done,
