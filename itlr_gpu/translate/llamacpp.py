@@ -11,7 +11,9 @@ protocol so that tests can drive it with a fake model:
 * **shared prefix once**: the longest common token prefix of the batch's prompts (the
   system text and few-shot examples) is decoded once into sequence 0 and kept between
   calls; each request's sequence gets it by ``seq_cp`` (a metadata copy in llama.cpp's
-  unified KV cache), so only the request's own tokens are prefilled;
+  unified KV cache), so only the request's own tokens are prefilled; the prompt's head
+  (what every request shares) is also kept on disk (:class:`PrefixStore`), so that the next
+  process reads its cells instead of decoding them;
 * **continuous batching**: up to ``n_seq`` sequences decode together, one token each per
   ``llama_decode`` (a matrix-matrix product over the weights instead of one
   matrix-vector product per request); a finished sequence's slot takes the next prompt;
@@ -438,6 +440,9 @@ class LlamaCppEngine:
     def seq_cp(self, src, dst, p0, p1):
         self.lc.llama_memory_seq_cp(self.mem, src, dst, p0, p1)
 
+    def seq_rm(self, seq, p0, p1):
+        self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
+
     def load_prefix(self, tokens) -> bool:
         cells = self.prefixes.read(tokens) if self.prefixes is not None else None
         if cells is None:
@@ -456,9 +461,6 @@ class LlamaCppEngine:
         n = self.lc.llama_state_seq_get_data(self.ctx, buf, size, 0)
         if n:
             self.prefixes.write(tokens, bytes(buf)[:n])
-
-    def seq_rm(self, seq, p0, p1):
-        self.lc.llama_memory_seq_rm(self.mem, seq, p0, p1)
 
     def grammar(self, text):
         text = gbnf_for_llama_cpp(text)
