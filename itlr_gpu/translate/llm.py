@@ -435,7 +435,8 @@ class VllmTranslator:
         if self._head is None:
             a, b = (build_prompt(t, self.mode, self._tokenizer, self._shared) for t in ("alpha", "zebra"))
             n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            self._head = a[:n]
+            # without a trailing space: a tokenizer joins it to the request's first word
+            self._head = a[:n].rstrip(" ")
         return self._head
 
     def generate(self, texts: Sequence[str],
