@@ -5,6 +5,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${ITLR_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3}"
 EXTRAS="${ITLR_EXTRAS:-test}"
+# On CPUs with AMX, OpenVINO's bf16 encoder is the fastest measured (itlr index of SciFact 3.2x the torch fp32
+# baseline, benchmarks/results/encode-xeon.md) and `--encoder-backend auto` picks it there when installed.
+if [ -z "${ITLR_EXTRAS:-}" ] && grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null; then
+  EXTRAS="test,openvino"
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "creating virtual environment $VENV" >&2
