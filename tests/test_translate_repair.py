@@ -88,6 +88,9 @@ def test_no_negation_cue(text):
     # a cut at a connective, an article or a negation is a reading, not a defect
     ("studies on wind farms and landscape", '"wind farms" AND "landscape"'),
     ("coffee without sugar", '"coffee" AND NOT "sugar"'),
+    # split where the request says "or ... not", with words rephrased around the cut (the rules keep it whole)
+    ("startups in Berlin or Paris that are not in fintech",
+     '"startups in Berlin" OR ("startups in Paris" AND NOT "fintech")'),
     # "or" inside a negated clause: NOT b AND NOT c says it as well as NOT (b OR c)
     ("cats but not dogs or hamsters", '"cats" AND NOT "dogs" AND NOT "hamsters"'),
     # the negation kept inside a sentence-like term: no NOT needed, none lost

@@ -51,7 +51,7 @@ from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r5"
+REPAIR_VERSION = "r6"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
@@ -82,6 +82,8 @@ _VERBS = {"is", "are", "was", "were", "be", "been", "being", "am", "do", "does",
 # Words between two pieces of one phrase that make cutting it there a split at a connective.
 _SPLIT_AT = {"and", "or", "but", "nor", "both", "either", "neither", "not", "plus", "also", "as", "well", "with",
              "versus", "vs", "then", "&", "a", "an", "the"}
+# Words that make any gap holding them a split at a connective (even with other words beside them).
+_STRONG = {"and", "or", "but", "nor", "not", "either", "neither", "versus", "vs", "&"}
 # Words that do not name what a term is about: a rules term made only of them is never "dropped".
 _OPTIONAL = {"a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "about", "as", "into",
              "s", "some", "any", "all", "also", "just", "only", "very", "its", "their", "this", "that", "these",
@@ -156,7 +158,7 @@ def _lost_not(text: str, node: Node) -> bool:
 def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
     """The words between two of ``pieces`` (substrings of the rules term ``whole``) when they are not a
     connective, i.e. where the LLM cut one phrase in two; None when every cut is at a connective."""
-    _, stems, _ = _regexes()
+    negating, stems, _ = _regexes()
     spans = {p: [m.start() for m in re.finditer(re.escape(p), whole)] for p in pieces}
     order = sorted(pieces, key=lambda p: spans[p][0])
     for a, b in zip(order, order[1:]):
@@ -165,7 +167,12 @@ def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
             continue
         gap = min(gaps, key=len)
         words = _words(gap)
-        if words and not all(w in _SPLIT_AT or w in _CONNECTIVES or stems.match(w) for w in words):
+        if not words or all(w in _SPLIT_AT or w in _CONNECTIVES or stems.match(w) for w in words):
+            continue
+        # A gap holding "or", "and", "not", ... is where the request itself has a connective: the LLM split
+        # there and rephrased or dropped words around it ("startups in Berlin or Paris that are not in
+        # fintech" -> "startups in Berlin" OR ... NOT "fintech"), which is not cutting one phrase.
+        if not _STRONG.intersection(words) and not negating.search(_norm(gap)):
             return gap.strip()
     return None
 
