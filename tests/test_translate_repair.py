@@ -91,6 +91,12 @@ def test_no_negation_cue(text):
     # split where the request says "or ... not", with words rephrased around the cut (the rules keep it whole)
     ("startups in Berlin or Paris that are not in fintech",
      '"startups in Berlin" OR ("startups in Paris" AND NOT "fintech")'),
+    # a NOT where the request has a word that may negate ("avoid"), though not one of the rules' markers
+    ("papers on AI safety or alignment that avoid discussing superintelligence",
+     '("AI safety" OR "alignment") AND NOT "superintelligence"'),
+    # "or" kept inside a term, the exclusion after "though" read
+    ("I need material on river pollution from agriculture or industry, though nothing on plastics",
+     '"river pollution from agriculture or industry" AND NOT "plastics"'),
     # "or" inside a negated clause: NOT b AND NOT c says it as well as NOT (b OR c)
     ("cats but not dogs or hamsters", '"cats" AND NOT "dogs" AND NOT "hamsters"'),
     # the negation kept inside a sentence-like term: no NOT needed, none lost

@@ -57,6 +57,10 @@ def test_rules_accuracy_on_labelled_set():
         ("x and either y or z", '("x" AND ("y" OR "z"))'),
         ("neither x nor y", '(NOT "x" AND NOT "y")'),
         ("both x and y", '("x" AND "y")'),
+        # "though" / "although" / "however" join clauses as "but" does
+        ("river pollution, though nothing on plastics", '("river pollution" AND NOT "plastics")'),
+        ("river pollution, although not plastics", '("river pollution" AND NOT "plastics")'),
+        ("x or y, however not z", '(("x" OR "y") AND NOT "z")'),
         ("x as well as y", '("x" AND "y")'),
         ("x other than y", '("x" AND NOT "y")'),
         ("x rather than y", '("x" AND NOT "y")'),

@@ -70,7 +70,8 @@ _CUE_STEMS = ("non", "neither", "never", "nothing", "nobody", "nowhere", "cannot
               "excl", "omit", "skip", "avoid", "ignor", "disregard", "leav", "leave", "aside", "apart", "besides",
               "other", "else", "rather", "instead", "oppos", "unrelat", "irrelevant", "minus", "unless", "barring",
               "outside", "beyond", "lack", "absen", "remov", "drop", "forget", "against", "anti", "exempt")
-_CONNECTIVES = {"both", "either", "neither", "nor", "and", "or", "not", "but", "other", "others", "ones", "none", "&"}
+_CONNECTIVES = {"both", "either", "neither", "nor", "and", "or", "not", "but", "other", "others", "ones", "none", "&",
+                "though", "although", "however", "yet", "whereas"}
 # Clause markers that are also ordinary words of a topic ("life without parole", "coffee without sugar"):
 # never taken as a sign of an unsplit clause.
 _SOFT = {"without", "minus", "plus"}
@@ -155,9 +156,11 @@ def _lost_not(text: str, node: Node) -> bool:
     return said > kept
 
 
-def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
+def _cut_without_connective(whole: str, pieces: list[str], negated: bool = False) -> str | None:
     """The words between two of ``pieces`` (substrings of the rules term ``whole``) when they are not a
-    connective, i.e. where the LLM cut one phrase in two; None when every cut is at a connective."""
+    connective, i.e. where the LLM cut one phrase in two; None when every cut is at a connective.
+    ``negated``: the LLM's form has a NOT, so a gap with a word that may negate ("that avoid
+    discussing") is where it read the exclusion, not a cut."""
     negating, stems, _ = _regexes()
     spans = {p: [m.start() for m in re.finditer(re.escape(p), whole)] for p in pieces}
     order = sorted(pieces, key=lambda p: spans[p][0])
@@ -172,8 +175,11 @@ def _cut_without_connective(whole: str, pieces: list[str]) -> str | None:
         # A gap holding "or", "and", "not", ... is where the request itself has a connective: the LLM split
         # there and rephrased or dropped words around it ("startups in Berlin or Paris that are not in
         # fintech" -> "startups in Berlin" OR ... NOT "fintech"), which is not cutting one phrase.
-        if not _STRONG.intersection(words) and not negating.search(_norm(gap)):
-            return gap.strip()
+        if _STRONG.intersection(words) or negating.search(_norm(gap)):
+            continue
+        if negated and any(stems.match(w) for w in words):
+            continue
+        return gap.strip()
     return None
 
 
@@ -203,12 +209,12 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
         mine = [_norm(t).strip() for t in _terms(node)]
         have = {w for t in mine for w in _words(t)}
         for whole in (_norm(t).strip() for t in _terms(ref)):
-            named = [w for w in _words(whole) if w not in _OPTIONAL]
+            named = [w for w in _words(whole) if w not in _OPTIONAL and w not in _CONNECTIVES]
             if named and not have.intersection(named):
                 found.append(f"drops the request's term {whole!r}")
                 continue
             pieces = [t for t in mine if t and t != whole and t in whole]
-            cut = _cut_without_connective(whole, pieces) if len(pieces) > 1 else None
+            cut = _cut_without_connective(whole, pieces, _has_not(node)) if len(pieces) > 1 else None
             if cut is not None:
                 found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
         if _has_or(ref) and not _has_or(node) and _lost_or(text, node):

@@ -84,7 +84,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-3"
+RULES_VERSION = "rules-4"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -122,7 +122,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("and also", "AND"), ("but also", "AND"), ("plus", "AND"), ("and", "AND"), ("&", "AND"),
     ("and/or", "OR"), ("or else", "ORELSE"), ("or alternatively", "ORELSE"), ("or instead", "ORELSE"),
     ("or otherwise", "ORELSE"), ("or failing that", "ORELSE"), ("alternatively", "ORELSE"), ("or perhaps", "ORELSE"),
-    ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("nor", "NOR"), ("not", "NOT"),
+    ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("though", "BUT"), ("although", "BUT"), ("however", "BUT"),
+    ("nor", "NOR"), ("not", "NOT"),
     ("either", "EITHER"), ("both", "BOTH"), ("neither", "NEITHER"), ("not only", "SKIP"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
