@@ -408,6 +408,28 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip())
 
 
+def test_lazy_engine_loads_only_when_a_request_is_not_cached(tmp_path):
+    starts = []
+
+    class Lazy(VllmTranslator):
+        def _identify(self):
+            self.model_id = "vllm:fake@1"
+
+        def _start_engine(self):
+            starts.append(1)
+            self._identify()
+            self.llm = EchoEngine({"a": '"a"', "b but not c": '"b" AND NOT "c"'})
+            self._tokenizer = self.llm.get_tokenizer()
+
+    assert Lazy(lazy=True).llm is None and not starts   # resolved, not loaded
+    first = translate(["a"], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
+    assert starts == [1] and first[0].expr == '"a"' and not first[0].cached
+    again = translate(["a", "", "a"], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
+    assert starts == [1] and [r.cached for r in again] == [True, False, True]   # all cached: never loaded
+    more = translate(["a", "b but not c"], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
+    assert starts == [1, 1] and more[1].expr == '("b" AND NOT "c")'
+
+
 def test_engine_failure_keeps_the_other_rows_and_is_not_cached(tmp_path):
     class Flaky(EchoEngine):
         def generate(self, prompts, params, use_tqdm=False):

@@ -178,7 +178,7 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
             opts = {"prefix_cache": use_cache, **opts}   # no cache: nothing read or written
         else:
             from .llm import VllmTranslator as cls
-        engine = cls(model=model, mode=mode, cache_dir=cache_dir, **opts)
+        engine = cls(model=model, mode=mode, cache_dir=cache_dir, lazy=True, **opts)
     elif engine.mode != mode:
         raise InputError(f"engine is in {engine.mode} mode", "translate", f"mode {mode!r}")
     if engine.model_id:

@@ -639,10 +639,15 @@ class LlamaCppTranslator(VllmTranslator):
     prefix_dir: str | os.PathLike | None = None
     backend_name: ClassVar[str] = "llamacpp"
 
-    def _start_engine(self) -> None:
+    def _identify(self) -> Path:
         if self.temperature:
             raise InputError("the llama.cpp backend decodes greedily", "temperature", "0")
         path = resolve_gguf(self.model, self.cache_dir)
+        self.model_id = f"llamacpp:{path.stem.lower()}@{_fingerprint(path)}"
+        return path
+
+    def _start_engine(self) -> None:
+        path = self._identify()
         prefix_dir = None
         if self.prefix_cache:
             from .models import cache_root
@@ -653,8 +658,6 @@ class LlamaCppTranslator(VllmTranslator):
         if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:
             self.max_model_len = self.llm.n_ctx_train  # the model's own window bounds prompt + generation
         self._tokenizer = self.llm
-        stem = path.stem.lower()
-        self.model_id = f"llamacpp:{stem}@{_fingerprint(path)}"
 
     def sampling_params(self, grammar: str | None, max_tokens: int):
         return _PlainParams(max_tokens, self.temperature, self.seed, grammar)

@@ -317,6 +317,9 @@ class VllmTranslator:
     request (:func:`~.grammar.span_query_grammar`, one grammar per request); ``free``, any text."""
     progress: bool = False
     """Show a progress bar on stderr while a batch generates (``itlr translate`` does)."""
+    lazy: bool = False
+    """Resolve the model (its ``model_id``, the cache key) now but load it only when a request needs
+    it: a rerun whose requests are all in the translation cache never loads the model."""
     backend_name: ClassVar[str] = "vllm"
 
     def __post_init__(self) -> None:
@@ -337,7 +340,10 @@ class VllmTranslator:
         self._tokenizer = None
         self._head: str | None = None
         if self.llm is None:
-            self._start_engine()
+            if self.lazy:
+                self._identify()
+            else:
+                self._start_engine()
         else:
             self._tokenizer = _get_tokenizer(self.llm)
             if self.model_id is None:
@@ -345,10 +351,16 @@ class VllmTranslator:
 
     # -- engine -------------------------------------------------------------------------
 
-    def _start_engine(self) -> None:
+    def _identify(self) -> Path:
+        """The model's folder, resolved (converted once if needed), and ``model_id`` from it."""
         from .models import resolve_model
 
         folder = resolve_model(self.model, self.cache_dir)
+        self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
+        return folder
+
+    def _start_engine(self) -> None:
+        folder = self._identify()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         from vllm import LLM
 
@@ -374,7 +386,6 @@ class VllmTranslator:
         kw.update(self.engine_kwargs)
         self.llm = LLM(**kw)
         self._tokenizer = _get_tokenizer(self.llm)
-        self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
 
     def sampling_params(self, grammar: str | None, max_tokens: int):
         """The engine's sampling parameters for one ``generate`` call."""
@@ -445,6 +456,8 @@ class VllmTranslator:
         once per text as soon as its result is final: with an engine that reports each output as it
         finishes (llama.cpp), while the batch still runs, so a caller can store finished rows of a
         long job before it ends."""
+        if self.llm is None:   # lazy: the first request that needs the model loads it
+            self._start_engine()
         retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
         results: list[GenResult | None] = [None] * len(texts)
         sent: set[int] = set()
