@@ -531,6 +531,23 @@ def test_real_qwen_head_from_disk_gives_the_same_translations(qwen_engine, tmp_p
 
 
 @pytest.mark.llm_large
+def test_real_encode_keeps_recent_prompts_and_gives_the_same_tokens(qwen_engine):
+    llm = qwen_engine.llm
+    texts = [qwen_engine.prompt("vitamin D benefits but not bone health"), "ünïcödé — 🐝 and \x00 text", "a"]
+    first = [llm.encode(t) for t in texts]
+    assert [llm.encode(t) for t in texts] == first   # kept
+    llm._encoded.clear()
+    assert [llm.encode(t) for t in texts] == first   # tokenised again
+    old, llm.ENCODED_KEPT = llm.ENCODED_KEPT, 2
+    try:
+        for i in range(5):
+            llm.encode(f"text {i}")
+        assert list(llm._encoded) == ["text 3", "text 4"]
+    finally:
+        llm.ENCODED_KEPT = old
+
+
+@pytest.mark.llm_large
 def test_real_qwen_rewrite_mode(qwen_engine):
     eng = LlamaCppTranslator(llm=qwen_engine.llm, mode="rewrite", max_tokens=48)
     eng.model_id = qwen_engine.model_id
