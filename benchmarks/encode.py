@@ -139,6 +139,8 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=None,
                     help="texts per forward pass (default: the encoder's own, 16 on a CPU)")
     ap.add_argument("--batch-sweep", help="comma-separated batch sizes: also time the torch rows at each")
+    ap.add_argument("--settle", type=float, default=0.5,
+                    help="seconds of quiet before each timed encoding (0 = back to back, as before)")
     ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")
     ap.add_argument("--ndcg", help="comma-separated option-label prefixes that get an nDCG@10 run (default: all)")
     ap.add_argument("--only", help="comma-separated option labels' prefixes to run (default: all available)")
@@ -172,6 +174,7 @@ def main() -> None:
     times: dict[tuple[str, int], list[float]] = {key: [] for key in runs}
     for r in range(args.repeat):                  # interleaved: a load change hits every option alike
         for key, enc in runs.items():
+            time.sleep(args.settle)   # the previous option's worker threads (BLAS, ONNX Runtime) stop spinning
             t0 = time.perf_counter()
             enc.encode(sample)
             times[key].append(time.perf_counter() - t0)

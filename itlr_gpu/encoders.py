@@ -287,7 +287,7 @@ def _runtime_supports(backend: str, model_path: Path) -> bool:
 
 def cpu_native_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 in hardware: AMX-BF16 tiles (enabled for this process) or
-    AVX512-BF16 dot products.  On an AMX Xeon torch's bf16 encoder is 3.7x its fp32 one on MiniLM, SciFact
+    AVX512-BF16 dot products.  On an AMX Xeon torch's bf16 encoder is 3.4x its fp32 one on MiniLM, SciFact
     nDCG@10 0.6443 vs 0.6451, min cosine 0.9999 to fp32 (benchmarks/results/encode-xeon.md); elsewhere bf16
     is emulated and slower than fp32.  ``ITLR_CPU_BF16=0`` / ``1`` overrides the detection."""
     forced = os.environ.get("ITLR_CPU_BF16")
