@@ -100,7 +100,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     from .translate.models import cache_root
 
     _pooling(model_path)
-    root = (cache_dir or cache_root()) / "models" / "onnx"
+    root = cache_root(cache_dir) / "models" / "onnx"
     out = root / f"{name}-{_weights_digest(model_path)}"
     files = {"fp32": out / "model.onnx", "fused": out / "model.fused.onnx", "int8": out / "model.int8.onnx"}
     if all(p.is_file() for p in files.values()):

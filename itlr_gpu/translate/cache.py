@@ -54,7 +54,7 @@ class CachedValue:
 def default_cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
     from .models import cache_root
 
-    return (Path(cache_dir) if cache_dir else cache_root()) / "translations.sqlite"
+    return cache_root(cache_dir) / "translations.sqlite"
 
 
 class TranslationCache:

@@ -663,7 +663,7 @@ class LlamaCppTranslator(VllmTranslator):
         if self.prefix_cache:
             from .models import cache_root
 
-            prefix_dir = self.prefix_dir or (Path(self.cache_dir) if self.cache_dir else cache_root()) / "llamacpp-prefix"
+            prefix_dir = self.prefix_dir or cache_root(self.cache_dir) / "llamacpp-prefix"
         self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads,
                                   prefix_dir=prefix_dir)
         if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:

@@ -44,8 +44,10 @@ CHATML_TEMPLATE = (
 )
 
 
-def cache_root() -> Path:
-    """``$ITLR_CACHE_DIR`` or ``$XDG_CACHE_HOME/itlr-gpu`` or ``~/.cache/itlr-gpu``."""
+def cache_root(cache_dir: str | os.PathLike | None = None) -> Path:
+    """``cache_dir`` when given, else ``$ITLR_CACHE_DIR`` or ``$XDG_CACHE_HOME/itlr-gpu`` or ``~/.cache/itlr-gpu``."""
+    if cache_dir:
+        return Path(cache_dir)
     if os.environ.get("ITLR_CACHE_DIR"):
         return Path(os.environ["ITLR_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -107,7 +109,7 @@ def convert_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike, dtype
 
 def ensure_smollm2(cache_dir: str | os.PathLike | None = None, force: bool = False, dtype: str = "bfloat16") -> Path:
     """The converted SmolLM2 folder, converting the packaged GGUF the first time."""
-    out = (Path(cache_dir) if cache_dir else cache_root()) / "models" / SMOLLM2_NAME
+    out = cache_root(cache_dir) / "models" / SMOLLM2_NAME
     if not force and (out / _DONE).is_file() and (out / "config.json").is_file():
         return out
     return convert_gguf(find_smollm2_gguf(), out, dtype=dtype)
@@ -127,13 +129,13 @@ def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike 
         gguf = gguf_file(registered)
         if gguf is None:
             return registered
-        out = (Path(cache_dir) if cache_dir else cache_root()) / "models" / f"{registered.name}-hf"
+        out = cache_root(cache_dir) / "models" / f"{registered.name}-hf"
         if (out / _DONE).is_file() and (out / "config.json").is_file():
             return out
         return convert_gguf(gguf, out, dtype="float32")
     p = Path(model)
     if p.is_file() and p.suffix.lower() == ".gguf":
-        return convert_gguf(p, (Path(cache_dir) if cache_dir else cache_root()) / "models" / p.stem.lower())
+        return convert_gguf(p, cache_root(cache_dir) / "models" / p.stem.lower())
     if not (p / "config.json").is_file():
         raise InputError("model folder not found", str(p), "a local Hugging Face model folder with config.json")
     check_causal_lm(p)

@@ -148,7 +148,7 @@ def model_dir(name: str, cache_dir: str | os.PathLike | None = None) -> Path:
     """Where ``name`` is (or would be) installed."""
     from .models import cache_root
 
-    return (Path(cache_dir) if cache_dir else cache_root()) / "models" / name
+    return cache_root(cache_dir) / "models" / name
 
 
 def installed(spec: ModelSpec, cache_dir: str | os.PathLike | None = None) -> Path | None:
