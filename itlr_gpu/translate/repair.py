@@ -175,7 +175,7 @@ def _cut_without_connective(whole: str, pieces: list[str], negated: bool = False
         # A gap holding "or", "and", "not", ... is where the request itself has a connective: the LLM split
         # there and rephrased or dropped words around it ("startups in Berlin or Paris that are not in
         # fintech" -> "startups in Berlin" OR ... NOT "fintech"), which is not cutting one phrase.
-        if _STRONG.intersection(words) or negating.search(_norm(gap)):
+        if _STRONG.intersection(words) or negating.search(gap):   # gap: a slice of the normalised term
             continue
         if negated and any(stems.match(w) for w in words):
             continue

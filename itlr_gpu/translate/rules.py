@@ -122,8 +122,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("and also", "AND"), ("but also", "AND"), ("plus", "AND"), ("and", "AND"), ("&", "AND"),
     ("and/or", "OR"), ("or else", "ORELSE"), ("or alternatively", "ORELSE"), ("or instead", "ORELSE"),
     ("or otherwise", "ORELSE"), ("or failing that", "ORELSE"), ("alternatively", "ORELSE"), ("or perhaps", "ORELSE"),
-    ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("though", "BUT"), ("although", "BUT"), ("however", "BUT"),
-    ("nor", "NOR"), ("not", "NOT"),
+    ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("though", "BUT"),
+    ("although", "BUT"), ("however", "BUT"), ("nor", "NOR"), ("not", "NOT"),
     ("either", "EITHER"), ("both", "BOTH"), ("neither", "NEITHER"), ("not only", "SKIP"),
     ("but never", "EXCL"), ("and never", "EXCL"),
     # a hedged negation ("X, preferably not Y"); the hedge alone stays a word of its phrase
