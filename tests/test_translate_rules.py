@@ -292,6 +292,54 @@ def test_abbreviations_end_no_sentence(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # questions that ask for documents lose their opening
+    ("What has been written about urban beekeeping?", '"urban beekeeping"'),
+    ("what do researchers know about sleep and memory?", '("sleep" AND "memory")'),
+    ("Are there any studies on bilingual children, not counting twins?",
+     '("bilingual children" AND NOT "twins")'),
+    ("Has anybody looked into coral bleaching or ocean acidification?",
+     '("coral bleaching" OR "ocean acidification")'),
+    ("Where could I find papers about glacier retreat without Greenland?",
+     '("glacier retreat" AND NOT "Greenland")'),
+    ("help us find articles on microfinance", '"microfinance"'),
+    ("plz show me electric buses", '"electric buses"'),
+    # more exclusion and conjunction words
+    ("street food vendors but please exclude night markets", '("street food vendors" AND NOT "night markets")'),
+    ("wildlife corridors that exclude highways", '("wildlife corridors" AND NOT "highways")'),
+    ("tidal energy alongside wave energy", '("tidal energy" AND "wave energy")'),
+    ("museum funding, whether public grants or private donors",
+     '("museum funding" AND ("public grants" OR "private donors"))'),
+    # names and abbreviations
+    ("Johnson & Johnson lawsuits or Bayer lawsuits", '("Johnson & Johnson lawsuits" OR "Bayer lawsuits")'),
+    ("E.U. or U.K. fishing quotas", '("E.U." OR "U.K. fishing quotas")'),
+    ("trade policy in the U.S.", '"trade policy in the U.S."'),
+])
+def test_rules5_phrasings(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # the same words where they are a topic's own: no operator
+    ("research on whether fasting improves focus", '"whether fasting improves focus"'),
+    ("whether or not to fast", '"whether or not to fast"'),
+    ("athletes not counting", '"athletes not counting"'),
+    ("mice lacking the leptin gene", '"mice lacking the leptin gene"'),
+    ("how to save for retirement", '"how to save for retirement"'),
+    ("avoiding burnout at work", '"avoiding burnout at work"'),
+    ("teaching alongside", '"teaching alongside"'),
+    ("Meat & Multiple Myeloma", '("Meat" AND "Multiple Myeloma")'),   # a title: the capitals tell nothing
+])
+def test_rules5_markers_only_in_their_place(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text", ["cats nor dogs", "tea nor coffee please"])
+def test_an_unpaired_nor_says_so(text):
+    ast, err = try_translate_rules(text)
+    assert ast is None and "no 'neither' to pair with" in err
+
+
 def test_a_request_like_sentence_deep_inside_prose_is_not_a_request():
     prose = " ".join(f"Sentence {w} is about the harbour and the town." for w in "one two three four".split())
     text = prose + " What is true of ports is true of airports. Both need roads and rail."

@@ -84,7 +84,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-4"
+RULES_VERSION = "rules-5"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -128,6 +128,15 @@ _MARKERS: list[tuple[str, str]] = [
     ("but never", "EXCL"), ("and never", "EXCL"),
     # a hedged negation ("X, preferably not Y"); the hedge alone stays a word of its phrase
     ("preferably not", "NOT"), ("ideally not", "NOT"), ("preferably without", "EXCL"), ("ideally without", "EXCL"),
+    # more exclusions: "X not counting Y" (it and "alongside" only between operands: see _lex), "X but skip
+    # Y"; a "please" inside the marker ("but please leave out") is politeness.  Left out as too often a
+    # topic's own words: "lacking" ("mice lacking Sirt1"), "in the absence of", "save for", "avoiding".
+    ("not counting", "EXCL"), ("but skip", "EXCL"), ("and skip", "EXCL"), ("but please leave out", "EXCL"),
+    ("but please exclude", "EXCL"), ("but please ignore", "EXCL"), ("but please skip", "EXCL"),
+    ("and please exclude", "EXCL"), ("and please leave out", "EXCL"), ("please exclude", "EXCL"),
+    ("please leave out", "EXCL"), ("please ignore", "EXCL"), ("please skip", "EXCL"), ("alongside", "AND"),
+    # "X, whether A or B": a group opener only after a comma or at the start and before an "or" (see _lex)
+    ("whether", "EITHER"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
     ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
@@ -144,11 +153,16 @@ for _rel in ("that", "which"):
     for _aux in ("are not", "aren't", "is not", "isn't"):
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
+    for _verb in ("exclude", "excludes", "omit", "omits"):
+        _MARKERS.append((f"{_rel} {_verb}", "EXCL"))   # "apps that exclude X": the "that" is the marker's
     _MARKERS.append((f"{_rel} are unrelated to", "EXCL"))
     _MARKERS.append((f"{_rel} is unrelated to", "EXCL"))
 for _aux in ("do not", "don't", "does not", "doesn't"):
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_aux} {_verb}", "EXCL"))
+
+_BETWEEN_OPERANDS = {"not counting", "alongside", "that exclude", "that excludes",
+                     "which exclude", "which excludes", "that omit", "that omits", "which omit", "which omits"}
 
 _MARKER_TABLE: dict[tuple[str, ...], str] = {}
 for _phrase, _kind in _MARKERS:
@@ -173,7 +187,7 @@ _BINOMIALS = {
         "sales and marketing", "crime and punishment", "food and beverage", "read and write", "back and forth",
         "up and down", "ups and downs", "rise and fall", "trials and tribulations", "life without parole",
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
-        "the birds and the bees", "wind and solar", "state and local", "federal and state",
+        "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -191,7 +205,7 @@ _AUX = _AUX_STRONG | _AUX_WEAK
 
 
 # Filler at the start of the query (requests, politeness).
-_POLITE = r"(?:please|kindly|hi|hello|hey|ok|okay|so|now)\b,?"
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|ok|okay|so|now)\b,?"
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
@@ -204,12 +218,27 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"recommend|suggest|locate|provide|send|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
+    # questions that ask for documents ("What is known about X?", "Has anyone studied X?"), before the
+    # shorter "what is" below
+    r"what(?:'s|\s+is|\s+are|\s+has\s+been|\s+have\s+been)\s+(?:known|there|available|out\s+there|written|"
+    r"published|said|reported)\s+(?:about|on|regarding|concerning)\b",
+    r"what\s+do(?:es)?\s+(?:we|you|they|scientists|researchers|experts|studies|science|research)\s+(?:know|say|"
+    r"tell\s+us)\s+(?:about|on|regarding)\b",
+    r"what\s+(?:research|evidence|studies|literature|work|data)\s+(?:exists?|is\s+there|are\s+there|"
+    r"is\s+available|has\s+been\s+(?:done|published))\s+(?:on|about|regarding|into|for)\b",
+    r"(?:is|are)\s+there\s+(?:any\s+)?(?:evidence|research|studies|data|papers|literature|work)\s+"
+    r"(?:that|on|about|for|of|regarding|into)\b",
+    r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:studied|researched|written\s+(?:about|on)|"
+    r"looked\s+(?:at|into)|investigated|examined|explored)\b",
+    r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
+    r"search\s+for|learn\s+about)\b",
+    r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
+    r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
     r"examine|explore|investigate|look\s+at)\b",
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
-    r"what\s+(?:is|are)\s+(?:known|there|available|out\s+there)\s+(?:about|on|regarding)\b",
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
 ]
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
@@ -280,9 +309,22 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(raw):
         if t.kind == "WORD":
             last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "SEMI", "RP")
-            stripped = t.text.rstrip("?!:") if not last else t.text.rstrip("?!:.")
+            stripped = t.text.rstrip("?!:")
+            if last and not re.fullmatch(r"(?:[A-Za-z]\.){2,}", stripped):   # "in the U.S." keeps its stop
+                stripped = stripped.rstrip(".")
             t.text = stripped
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
+    # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
+    # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
+    title = all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3)
+    i = 1
+    while i + 1 < len(raw) and not title:
+        a, amp, b = raw[i - 1], raw[i], raw[i + 1]
+        if amp.kind == "WORD" and amp.text == "&" and a.kind == b.kind == "WORD" \
+                and a.text[:1].isupper() and b.text[:1].isupper():
+            raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} & {b.text}")]
+        else:
+            i += 1
     # Markers and binomials, longest match first.
     out: list[_Tok] = []
     i = 0
@@ -316,6 +358,21 @@ def _lex(text: str) -> list[_Tok]:
         if not matched:
             out.append(t)
             i += 1
+    # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
+    # only in their place: between two operands, or opening an "or" group.
+    for i, t in enumerate(out):
+        low = " ".join(t.text.lower().split())
+        prev = out[i - 1].kind if i else None
+        nxt = out[i + 1].kind if i + 1 < len(out) else None
+        if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:
+            if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
+                    or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
+                    or out[i - 1].text.lower() in ("the", "a", "an"):
+                t.kind = "WORD"
+        elif t.kind == "EITHER" and low == "whether":
+            later = [u.kind for u in out[i + 1:]]
+            if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
+                t.kind = "WORD"
     # "is not", "does not", "should not": a verb's negation belongs to the text of a
     # claim ("the death penalty is not a deterrent"), it is no operator
     for i, t in enumerate(out):
@@ -413,8 +470,15 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     return out
 
 
+_INITIALS_RE = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$")   # "U.S.", "e.g.": the last stop is the abbreviation's
+
+
 def _term_text(text: str) -> str:
-    text = " ".join(text.split()).strip(_EDGE_PUNCT)
+    text = " ".join(text.split())
+    initials = _INITIALS_RE.search(text.rstrip(_EDGE_PUNCT.replace(".", "")))
+    text = text.strip(_EDGE_PUNCT)
+    if initials and not text.endswith("."):
+        text += "."
     low = text.lower()
     if low in _TRAILING_FILLER:
         return ""
@@ -631,6 +695,8 @@ class _Parser:
 
     def parse(self) -> Node:
         node = self.top(0)
+        if self.kind == "NOR":   # "cats nor dogs": a "nor" the grammar of the text did not pair
+            raise RuleError(f"{self.toks[self.i].text!r} with no 'neither' to pair with (write 'neither X nor Y')")
         if self.kind != "END":
             raise RuleError(f"could not read the text from {self.toks[self.i].text or self.kind!r}")
         return node
