@@ -146,6 +146,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("all of", "BOTH"), ("each of", "BOTH"), ("every one of", "BOTH"), ("any of", "EITHER"),
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
+# Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
+_BETWEEN_OPERANDS = {"not counting", "alongside"}
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "does not", "doesn't", "did not", "didn't"):
         for _verb in _V.split("|"):
@@ -155,14 +157,12 @@ for _rel in ("that", "which"):
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
     for _verb in ("exclude", "excludes", "omit", "omits"):
         _MARKERS.append((f"{_rel} {_verb}", "EXCL"))   # "apps that exclude X": the "that" is the marker's
+        _BETWEEN_OPERANDS.add(f"{_rel} {_verb}")
     _MARKERS.append((f"{_rel} are unrelated to", "EXCL"))
     _MARKERS.append((f"{_rel} is unrelated to", "EXCL"))
 for _aux in ("do not", "don't", "does not", "doesn't"):
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_aux} {_verb}", "EXCL"))
-
-_BETWEEN_OPERANDS = {"not counting", "alongside", "that exclude", "that excludes",
-                     "which exclude", "which excludes", "that omit", "that omits", "which omit", "which omits"}
 
 _MARKER_TABLE: dict[tuple[str, ...], str] = {}
 for _phrase, _kind in _MARKERS:
@@ -277,6 +277,7 @@ class _Tok:
     text: str = ""
 
 
+_INITIALS_RE = re.compile(r"(?:[A-Za-z]\.){2,}")   # "U.S.", "e.g.": the last stop is the abbreviation's
 _LEX_RE = re.compile(
     r'"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
     r'|([()\[\]{}])|([,;])|([^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]+)', re.S)
@@ -310,13 +311,14 @@ def _lex(text: str) -> list[_Tok]:
         if t.kind == "WORD":
             last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "SEMI", "RP")
             stripped = t.text.rstrip("?!:")
-            if last and not re.fullmatch(r"(?:[A-Za-z]\.){2,}", stripped):   # "in the U.S." keeps its stop
+            if last and not _INITIALS_RE.fullmatch(stripped):   # "in the U.S." keeps its stop
                 stripped = stripped.rstrip(".")
             t.text = stripped
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
     # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
-    title = all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3)
+    title = not any(t.text == "&" for t in raw) \
+        or all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3)
     i = 1
     while i + 1 < len(raw) and not title:
         a, amp, b = raw[i - 1], raw[i], raw[i + 1]
@@ -361,6 +363,8 @@ def _lex(text: str) -> list[_Tok]:
     # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
     # only in their place: between two operands, or opening an "or" group.
     for i, t in enumerate(out):
+        if t.kind not in ("EXCL", "AND", "EITHER"):
+            continue
         low = " ".join(t.text.lower().split())
         prev = out[i - 1].kind if i else None
         nxt = out[i + 1].kind if i + 1 < len(out) else None
@@ -470,12 +474,9 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     return out
 
 
-_INITIALS_RE = re.compile(r"(?:^|\s)(?:[A-Za-z]\.){2,}$")   # "U.S.", "e.g.": the last stop is the abbreviation's
-
-
 def _term_text(text: str) -> str:
     text = " ".join(text.split())
-    initials = _INITIALS_RE.search(text.rstrip(_EDGE_PUNCT.replace(".", "")))
+    initials = _INITIALS_RE.fullmatch(text.rstrip(_EDGE_PUNCT.replace(".", "")).rsplit(" ", 1)[-1])
     text = text.strip(_EDGE_PUNCT)
     if initials and not text.endswith("."):
         text += "."
