@@ -81,15 +81,10 @@ def _pooling(model_path: Path) -> str:
 
 
 def _weights_digest(model_path: Path) -> str:
-    h = hashlib.sha256(f"export-v{_EXPORT_VERSION}".encode())
-    files = sorted(p for p in model_path.iterdir()
-                   if p.suffix in (".safetensors", ".bin") or p.name in ("config.json", "tokenizer.json"))
-    for p in files:
-        h.update(p.name.encode())
-        with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                h.update(block)
-    return h.hexdigest()[:16]
+    """The export cache key: the export version and the model's files."""
+    from .encoders import model_fingerprint
+
+    return hashlib.sha256(f"export-v{_EXPORT_VERSION}:{model_fingerprint(model_path)}".encode()).hexdigest()[:16]
 
 
 def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None) -> dict[str, Path]:

@@ -7,6 +7,7 @@ and the engine, with :func:`l2_normalize`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import sys
@@ -19,7 +20,8 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
-           "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16"]
+           "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16",
+           "model_fingerprint"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
@@ -35,7 +37,9 @@ CUDA_BATCH_SIZE = 64
 # (benchmarks/results/encode.md), so it is an option (--max-length 128), not the default.
 DEFAULT_MAX_LENGTH: int | None = None
 FALLBACK_MAX_LENGTH = 256   # a model folder that states no limit
-SETTINGS_KEYS = ("model", "max_length", "backend", "precision")
+# "weights" is a digest of the model's files (:func:`model_fingerprint`): two different models in folders of the
+# same name must not pass for one another.  Indexes written before it was recorded are checked on the rest.
+SETTINGS_KEYS = ("model", "max_length", "backend", "precision", "weights")
 
 
 @runtime_checkable
@@ -156,9 +160,10 @@ class SentenceTransformerEncoder:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """``{model, max_length, backend, precision}``: what an index built with this encoder records."""
+        """``{model, max_length, backend, precision, weights}``: what an index built with this encoder records."""
         settings = dict(self._resolve())
         settings["max_length"] = self._max_length()
+        settings["weights"] = model_fingerprint(self.path)
         return settings
 
     def match_settings(self, recorded: dict[str, Any], where: str) -> None:
@@ -175,8 +180,12 @@ class SentenceTransformerEncoder:
         diff = [f"{k} {recorded.get(k)!r} (index) vs {mine[k]!r} (query encoder)"
                 for k in SETTINGS_KEYS if k in recorded and recorded[k] != mine[k]]
         if diff:
+            same_name = recorded.get("model") == mine["model"]
+            if same_name and "weights" in recorded and recorded["weights"] != mine["weights"]:
+                diff.append(f"the model folder {self.path} holds other files than the one the index was built with")
             raise InputError("query encoder does not match the index's encoder: " + "; ".join(diff), where,
-                             "the model, --max-length, --encoder-backend and precision the index was built with")
+                             "the model (same files), --max-length, --encoder-backend and precision the index "
+                             "was built with")
 
     def _max_length(self) -> int:
         """The resolved length, capped by the model's own limit (loads the model's config)."""
@@ -265,6 +274,41 @@ class SentenceTransformerEncoder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEncoder({self.name!r}, device={self.device!r}, backend={self.backend!r})"
+
+
+# Files that decide what a sentence-transformers folder computes: weights (any module's), configurations and
+# tokenizer files.  Not README.md nor config_sentence_transformers.json (library versions), nor exports.
+_MODEL_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".model")
+_MODEL_NAMES = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json", "tokenizer_config.json",
+                "special_tokens_map.json", "vocab.txt", "vocab.json", "merges.txt", "added_tokens.json")
+_SKIPPED_DIRS = ("onnx", "openvino")
+_fingerprints: dict[tuple, str] = {}
+
+
+def model_fingerprint(path: str | os.PathLike) -> str:
+    """``sha256:<16 hex>`` over the files that decide what the model in ``path`` computes (names and contents).
+
+    Remembered per process for as long as the files' sizes and modification times stay the same, so an index
+    build and every later search hash the model once (about 0.1 s for MiniLM's 90 MB)."""
+    root = Path(path).resolve()
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(_MODEL_SUFFIXES) or name in _MODEL_NAMES:
+                p = Path(dirpath, name)
+                st = p.stat()
+                files.append((p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+    key = (str(root), tuple(files))
+    if key not in _fingerprints:
+        h = hashlib.sha256()
+        for rel, size, _ in files:
+            h.update(f"{rel}\0{size}\0".encode())
+            with open(root / rel, "rb") as f:
+                for block in iter(lambda: f.read(1 << 22), b""):
+                    h.update(block)
+        _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
+    return _fingerprints[key]
 
 
 def _is_bundled(path: Path) -> bool:

