@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
-    s.add_argument("results")
+    s.add_argument("results", help="result file (.arrow/.parquet/.jsonl) or the result folder of a sharded/batched "
+                                   "search; ties in score keep the file's rank order")
     s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")
@@ -310,9 +311,12 @@ def _score_options(args, scaled: bool = False):
 def cmd_eval(args) -> int:
     from .evaluate import evaluate
     from .io import read_table
+    from .scale.bulk import read_results
 
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
-    scores = evaluate(read_table(args.results), args.qrels, measures=measures)
+    # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes
+    table = read_results(args.results) if os.path.isdir(args.results) else read_table(args.results)
+    scores = evaluate(table, args.qrels, measures=measures, where=args.results)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     return 0

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import ir_measures
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -110,62 +111,87 @@ def _check_params(measure: Any, name: str) -> None:
             raise InputError(f"measure {name!r} has {key} {value!r}", "measures", "finite parameters")
 
 
-def _run(results: pa.Table) -> Iterator[ir_measures.ScoredDoc]:
-    for qid, did, score in zip(results.column("query_id").to_pylist(), results.column("doc_id").to_pylist(),
-                               results.column("score").to_pylist()):
-        yield ir_measures.ScoredDoc(str(qid), str(did), float(score))
+def _run(results: pa.Table) -> list[ir_measures.ScoredDoc]:
+    """The run in the order it is to be judged: by score, ties by the table's ``rank`` when it has one (the order
+    the engine chose), else by doc id (trec_eval's rule).  With a rank column each document gets its position
+    as the score handed on, so that the library cannot re-break the ties."""
+    qids = [str(q) for q in results.column("query_id").to_pylist()]
+    dids = [str(d) for d in results.column("doc_id").to_pylist()]
+    scores = np.asarray(results.column("score").to_numpy(zero_copy_only=False), dtype=np.float64)
+    if "rank" not in results.column_names:
+        return [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in zip(qids, dids, scores)]
+    ranks = np.asarray(results.column("rank").to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.lexsort((ranks, -scores))   # stable over queries: positions count within each query below
+    seen: dict[str, int] = {}
+    run = []
+    for i in order:
+        q = qids[i]
+        seen[q] = seen.get(q, 0) + 1
+        run.append(ir_measures.ScoredDoc(q, dids[i], float(-seen[q])))
+    return run
 
 
 def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
-             measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False) -> dict[str, Any]:
+             measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False,
+             where: str = "results") -> dict[str, Any]:
     """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
 
     Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
     result queries that have qrels.  Queries in the results with no qrels are
     simply not judged.  Queries in the qrels with no results count as 0 (the
     ir_measures convention), so a query whose result set is empty is penalised.
-    Documents are ranked by ``score`` (ties broken by doc id, as trec_eval
-    does); the ``rank`` column is ignored.  With ``per_query=True`` the dict also
+    Documents are ranked by ``score``; ties are broken by the ``rank`` column
+    when the table has one (itlr's results do: the engine's order), else by doc
+    id, as trec_eval does.  ``where`` names the results in error messages (the
+    file).  With ``per_query=True`` the dict also
     holds ``"per_query"``: ``{query_id: {measure name: value}}``.
     Raises InputError when no result query has qrels (mismatched ids).
     """
     parsed = parse_measures(measures)
     if not isinstance(results, pa.Table):
-        raise InputError(f"results is a {type(results).__name__}", "results", "a pyarrow.Table")
+        raise InputError(f"results is a {type(results).__name__}", where, "a pyarrow.Table")
     missing = [c for c in ("query_id", "doc_id", "score") if c not in results.column_names]
     if missing:
-        raise InputError(f"results table lacks column(s) {missing}; found {results.column_names}", "results",
+        raise InputError(f"results table lacks column(s) {missing}; found {results.column_names}", where,
                          "columns query_id, doc_id, score")
     for name in ("query_id", "doc_id", "score"):
         col = results.column(name)
         if col.null_count:
             row = next(i for i, v in enumerate(col.to_pylist()) if v is None)
-            raise InputError(f"null {name} at row {row}", f"results column '{name}'", "no nulls")
+            raise InputError(f"null {name} at row {row}", f"{where} column '{name}'", "no nulls")
     for name in ("query_id", "doc_id"):
         if not (pa.types.is_string(results.column(name).type) or pa.types.is_large_string(results.column(name).type)
                 or pa.types.is_integer(results.column(name).type)):
-            raise InputError(f"column has type {results.column(name).type}", f"results column '{name}'",
+            raise InputError(f"column has type {results.column(name).type}", f"{where} column '{name}'",
                              "strings or integers")
     score_type = results.column("score").type
     if not (pa.types.is_floating(score_type) or pa.types.is_integer(score_type)):
-        raise InputError(f"column has type {score_type}", "results column 'score'", "numbers")
+        raise InputError(f"column has type {score_type}", f"{where} column 'score'", "numbers")
     if pa.types.is_floating(score_type):
         finite = pc.is_finite(results.column("score"))
         if not pc.all(finite).as_py():
             row = pc.index(finite, False).as_py()
             raise InputError(f"score at row {row} is {results.column('score')[row].as_py()}",
-                             "results column 'score'", "finite scores (no NaN or infinity)")
-    where = str(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
+                             f"{where} column 'score'", "finite scores (no NaN or infinity)")
+    if "rank" in results.column_names:
+        rank = results.column("rank")
+        if not pa.types.is_integer(rank.type):
+            raise InputError(f"column has type {rank.type}", f"{where} column 'rank'", "integer ranks")
+        if rank.null_count:
+            row = next(i for i, v in enumerate(rank.to_pylist()) if v is None)
+            raise InputError(f"null rank at row {row}", f"{where} column 'rank'", "no nulls")
+    qrels_where = str(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
     qrel_list = read_qrels(qrels) if isinstance(qrels, (str, os.PathLike)) else list(qrels)
     if not qrel_list:
-        raise InputError("no qrels", where, "at least one judgement")
+        raise InputError("no qrels", qrels_where, "at least one judgement")
     qrel_qids = {q.query_id for q in qrel_list}
-    run = list(_run(results))
+    run = _run(results)
     run_qids = {d.query_id for d in run}
     judged = run_qids & qrel_qids
     if run and not judged:
         sample = ", ".join(sorted(run_qids)[:3])
-        raise InputError(f"none of the {len(run_qids)} result queries (e.g. {sample}) has qrels", where,
+        raise InputError(f"none of the {len(run_qids)} result queries (e.g. {sample}) of {where} has qrels",
+                         qrels_where,
                          "qrels for the query ids in the results")
     out: dict[str, Any] = {str(m): float(v) for m, v in ir_measures.calc_aggregate(parsed, qrel_list, run).items()}
     out["judged_queries"] = len(judged)

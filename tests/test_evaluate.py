@@ -7,6 +7,8 @@ import math
 import ir_measures
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from itlr_gpu.errors import InputError
 from itlr_gpu.evaluate import evaluate, read_qrels
@@ -39,6 +41,49 @@ def test_rank_column_is_ignored_score_orders():
     run = results([("q1", "c", 1.0), ("q1", "b", 2.0), ("q1", "a", 3.0)])
     qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q1", "c", 1)]
     assert evaluate(run, qrels)["nDCG@10"] == pytest.approx(NDCG)
+
+
+def test_score_ties_keep_the_rank_order():
+    # a and b tie; the engine ranked b first, so b (relevant) is at 1, not re-ordered by doc id
+    run = results([("q1", "b", 1.0), ("q1", "a", 1.0), ("q1", "c", 0.5)])
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    assert evaluate(run, qrels, measures=["P@1"])["P@1"] == 1.0
+    swapped = results([("q1", "a", 1.0), ("q1", "b", 1.0), ("q1", "c", 0.5)])
+    assert evaluate(swapped, qrels, measures=["P@1"])["P@1"] == 0.0
+    no_rank = run.drop_columns(["rank"])          # without a rank: trec_eval's rule, which is not rank order
+    ties = ir_measures.calc_aggregate([ir_measures.P @ 1], qrels,
+                                      [ir_measures.ScoredDoc("q1", d, s) for d, s in (("b", 1.0), ("a", 1.0))])
+    assert evaluate(no_rank, qrels, measures=["P@1"])["P@1"] == ties[ir_measures.P @ 1]
+
+
+@given(st.data())
+@settings(max_examples=40, deadline=None)
+def test_ties_follow_rank_across_queries_and_row_orders(data):
+    """Against a by-hand judgement: top 3 of each query in rank order, whatever the row order."""
+    rows, qrels, want = [], [], {}
+    for q in ("q1", "q2", "q3"):
+        scores = data.draw(st.lists(st.sampled_from([0.1, 0.5, 0.9]), min_size=4, max_size=8))
+        docs = [f"d{i}" for i in range(len(scores))]
+        tie_order = data.draw(st.permutations(range(len(docs))))     # how the engine broke the ties
+        ranked = sorted(range(len(docs)), key=lambda i: (-scores[i], tie_order[i]))
+        rows += [{"query_id": q, "rank": r + 1, "doc_id": docs[i], "score": scores[i]} for r, i in enumerate(ranked)]
+        relevant = data.draw(st.sets(st.sampled_from(docs), min_size=1, max_size=3))
+        qrels += [ir_measures.Qrel(q, d, 1) for d in sorted(relevant)]
+        want[q] = sum(docs[i] in relevant for i in ranked[:3]) / 3
+    rows = data.draw(st.permutations(rows))
+    out = evaluate(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), qrels, measures=["P@3"], per_query=True)
+    assert {q: v["P@3"] for q, v in out["per_query"].items()} == pytest.approx(want)
+
+
+def test_bad_rank_column():
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    bad = pa.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0], "rank": [1.5]})
+    with pytest.raises(InputError, match=r"run\.arrow column 'rank': column has type double"):
+        evaluate(bad, qrels, where="run.arrow")
+    nulls = pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 0.5],
+                      "rank": pa.array([1, None], pa.int32())})
+    with pytest.raises(InputError, match="null rank at row 1"):
+        evaluate(nulls, qrels)
 
 
 def test_beir_qrels_file(tmp_path):

@@ -284,6 +284,26 @@ def test_cli_out_of_core_and_sharded_equal_plain_search(saved, tmp_path, fake_en
     np.testing.assert_allclose(got.column("score").to_numpy(), want.column("score").to_numpy(), rtol=1e-6)
 
 
+def test_cli_eval_reads_a_result_folder_like_the_file(saved, tmp_path, fake_encoder, capsys):
+    root, _ = saved
+    q = _queries_file(tmp_path / "q.jsonl")
+    plain, folder = tmp_path / "plain.arrow", tmp_path / "out"
+    assert main(["search", str(root / "single"), str(q), "-o", str(plain), "-k", "9", "--device", "cpu"]) == 0
+    assert main(["search", str(root / "single"), str(q), "-o", str(folder), "-k", "9", "--device", "cpu",
+                 "--batch-size", "2"]) == 0
+    table = read_table(plain)
+    qrels = tmp_path / "qrels.tsv"
+    rows = list(zip(table.column("query_id").to_pylist(), table.column("doc_id").to_pylist()))
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in rows[1::4]))
+    capsys.readouterr()
+    assert main(["eval", str(plain), str(qrels), "--measures", "nDCG@5,R@9"]) == 0
+    from_file = capsys.readouterr().out
+    assert main(["eval", str(folder), str(qrels), "--measures", "nDCG@5,R@9"]) == 0
+    assert capsys.readouterr().out == from_file and "nDCG@5" in from_file
+    assert main(["eval", str(tmp_path), str(qrels)]) == 1              # a folder that is no result folder
+    assert "_itlr_job.json" in capsys.readouterr().err
+
+
 def test_cli_shard_command(saved, tmp_path, capsys):
     root, index = saved
     assert main(["shard", str(root / "single"), "-o", str(tmp_path / "s"), "--shard-rows", "1024"]) == 0
