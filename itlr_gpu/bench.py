@@ -103,7 +103,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .scale.cli import load_index
 
     if args.json:
-        check_output(args.json, (".json",))  # before any work, like every -o
+        check_output(args.json, (".json",), inputs={"index": args.index, "queries": args.queries},
+                     flag="--json")  # before any work, like every -o
     ops = Ops.parse(args.ops)
     index = load_index(args.index)
     queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)

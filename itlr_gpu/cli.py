@@ -173,9 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_index(args) -> int:
     from .index import INDEX_FILES, Index, check_replaceable
-    from .output import check_output_folder
+    from .output import check_not_input, check_output_folder
 
     check_replaceable(check_output_folder(args.output), INDEX_FILES)  # before the (long) encoding
+    check_not_input(args.output, {"corpus": args.corpus, "embeddings": args.embeddings, "ids file": args.ids,
+                                  "model": args.model})
     if args.embeddings:
         if args.corpus:
             raise UsageError("give either CORPUS or --embeddings, not both", "itlr index")
@@ -253,8 +255,6 @@ def _errors_path(args, scaled: bool) -> str | None:
         raise UsageError("--errors only goes with --skip-invalid", "--errors", "--skip-invalid --errors PATH")
     if not args.skip_invalid:
         return None
-    from .output import check_output_file
-
     if args.errors:
         path = args.errors
     elif scaled and not args.output.endswith((".arrow", ".parquet")):
@@ -265,7 +265,7 @@ def _errors_path(args, scaled: bool) -> str | None:
         path = f"{stem}.errors{ext}"
     if os.path.abspath(path) == os.path.abspath(args.output):
         raise UsageError("the errors table would replace the results", "--errors", "another path than -o")
-    check_output_file(path)
+    check_output(path, inputs={"queries": args.queries, "index": args.index}, flag="--errors")
     return path
 
 
@@ -322,29 +322,11 @@ def cmd_eval(args) -> int:
     return 0
 
 
-VLLM_ONLY = ("dtype", "gpu_memory_utilization", "tensor_parallel_size")
-LLAMACPP_ONLY = ("parallel", "threads")
-
-
 def cmd_translate(args) -> int:
-    from .translate import run_translate_cli
+    from .translate import check_translator_options, run_translate_cli
 
-    check_output(args.output)
-    if args.translator == "rules":  # options that would be silently ignored
-        given = [name for name in VLLM_ONLY if getattr(args, name, None) is not None]
-        given += ["model"] if args.model is not None else []
-        given += ["no_grammar"] if getattr(args, "no_grammar", False) else []
-        if given:
-            flags = ", ".join("--" + g.replace("_", "-") for g in given)
-            raise UsageError(f"{flags} do(es) not apply to the rules translator", "itlr translate",
-                             "--translator vllm with these options, or none of them")
-    others = {"vllm": LLAMACPP_ONLY, "llamacpp": VLLM_ONLY + ("no_grammar",)}.get(args.translator, ())
-    given = [name for name in others if getattr(args, name, None) not in (None, False)]
-    if given:
-        flags = ", ".join("--" + g.replace("_", "-") for g in given)
-        raise UsageError(f"{flags} do(es) not apply to the {args.translator} translator", "itlr translate",
-                         "only the options of the chosen --translator")
-
+    check_output(args.output, inputs={"queries": args.queries})
+    check_translator_options(args)  # an option of another translator would be silently ignored
     return run_translate_cli(args)
 
 

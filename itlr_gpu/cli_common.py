@@ -118,11 +118,15 @@ def device_spec(text: str) -> str:
     return text
 
 
-def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
-    """Refuse a bad output file path before any work (see :func:`itlr_gpu.output.check_output_file`)."""
-    from .output import check_output_file
+def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet"),
+                 inputs: dict[str, str | None] | None = None, flag: str = "-o") -> Path:
+    """Refuse a bad output file path, or one that would overwrite one of ``inputs`` ({what: path}), before
+    any work (see :func:`itlr_gpu.output.check_output_file` and :func:`~itlr_gpu.output.check_not_input`)."""
+    from .output import check_not_input, check_output_file
 
-    return check_output_file(path, extensions)
+    target = check_output_file(path, extensions)
+    check_not_input(path, inputs or {}, flag)
+    return target
 
 
 def make_encoder(model: str | None, device: str = "cpu", **settings: Any) -> Any:

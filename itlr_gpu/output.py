@@ -15,9 +15,12 @@ Contract, for every command:
 * **Permissions follow the umask** (0666 / 0777 minus the umask) like ``open`` and
   ``mkdir``; a file replacing an existing one keeps the old file's mode.
 * **Checked first.**  :func:`check_output_file` / :func:`check_output_folder`
-  refuse a bad ``-o`` (a folder where a file is expected, a parent that is a file
-  or not writable, a missing or unwritable place) *before* any work is done, with
-  one :class:`OutputError` line; nothing is created by the check.
+  refuse a bad ``-o`` (a folder where a file is expected, an ancestor that is a
+  file, a dangling link or a folder that is not writable) and
+  :func:`check_not_input` an output that would overwrite an input, *before* any
+  work is done, with one :class:`OutputError` line; nothing is created by the
+  check.  Missing parent folders are allowed: they are created when the output
+  is written (like ``mkdir -p``), never earlier.
 
 Symbolic links are followed: ``-o link.arrow`` writes the file the link names,
 and the link stays.
@@ -38,7 +41,8 @@ from typing import IO, Any
 
 from .errors import InputError
 
-__all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "atomic_file", "atomic_dir",
+__all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "check_not_input", "atomic_file",
+           "atomic_dir",
            "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask"]
 
 PathLike = str | os.PathLike
@@ -190,6 +194,27 @@ def check_output_folder(path: PathLike) -> Path:
         raise OutputError("folder is not writable", shown, "a writable folder")
     _check_parent(target, shown)
     return target
+
+
+def check_not_input(path: PathLike, inputs: dict[str, PathLike | None], flag: str = "-o") -> None:
+    """Refuse an output that would overwrite an input: the same file or folder (links followed), a file that
+    exists inside an input folder (an index's own files), or for a folder output an input inside it (a
+    replaced folder takes its contents along).  ``inputs``: {what: path}."""
+    target = _resolve(path)
+    for what, given in inputs.items():
+        if given is None:
+            continue
+        source = _resolve(given)
+        same = source == target
+        if not same and source.exists() and target.exists():
+            with contextlib.suppress(OSError):
+                same = os.path.samefile(source, target)
+        holds = target.is_dir() and target in source.parents
+        within = source.is_dir() and source in target.parents and target.exists()
+        if same or holds or within:
+            relation = "is" if same else "holds" if holds else "is a file of"
+            raise OutputError(f"the output {relation} the {what} {os.fspath(given)}",
+                              f"{flag} {os.fspath(path)}", "another path: writing it would destroy the input")
 
 
 def _os_error(e: OSError, where: Path, doing: str) -> OutputError:

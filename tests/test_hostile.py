@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -333,6 +334,59 @@ def test_7_output_paths(base, tmp_path, capsys):
         rc, _, err = run_cli(["search", idx, q, "-o", target if str(target) != str(afile) else afile / "sub"], capsys)
         assert_clean_failure(rc, err)
     assert afile.read_text() == "x" and os.listdir(folder) == []
+
+
+def _arrow(path: Path, table: pa.Table) -> Path:
+    with pa.ipc.new_file(str(path), table.schema) as w:
+        w.write_table(table)
+    return path
+
+
+def test_7_an_output_that_is_an_input_is_refused_and_the_input_kept(base, tmp_path, capsys):
+    _, idx, q = base
+    queries = _arrow(tmp_path / "q.arrow", read_table(q))
+    texts = _arrow(tmp_path / "t.arrow", pa.table({"query_id": ["a"], "text": ["cats but not dogs"]}))
+    link = tmp_path / "link.arrow"
+    link.symlink_to(queries)
+    errors_in = _arrow(tmp_path / "r.errors.arrow", read_table(q))   # the default errors table of -o r.arrow
+    index_file = next(p for p in Path(idx).iterdir() if p.suffix == ".arrow")
+    before = {p: p.read_bytes() for p in (queries, texts, errors_in, index_file)}
+    cases = [
+        (["search", idx, queries, "-o", queries], "-o .*: the output is the queries"),
+        (["search", idx, queries, "-o", link], "the output is the queries"),        # a link to it
+        (["search", idx, queries, "-o", tmp_path / "r.arrow", "--skip-invalid", "--errors", queries],
+         "--errors .*: the output is the queries"),
+        (["search", idx, errors_in, "-o", tmp_path / "r.arrow", "--skip-invalid"], "the output is the queries"),
+        (["search", idx, queries, "-o", index_file], "the output is a file of the index"),
+        (["search", idx, queries, "-o", tmp_path], "the output holds the queries"),  # a folder output
+        (["rerank", idx, queries, queries, "-o", queries], "the output is the queries"),
+        (["translate", texts, "-o", texts], "the output is the queries"),
+    ]
+    for argv, match in cases:
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err)
+        assert re.search(match, err), (argv, err)
+    for p, data in before.items():
+        assert p.read_bytes() == data, p
+
+
+@pytest.mark.parametrize("flags", [["--threads", "2"], ["--parallel", "4"], ["--no-cache"], ["--repair", "none"],
+                                   ["--examples", "3"], ["--terms", "free"], ["--batch-size", "8"],
+                                   ["--max-model-len", "512"], ["--cache-dir", "c"], ["--dtype", "float32"]])
+def test_7_rules_translator_refuses_llm_options(tmp_path, capsys, flags):
+    text = tmp_path / "t.jsonl"
+    text.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
+    rc, _, err = run_cli(["translate", text, "-o", tmp_path / "o.arrow", *flags], capsys)
+    assert rc == 2 and re.search(f"{flags[0]} \\([a-z/]+\\) does not apply to the rules translator", err)
+    assert not (tmp_path / "o.arrow").exists()
+
+
+def test_7_llamacpp_refuses_vllm_options(tmp_path, capsys):
+    text = tmp_path / "t.jsonl"
+    text.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
+    rc, _, err = run_cli(["translate", text, "-o", tmp_path / "o.arrow", "--translator", "llamacpp", "--no-grammar",
+                          "--dtype", "bfloat16"], capsys)
+    assert rc == 2 and "--dtype (vllm), --no-grammar (vllm) do not apply to the llamacpp translator" in err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")

