@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "onnx: ONNX Runtime's fused graph, int8 by default; openvino: bf16 where the CPU has "
                         "bfloat16 instructions (see benchmarks/results/encode.md, encode-xeon.md); "
                         "recorded in the manifest, and queries are embedded the same way")
-    s.add_argument("--max-length", type=positive_int,
+    s.add_argument("--max-length", type=cli_common.max_length,
                    help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 encodes 2x faster "
                         "but lost 0.021 nDCG@10 on SciFact)")
     s.add_argument("--precision", choices=("fp32", "bf16", "int8", "fp16"),
@@ -172,23 +172,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_index(args) -> int:
+    from .encoders import model_fingerprint
     from .index import INDEX_FILES, Index, check_replaceable
     from .output import check_not_input, check_output_folder
 
     check_replaceable(check_output_folder(args.output), INDEX_FILES)  # before the (long) encoding
     check_not_input(args.output, {"corpus": args.corpus, "embeddings": args.embeddings, "ids file": args.ids,
                                   "model": args.model})
+    encoder_flags = [f for f, v in (("--encoder-backend", args.encoder_backend != "auto"),
+                                    ("--max-length", args.max_length is not None),
+                                    ("--precision", args.precision is not None), ("--device", args.device != "cpu"))
+                     if v]
     if args.embeddings:
         if args.corpus:
             raise UsageError("give either CORPUS or --embeddings, not both", "itlr index")
+        if encoder_flags:
+            raise UsageError(f"{', '.join(encoder_flags)} do(es) not apply to imported embeddings", "itlr index",
+                             "CORPUS to encode with these options, or --embeddings without them")
+        # --model names the model that made the embeddings: `itlr search` embeds queries with it
+        encoder = cli_common.make_encoder(args.model) if args.model else None
         index = Index.from_embedding_files(args.embeddings, args.ids, dtype=args.dtype)
+        if getattr(encoder, "path", None) is not None:  # a sentence-transformers folder: checked at search time
+            index.manifest["model"] = encoder.name
+            index.manifest["encoder"] = {"model": encoder.name, "weights": model_fingerprint(encoder.path)}
     elif args.corpus:
         if args.ids:
             raise UsageError("--ids only goes with --embeddings", "itlr index")
         settings = {k: v for k, v in (("backend", args.encoder_backend), ("max_length", args.max_length),
                                       ("precision", args.precision)) if v not in (None, "auto")}
-        index = Index.build(args.corpus, cli_common.make_encoder(args.model, args.device, **settings),
-                            dtype=args.dtype, batch_size=args.batch_size)
+        encoder = cli_common.make_encoder(args.model, args.device, **settings)
+        cli_common.check_encoder(encoder)  # before the corpus is read
+        index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size)
     else:
         raise UsageError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
     if args.model:  # remembered so that `itlr search` embeds queries with the same model

@@ -21,7 +21,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = ["positive_int", "non_negative_int", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
-           "check_output", "make_encoder", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
+           "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
 
 DEFAULT_OPS = "product,sum,one_minus"
 MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
@@ -135,9 +135,34 @@ def make_encoder(model: str | None, device: str = "cpu", **settings: Any) -> Any
     takes them."""
     from .encoders import SentenceTransformerEncoder, default_encoder
 
-    if model is None and not settings:
+    if model is None and not settings and device == "cpu":
         return default_encoder()
     return SentenceTransformerEncoder(model, device=device, **settings)
+
+
+def check_encoder(encoder: Any) -> None:
+    """Settle an encoder's settings and device before any file is read: a combination that cannot work
+    (``--precision int8 --encoder-backend torch``, ``--max-length`` above the model's limit) is a usage
+    error (exit 2), a device this machine lacks an input error naming ``--device``."""
+    from .errors import UsageError
+
+    try:
+        getattr(encoder, "settings", None)
+    except InputError as e:
+        if e.where in ("--precision", "--encoder-backend", "--max-length"):
+            raise UsageError(e.what, e.where, e.expected) from e
+        raise
+    check = getattr(encoder, "check_device", None)
+    if check is not None:
+        check()
+
+
+def max_length(text: str) -> int:
+    """``type=`` for ``--max-length``: word pieces per text, at least 8 (the model's limit is checked later)."""
+    value = _int(text)
+    if not 8 <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 8, got {value}")
+    return value
 
 
 def query_encoder(model: str | None, index: Any) -> Any:

@@ -69,7 +69,7 @@ class SentenceTransformerEncoder:
     bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), fp32
     otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA, 1 for onnx int8, whose
     per-pass activation scale would otherwise make a text's vector depend on the texts beside it).
-    ``max_length``: word pieces per text (None: the model's own limit; a larger value is capped by it).
+    ``max_length``: word pieces per text (None: the model's own limit; a larger value is refused).
     :attr:`settings` is what an index records; :meth:`match_settings` makes an encoder whose options
     were left unset follow an index's recorded settings and refuses one that contradicts them.
     """
@@ -150,10 +150,17 @@ class SentenceTransformerEncoder:
             if precision not in allowed:
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
                                  "--precision", " or ".join(allowed))
+            if backend in ("onnx", "openvino") and not on_cpu:
+                raise InputError(f"encoder backend {backend} runs on the CPU, not on {self.device}",
+                                 "--encoder-backend", "torch (or auto) with this --device")
             if backend == "openvino" and precision == "bf16" and not cpu_native_bf16():
                 raise InputError("precision bf16 with encoder backend openvino on a CPU without bfloat16 "
                                  "instructions", "--precision", "fp32 (OpenVINO would compute in fp32 anyway)")
-            length = self.max_length or DEFAULT_MAX_LENGTH or self._model_limit() or FALLBACK_MAX_LENGTH
+            limit = self._model_limit()
+            if self.max_length is not None and limit is not None and self.max_length > limit:
+                raise InputError(f"max_length {self.max_length} is above the model's limit of {limit} word pieces",
+                                 "--max-length", f"an integer from 8 to {limit} (or none: the model's limit)")
+            length = self.max_length or DEFAULT_MAX_LENGTH or limit or FALLBACK_MAX_LENGTH
             self._resolved = {"model": self.name, "max_length": length,
                               "backend": backend, "precision": precision}
         return self._resolved
@@ -200,7 +207,25 @@ class SentenceTransformerEncoder:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def check_device(self) -> None:
+        """Refuse a device this machine does not have (torch would fail later, or run elsewhere)."""
+        name = str(self.device)
+        if name == "cpu":
+            return
+        import torch
+
+        if name.startswith("cuda"):
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            index = int(name.split(":")[1]) if ":" in name else 0
+            if index >= count:
+                seen = f"{count} CUDA GPU(s)" if count else "no CUDA GPU"
+                raise InputError(f"device {name} requested but torch sees {seen} here", "--device",
+                                 "cpu" + (f" or cuda:0..cuda:{count - 1}" if count else ""))
+        elif name == "mps" and not torch.backends.mps.is_available():
+            raise InputError("device mps requested but this machine has no Apple GPU", "--device", "cpu")
+
     def _load(self) -> Any:
+        self.check_device()
         with self._lock:
             if self._model is None:
                 settings = self._resolve()

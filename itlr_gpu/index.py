@@ -449,6 +449,25 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
     return m, where
 
 
+_ENCODER_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "max_length": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+    "backend": lambda v: v in ("torch", "onnx", "openvino"),
+    "precision": lambda v: isinstance(v, str),
+    "weights": lambda v: isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v) is not None,
+}
+
+
+def _valid_encoder_record(encoder: Any) -> bool:
+    """How documents were embedded: ``model`` always; ``max_length``, ``backend`` and ``precision`` together
+    (an encoded corpus; absent for imported embeddings); ``weights`` since the model digest was recorded."""
+    if not isinstance(encoder, dict) or not isinstance(encoder.get("model"), (str, type(None))):
+        return False
+    run = [k for k in ("max_length", "backend", "precision") if k in encoder]
+    if run and len(run) != 3:
+        return False
+    return all(ok(encoder[k]) for k, ok in _ENCODER_FIELDS.items() if k in encoder)
+
+
 def _read_manifest(d: Path) -> dict[str, Any]:
     m, where = read_json_manifest(d, FORMAT, FORMAT_VERSION, "Index.save")
     checks = {
@@ -462,12 +481,10 @@ def _read_manifest(d: Path) -> dict[str, Any]:
         "ids_checksum": lambda v: v is None or (isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None),
     }
     encoder = m.get("encoder")
-    if encoder is not None and not (isinstance(encoder, dict) and isinstance(encoder.get("model"), (str, type(None)))
-                                    and isinstance(encoder.get("max_length"), int)
-                                    and encoder.get("backend") in ("torch", "onnx", "openvino")
-                                    and isinstance(encoder.get("precision"), str)):
+    if encoder is not None and not _valid_encoder_record(encoder):
         raise IndexIntegrityError(f"field 'encoder' is {encoder!r}", where,
-                                  "{model, max_length, backend, precision} or absent")
+                                  "{model, max_length, backend, precision, weights} (imported embeddings: {model, "
+                                  "weights}) or absent")
     expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
                 "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",
                 "created": "an ISO timestamp", "ids_checksum": "'sha256:<64 hex digits>' (or absent: older indexes)"}

