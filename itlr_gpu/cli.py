@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import sys
+import warnings
 
 from . import cli_common
 from .cli_common import (DEFAULT_OPS, check_output, device_spec, index_model_path, measure_list, non_negative_int,
@@ -40,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with handle_signals():
+        with handle_signals(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             return args.func(args) or 0
     except QuerySyntaxError as err:
         print(f"itlr: error: {err}", file=sys.stderr)
@@ -69,6 +71,18 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         print(f"itlr: error: {where}{err.strerror or err}", file=sys.stderr)
         return 1
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """The package's own warnings as one ``itlr: warning:`` line (not a source location); others as usual."""
+    if os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+        print(f"itlr: warning: {message}", file=file or sys.stderr)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,7 +247,7 @@ def cmd_search(args) -> int:
     errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None
-    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid)
+    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid, skip_hint=True)
     if not queries:
         raise InputError(f"none of the {table.num_rows:,} queries is valid", args.queries,
                          "at least one query that parses (see the errors table)" if invalid else "queries")

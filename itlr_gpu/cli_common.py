@@ -195,8 +195,8 @@ def index_model_path(index: Any, where: str) -> str | None:
 MAX_LISTED = 20  # invalid queries listed under the error line (the error counts them all)
 
 
-def queries_from_table(table: Any, field: str, where: str,
-                       invalid: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
+def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] | None = None, *,
+                       skip_hint: bool = False) -> tuple[list[Any], list[str], str]:
     """``(queries, ids, field)`` from a query table: expression strings, or whole-text ``Term``s for ``text``.
 
     Every row is checked (empty value; for ``expr`` a query that does not parse),
@@ -204,7 +204,8 @@ def queries_from_table(table: Any, field: str, where: str,
     error that lists them all (the first :data:`MAX_LISTED` on stderr, each with
     its row, id and reason; the translator's ``error`` column when the file has
     one).  With a list, bad rows are left out and appended to it as
-    ``{"query_id", "row", "error"}`` records (``itlr search --skip-invalid``).
+    ``{"query_id", "row", "error"}`` records (``itlr search --skip-invalid``); ``skip_hint``: the error
+    suggests that option (only ``itlr search`` has it).
     """
     from .errors import QuerySyntaxError
     from .query import Term, parse
@@ -242,8 +243,9 @@ def queries_from_table(table: Any, field: str, where: str,
                                          else " (listed below)")
         err = InputError(f"{len(bad):,} of {len(values):,} queries {'is' if len(bad) == 1 else 'are'} invalid{more}, "
                          f"the first {first['query_id']!r}: {first['error']}", f"{where} row {first['row']}",
-                         f"a non-empty {field} per query that parses; --skip-invalid scores the valid ones and "
-                         "writes the rest to an errors table")
+                         f"a non-empty {field} per query that parses" + ("; --skip-invalid scores the valid ones "
+                                                                           "and writes the rest to an errors table"
+                                                                           if skip_hint else ""))
         if len(bad) > 1:
             err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
                            for b in bad[:MAX_LISTED]]

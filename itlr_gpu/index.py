@@ -154,7 +154,11 @@ class Index:
                      emb_where: str, ids_where: str) -> Index:
         dt = _dtype(dtype)
         ids = _ids_array(doc_ids, ids_where)
-        if hasattr(embeddings, "shape") and len(embeddings.shape) >= 1 and embeddings.shape[0] != len(ids):
+        # the shape first: a 1-D vector is not "384 rows"
+        if hasattr(embeddings, "shape") and len(embeddings.shape) != 2:
+            raise InputError(f"embeddings have shape {tuple(embeddings.shape)}", emb_where,
+                             "a 2-D (documents, dim) matrix")
+        if hasattr(embeddings, "shape") and embeddings.shape[0] != len(ids):
             raise InputError(f"{len(ids)} doc ids for {embeddings.shape[0]} embedding rows",
                              f"{ids_where} / {emb_where}", "one id per row")
         matrix = _normalized_copy(embeddings, dt, emb_where)
@@ -243,7 +247,8 @@ class Index:
         suffix = ep.suffix.lower()
         if suffix == ".npy":
             if ids_path is None:
-                raise InputError("a .npy matrix needs an ids file", str(ep), "ids_path (text, .arrow or .parquet)")
+                raise InputError("a .npy matrix needs an ids file", str(ep),
+                                 "--ids (ids_path in the API): a text file, .arrow or .parquet")
             matrix = load_npy(ep, mmap=True, expected="a file written by numpy.save")
             ids, ids_where = _read_id_file(Path(ids_path)), str(ids_path)
         elif suffix in (".parquet", ".arrow"):

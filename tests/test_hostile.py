@@ -389,6 +389,39 @@ def test_7_llamacpp_refuses_vllm_options(tmp_path, capsys):
     assert rc == 2 and "--dtype (vllm), --no-grammar (vllm) do not apply to the llamacpp translator" in err
 
 
+def test_7_messages_name_the_real_problem(base, tmp_path, capsys):
+    _, idx, _ = base
+    import numpy as np
+
+    np.save(tmp_path / "v.npy", np.ones(16, np.float32))       # one vector, not a matrix
+    (tmp_path / "ids.txt").write_text("a\nb\n")
+    rc, _, err = run_cli(["index", "--embeddings", tmp_path / "v.npy", "--ids", tmp_path / "ids.txt",
+                          "-o", tmp_path / "ix"], capsys)
+    assert_clean_failure(rc, err)
+    assert "embeddings have shape (16,)" in err and "doc ids for" not in err
+    rc, _, err = run_cli(["index", "--embeddings", tmp_path / "v.npy", "-o", tmp_path / "ix"], capsys)
+    assert_clean_failure(rc, err)
+    assert "needs an ids file (expected --ids" in err
+    bad = write_queries(tmp_path / "bad.jsonl", ("t0 AND", "t1"))
+    for argv in (["bench", idx, bad], ["rerank", idx, bad, bad, "-o", tmp_path / "r.arrow"]):
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err)
+        assert "1 of 2 queries is invalid" in err and "--skip-invalid" not in err   # only search has it
+    rc, _, err = run_cli(["search", idx, bad, "-o", tmp_path / "r.arrow"], capsys)
+    assert_clean_failure(rc, err)
+    assert "--skip-invalid scores the valid ones" in err
+
+
+def test_7_the_packages_warnings_are_one_line(base, tmp_path, capsys):
+    pytest.importorskip("triton")
+    _, idx, q = base
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "r.arrow", "--backend", "triton", "--device", "cpu",
+                          "-k", "3"], capsys)
+    assert rc == 0
+    assert "itlr: warning: triton backend on the CPU runs the kernel in Triton's interpreter" in err
+    assert "RuntimeWarning" not in err and ".py:" not in err
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")
 def test_7_unwritable_parent(base, tmp_path, capsys):
     _, idx, q = base

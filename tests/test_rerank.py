@@ -77,6 +77,7 @@ def test_rerank_equals_brute_force(saved, layout, ops, batch_bytes):
     table, report = rerank(load_index(root / layout), EXPRS, ids, cands, HashEncoder(), k=20, ops=ops,
                            device="cpu", batch_bytes=batch_bytes)   # 20,000 bytes: one query per batch
     assert report.duplicates == 5 and report.unknown_docs == 0
+    assert report.candidates == len(pairs) and report.scored == len(pairs) - 5
     want = brute_force(index, EXPRS, ids, pairs, ops, 20)
     got = by_query(table)
     assert table.schema.names == ["query_id", "rank", "doc_id", "score"]
@@ -113,6 +114,7 @@ def test_unknown_ids_reported_and_strict(saved):
     table, report = rerank(index, EXPRS[:2], ["q0", "q1"], cands, HashEncoder(), k=5, device="cpu")
     assert report.unknown_docs == 2 and report.unknown_doc_examples == ["nope", "gone"]
     assert report.unknown_queries == 1 and report.unknown_query_examples == ["q9"]
+    assert (report.candidates, report.scored) == (5, 2)
     assert table.column("doc_id").to_pylist() == ["d5", "d7"]
     assert any("2 candidate(s) name doc ids not in the index (first: nope, gone)" in w for w in report.warnings())
     with pytest.raises(InputError, match=r"2 candidate\(s\) name doc ids not in the index \(first: nope, gone\)"):
@@ -133,6 +135,7 @@ def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
     assert main(["rerank", str(root / "sharded"), str(q), str(run), "-o", str(out), "-k", "3"]) == 0
     captured = capsys.readouterr()
     assert "itlr: warning: 1 candidate(s) name doc ids not in the index (first: missing-doc)" in captured.err
+    assert "6 of 7 candidates scored (1 skipped or repeated) for 2 queries" in captured.out
     table = read_table(out)
     got = by_query(table)
     pairs = [(ln.split()[0], ln.split()[2]) for ln in lines]

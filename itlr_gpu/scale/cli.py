@@ -184,7 +184,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                            device=args.device, strict=args.strict, where=args.candidates)
     print_warnings(report)
     write_table(table, args.output)
-    print(f"{report.candidates:,} candidates for {len(ids):,} queries, k={args.k} -> {args.output}")
+    left_out = report.candidates - report.scored
+    note = f" ({left_out:,} skipped or repeated)" if left_out else ""
+    print(f"{report.scored:,} of {report.candidates:,} candidates scored{note} for {len(ids):,} queries, k={args.k} "
+          f"-> {args.output}")
     return 0
 
 

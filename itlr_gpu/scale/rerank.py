@@ -135,7 +135,8 @@ def read_candidates(path: str | Path) -> pa.Table:
 
 @dataclass
 class RerankReport:
-    candidates: int = 0
+    candidates: int = 0         # rows of the candidates table
+    scored: int = 0             # distinct (query, document) pairs scored: the rest were skipped or repeated
     duplicates: int = 0
     unknown_docs: int = 0
     unknown_doc_examples: list[str] = field(default_factory=list)
@@ -222,6 +223,7 @@ def rerank(
         dup[1:] = (q[1:] == q[:-1]) & (r[1:] == r[:-1])
         report.duplicates = int(dup.sum())
         q, r = q[~dup], r[~dup]
+    report.scored = len(q)
     bounds = np.searchsorted(q, np.arange(len(query_ids) + 1))
 
     program = compile_queries(queries, query_ids)
