@@ -340,6 +340,30 @@ def test_an_unpaired_nor_says_so(text):
     assert ast is None and "no 'neither' to pair with" in err
 
 
+@pytest.mark.parametrize("text, expr", [
+    # "but not both": exactly one of two alternatives (the end of the text only)
+    ("either cats or dogs but not both", '(("cats" OR "dogs") AND NOT ("cats" AND "dogs"))'),
+    ("papers on tea or coffee, but not both", '(("tea" OR "coffee") AND NOT ("tea" AND "coffee"))'),
+    ("cats but not both dogs and birds", '("cats" AND NOT ("dogs" AND "birds"))'),     # an exclusion, mid-text
+    # an exclusion that opens the text ends at its comma: what follows is searched for
+    ("Rather than surgery, drug treatment of back pain",
+     '(NOT "surgery" AND "drug treatment of back pain")'),
+    ("instead of coffee, tea studies", '(NOT "coffee" AND "tea studies")'),
+    ("Apart from cats and dogs, birds or fish", '(NOT "cats" AND NOT "dogs" AND ("birds" OR "fish"))'),
+    ("without exercise, weight loss but not surgery", '(NOT "exercise" AND "weight loss" AND NOT "surgery")'),
+    # ... unless the rest is one serial list: the exclusion's own
+    ("excluding cats, dogs and birds", '(NOT "cats" AND NOT "dogs" AND NOT "birds")'),
+    ("except cats, dogs, birds", '(NOT "cats" AND NOT "dogs" AND NOT "birds")'),
+])
+def test_rules5_not_both_and_fronted_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+def test_not_both_needs_two_alternatives():
+    ast, err = try_translate_rules("cats, dogs or birds but not both")
+    assert ast is None and "needs two alternatives" in err
+
+
 def test_a_request_like_sentence_deep_inside_prose_is_not_a_request():
     prose = " ".join(f"Sentence {w} is about the harbour and the town." for w in "one two three four".split())
     text = prose + " What is true of ports is true of airports. Both need roads and rail."

@@ -80,11 +80,12 @@ from dataclasses import dataclass
 
 from ..errors import QuerySyntaxError
 from ..query import MAX_DEPTH, MAX_QUERY_CHARS, Node, Not, Term, canonical, make_and, make_or, parse
+from ..query.ast import And, Or
 from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-5"
+RULES_VERSION = "rules-6"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -137,6 +138,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("please leave out", "EXCL"), ("please ignore", "EXCL"), ("please skip", "EXCL"), ("alongside", "AND"),
     # "X, whether A or B": a group opener only after a comma or at the start and before an "or" (see _lex)
     ("whether", "EITHER"),
+    # "A or B but not both": exactly one of the two; only at the end ("but not both A and B" is an exclusion)
+    ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
     ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
@@ -532,6 +535,11 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 merged[-1].text += t.text
         else:
             merged.append(_Tok(t.kind, t.text))
+    # 1b. "but not both" ends the text; elsewhere it is an exclusion of a "both" group
+    for i in range(len(merged) - 2, -1, -1):
+        if merged[i].kind == "NOTBOTH":
+            words = merged[i].text.split()
+            merged[i:i + 1] = [_Tok("EXCL", " ".join(words[:-1])), _Tok("BOTH", words[-1])]
     # 2. context: NOT after an item is an exclusion; ", and" / ", or" / ", but" / ", not";
     #    "; or" and "or else" are strong disjunctions
     out: list[_Tok] = []
@@ -562,6 +570,8 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 out.pop()
                 k = ("S" if prev == "SEMI" and k == "OR" else "C") + k
         if k == "EXCL" and prev in ("AND", "OR", "BUT"):
+            out.pop()
+        if k == "NOTBOTH" and prev in ("COMMA", "SEMI"):
             out.pop()
         if k == "ALLBUT" and out and out[-1].kind in _ITEM_END | {"BUT"}:
             if out[-1].kind == "BUT":
@@ -696,6 +706,12 @@ class _Parser:
 
     def parse(self) -> Node:
         node = self.top(0)
+        if self.kind == "NOTBOTH":   # "A or B but not both": one of the two, not both
+            self.i += 1
+            if not isinstance(node, (And, Or)) or len(node.children) != 2:
+                raise RuleError(f"{self.toks[self.i - 1].text!r} needs two alternatives, as in 'A or B but not both'")
+            a, b = node.children
+            node = make_and([make_or([a, b]), Not(make_and([a, b]))])
         if self.kind == "NOR":   # "cats nor dogs": a "nor" the grammar of the text did not pair
             raise RuleError(f"{self.toks[self.i].text!r} with no 'neither' to pair with (write 'neither X nor Y')")
         if self.kind != "END":
@@ -723,6 +739,8 @@ class _Parser:
         node: Node | None = None
         if self.kind != "EXCL":
             node = self.segment(depth)
+        else:
+            node = self.fronted_exclusion(depth)
         after_excl = False
         while True:
             k = self.kind
@@ -750,6 +768,39 @@ class _Parser:
         if node is None:
             raise RuleError("nothing to search for")
         return node
+
+    def fronted_exclusion(self, depth: int) -> Node | None:
+        """"Rather than X, Y" / "Apart from A and B, C": an exclusion that opens the clause ends at its last
+        comma, and what follows is what to search for.  Not when the rest of the clause is one serial list
+        ("excluding A, B and C", "except A, B, C"): that is the exclusion's own list.  None (nothing
+        consumed) when it does not apply: the exclusion then runs on, as anywhere else."""
+        end, level, seps = None, 0, []
+        for j in range(self.i + 1, len(self.toks)):
+            k = self.toks[j].kind
+            if k == "LP":
+                level += 1
+            elif k == "RP":
+                if level == 0:
+                    break
+                level -= 1
+            elif level == 0 and k in _STRONG | {"EXCL", "BUT", "NOTBOTH"}:
+                break
+            elif level == 0 and k in _SEPS:
+                seps.append(k)
+                if k == "COMMA" and j + 1 < len(self.toks) and self.toks[j + 1].kind in _ITEM_START:
+                    end = j
+        serial = len(seps) > 1 and all(k == "COMMA" for k in seps[:-1]) \
+            and seps[-1] in ("COMMA", "AND", "OR", "NOR", "CAND", "COR")
+        if end is None or end == self.i + 1 or serial:
+            return None
+        sub = _Parser(self.toks[self.i + 1:end])
+        if sub.kind not in _ITEM_START:
+            return None
+        items = sub.exclusions(depth)
+        if sub.kind != "END":
+            return None
+        self.i = end + 1
+        return make_and([*(Not(x) for x in items), self.segment(depth)])
 
     def exclusions(self, depth: int, single: bool = False) -> list[Node]:
         """The list negated by an exclusion: items joined by and / or / nor / commas.
