@@ -359,6 +359,30 @@ def test_rules5_not_both_and_fronted_exclusions(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a hyphen or "minus" inside a name or a number is no exclusion (SciFact's claims)
+    ("the minus strand of viral DNA", '"the minus strand of viral DNA"'),
+    ("temperatures of -20 degrees", '"temperatures of -20 degrees"'),
+    ("temperatures minus 20 degrees", '"temperatures minus 20 degrees"'),
+    ("Differentiated E2f-1, -2, -3 TKO cells do not exhibit apoptosis.",
+     '"Differentiated E2f-1, 2, 3 TKO cells do not exhibit apoptosis"'),
+    ("Histone 2A (H2A)-histone 2B dimers", '"Histone 2A (H2A) histone 2B dimers"'),
+    # ... while the search-engine minus and "minus" between two topics still are
+    ("cats -dogs", '("cats" AND NOT "dogs")'),
+    ("all sports minus football", '("all sports" AND NOT "football")'),
+    # "with or without X": X does not matter
+    ("cats with or without dogs", '"cats with or without dogs"'),
+])
+def test_rules6_hyphens_minus_and_with_or_without(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
+def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
+    ast, err = try_translate_rules(text)
+    assert ast is None and "nothing after" in err and "at the end of the text" in err
+
+
 def test_not_both_needs_two_alternatives():
     ast, err = try_translate_rules("cats, dogs or birds but not both")
     assert ast is None and "needs two alternatives" in err

@@ -150,7 +150,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
-_BETWEEN_OPERANDS = {"not counting", "alongside"}
+_BETWEEN_OPERANDS = {"not counting", "alongside", "minus"}   # "the minus strand", "minus 20" are words
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "does not", "doesn't", "did not", "didn't"):
         for _verb in _V.split("|"):
@@ -191,6 +191,7 @@ _BINOMIALS = {
         "up and down", "ups and downs", "rise and fall", "trials and tribulations", "life without parole",
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
         "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
+        "with or without",   # "cats with or without dogs": dogs do not matter, no exclusion
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -278,6 +279,7 @@ _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
 class _Tok:
     kind: str  # WORD QTERM LP RP COMMA + marker kinds
     text: str = ""
+    spaced: bool = True  # preceded by white space (or the start): "X -Y" is a minus, "(H2A)-histone" is not
 
 
 _INITIALS_RE = re.compile(r"(?:[A-Za-z]\.){2,}")   # "U.S.", "e.g.": the last stop is the abbreviation's
@@ -299,6 +301,7 @@ def _lex(text: str) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
         q, q2, q3, paren, comma, word = m.groups()
+        spaced = m.start() == 0 or text[m.start() - 1].isspace()
         if q is not None or q2 is not None or q3 is not None:
             body = re.sub(r"\\(.)", r"\1", q, flags=re.S) if q is not None else (q2 if q2 is not None else q3)
             if body.strip():
@@ -308,7 +311,7 @@ def _lex(text: str) -> list[_Tok]:
         elif comma:
             raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
-            raw.append(_Tok("WORD", word))
+            raw.append(_Tok("WORD", word, spaced))
     # Sentence punctuation glued to words: "health?" / "decline." / "X:" (keep "E. coli" inside).
     for i, t in enumerate(raw):
         if t.kind == "WORD":
@@ -374,7 +377,7 @@ def _lex(text: str) -> list[_Tok]:
         if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:
             if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
-                    or out[i - 1].text.lower() in ("the", "a", "an"):
+                    or out[i - 1].text.lower() in ("the", "a", "an") or out[i + 1].text[:1].isdigit():
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low == "whether":
             later = [u.kind for u in out[i + 1:]]
@@ -386,10 +389,12 @@ def _lex(text: str) -> list[_Tok]:
         if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
                 and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
             t.kind = "WORD"
-    # search-engine minus: "X -Y" -> X AND NOT Y
+    # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
+    # to what precedes it ("(H2A)-histone")
     minus: list[_Tok] = []
     for t in out:
-        if t.kind == "WORD" and len(t.text) > 1 and t.text[0] == "-" and t.text[1].isalnum() and minus:
+        if t.kind == "WORD" and len(t.text) > 1 and t.text[0] == "-" and t.text[1].isalpha() and t.spaced \
+                and minus and minus[-1].kind in ("WORD", "QTERM"):
             minus.extend([_Tok("NOT", "-"), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
@@ -598,6 +603,8 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
         clean.append(t)
     while clean and clean[-1].kind in _SEPS | {"BUT", "EXCL", "NOT", "EITHER", "BOTH", "NEITHER", "LP",
                                                "ALLBUT"}:
+        if clean[-1].kind in ("EXCL", "NOT", "NEITHER", "ALLBUT"):   # "cats but not": what to exclude is lost
+            raise RuleError(f"nothing after {clean[-1].text or clean[-1].kind.lower()!r} at the end of the text")
         clean.pop()
     # 4. balance parentheses: drop stray ')' and unclosed '('
     depth = 0
