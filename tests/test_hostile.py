@@ -412,6 +412,20 @@ def test_7_messages_name_the_real_problem(base, tmp_path, capsys):
     assert "--skip-invalid scores the valid ones" in err
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--memory-cap", "1B"], "below the least that can be honoured"),
+    (["--memory-cap", "1.5B"], "not a whole number of bytes"),
+    (["--memory-cap", "99999999999999999999999TiB"], "too large"),
+    (["--memory-cap", "1MiB", "--shard-rows", "150"], "give one of them"),
+])
+def test_7_memory_caps_that_cannot_be_honoured_are_usage_errors(base, tmp_path, capsys, flags, message):
+    _, idx, q = base
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "r.arrow", *flags], capsys)
+    assert rc == 2 and message in err
+    assert_clean_failure(rc, err)
+    assert not (tmp_path / "r.arrow").exists()
+
+
 def test_7_the_packages_warnings_are_one_line(base, tmp_path, capsys):
     pytest.importorskip("triton")
     _, idx, q = base

@@ -98,9 +98,12 @@ def test_plan_shards_and_sizes():
     assert plan_shards(3, 5, start=7) == [(7, 10)]
     with pytest.raises(InputError):
         plan_shards(10, 0)
-    assert parse_bytes("2MiB") == 2 << 20 and parse_bytes("1.5k") == 1536 and parse_bytes(100) == 100
-    with pytest.raises(InputError, match="--memory-cap"):
-        parse_bytes("lots")
+    assert parse_bytes("2MiB") == 2 << 20 and parse_bytes("1.5k", minimum=1) == 1536 and parse_bytes(100, minimum=1) == 100
+    assert parse_bytes("128KiB") == 128 << 10 == parse_bytes(131072)          # the least a cap can be honoured with
+    for bad, why in (("lots", "cannot read size"), ("100KiB", "below the least"), (100, "below the least"),
+                     ("0.5B", "not a whole number"), ("1e9", "cannot read size"), (2**63, "too large")):
+        with pytest.raises(InputError, match=f"--memory-cap: .*{why}"):
+            parse_bytes(bad)
 
 
 def test_slice_program_scores_like_the_full_program():

@@ -69,6 +69,9 @@ def check_search_args(args: argparse.Namespace) -> None:
         raise UsageError("--workers only goes with --ray", "itlr search", "--ray [ADDRESS] --workers N")
     if getattr(args, "ray_stream", False) and args.ray is None:
         raise UsageError("--ray-stream only goes with --ray", "itlr search", "--ray [ADDRESS] --ray-stream")
+    if getattr(args, "memory_cap", None) and getattr(args, "shard_rows", None):
+        raise UsageError("--memory-cap sets the shard size, --shard-rows too: give one of them", "itlr search",
+                         "--memory-cap SIZE or --shard-rows N")
     if is_dataset_path(args.output):
         check_output_folder(args.output)
     else:

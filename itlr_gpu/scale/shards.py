@@ -128,17 +128,26 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20,
           "g": 1 << 30, "gb": 1000**3, "gib": 1 << 30, "t": 1 << 40, "tb": 1000**4, "tib": 1 << 40}
 
 
-def parse_bytes(text: str | int, where: str = "--memory-cap") -> int:
-    """``"512MiB"``, ``"2G"``, ``"1.5GB"`` or an integer -> bytes."""
+MIN_CHUNK_BUDGET = 64 << 10
+MIN_MEMORY_CAP = 2 * MIN_CHUNK_BUDGET   # the least a cap can be honoured with: half goes to the chunk working set
+MAX_BYTES = 1 << 62                     # beyond any machine; keeps sizes inside int64
+
+
+def parse_bytes(text: str | int, where: str = "--memory-cap", minimum: int = MIN_MEMORY_CAP) -> int:
+    """``"512MiB"``, ``"2G"``, ``"1.5GB"`` or an integer -> bytes: a whole number from ``minimum`` to 2**62."""
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         value = int(text)
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
         if not m or m.group(2).lower() not in _UNITS:
             raise InputError(f"cannot read size {text!r}", where, "a size such as 512MiB, 2GiB or 1000000000")
-        value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value <= 0:
-        raise InputError(f"size {text!r}", where, "a positive size")
+        exact = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if exact != int(exact) and exact < 1 << 40:
+            raise InputError(f"size {text!r} is not a whole number of bytes", where, "a size such as 512MiB or 2GiB")
+        value = int(exact) if exact < MAX_BYTES * 2 else MAX_BYTES * 2
+    if not minimum <= value <= MAX_BYTES:
+        raise InputError(f"size {text!r} is {'below the least that can be honoured' if value < minimum else 'too large'}",
+                         where, f"a size from {minimum:,} bytes ({minimum >> 10} KiB) to 2**62 bytes")
     return value
 
 
@@ -156,7 +165,7 @@ def shard_rows_for_cap(dim: int, itemsize: int, memory_cap: int, *, num_buffers:
 
 
 def chunk_budget_for_cap(memory_cap: int | None) -> int:
-    return DEFAULT_CHUNK_BUDGET if memory_cap is None else max(64 << 10, min(DEFAULT_CHUNK_BUDGET, memory_cap // 2))
+    return DEFAULT_CHUNK_BUDGET if memory_cap is None else max(MIN_CHUNK_BUDGET, min(DEFAULT_CHUNK_BUDGET, memory_cap // 2))
 
 
 # --------------------------------------------------------------------------- reading rows from .npy files
