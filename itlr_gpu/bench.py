@@ -41,7 +41,7 @@ def add_bench_parser(sub) -> None:
     s.add_argument("--ops", type=ops_spec, default="product,sum,one_minus",
                    help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
-    s.add_argument("--backends", default="auto",
+    s.add_argument("--backends", type=backend_list, default="auto",
                    help="comma-separated: " + ", ".join(BENCH_BACKENDS) + " (default: every one available here)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
@@ -49,6 +49,22 @@ def add_bench_parser(sub) -> None:
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
     s.set_defaults(func=cmd_bench)
+
+
+def backend_list(text: str) -> str | list[str]:
+    """``type=`` for ``--backends``: ``auto`` or known names, comma-separated, each once (whether one can run
+    here is checked once the queries are read)."""
+    if text.strip() == "auto":
+        return "auto"
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = [b for b in names if b not in BENCH_BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{'unknown backend ' + repr(unknown[0]) if unknown else 'no backend given'} "
+                                         f"(expected auto or one or more of {', '.join(BENCH_BACKENDS)})")
+    repeated = sorted({b for b in names if names.count(b) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"backend {repeated[0]!r} is listed twice")
+    return names
 
 
 def is_single_term(program) -> bool:
@@ -114,14 +130,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     program = compile_queries(queries, ids)
     single = is_single_term(program)
     available = available_backends(single)
-    wanted = available if args.backends == "auto" else [b.strip() for b in args.backends.split(",") if b.strip()]
+    wanted = available if args.backends == "auto" else (
+        args.backends if isinstance(args.backends, list) else backend_list(args.backends))
     for b in wanted:
         if b not in available:
             why = " (single-term queries only)" if b == "faiss" and not single and _faiss_available() else ""
             raise InputError(f"backend {b!r} is not available here{why}", "--backends",
                              "one or more of " + ", ".join(available))
-    if not wanted:
-        raise InputError("no backend given", "--backends", "one or more of " + ", ".join(available))
 
     encoder = query_encoder(args.model or index_model_path(index, args.index), index)
     index.check_encoder(encoder)

@@ -25,7 +25,10 @@ def imported(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["empty.jsonl"], "query file is empty"),
     (["q.jsonl", "-k", "21"], "k=21 is above the corpus size 20"),
-    (["q.jsonl", "--backends", "torch-cpu,cuda9"], "backend 'cuda9' is not available here"),
+    (["q.jsonl", "--backends", "torch-cpu,cuda9"], "unknown backend 'cuda9'"),
+    (["q.jsonl", "--backends", "TORCH-CPU"], "unknown backend 'TORCH-CPU'"),
+    (["q.jsonl", "--backends", ","], "no backend given"),
+    (["q.jsonl", "--backends", "torch-cpu,torch-cpu"], "'torch-cpu' is listed twice"),
     (["q.jsonl", "--backends", "faiss"], "'faiss' is not available here"),
     (["q.jsonl", "--repeat", "0"], "--repeat"),
     (["q.jsonl", "--json", "out.txt"], "out.txt"),
@@ -35,7 +38,8 @@ def test_bad_input_is_one_error_and_writes_nothing(imported, capsys, argv, messa
     args = ["bench", str(imported / "idx"), str(imported / argv[0]), *argv[1:]]
     args = [a if a != "out.txt" else str(imported / "out.txt") for a in args]
     # a bad option value is a usage error (2), checked before anything is read; the rest is 1
-    code = 2 if "--repeat" in args else 1
+    usage = ("--repeat", "unknown backend", "no backend given", "listed twice")
+    code = 2 if any(u in message for u in usage) else 1
     assert main(args + ([] if "--json" in args else ["--json", str(out)])) == code
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("itlr: error:") and message in err[0], err
