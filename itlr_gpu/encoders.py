@@ -97,6 +97,9 @@ class SentenceTransformerEncoder:
                     "model folder not found", str(self.path),
                     "a local sentence-transformers model folder (models are never downloaded)",
                 )
+            if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():
+                raise InputError("not a model folder (no modules.json or config.json)", str(self.path),
+                                 "a local sentence-transformers model folder")
             self.name = DEFAULT_MODEL_NAME if _is_bundled(self.path) else self.path.resolve().name
         self._batch_given = batch_size is not None
         if batch_size is None:

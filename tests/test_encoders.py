@@ -83,6 +83,7 @@ def test_names_and_lazy_loading(tmp_path):
     enc = SentenceTransformerEncoder()
     assert enc.name == "all-MiniLM-L6-v2" and enc._model is None
     (tmp_path / "my-model").mkdir()
+    (tmp_path / "my-model" / "config.json").write_text("{}")
     assert SentenceTransformerEncoder(tmp_path / "my-model").name == "my-model"
     with pytest.raises(InputError, match="batch_size"):
         SentenceTransformerEncoder(batch_size=0)
@@ -90,8 +91,12 @@ def test_names_and_lazy_loading(tmp_path):
 
 def test_not_a_model_folder(tmp_path):
     (tmp_path / "empty-model").mkdir()
-    enc = SentenceTransformerEncoder(tmp_path / "empty-model")
-    with pytest.raises(InputError, match="empty-model"):
+    with pytest.raises(InputError, match=r"empty-model: not a model folder \(no modules.json or config.json\)"):
+        SentenceTransformerEncoder(tmp_path / "empty-model")
+    (tmp_path / "broken-model").mkdir()
+    (tmp_path / "broken-model" / "config.json").write_text("{}")   # looks like one, does not load
+    enc = SentenceTransformerEncoder(tmp_path / "broken-model")
+    with pytest.raises(InputError, match="broken-model"):
         enc.encode(["x"])
 
 
