@@ -314,7 +314,8 @@ class Index:
         """Open an index folder; ``verify`` checks the matrix checksum, ``mmap`` maps it read-only."""
         d = Path(directory)
         if not d.is_dir():
-            raise InputError("index folder not found", str(d), "a folder written by Index.save")
+            raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
+                             "a folder written by Index.save (itlr index / itlr shard)")
         manifest = _read_manifest(d)
         for name in (EMBEDDINGS_FILE, IDS_FILE):
             if not (d / name).is_file():

@@ -196,10 +196,12 @@ def check_output_folder(path: PathLike) -> Path:
     return target
 
 
-def check_not_input(path: PathLike, inputs: dict[str, PathLike | None], flag: str = "-o") -> None:
+def check_not_input(path: PathLike, inputs: dict[str, PathLike | None], flag: str = "-o",
+                    sealed: tuple[str, ...] = ("index",)) -> None:
     """Refuse an output that would overwrite an input: the same file or folder (links followed), a file that
-    exists inside an input folder (an index's own files), or for a folder output an input inside it (a
-    replaced folder takes its contents along).  ``inputs``: {what: path}."""
+    exists inside an input folder, anything inside a ``sealed`` input folder (an index folder holds its own
+    files only: a foreign one makes it unreplaceable), or for a folder output an input inside it (a replaced
+    folder takes its contents along).  ``inputs``: {what: path}."""
     target = _resolve(path)
     for what, given in inputs.items():
         if given is None:
@@ -210,9 +212,9 @@ def check_not_input(path: PathLike, inputs: dict[str, PathLike | None], flag: st
             with contextlib.suppress(OSError):
                 same = os.path.samefile(source, target)
         holds = target.is_dir() and target in source.parents
-        within = source.is_dir() and source in target.parents and target.exists()
+        within = source.is_dir() and source in target.parents and (target.exists() or what in sealed)
         if same or holds or within:
-            relation = "is" if same else "holds" if holds else "is a file of"
+            relation = "is" if same else "holds" if holds else "is inside"
             raise OutputError(f"the output {relation} the {what} {os.fspath(given)}",
                               f"{flag} {os.fspath(path)}", "another path: writing it would destroy the input")
 

@@ -357,7 +357,10 @@ def test_7_an_output_that_is_an_input_is_refused_and_the_input_kept(base, tmp_pa
         (["search", idx, queries, "-o", tmp_path / "r.arrow", "--skip-invalid", "--errors", queries],
          "--errors .*: the output is the queries"),
         (["search", idx, errors_in, "-o", tmp_path / "r.arrow", "--skip-invalid"], "the output is the queries"),
-        (["search", idx, queries, "-o", index_file], "the output is a file of the index"),
+        (["search", idx, queries, "-o", index_file], "the output is inside the index"),
+        (["search", idx, queries, "-o", Path(idx) / "new.arrow"], "the output is inside the index"),
+        (["shard", idx, "-o", Path(idx) / "inner", "--shard-rows", "7"], "the output is inside the index"),
+        (["shard", q, "-o", tmp_path / "s", "--shard-rows", "7"], "is a file, not an index folder"),
         (["search", idx, queries, "-o", tmp_path], "the output holds the queries"),  # a folder output
         (["rerank", idx, queries, queries, "-o", queries], "the output is the queries"),
         (["translate", texts, "-o", texts], "the output is the queries"),

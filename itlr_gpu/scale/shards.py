@@ -432,7 +432,8 @@ class ShardedIndex(Index):
     def load(cls, directory, *, verify: bool = True, mmap: bool = True) -> "ShardedIndex":  # type: ignore[override]
         d = Path(directory)
         if not d.is_dir():
-            raise InputError("index folder not found", str(d), "a folder written by save_sharded")
+            raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
+                             "a folder written by save_sharded (itlr index / itlr shard)")
         manifest = _read_sharded_manifest(d)
         dtype = np.dtype(manifest["dtype"]).newbyteorder("<")
         segments: list[ShardSegment] = []
