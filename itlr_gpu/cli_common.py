@@ -230,7 +230,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
             try:
                 parse(value)  # checked here so that every bad row is reported; the engine parses again
             except QuerySyntaxError as err:
-                bad.append({"query_id": ids[row], "row": row, "error": str(err)})
+                bad.append({"query_id": ids[row], "row": row, "error": err.short()})
                 any_syntax = True
                 continue
         else:

@@ -40,9 +40,24 @@ class QuerySyntaxError(ItlrError, ValueError):
         super().__init__(f"{message} at position {position} (expected {expected})")
 
     def caret(self) -> str:
-        """The query on one line and a caret under the error position (for terminals)."""
+        """The query on one line and a caret under the error position (for terminals: wide characters such as
+        CJK take two columns, combining marks none)."""
+        import unicodedata
+
         shown = "".join(ch if ch.isprintable() else " " for ch in self.query)
-        return f"{shown}\n{' ' * min(self.position, len(shown))}^"
+
+        def width(ch: str) -> int:
+            if unicodedata.combining(ch):
+                return 0
+            return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+        column = sum(width(ch) for ch in shown[:min(self.position, len(shown))])
+        return f"{shown}\n{' ' * column}^"
+
+    def short(self) -> str:
+        """The message in one clause, for a line that has its own '(expected ...)': '... at position 8,
+        expected ...'."""
+        return f"{self.message} at position {self.position}, expected {self.expected}"
 
 
 class IndexIntegrityError(InputError):

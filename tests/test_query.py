@@ -69,8 +69,8 @@ def test_helpers():
 @pytest.mark.parametrize("text, position, fragment", [
     ("", 0, "empty query"),
     ("   \t ", 5, "empty query"),
-    ("(a", 2, "unbalanced '('"),
-    ("((a) AND b", 10, "unbalanced '('"),
+    ("(a", 0, "unbalanced '(': never closed"),          # the caret points at the '(' left open
+    ("((a) AND b", 0, "unbalanced '(': never closed"),
     ("a)", 1, "unbalanced ')'"),
     ("a AND b)", 7, "unbalanced ')'"),
     ('""', 0, "empty term"),
@@ -102,6 +102,17 @@ def test_errors_carry_position_and_expectation(text, position, fragment):
     assert f"position {position}" in str(err)
     caret_line = err.caret().splitlines()[1]
     assert caret_line == " " * position + "^"
+
+
+def test_a_dangling_not_expects_a_term_and_the_caret_counts_wide_characters():
+    with pytest.raises(QuerySyntaxError) as info:
+        parse("a AND NOT")
+    assert info.value.expected == "a term or '('"             # not "NOT": a doubled NOT is refused
+    with pytest.raises(QuerySyntaxError) as info:
+        parse("日本語 ) b")
+    assert info.value.position == 4
+    assert info.value.caret().splitlines()[1] == " " * 7 + "^"   # three wide characters and a space
+    assert info.value.short() == "unbalanced ')' at position 4, expected AND, OR or end of query"
 
 
 def test_nesting_limit():

@@ -192,7 +192,7 @@ class _Parser:
             node = self.parse_or(depth + 1)
             if self.tok.kind != ")":
                 if self.tok.kind == "END":
-                    raise self.error(f"unbalanced '(' opened at position {tok.pos}", "')'")
+                    raise self.error("unbalanced '(': never closed", "')' before the end of the query", tok.pos)
                 raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or ')'")
             self.i += 1
             if self.tok.kind == "TERM" or self.tok.kind == "(":
@@ -200,7 +200,8 @@ class _Parser:
             return node
         if tok.kind == "END":
             prev = self.tokens[self.i - 1].kind if self.i else ""
-            raise self.error(f"dangling {prev}" if prev in KEYWORDS else "unexpected end of query", _TERM_START)
+            raise self.error(f"dangling {prev}" if prev in KEYWORDS else "unexpected end of query",
+                             "a term or '('" if prev == "NOT" else _TERM_START)
         if tok.kind in ("AND", "OR"):
             prev = self.tokens[self.i - 1].kind if self.i else ""
             what = f"doubled operator {tok.kind}" if prev in KEYWORDS else f"{tok.kind} without a left operand"
