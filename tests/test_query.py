@@ -69,8 +69,8 @@ def test_helpers():
 @pytest.mark.parametrize("text, position, fragment", [
     ("", 0, "empty query"),
     ("   \t ", 5, "empty query"),
-    ("(a", 0, "unbalanced '(': never closed"),          # the caret points at the '(' left open
-    ("((a) AND b", 0, "unbalanced '(': never closed"),
+    ("(a", 0, "'(' never closed"),          # the caret points at the '(' left open
+    ("((a) AND b", 0, "'(' never closed"),
     ("a)", 1, "unbalanced ')'"),
     ("a AND b)", 7, "unbalanced ')'"),
     ('""', 0, "empty term"),

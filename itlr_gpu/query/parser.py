@@ -192,7 +192,7 @@ class _Parser:
             node = self.parse_or(depth + 1)
             if self.tok.kind != ")":
                 if self.tok.kind == "END":
-                    raise self.error("unbalanced '(': never closed", "')' before the end of the query", tok.pos)
+                    raise self.error("'(' never closed", "')' before the end of the query", tok.pos)
                 raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or ')'")
             self.i += 1
             if self.tok.kind == "TERM" or self.tok.kind == "(":
