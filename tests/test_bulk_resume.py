@@ -131,13 +131,14 @@ def test_damaged_part_is_recomputed_and_mismatch_is_refused(index_dir, tmp_path)
     assert sorted(report.written) == [3, 5] and report.skipped == 6
     assert read_results(out).equals(want)
 
-    with pytest.raises(InputError, match=r"refusing to resume.*k \(was 8, now 3\)"):
+    with pytest.raises(InputError, match=r"holds a finished job that differs from this command in k \(was 8, now 3\)"
+                                         r".*to reuse it, or a new output folder"):
         run_bulk(out, ids, queries, searcher, k=3, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
-    with pytest.raises(InputError, match=r"queries_checksum"):
+    with pytest.raises(InputError, match=r"in the queries \(their ids, or the expressions or texts scored: --field\)"):
         run_bulk(out, ids[::-1], queries[::-1], searcher, k=8, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
-    with pytest.raises(InputError, match=r"batch_size \(was 5, now 4\)"):
+    with pytest.raises(InputError, match=r"--batch-size \(was 5, now 4\)"):
         run_bulk(out, ids, queries, searcher, k=8, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=4, progress=False)
 
@@ -179,5 +180,5 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     assert read_table(tmp_path / "one.arrow").equals(first)
     assert main(args[:6] + ["7"] + args[7:]) == 1
     err = capsys.readouterr().err
-    assert "refusing to resume" in err and "k (was 4, now 7)" in err
+    assert "differs from this command in k (was 4, now 7)" in err
     assert np.all(np.diff(first.column("rank").to_numpy()[:4]) == 1)

@@ -139,7 +139,7 @@ def test_3_bulk_resume_refuses_other_doc_ids(base, tmp_path, capsys):
     (out / "part-00002.parquet").unlink()
     rc, _, err = run_cli(["search", other, q, "-o", out, "--batch-size", "1"], capsys)
     assert_clean_failure(rc, err, (1,))
-    assert "doc_ids_checksum" in err
+    assert "differs from this command in the index's doc ids" in err
     assert not (out / "part-00002.parquet").exists()
 
 

@@ -372,6 +372,14 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
     return report
 
 
+# How a job key reads in a refusal; checksums are named, not shown.
+_JOB_KEY_NAMES = {"queries_checksum": "the queries (their ids, or the expressions or texts scored: --field)",
+                  "num_queries": "the number of queries", "index_checksum": "the index's vectors",
+                  "doc_ids_checksum": "the index's doc ids", "encoder": "the query encoder", "options": "the scoring "
+                  "options", "scorer_version": "the scorer's version", "batch_size": "--batch-size",
+                  "part_format": "--part-format", "ops": "--ops"}
+
+
 def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:
     """The job file of a job to resume, or a new one (written with the first part)."""
     legacy = out / LEGACY_MANIFEST
@@ -391,12 +399,15 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
             raise InputError(f"job file has format {manifest.get('format')!r}", str(jp),
                              f"format {BULK_FORMAT!r} (use a new output folder)")
         old = manifest.get("job") if isinstance(manifest.get("job"), dict) else {}
-        diffs = [f"{key} (was {old.get(key)!r}, now {job[key]!r})" for key in JOB_KEYS if old.get(key) != job[key]]
+        diffs = [_JOB_KEY_NAMES.get(key, key) if key.endswith("checksum") else
+                 f"{_JOB_KEY_NAMES.get(key, key)} (was {old.get(key)!r}, now {job[key]!r})"
+                 for key in JOB_KEYS if old.get(key) != job[key]]
         if diffs:
-            raise InputError("refusing to resume: this command differs from the interrupted job in "
-                             + ", ".join(diffs), str(out),
-                             "the same queries, index, encoder, -k, --ops, scoring options and --batch-size, "
-                             "or a new output folder")
+            done = manifest.get("complete") is True
+            raise InputError(f"this folder holds {'a finished' if done else 'an interrupted'} job that differs from "
+                             "this command in " + "; ".join(diffs), str(out),
+                             "the same queries, --field, index, encoder, -k, --ops, scoring options and --batch-size "
+                             f"to {'reuse' if done else 'resume'} it, or a new output folder")
         if manifest.get("num_parts") != num_parts:
             raise InputError(f"job file has num_parts {manifest.get('num_parts')!r}", str(jp), f"{num_parts}")
         if not isinstance(manifest.get("parts"), dict):
