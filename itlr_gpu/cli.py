@@ -310,7 +310,8 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
     table = pa.table({name: [b[name] for b in invalid] for name, _ in ERRORS_SCHEMA_FIELDS}, schema=schema)
     write_table(table, path)
     if invalid:
-        print(f"itlr: skipped {len(invalid):,} invalid queries of {where} -> {path}", file=sys.stderr)
+        n = len(invalid)
+        print(f"itlr: skipped {n:,} invalid quer{'y' if n == 1 else 'ies'} of {where} -> {path}", file=sys.stderr)
 
 
 def _score_options(args, scaled: bool = False):

@@ -213,7 +213,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     if field == "auto":
         field = "expr" if "expr" in table.column_names else "text"
     if field not in table.column_names:
-        raise InputError(f"no '{field}' column", where, f"a '{field}' column")
+        raise InputError(f"no '{field}' column", where, f"an '{field}' column" if field[0] in "aeiou" else f"a '{field}' column")
     ids = table.column("query_id").to_pylist()
     values = table.column(field).to_pylist()
     errors_col = table.column("error").to_pylist() if "error" in table.column_names else None

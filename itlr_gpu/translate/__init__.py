@@ -392,7 +392,9 @@ def run_translate_cli(args) -> int:
                           mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
     write_table(out, args.output)
     errors = out.num_rows - out.column("error").null_count
-    print(f"translated {out.num_rows} queries with {args.translator} ({errors} errors) -> {args.output}",
+    n = out.num_rows
+    print(f"translated {n} quer{'y' if n == 1 else 'ies'} with {args.translator} ({errors} error{'' if errors == 1 else 's'}) "
+          f"-> {args.output}",
           file=sys.stderr)
     return 0
 
