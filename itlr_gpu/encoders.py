@@ -21,7 +21,7 @@ from .errors import InputError
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
            "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16",
-           "model_fingerprint"]
+           "model_fingerprint", "encode_queries"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
@@ -283,6 +283,16 @@ class SentenceTransformerEncoder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Encode ``texts`` into an un-normalised float32 ``(len(texts), dim)`` matrix."""
+        return self._encode(texts, alone=False)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Like :meth:`encode`, for query terms: at a lossy precision (bf16, fp16, int8) one text per forward
+        pass, so that a term's vector is a function of the term alone, not of the other queries of its file
+        or of ``--batch-size`` (batched, OpenVINO bf16 moved a SciFact query's top score by 2e-4 and swapped
+        two of its results).  fp32 keeps the batches: its differences are float rounding (~1e-7)."""
+        return self._encode(texts, alone=self._resolve()["precision"] != "fp32")
+
+    def _encode(self, texts: list[str], alone: bool) -> np.ndarray:
         if isinstance(texts, str):
             raise InputError("got a single string", "encode()", "a list of strings")
         texts = list(texts)
@@ -292,10 +302,10 @@ class SentenceTransformerEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._resolve()["backend"] != "torch":
-            return self._load_runtime().encode(texts, self._max_length(), self.forward_batch)
+            return self._load_runtime().encode(texts, self._max_length(), 1 if alone else self.forward_batch)
         progress = len(texts) > PROGRESS_THRESHOLD if self.show_progress is None else self.show_progress
         out = self._load().encode(
-            texts, batch_size=self.batch_size, show_progress_bar=progress,
+            texts, batch_size=1 if alone else self.batch_size, show_progress_bar=progress,
             convert_to_numpy=True, normalize_embeddings=False,
         )
         return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
@@ -337,6 +347,12 @@ def model_fingerprint(path: str | os.PathLike) -> str:
                     h.update(block)
         _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
     return _fingerprints[key]
+
+
+def encode_queries(encoder: Encoder, texts: list[str]) -> np.ndarray:
+    """Query texts through ``encoder.encode_queries`` when it has one (see
+    :meth:`SentenceTransformerEncoder.encode_queries`), else ``encode``."""
+    return getattr(encoder, "encode_queries", encoder.encode)(texts)
 
 
 def _is_bundled(path: Path) -> bool:

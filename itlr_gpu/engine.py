@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries
-from .encoders import Encoder, encoder_for, l2_normalize
+from .encoders import Encoder, encode_queries, encoder_for, l2_normalize
 from .errors import InputError
 from .index import Index
 from .io import RESULT_SCHEMA
@@ -82,7 +82,7 @@ def search(
         raise InputError("duplicate query ids", "query_ids", "unique ids")
     encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     index.check_encoder(encoder)
-    term_embeddings = l2_normalize(np.asarray(encoder.encode(program.terms), dtype=np.float32), "query terms")
+    term_embeddings = l2_normalize(np.asarray(encode_queries(encoder, program.terms), dtype=np.float32), "query terms")
     if term_embeddings.shape != (len(program.terms), index.dim):
         raise InputError(f"encoder returned shape {term_embeddings.shape}", "encoder",
                          f"({len(program.terms)}, {index.dim})")
@@ -128,7 +128,7 @@ def _whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) 
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t.strip():
                 raise InputError(f"whole query {i} is {t!r}", "whole_queries", "a non-empty text per query")
-    emb = l2_normalize(np.asarray(encoder.encode(texts), dtype=np.float32), "whole-query texts")
+    emb = l2_normalize(np.asarray(encode_queries(encoder, texts), dtype=np.float32), "whole-query texts")
     if emb.shape != (len(texts), dim):
         raise InputError(f"encoder returned shape {emb.shape}", "encoder", f"({len(texts)}, {dim})")
     return emb

@@ -313,6 +313,19 @@ def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_pa
     assert encoders.model_fingerprint(a) != before
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_a_query_terms_vector_does_not_depend_on_its_batch_mates(precision):
+    enc = SentenceTransformerEncoder(backend="torch", precision=precision)
+    texts = ["vitamin D benefits for older adults", "bone health", "cancer", "white matter development in newborns"]
+    together = encoders.encode_queries(enc, texts)
+    alone = np.concatenate([encoders.encode_queries(enc, [t]) for t in texts])
+    if precision == "bf16":      # one text per forward pass: the same numbers whatever the batch
+        np.testing.assert_array_equal(together, alone)
+    else:                        # fp32 batches: float rounding only
+        np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
 def test_encoder_for_is_cached_per_settings():
     recorded = {"model": "all-MiniLM-L6-v2", "max_length": 96, "backend": "torch", "precision": "fp32",
                 "weights": MINILM_WEIGHTS}
