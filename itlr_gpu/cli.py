@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")
+    s.add_argument("--unanswered", choices=("zero", "skip"), default="zero",
+                   help="queries of the qrels with no results: count as 0 in the means (default), or leave them "
+                        "out (results for a subset of the qrels' queries)")
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("translate", help="natural language -> logical expressions (rules or vLLM)")
@@ -347,9 +350,13 @@ def cmd_eval(args) -> int:
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
     # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes
     table = read_results(args.results) if os.path.isdir(args.results) else read_table(args.results)
-    scores = evaluate(table, args.qrels, measures=measures, where=args.results)
+    scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
+    n = scores["unanswered_queries"]
+    if n and args.unanswered == "zero":
+        print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "
+              "and count as 0 in the means (--unanswered skip leaves them out)", file=sys.stderr)
     return 0
 
 

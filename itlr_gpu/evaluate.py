@@ -48,13 +48,14 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
     if not p.is_file():
         raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
     qrels: list[ir_measures.Qrel] = []
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
     fmt: str | None = None
     for lineno, line in text_lines(p, "a BEIR .tsv or TREC qrels file"):
         where = f"{p}:{lineno}"
         if not line.strip():
             continue
         if fmt is None:
-            if [c.strip().lower() for c in line.split("\t")] == BEIR_HEADER:
+            if [c.lower() for c in line.split()] == BEIR_HEADER:   # tabs, as BEIR writes it, or spaces
                 fmt = "beir"
                 continue
             if len(line.split()) == 4:
@@ -76,6 +77,10 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
             qrels.append(ir_measures.Qrel(qid, did, _int(rel, where), it))
         if not qid or not did:
             raise InputError("empty query or document id", where, "non-empty ids")
+        first = seen.setdefault((qid, did), (lineno, qrels[-1].relevance))
+        if first[1] != qrels[-1].relevance:
+            raise InputError(f"document {did!r} of query {qid!r} is judged {first[1]} on line {first[0]} and "
+                             f"{qrels[-1].relevance} here", where, "one judgement per query and document")
     if not qrels:
         raise InputError("qrels file has no judgements", str(p), "at least one judgement line")
     return qrels
@@ -131,15 +136,21 @@ def _run(results: pa.Table) -> list[ir_measures.ScoredDoc]:
     return run
 
 
+UNANSWERED = ("zero", "skip")
+
+
 def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
              measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False,
-             where: str = "results") -> dict[str, Any]:
+             where: str = "results", unanswered: str = "zero") -> dict[str, Any]:
     """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
 
     Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
-    result queries that have qrels.  Queries in the results with no qrels are
-    simply not judged.  Queries in the qrels with no results count as 0 (the
-    ir_measures convention), so a query whose result set is empty is penalised.
+    result queries that have qrels, and ``"unanswered_queries"``: queries in the
+    qrels with no results.  Queries in the results with no qrels are simply not
+    judged.  ``unanswered="zero"`` (default, the ir_measures convention): an
+    unanswered query counts as 0 in the means, so a query whose result set is
+    empty is penalised; ``"skip"``: the means are over the judged queries only
+    (for results of a subset of the qrels' queries).
     Documents are ranked by ``score``; ties are broken by the ``rank`` column
     when the table has one (itlr's results do: the engine's order), else by doc
     id, as trec_eval does.  ``where`` names the results in error messages (the
@@ -180,21 +191,36 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         if rank.null_count:
             row = next(i for i, v in enumerate(rank.to_pylist()) if v is None)
             raise InputError(f"null rank at row {row}", f"{where} column 'rank'", "no nulls")
+    pairs = pa.table({"q": pc.cast(results.column("query_id"), pa.string()),
+                      "d": pc.cast(results.column("doc_id"), pa.string())})
+    counts = pairs.group_by(["q", "d"]).aggregate([([], "count_all")])
+    repeated = counts.filter(pc.greater(counts.column("count_all"), 1))
+    if repeated.num_rows:
+        q, d = repeated.column("q")[0].as_py(), repeated.column("d")[0].as_py()
+        raise InputError(f"document {d!r} appears {repeated.column('count_all')[0].as_py()} times for query {q!r}"
+                         f" ({repeated.num_rows} such pair(s))", where, "each document at most once per query")
     qrels_where = str(qrels) if isinstance(qrels, (str, os.PathLike)) else "qrels"
     qrel_list = read_qrels(qrels) if isinstance(qrels, (str, os.PathLike)) else list(qrels)
     if not qrel_list:
         raise InputError("no qrels", qrels_where, "at least one judgement")
+    if unanswered not in UNANSWERED:
+        raise InputError(f"unanswered={unanswered!r}", "unanswered", " or ".join(UNANSWERED))
     qrel_qids = {q.query_id for q in qrel_list}
     run = _run(results)
     run_qids = {d.query_id for d in run}
     judged = run_qids & qrel_qids
+    missing = qrel_qids - run_qids
+    if unanswered == "skip":
+        qrel_list = [q for q in qrel_list if q.query_id in run_qids]
     if run and not judged:
         sample = ", ".join(sorted(run_qids)[:3])
         raise InputError(f"none of the {len(run_qids)} result queries (e.g. {sample}) of {where} has qrels",
                          qrels_where,
                          "qrels for the query ids in the results")
-    out: dict[str, Any] = {str(m): float(v) for m, v in ir_measures.calc_aggregate(parsed, qrel_list, run).items()}
+    means = ir_measures.calc_aggregate(parsed, qrel_list, run)
+    out: dict[str, Any] = {str(m): float(means[m]) for m in parsed}   # in the order asked for
     out["judged_queries"] = len(judged)
+    out["unanswered_queries"] = len(missing)
     if per_query:
         table: dict[str, dict[str, float]] = {}
         for metric in ir_measures.iter_calc(parsed, qrel_list, run):

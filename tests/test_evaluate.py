@@ -75,6 +75,33 @@ def test_ties_follow_rank_across_queries_and_row_orders(data):
     assert {q: v["P@3"] for q, v in out["per_query"].items()} == pytest.approx(want)
 
 
+def test_unanswered_queries_count_as_zero_or_are_left_out():
+    qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q1", "c", 1), ir_measures.Qrel("q2", "x", 1)]
+    zero = evaluate(RUN, qrels, measures=["nDCG@10"])             # q2 has no results
+    assert zero["nDCG@10"] == pytest.approx(NDCG / 2)
+    assert (zero["judged_queries"], zero["unanswered_queries"]) == (1, 1)
+    skip = evaluate(RUN, qrels, measures=["nDCG@10"], unanswered="skip")
+    assert skip["nDCG@10"] == pytest.approx(NDCG) and skip["judged_queries"] == 1
+
+
+def test_measures_come_in_the_order_asked_for():
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    for order in (["P@5", "nDCG@10", "R@100"], ["R@100", "P@5", "nDCG@10"]):
+        assert list(evaluate(RUN, qrels, measures=order))[:3] == order
+
+
+def test_repeated_results_and_conflicting_judgements_are_errors(tmp_path):
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    twice = results([("q1", "b", 0.9), ("q1", "b", 0.8)])
+    with pytest.raises(InputError, match=r"run\.arrow: document 'b' appears 2 times for query 'q1'"):
+        evaluate(twice, qrels, where="run.arrow")
+    (tmp_path / "q.txt").write_text("q1 0 b 1\nq1 0 c 1\nq1 0 b 0\n")
+    with pytest.raises(InputError, match=r"q\.txt:3: document 'b' of query 'q1' is judged 1 on line 1 and 0 here"):
+        read_qrels(tmp_path / "q.txt")
+    (tmp_path / "same.txt").write_text("q1 0 b 1\nq1 0 b 1\n")      # the same judgement twice: harmless
+    assert len(read_qrels(tmp_path / "same.txt")) == 2
+
+
 def test_bad_rank_column():
     qrels = [ir_measures.Qrel("q1", "b", 1)]
     bad = pa.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0], "rank": [1.5]})
@@ -84,6 +111,12 @@ def test_bad_rank_column():
                       "rank": pa.array([1, None], pa.int32())})
     with pytest.raises(InputError, match="null rank at row 1"):
         evaluate(nulls, qrels)
+
+
+def test_beir_header_with_spaces(tmp_path):
+    path = tmp_path / "spaces.tsv"
+    path.write_text("query-id corpus-id score\nq1 b 1\nq1 c 1\n")
+    assert evaluate(RUN, path)["nDCG@10"] == pytest.approx(NDCG)
 
 
 def test_beir_qrels_file(tmp_path):
