@@ -251,3 +251,9 @@ def test_imported_embeddings_with_a_model_record_it_and_check_it(tmp_path, capsy
     assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r2.arrow")]) == 1
     assert "query encoder does not match the index's encoder: weights" in capsys.readouterr().err
     assert not (tmp_path / "r2.arrow").exists()
+
+
+def test_demo_with_a_bad_model_fails_before_any_work(capsys):
+    assert main(["demo", "--model", "/nonexistent-model"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("itlr: error: /nonexistent-model: model folder not found") and "steps" not in err

@@ -10,6 +10,7 @@ embedded whole (the baseline) and its logical form (ITLR).
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections import defaultdict
 
@@ -29,37 +30,39 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
     from ..index import Index
 
     t0 = time.perf_counter()
-    steps = tqdm(total=5, desc="demo", unit="step", bar_format="{desc}: {n}/{total} steps |{bar}| {elapsed}")
+    encoder = default_encoder() if model is None else SentenceTransformerEncoder(model)  # a bad folder: before any work
+    # The bar goes to a terminal only; an error closes it first, so the error line stands on its own.
+    steps = tqdm(total=5, desc="demo", unit="step", bar_format="{desc}: {n}/{total} steps |{bar}| {elapsed}",
+                 disable=not sys.stderr.isatty())
 
     def step(msg: str) -> None:
         steps.set_description_str(f"demo: {msg}")
         steps.update(1)
 
-    corpus, labels = make_corpus(n_docs, seed)
-    queries = make_queries(labels, topic_terms(), TEMPLATES_3, per_template, seed, max_answer_frac=0.9)
-    step(f"{len(corpus)} documents, {len(queries)} queries")
-    encoder = default_encoder() if model is None else SentenceTransformerEncoder(model)
-    encoder.encode(["warm up"])
-    step("encoder loaded")
-    index = Index.build(corpus, encoder, dtype="float32")
-    step("corpus indexed")
-    ids = [q.query_id for q in queries]
-    runs = {
-        "baseline": search(index, [Term(q.text) for q in queries], encoder, k=k, query_ids=ids),
-        "itlr": search(index, [q.ast for q in queries], encoder, k=k, query_ids=ids),
-        "itlr+": search(index, [q.ast for q in queries], encoder, k=k, query_ids=ids, score_options=RECOMMENDED,
-                        whole_queries=[q.text for q in queries]),
-    }
-    step("queries searched")
-    qrels = qrels_from_queries(queries)
-    measure = ir_measures.nDCG @ 10
-    per_query: dict[str, dict[str, float]] = {}
-    for name, table in runs.items():
-        run = [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in zip(
-            table.column("query_id").to_pylist(), table.column("doc_id").to_pylist(), table.column("score").to_pylist())]
-        per_query[name] = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
-    step("evaluated")
-    steps.close()
+    with steps:
+        corpus, labels = make_corpus(n_docs, seed)
+        queries = make_queries(labels, topic_terms(), TEMPLATES_3, per_template, seed, max_answer_frac=0.9)
+        step(f"{len(corpus)} documents, {len(queries)} queries")
+        encoder.encode(["warm up"])
+        step("encoder loaded")
+        index = Index.build(corpus, encoder, dtype="float32")
+        step("corpus indexed")
+        ids = [q.query_id for q in queries]
+        runs = {
+            "baseline": search(index, [Term(q.text) for q in queries], encoder, k=k, query_ids=ids),
+            "itlr": search(index, [q.ast for q in queries], encoder, k=k, query_ids=ids),
+            "itlr+": search(index, [q.ast for q in queries], encoder, k=k, query_ids=ids, score_options=RECOMMENDED,
+                            whole_queries=[q.text for q in queries]),
+        }
+        step("queries searched")
+        qrels = qrels_from_queries(queries)
+        measure = ir_measures.nDCG @ 10
+        per_query: dict[str, dict[str, float]] = {}
+        for name, table in runs.items():
+            run = [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in zip(
+                table.column("query_id").to_pylist(), table.column("doc_id").to_pylist(), table.column("score").to_pylist())]
+            per_query[name] = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        step("evaluated")
 
     by_neg: dict[int, list[str]] = defaultdict(list)
     for q in queries:
