@@ -393,3 +393,13 @@ def test_a_request_like_sentence_deep_inside_prose_is_not_a_request():
     text = prose + " What is true of ports is true of airports. Both need roads and rail."
     ast, err = try_translate_rules(text)
     assert ast is None and "sentences of prose" in err
+
+
+@pytest.mark.parametrize("texts, kind", [("coffee or tea", "a single string"), (b"coffee", "a single string"),
+                                         ({"q1": "a or b"}, "of type dict"), (None, "None"), (5, "of type int")])
+def test_translate_wants_a_list_of_texts(texts, kind):
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.translate import translate
+
+    with pytest.raises(InputError, match=f"translate\\(\\): texts is {kind} \\(expected a list of texts"):
+        translate(texts)

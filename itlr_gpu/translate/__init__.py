@@ -144,6 +144,10 @@ def translate(
     only a connective) by the rule-based translation when that has no such defect
     (:mod:`.repair`; the cache keeps the model's own output); ``"none"`` keeps every LLM form.
     """
+    if isinstance(texts, (str, bytes, dict)) or not isinstance(texts, Iterable):
+        kind = "a single string" if isinstance(texts, (str, bytes)) else "None" if texts is None \
+            else f"of type {type(texts).__name__}"
+        raise InputError(f"texts is {kind}", "translate()", "a list of texts (translate([text]) for one)")
     texts = list(texts)
     _check(translator, mode)
     if translator == "rules":
