@@ -85,8 +85,11 @@ def _read_parquet(path: Path) -> pa.Table:
     return read_parquet_file(path)
 
 
-def _rename_alias(table: pa.Table, name: str, alias: str) -> pa.Table:
-    """Rename column ``alias`` (e.g. BEIR's ``_id``) to ``name`` when ``name`` is absent."""
+def _rename_alias(table: pa.Table, name: str, alias: str, where: str) -> pa.Table:
+    """Rename column ``alias`` (e.g. BEIR's ``_id``) to ``name`` when ``name`` is absent; both is ambiguous."""
+    if name in table.column_names and alias in table.column_names:
+        raise InputError(f"both '{name}' and '{alias}' columns (or fields)", where,
+                         f"one id column: '{name}' or '{alias}'")
     if name not in table.column_names and alias in table.column_names:
         names = [name if c == alias else c for c in table.column_names]
         table = table.rename_columns(names)
@@ -147,6 +150,8 @@ def _corpus_rows(path: Path) -> pa.Table:
     titles: list[str] = []
     for lineno, obj in _iter_jsonl(path):
         where = f"{path}:{lineno}"
+        if "doc_id" in obj and "_id" in obj:
+            raise InputError("both 'doc_id' and '_id' fields", where, "one id field: 'doc_id' or '_id'")
         key = "doc_id" if "doc_id" in obj else "_id"
         if key not in obj or "text" not in obj:
             missing = [k for k in ("doc_id", "text") if k not in obj and not (k == "doc_id" and "_id" in obj)]
@@ -170,7 +175,7 @@ def _corpus_rows(path: Path) -> pa.Table:
 
 def normalize_corpus(table: pa.Table, where: str) -> pa.Table:
     """Validate a corpus table and return it as (doc_id, text, title) strings, title "" when absent."""
-    table = _rename_alias(table, "doc_id", "_id")
+    table = _rename_alias(table, "doc_id", "_id", where)
     _require(table, ["doc_id", "text"], where, " (doc_id may be named _id; title optional)")
     if table.num_rows == 0:
         raise InputError("corpus is empty", where, "at least one document")
@@ -196,6 +201,8 @@ def read_corpus(path: PathLike) -> pa.Table:
         if not found:
             raise InputError("folder has no corpus file", str(p),
                              "a BEIR folder containing corpus.jsonl or corpus.jsonl.gz")
+        if len(found) > 1:   # which one is the corpus is not for us to guess
+            raise InputError("folder has both corpus.jsonl and corpus.jsonl.gz", str(p), "one corpus file")
         p = found[0]
     kind = _kind(p, CORPUS_EXTENSIONS, "corpus")
     if kind in (".jsonl", ".jsonl.gz"):
@@ -262,7 +269,7 @@ def read_queries(path: PathLike) -> pa.Table:
         table = _read_arrow(p)
     if table.num_columns == 0:
         raise InputError("query file is empty", where, "at least one query")
-    table = _rename_alias(table, "query_id", "_id")
+    table = _rename_alias(table, "query_id", "_id", where)
     hint = " (header row required)" if kind == ".tsv" else ""
     _require(table, ["query_id"], where, " (query_id may be named _id) and expr and/or text" + hint)
     if "expr" not in table.column_names and "text" not in table.column_names:

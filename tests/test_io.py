@@ -295,3 +295,27 @@ def test_write_table_failure_in_rename(tmp_path, monkeypatch):
     with pytest.raises(OutputError, match="rename failed"):  # one user-facing line, the temporary removed
         io.write_table(pa.table({"a": [1]}), path)
     assert os.listdir(tmp_path) == []
+
+
+def test_ambiguous_corpus_sources_are_refused(tmp_path):
+    import gzip
+
+    from itlr_gpu.io import read_corpus, read_queries
+
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text('{"_id": "a", "text": "alpha"}\n')
+    with gzip.open(beir / "corpus.jsonl.gz", "wt") as f:
+        f.write('{"_id": "z", "text": "zeta"}\n')
+    with pytest.raises(InputError, match="both corpus.jsonl and corpus.jsonl.gz"):
+        read_corpus(beir)
+    both = tmp_path / "both.jsonl"
+    both.write_text('{"_id": "a", "doc_id": "b", "text": "x"}\n')
+    with pytest.raises(InputError, match=r"both\.jsonl:1: both 'doc_id' and '_id' fields"):
+        read_corpus(both)
+    pq.write_table(pa.table({"_id": ["a"], "doc_id": ["b"], "text": ["x"]}), tmp_path / "both.parquet")
+    with pytest.raises(InputError, match="both 'doc_id' and '_id' columns"):
+        read_corpus(tmp_path / "both.parquet")
+    (tmp_path / "q.jsonl").write_text('{"_id": "1", "query_id": "2", "text": "x"}\n')
+    with pytest.raises(InputError, match="both 'query_id' and '_id'"):
+        read_queries(tmp_path / "q.jsonl")
