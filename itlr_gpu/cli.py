@@ -227,7 +227,8 @@ def cmd_index(args) -> int:
     if args.model:  # remembered so that `itlr search` embeds queries with the same model
         index.manifest["model_path"] = os.path.abspath(args.model)
     index.save(args.output)
-    print(f"indexed {len(index):,} documents (d={index.dim}, {index.dtype}) -> {args.output}")
+    n = len(index)
+    print(f"indexed {n:,} document{'' if n == 1 else 's'} (d={index.dim}, {index.dtype}) -> {args.output}")
     return 0
 
 
