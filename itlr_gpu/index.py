@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -202,6 +203,11 @@ class Index:
         model = name if isinstance(name, str) else None
         texts = document_texts(table)
         n = len(texts)
+        blank = [i for i, t in enumerate(texts) if not t.strip()]
+        if blank:   # kept (the ids may matter to the user) but worth knowing: they match nothing in particular
+            first = table.column("doc_id")[blank[0]].as_py()
+            warnings.warn(f"{len(blank):,} of {n:,} documents of {where} have no text (empty title and text; first: "
+                          f"{first!r}): each is embedded as an empty string", stacklevel=2)
         out: np.ndarray | None = None
         emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
         # Longest texts first, over the whole corpus: each call's texts are of similar length, so the encoder's

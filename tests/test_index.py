@@ -463,3 +463,10 @@ def test_corrupt_encoder_field_is_refused(tmp_path):
     (tmp_path / "ix" / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(IndexIntegrityError, match="field 'encoder'"):
         Index.load(tmp_path / "ix")
+
+
+def test_documents_without_text_are_indexed_with_a_warning():
+    table = pa.table({"doc_id": ["a", "b", "c"], "text": ["", "cats", "   "], "title": ["", "", None]})
+    with pytest.warns(UserWarning, match=r"2 of 3 documents of corpus table have no text .*first: 'a'"):
+        idx = Index.build(table, FakeEncoder(), dtype="float32")
+    assert len(idx) == 3
