@@ -218,9 +218,24 @@ def table_from_rows(rows: list[dict[str, Any]], where: str, id_columns: Sequence
             raise InputError(f"field '{name}' holds a number out of range ({e})", where,
                              "numbers within 64-bit range (ids may be strings)") from e
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
-            what = f"field '{name}' mixes incompatible value types ({_short(e)})"
-            raise InputError(what, where, "one JSON type per field") from e
+            kinds = [_json_kind(v) for v in values]
+            first = next((k for k in kinds if k != "null"), "null")
+            row = next((i for i, k in enumerate(kinds) if k not in (first, "null")), None)
+            at = f": {first} values, then {kinds[row]} at row {row}" if row is not None else f" ({_short(e)})"
+            raise InputError(f"field '{name}' mixes incompatible value types{at}", where,
+                             "one JSON type per field") from e
     return pa.table(columns)
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
 def read_arrow_file(path: Path, expected: str = "an Arrow IPC file") -> pa.Table:

@@ -319,3 +319,13 @@ def test_ambiguous_corpus_sources_are_refused(tmp_path):
     (tmp_path / "q.jsonl").write_text('{"_id": "1", "query_id": "2", "text": "x"}\n')
     with pytest.raises(InputError, match="both 'query_id' and '_id'"):
         read_queries(tmp_path / "q.jsonl")
+
+
+def test_a_field_of_mixed_json_types_names_the_first_odd_row(tmp_path):
+    from itlr_gpu.io import read_queries
+
+    (tmp_path / "q.jsonl").write_text('{"query_id": "a", "text": "x"}\n{"query_id": "b", "text": null}\n'
+                                      '{"query_id": "c", "text": 5}\n')
+    with pytest.raises(InputError, match="field 'text' mixes incompatible value types: string values, then number "
+                                         "at row 2"):
+        read_queries(tmp_path / "q.jsonl")
