@@ -113,7 +113,7 @@ class BenchRow:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .cli_common import check_output, index_model_path, query_encoder, queries_from_table
     from .compiler import compile_queries
-    from .encoders import encode_queries, l2_normalize
+    from .encoders import encode_queries
     from .io import read_queries
     from .ops import Ops
     from .scale.cli import load_index
@@ -140,12 +140,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     encoder = query_encoder(args.model or index_model_path(index, args.index), index)
     index.check_encoder(encoder)
-    encode_queries(encoder, program.terms[:1])       # loads the model: not part of the encoder's time
+    encode_queries(encoder, program.terms[:1], index.dim)       # loads the model: not part of the encoder's time
     t0 = time.perf_counter()
-    terms = l2_normalize(np.asarray(encode_queries(encoder, program.terms), dtype=np.float32), "query terms")
+    terms = encode_queries(encoder, program.terms, index.dim)
     encode_s = time.perf_counter() - t0
-    if terms.shape != (len(program.terms), index.dim):
-        raise InputError(f"encoder returned shape {terms.shape}", "encoder", f"({len(program.terms)}, {index.dim})")
 
     docs = index.embeddings
     floors = _floors(docs, terms, args, cuda="torch-cuda" in wanted or "triton" in wanted)

@@ -349,10 +349,15 @@ def model_fingerprint(path: str | os.PathLike) -> str:
     return _fingerprints[key]
 
 
-def encode_queries(encoder: Encoder, texts: list[str]) -> np.ndarray:
-    """Query texts through ``encoder.encode_queries`` when it has one (see
-    :meth:`SentenceTransformerEncoder.encode_queries`), else ``encode``."""
-    return getattr(encoder, "encode_queries", encoder.encode)(texts)
+def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "query terms") -> np.ndarray:
+    """Query texts as L2-normalised float32 ``(len(texts), dim)`` vectors, checked: through
+    ``encoder.encode_queries`` when it has one (see :meth:`SentenceTransformerEncoder.encode_queries`), else
+    ``encode``.  ``what`` names the texts in errors."""
+    vectors = l2_normalize(np.asarray(getattr(encoder, "encode_queries", encoder.encode)(texts), dtype=np.float32),
+                           what)
+    if vectors.shape != (len(texts), dim):
+        raise InputError(f"encoder returned shape {vectors.shape}", "encoder", f"({len(texts)}, {dim})")
+    return vectors
 
 
 def _is_bundled(path: Path) -> bool:

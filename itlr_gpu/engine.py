@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries
-from .encoders import Encoder, encode_queries, encoder_for, l2_normalize
+from .encoders import Encoder, encode_queries, encoder_for
 from .errors import InputError
 from .index import Index
 from .io import RESULT_SCHEMA
@@ -82,10 +82,7 @@ def search(
         raise InputError("duplicate query ids", "query_ids", "unique ids")
     encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     index.check_encoder(encoder)
-    term_embeddings = l2_normalize(np.asarray(encode_queries(encoder, program.terms), dtype=np.float32), "query terms")
-    if term_embeddings.shape != (len(program.terms), index.dim):
-        raise InputError(f"encoder returned shape {term_embeddings.shape}", "encoder",
-                         f"({len(program.terms)}, {index.dim})")
+    term_embeddings = encode_queries(encoder, program.terms, index.dim)
     whole_embeddings = None
     if options.hybrid is not None:
         whole_embeddings = _whole_query_embeddings(queries, whole_queries, encoder, index.dim)
@@ -128,10 +125,7 @@ def _whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) 
         for i, t in enumerate(texts):
             if not isinstance(t, str) or not t.strip():
                 raise InputError(f"whole query {i} is {t!r}", "whole_queries", "a non-empty text per query")
-    emb = l2_normalize(np.asarray(encode_queries(encoder, texts), dtype=np.float32), "whole-query texts")
-    if emb.shape != (len(texts), dim):
-        raise InputError(f"encoder returned shape {emb.shape}", "encoder", f"({len(texts)}, {dim})")
-    return emb
+    return encode_queries(encoder, texts, dim, "whole-query texts")
 
 
 def results_table(query_ids: Sequence[str], scores: np.ndarray, rows: np.ndarray, doc_ids: pa.Array) -> pa.Table:

@@ -318,10 +318,7 @@ class Index:
     @classmethod
     def load(cls, directory: PathLike, *, verify: bool = True, mmap: bool = True) -> Index:
         """Open an index folder; ``verify`` checks the matrix checksum, ``mmap`` maps it read-only."""
-        d = Path(directory)
-        if not d.is_dir():
-            raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
-                             "a folder written by Index.save (itlr index / itlr shard)")
+        d = index_folder(directory, "Index.save")
         manifest = _read_manifest(d)
         for name in (EMBEDDINGS_FILE, IDS_FILE):
             if not (d / name).is_file():
@@ -350,6 +347,15 @@ class Index:
 
 
 # ---------------------------------------------------------------------- module helpers
+
+
+def index_folder(directory: PathLike, writer: str) -> Path:
+    """``directory`` as a Path, refused unless it is a folder (a file is named as such)."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
+                         f"a folder written by {writer} (itlr index / itlr shard)")
+    return d
 
 
 def _is_index_dir(d: Path) -> bool:

@@ -318,8 +318,8 @@ def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_pa
 def test_a_query_terms_vector_does_not_depend_on_its_batch_mates(precision):
     enc = SentenceTransformerEncoder(backend="torch", precision=precision)
     texts = ["vitamin D benefits for older adults", "bone health", "cancer", "white matter development in newborns"]
-    together = encoders.encode_queries(enc, texts)
-    alone = np.concatenate([encoders.encode_queries(enc, [t]) for t in texts])
+    together = encoders.encode_queries(enc, texts, 384)
+    alone = np.concatenate([encoders.encode_queries(enc, [t], 384) for t in texts])
     if precision == "bf16":      # one text per forward pass: the same numbers whatever the batch
         np.testing.assert_array_equal(together, alone)
     else:                        # fp32 batches: float rounding only

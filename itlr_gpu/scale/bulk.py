@@ -43,7 +43,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..compiler import Program, compile_queries
-from ..encoders import Encoder, encode_queries, l2_normalize
+from ..encoders import Encoder, encode_queries
 from ..errors import InputError
 from ..index import Index
 from ..index import file_sha256
@@ -148,10 +148,7 @@ def _write_json_atomic(obj: Any, path: Path) -> None:
 def encode_terms(index: Index, program: Program, encoder: Encoder) -> np.ndarray:
     """The program's term embeddings, L2-normalised float32 (T, d), checked against the index."""
     index.check_encoder(encoder)
-    terms = l2_normalize(np.asarray(encode_queries(encoder, program.terms), dtype=np.float32), "query terms")
-    if terms.shape != (len(program.terms), index.dim):
-        raise InputError(f"encoder returned shape {terms.shape}", "encoder", f"({len(program.terms)}, {index.dim})")
-    return terms
+    return encode_queries(encoder, program.terms, index.dim)
 
 
 @dataclass

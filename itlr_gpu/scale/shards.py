@@ -39,7 +39,8 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import IDS_FILE, MANIFEST_FILE, Index, _checksum, read_doc_ids, read_json_manifest, write_doc_ids
+from ..index import (IDS_FILE, MANIFEST_FILE, Index, _checksum, index_folder, read_doc_ids, read_json_manifest,
+                     write_doc_ids)
 from ..output import OutputError, atomic_dir, check_output_folder, is_temp_name
 from ..validate import NPY_ERRORS, read_json_file
 from ..ops import Ops
@@ -430,10 +431,7 @@ class ShardedIndex(Index):
 
     @classmethod
     def load(cls, directory, *, verify: bool = True, mmap: bool = True) -> "ShardedIndex":  # type: ignore[override]
-        d = Path(directory)
-        if not d.is_dir():
-            raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
-                             "a folder written by save_sharded (itlr index / itlr shard)")
+        d = index_folder(directory, "save_sharded")
         manifest = _read_sharded_manifest(d)
         dtype = np.dtype(manifest["dtype"]).newbyteorder("<")
         segments: list[ShardSegment] = []
