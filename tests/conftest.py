@@ -34,12 +34,31 @@ import tempfile  # noqa: E402
 CHILD_TEST = "test_triton_kernel.py::test_in_child_process"
 interpreted_kernel_child: dict = {}
 
+# Under pytest-xdist (scripts/test.sh: -n auto --dist loadfile --no-loadscope-reorder) a file goes to the next
+# free worker in collection order: the longest files go first, so that no long file starts last and runs alone.
+# (Longest first on 2 cores, in seconds of one core: the interpreted kernel tests ~370, the sm_90 compile ~300,
+# Ray ~130, the quality benchmark's quick runs ~100, the GPU script's dry run ~80, the encoders ~60.)
+LONGEST_FIRST = ("test_triton_kernel.py", "test_triton_compile.py", "test_ray.py", "test_quality_quick.py",
+                 "test_gpu_check.py", "test_encoders.py")
+
+
+def _xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not _xdist_worker(config):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))      # stable: the rest keep their order
+
 
 def pytest_collection_finish(session):
     """Start the interpreted-kernel tests (tests/test_triton_kernel.py, in a child process with
     TRITON_INTERPRET=1) as soon as collection is done, when that test is selected, so that they run beside
-    the rest of the suite on the second core instead of after it; test_in_child_process waits for them."""
-    if not any(item.nodeid.endswith(CHILD_TEST) for item in session.items):
+    the rest of the suite on the second core instead of after it; test_in_child_process waits for them.
+    Under pytest-xdist the workers already fill the cores: the test runs the child itself."""
+    if _xdist_worker(session.config) or not any(item.nodeid.endswith(CHILD_TEST) for item in session.items):
         return
     log = tempfile.TemporaryFile(mode="w+")
     test_file = os.path.join(os.path.dirname(__file__), "test_triton_kernel.py")
