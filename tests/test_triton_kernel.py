@@ -56,10 +56,11 @@ SMALL = dict(block_n=32, block_q=16, block_d=32)  # small tiles: fast under the 
 if not IN_PROCESS:
     def test_in_child_process():
         """triton was imported compiled before this module: run the file with the interpreter on (started by
-        conftest.py right after collection, so that it runs beside the rest of the suite)."""
+        conftest.py right after collection, so that it runs beside the rest of the suite; under pytest-xdist,
+        where the workers fill the cores, started here)."""
         from conftest import interpreted_kernel_child as child
 
-        if "proc" not in child:  # collected in an unusual way: run it now
+        if "proc" not in child:  # pytest-xdist, or collected in an unusual way: run it now
             env = dict(os.environ, TRITON_INTERPRET="1")
             proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
                                   env=env, capture_output=True, text=True,
@@ -221,10 +222,12 @@ def test_smallest_append_area_merges_after_every_candidate_tile(k):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("ops", [Ops(), Ops("min", "max", "reciprocal")], ids=str)
 def test_document_dtypes(dtype, ops):
+    # One split: splits are the subject of other tests (random programs, ties, k values, many terms), and each
+    # split's final merges are most of the interpreter's time.
     rng = np.random.default_rng(3)
     program = mixed_program()
     check(unit_rows(rng, 130, 72), unit_rows(rng, len(program.terms), 72), program, ops, 12, dtype=dtype,
-          nsplit=2, **SMALL)
+          nsplit=1, **SMALL)
 
 
 @needs_kernel
@@ -355,8 +358,9 @@ def check_options(docs_np, terms, whole, program, ops, opt, k, dtype="float32", 
 def test_options_in_the_kernel(opt):
     rng = np.random.default_rng(21)
     program = mixed_program()
+    # one split (the options with splits: test_random_programs_with_options)
     check_options(unit_rows(rng, 140, 48), unit_rows(rng, len(program.terms), 48),
-                  unit_rows(rng, program.num_queries, 48), program, Ops(), opt, 10, nsplit=2,
+                  unit_rows(rng, program.num_queries, 48), program, Ops(), opt, 10, nsplit=1,
                   max_queries_per_launch=16, **SMALL)
 
 
