@@ -21,16 +21,14 @@ fi
 stamp="$VENV/.itlr-installed"
 want="$(cat "$ROOT/pyproject.toml" "$ROOT/scripts/env.sh" | sha256sum | cut -d' ' -f1)-$EXTRAS"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  # --no-compile: Python compiles a module when it is first imported; byte-compiling every file of torch and
-  # the rest at install time is most of the install's CPU time (torch's CPU wheel: 43 s -> 17 s on 2 cores).
-  python -m pip install --quiet --no-compile --upgrade pip
+  python -m pip install --quiet --upgrade pip
   if ! python -c "import torch" 2>/dev/null; then
     if command -v nvidia-smi >/dev/null 2>&1 && [ "${ITLR_TORCH:-}" != "cpu" ]; then
-      python -m pip install --quiet --no-compile torch          # CUDA build on GPU machines
+      python -m pip install --quiet torch          # CUDA build on GPU machines
     else
-      python -m pip install --quiet --no-compile torch==2.13.0  # CPU wheel
+      python -m pip install --quiet torch==2.13.0  # CPU wheel
     fi
   fi
-  python -m pip install --quiet --no-compile -e "$ROOT[$EXTRAS]"
+  python -m pip install --quiet -e "$ROOT[$EXTRAS]"
   echo "$want" > "$stamp"
 fi
