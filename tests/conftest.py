@@ -17,6 +17,9 @@ os.environ.setdefault("ITLR_MATMUL", "torch")
 # embeddings, and so rankings, would differ between CI machines.  fp32 here; the bf16 path and the automatic
 # choice are tested explicitly (tests/test_encoders.py).
 os.environ.setdefault("ITLR_CPU_BF16", "0")
+# Ray starts its workers at niceness 15: beside the other tests on a small machine (pytest-xdist fills every
+# core) they starve, and a Ray test that takes seconds alone waited minutes.  Normal priority for the tests' Ray.
+os.environ.setdefault("RAY_worker_niceness", "0")
 
 settings.register_profile("ci", settings.get_profile("default"))
 settings.register_profile("long", max_examples=3000, deadline=None,
