@@ -197,7 +197,7 @@ def test_k_values_and_k_above_n(k):
     rng = np.random.default_rng(k)
     program = compile_queries(['"a" AND NOT "b"', '"c" OR "a"', 'NOT "c"'])
     (gs, gr), _ = check(unit_rows(rng, 300, 40), unit_rows(rng, 3, 40), program, Ops("sum", "max", "one_minus"), k,
-                        block_n=32, block_q=16, block_d=32, nsplit=3)
+                        block_n=32, block_q=16, block_d=32, nsplit=1)
     assert gs.shape == (3, min(k, 300))
 
 
@@ -215,7 +215,7 @@ def test_smallest_append_area_merges_after_every_candidate_tile(k):
     """cap = BLOCK_N (what a tight memory budget leaves): a lane is merged after every tile that appends."""
     rng = np.random.default_rng(13)
     program = compile_queries(['"a" AND NOT "b"', '"c" OR "a"', 'NOT "c"', '"b"'])
-    check(unit_rows(rng, 400, 32), unit_rows(rng, 3, 32), program, Ops(), k, cap=32, nsplit=2, **SMALL)
+    check(unit_rows(rng, 400, 32), unit_rows(rng, 3, 32), program, Ops(), k, cap=32, nsplit=1, **SMALL)
 
 
 @needs_kernel
@@ -261,7 +261,7 @@ def test_many_terms_mixed_lengths_several_blocks_and_launches():
     program = compile_queries(queries)
     assert len(program.terms) > 80
     check(unit_rows(rng, 97, 40), unit_rows(rng, len(program.terms), 40), program, Ops("product", "max", "one_minus"),
-          9, nsplit=3, max_queries_per_launch=32, **SMALL)
+          9, nsplit=1, max_queries_per_launch=32, **SMALL)
 
 
 @needs_kernel
