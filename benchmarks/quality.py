@@ -258,7 +258,7 @@ def query_settings(quick: bool) -> dict:
     """How many queries are composed and from what (``args`` fields of :func:`build_queries` / :func:`load_corpus`)."""
     if quick:
         return dict(per_template=5, chain_per=4, per_family=12, dev_per_family=12, min_label_docs=4, min_answers=2,
-                    max_frac=0.5, quick_docs=300, quick_queries=60, neighbours=8)
+                    max_frac=0.5, quick_docs=200, quick_queries=60, neighbours=8)
     # dev: more compositions of the dev half's queries, so selection is less noisy than a 100-query family
     return dict(per_template=100, chain_per=100, per_family=100, dev_per_family=300, min_label_docs=10,
                 min_answers=5, max_frac=0.5, neighbours=10)
