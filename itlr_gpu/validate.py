@@ -123,10 +123,29 @@ def _depth(obj: Any) -> int:
     return deepest
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct: json.loads would keep the last of two values silently."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return obj
+
+
 def parse_json_line(line: str, where: str, expected: str = "one JSON object per line") -> Any:
-    """``json.loads`` with the checks above: strict constants, depth, no RecursionError."""
+    """``json.loads`` with the checks above: strict constants, depth, distinct keys, no RecursionError."""
     try:
-        obj = json.loads(line, parse_constant=_no_constants)
+        obj = json.loads(line, parse_constant=_no_constants, object_pairs_hook=_object_without_repeats)
+    except _RepeatedKey as e:
+        raise InputError(f"the key {e.args[0]!r} appears twice in one object", where,
+                         "each key once per object") from e
     except RecursionError as e:
         raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels", where, expected) from e
     except json.JSONDecodeError as e:
