@@ -167,12 +167,17 @@ def test_corpus_malformed_json_line(tmp_path):
 def test_a_key_twice_in_one_object_is_an_error_not_the_last_value(tmp_path):
     """json.loads keeps the last of two values silently; a corpus row, a query or a manifest with a repeated key
     is a data error named by file and line (keys repeated in other objects of the file are fine)."""
+    from itlr_gpu.validate import read_json_file
+
     (tmp_path / "c.jsonl").write_text('{"_id": "a", "text": "x"}\n{"_id": "b", "text": "y", "meta": {"k": 1, "k": 2}}\n')
     with pytest.raises(InputError, match=r"c\.jsonl:2: the key 'k' appears twice in one object"):
         io.read_corpus(tmp_path / "c.jsonl")
     (tmp_path / "q.jsonl").write_text('{"query_id": "q1", "text": "cats", "text": "dogs"}\n')
     with pytest.raises(InputError, match=r"q\.jsonl:1: the key 'text' appears twice"):
         io.read_queries(tmp_path / "q.jsonl")
+    (tmp_path / "manifest.json").write_text('{"dim": 384, "count": 2, "dim": 768}')
+    with pytest.raises(InputError, match=r"manifest\.json: the key 'dim' appears twice"):
+        read_json_file(tmp_path / "manifest.json", "an index manifest")
     (tmp_path / "ok.jsonl").write_text('{"_id": "a", "text": "x", "m": {"text": 1}}\n{"_id": "b", "text": "y"}\n')
     assert io.read_corpus(tmp_path / "ok.jsonl").num_rows == 2
 
