@@ -83,6 +83,18 @@ def _shape(b: dict) -> tuple:
             launch["num_warps"], launch["num_stages"])
 
 
+def _tiles(shape: tuple) -> tuple:
+    """A shape's dtype class and tile configuration (tiles, warps, stages), without S and L."""
+    return shape[:1] + shape[3:]
+
+
+def _scope_shapes() -> set[tuple]:
+    """The shapes of the budget scope's heaviest batches: every dtype, depth <= 4, k in {1, 10, 100, 1000},
+    min/max/reciprocal with AFFINE and HYBRID."""
+    return {_shape(kr.batch(dt, kr.HEAVY_OPS, depth, k, True, True)) for dt in kr.DTYPES
+            for depth in range(1, kr.BUDGET_DEPTH + 1) for k in (1, 10, 100, 1000)}
+
+
 def test_ci_cases_are_a_cross_section():
     """Every dtype, every AND / OR / NOT family, every tile configuration of the budget's scope, 2, 4 and 8
     stack slots and lists of 128 and 1024 are compiled by default."""
@@ -90,9 +102,7 @@ def test_ci_cases_are_a_cross_section():
         assert {b["ops"][part] for b in CASES} == set(values)
     assert {b["dtype"] for b in CASES} == set(kr.DTYPES)
     shapes = {_shape(b) for b in CASES}
-    scope = {_shape(kr.batch(dt, kr.HEAVY_OPS, depth, k, True, True)) for dt in kr.DTYPES
-             for depth in range(1, kr.BUDGET_DEPTH + 1) for k in (1, 10, 100, 1000)}
-    assert {s[:1] + s[3:] for s in scope} <= {s[:1] + s[3:] for s in shapes}
+    assert {_tiles(s) for s in _scope_shapes()} <= {_tiles(s) for s in shapes}
     assert {s[1] for s in shapes} >= {2, 4, 8} and {s[2] for s in shapes} >= {128, 1024}
 
 
@@ -122,8 +132,7 @@ def test_budget_cases_cover_the_budget_scope():
     min/max/reciprocal).  L = 256 and 512 (128 < k <= 512) are not: their merge vectors lie between L = 128
     and 1024, both of which are."""
     heavy = {_shape(b) for b in BUDGET if b["affine"] and b["hybrid"] and tuple(b["ops"]) == kr.HEAVY_OPS}
-    scope = {_shape(kr.batch(dt, kr.HEAVY_OPS, depth, k, True, True)) for dt in kr.DTYPES
-             for depth in range(1, kr.BUDGET_DEPTH + 1) for k in (1, 10, 100, 1000)}
+    scope = _scope_shapes()
     assert scope <= heavy, f"not in the budget matrix: {sorted(scope - heavy)}"
     assert {b["dtype"] for b in BUDGET} == set(kr.DTYPES)
 
