@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 
@@ -24,6 +25,13 @@ from .translate import registry as models_cli
 
 class _Parser(argparse.ArgumentParser):
     """argparse with the project's error format: one ``itlr: error:`` line, exit 2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes "-5MiB" or "-1e3" for an option (only "-5" and "-.5" count as numbers) and answers
+        # "expected one argument"; no option of ours starts with a digit, so any "-<digit>..." is a value
+        # and reaches its type check, which says what is wrong with it.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str):  # type: ignore[override]
         where = "" if self.prog == "itlr" else f"{self.prog}: "  # the top level adds nothing to "itlr: error:"

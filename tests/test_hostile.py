@@ -420,6 +420,8 @@ def test_7_messages_name_the_real_problem(base, tmp_path, capsys):
     (["--memory-cap", "1.5B"], "not a whole number of bytes"),
     (["--memory-cap", "99999999999999999999999TiB"], "too large"),
     (["--memory-cap", "1MiB", "--shard-rows", "150"], "give one of them"),
+    (["--memory-cap", "-5MiB"], "cannot read size '-5MiB'"),   # a value, not an unknown option
+    (["--chunk-size", "-1e3"], "invalid integer: '-1e3'"),
 ])
 def test_7_memory_caps_that_cannot_be_honoured_are_usage_errors(base, tmp_path, capsys, flags, message):
     _, idx, q = base
