@@ -377,6 +377,33 @@ def test_rules6_hyphens_minus_and_with_or_without(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a comma between digits belongs to the number
+    ("10,000 steps a day and mortality", '("10,000 steps a day" AND "mortality")'),
+    ("1,000 genomes project", '"1,000 genomes project"'),
+    ("cats, dogs, and birds", '("cats" AND "dogs" AND "birds")'),
+    # "w/o" is "without"
+    ("vegan desserts w/o coconut or cashews", '("vegan desserts" AND NOT "coconut" AND NOT "cashews")'),
+    # names and set phrases that hold an "and" are one term; other pairs still split
+    ("employment law in Trinidad and Tobago or Barbados",
+     '("employment law in Trinidad and Tobago" OR "Barbados")'),
+    ("baked mac and cheese recipes", '"baked mac and cheese recipes"'),
+    ("Bonnie and Clyde's crime spree", '"Bonnie and Clyde\'s crime spree"'),
+    ("search and seizure law", '"search and seizure law"'),
+    ("France and Germany trade relations", '("France" AND "Germany trade relations")'),
+    # an upper-case AND is the user's operator, unless the whole text is in capitals
+    ("bread AND butter NOT margarine", '("bread" AND "butter" AND NOT "margarine")'),
+    ("BREAD AND BUTTER PUDDING", '"BREAD AND BUTTER PUDDING"'),
+    # "What do <subject> know about X?" asks for X; a longer subject may be the topic and stays
+    ("What do historians know about the Bronze Age collapse?", '"the Bronze Age collapse"'),
+    ("What does the law say about squatting?", '"squatting"'),
+    ("What do aspirin trials say about bleeding?", '"What do aspirin trials say about bleeding"'),
+    ("return on investment in education", '"return on investment in education"'),
+])
+def test_rules7_numbers_names_capitals_and_questions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -85,7 +85,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-6"
+RULES_VERSION = "rules-7"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -116,7 +116,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("as opposed to", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
-    ("with no", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("omitting", "EXCL"),
+    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("omitting", "EXCL"),
     ("yet not", "EXCL"), ("and yet not", "EXCL"), ("but ignore", "EXCL"), ("but ignoring", "EXCL"),
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
     ("as well as", "AND"), ("along with", "AND"), ("together with", "AND"), ("in addition to", "AND"),
@@ -192,6 +192,15 @@ _BINOMIALS = {
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
         "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
         "with or without",   # "cats with or without dogs": dogs do not matter, no exclusion
+        # names of countries, firms, works, dishes and legal terms that hold an "and"
+        "trinidad and tobago", "bosnia and herzegovina", "antigua and barbuda", "saint kitts and nevis",
+        "st kitts and nevis", "saint vincent and the grenadines", "sao tome and principe",
+        "são tomé and príncipe", "turks and caicos", "procter and gamble", "johnson and johnson",
+        "marks and spencer", "barnes and noble", "simon and schuster", "bonnie and clyde",
+        "mac and cheese", "macaroni and cheese", "sweet and sour", "salt and vinegar", "cookies and cream",
+        "search and seizure", "show and tell", "stop and frisk", "cease and desist", "assault and battery",
+        "breaking and entering", "rank and file", "room and board", "pins and needles", "hustle and bustle",
+        "trick or treat", "truth or dare", "all or nothing", "double or nothing", "now or never",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -218,7 +227,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:\s+would|'d|\s+really)?\s+(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
-    r"(?:find|show|give|get|fetch|retrieve|return|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
+    r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
     r"recommend|suggest|locate|provide|send|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
@@ -226,8 +235,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     # shorter "what is" below
     r"what(?:'s|\s+is|\s+are|\s+has\s+been|\s+have\s+been)\s+(?:known|there|available|out\s+there|written|"
     r"published|said|reported)\s+(?:about|on|regarding|concerning)\b",
-    r"what\s+do(?:es)?\s+(?:we|you|they|scientists|researchers|experts|studies|science|research)\s+(?:know|say|"
-    r"tell\s+us)\s+(?:about|on|regarding)\b",
+    # "What do historians know about X?", "What does the law say on X?": one subject word (a topic word after
+    # it would be dropped: "what do aspirin trials say about X" keeps its question)
+    r"what\s+(?:do|does|did)\s+(?:(?:the|most|many|modern|recent|current)\s+)?[a-z'-]+\s+(?:know|say|think|"
+    r"tell\s+us|write|report|conclude|claim|believe)\s+(?:about|on|regarding|of)\b",
     r"what\s+(?:research|evidence|studies|literature|work|data)\s+(?:exists?|is\s+there|are\s+there|"
     r"is\s+available|has\s+been\s+(?:done|published))\s+(?:on|about|regarding|into|for)\b",
     r"(?:is|are)\s+there\s+(?:any\s+)?(?:evidence|research|studies|data|papers|literature|work)\s+"
@@ -285,7 +296,7 @@ class _Tok:
 _INITIALS_RE = re.compile(r"(?:[A-Za-z]\.){2,}")   # "U.S.", "e.g.": the last stop is the abbreviation's
 _LEX_RE = re.compile(
     r'"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
-    r'|([()\[\]{}])|([,;])|([^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]+)', re.S)
+    r'|([()\[\]{}])|([,;])|((?:[^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]|(?<=\d),(?=\d))+)', re.S)
 
 
 def _clean(text: str) -> str:
@@ -333,7 +344,9 @@ def _lex(text: str) -> list[_Tok]:
             raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} & {b.text}")]
         else:
             i += 1
-    # Markers and binomials, longest match first.
+    # Markers and binomials, longest match first.  An upper-case AND/OR in a text that is not all capitals is
+    # the user's operator ("bread AND butter NOT margarine"), never inside a binomial.
+    shouting = not any(c.islower() for t in raw if t.kind == "WORD" for c in t.text)
     out: list[_Tok] = []
     i = 0
     while i < len(raw):
@@ -349,7 +362,9 @@ def _lex(text: str) -> list[_Tok]:
             j += 1
         matched = False
         for n in range(len(words), 1, -1):
-            if tuple(words[:n]) in _BINOMIALS:
+            last = re.sub(r"['\u2019]s$", "", words[n - 1])   # "Bonnie and Clyde's crime spree"
+            if (tuple(words[:n]) in _BINOMIALS or (*words[:n - 1], last) in _BINOMIALS) \
+                    and (shouting or not any(r.text in ("AND", "OR") for r in raw[i:i + n])):
                 out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + n])))
                 i += n
                 matched = True
