@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "but lost 0.021 nDCG@10 on SciFact)")
     s.add_argument("--precision", choices=("fp32", "bf16", "int8", "fp16"),
                    help="default: int8 for onnx, fp16 for torch on CUDA; torch and openvino on a CPU: bf16 where "
-                        "the CPU has bfloat16 instructions (AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), "
-                        "else fp32")
+                        "the CPU has bfloat16 instructions (AMX or AVX512-BF16; 3.4x fp32 on a Xeon, "
+                        "SciFact nDCG@10 -0.001), else fp32")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "out (results for a subset of the qrels' queries)")
     s.set_defaults(func=cmd_eval)
 
-    s = sub.add_parser("translate", help="natural language -> logical expressions (rules or vLLM)")
+    s = sub.add_parser("translate", help="natural language -> logical expressions (rules, llama.cpp or vLLM)")
     from .translate import add_translate_arguments  # light: the vLLM engine loads only when used
 
     add_translate_arguments(s)

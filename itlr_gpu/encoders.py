@@ -66,8 +66,8 @@ class SentenceTransformerEncoder:
     ``precision``: ``fp32``,
     ``bf16`` (torch, openvino: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
-    bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3x fp32, SciFact nDCG@10 -0.001), fp32
-    otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA, 1 for onnx int8, whose
+    bfloat16 natively (:func:`cpu_native_bf16`: AMX or AVX512-BF16; 3.4x fp32 on a Xeon, SciFact nDCG@10
+    -0.001), fp32 otherwise.  ``batch_size``: texts per forward pass (None: 16 on a CPU, 64 on CUDA, 1 for onnx int8, whose
     per-pass activation scale would otherwise make a text's vector depend on the texts beside it).
     ``max_length``: word pieces per text (None: the model's own limit; a larger value is refused).
     :attr:`settings` is what an index records; :meth:`match_settings` makes an encoder whose options

@@ -26,7 +26,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     if command -v nvidia-smi >/dev/null 2>&1 && [ "${ITLR_TORCH:-}" != "cpu" ]; then
       python -m pip install --quiet torch          # CUDA build on GPU machines
     else
-      python -m pip install --quiet torch==2.13.0  # CPU wheel
+      # the CPU wheel where pip's index has it; PyPI's Linux wheel is the CUDA build, so elsewhere
+      # ITLR_TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the CPU one from PyTorch's index
+      python -m pip install --quiet ${ITLR_TORCH_INDEX:+--index-url "$ITLR_TORCH_INDEX"} torch==2.13.0
     fi
   fi
   python -m pip install --quiet -e "$ROOT[$EXTRAS]"
