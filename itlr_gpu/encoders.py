@@ -187,8 +187,10 @@ class SentenceTransformerEncoder:
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
         mine = self.settings
+        # the model's name is its folder's: the same files under another name (a moved or copied folder) match
+        same_files = recorded.get("weights") is not None and recorded.get("weights") == mine["weights"]
         diff = [f"{k} {recorded.get(k)!r} (index) vs {mine[k]!r} (query encoder)"
-                for k in SETTINGS_KEYS if k in recorded and recorded[k] != mine[k]]
+                for k in SETTINGS_KEYS if k in recorded and recorded[k] != mine[k] and not (k == "model" and same_files)]
         if diff:
             same_name = recorded.get("model") == mine["model"]
             if same_name and "weights" in recorded and recorded["weights"] != mine["weights"]:

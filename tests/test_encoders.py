@@ -283,6 +283,15 @@ def _copy_model(tmp_path, name: str) -> Path:
     return dst
 
 
+def test_the_same_model_files_under_another_folder_name_match(tmp_path):
+    a = _copy_model(tmp_path, "encoder")
+    b = _copy_model(tmp_path, "moved-encoder")
+    recorded = SentenceTransformerEncoder(a, backend="torch").settings
+    SentenceTransformerEncoder(b).match_settings(recorded, "idx")          # a moved or copied folder
+    with pytest.raises(InputError, match=r"model 'encoder' \(index\) vs 'moved-encoder'"):
+        SentenceTransformerEncoder(b).match_settings({k: v for k, v in recorded.items() if k != "weights"}, "idx")
+
+
 def test_a_different_model_in_a_folder_of_the_same_name_is_refused(tmp_path):
     a = _copy_model(tmp_path / "a", "encoder")
     b = _copy_model(tmp_path / "b", "encoder")
