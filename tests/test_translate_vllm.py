@@ -318,3 +318,15 @@ def test_context_length_read_from_the_model_config(tmp_path):
     (tmp_path / "config.json").write_text("not json")
     assert context_length(tmp_path) is None
     assert context_length(tmp_path / "missing") is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_without_vllm_the_vllm_translator_is_one_error_line(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"_id": "a", "text": "cats but not dogs"}\n')
+    assert main(["translate", str(q), "-o", str(tmp_path / "t.arrow"), "--translator", "vllm", "--no-cache"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("itlr: error: --translator vllm: vLLM is not installed") and err.count("\n") == 1
+    assert "Traceback" not in err and not (tmp_path / "t.arrow").exists()

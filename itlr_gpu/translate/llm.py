@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import QuerySyntaxError
+from ..errors import InputError, QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from . import grammar as _grammar
 from .examples import ExamplePool, default_pool
@@ -360,9 +361,14 @@ class VllmTranslator:
         return folder
 
     def _start_engine(self) -> None:
-        folder = self._identify()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-        from vllm import LLM
+        try:
+            from vllm import LLM
+        except ImportError as e:
+            raise InputError(f"vLLM is not installed in this Python ({sys.executable})", "--translator vllm",
+                             "the environment `bash scripts/install_vllm_cpu.sh` builds (.venv-vllm), or "
+                             "`pip install vllm` on a GPU machine; --translator llamacpp for a CPU") from e
+        folder = self._identify()
 
         cpu = _cpu_only()
         kw: dict[str, Any] = dict(model=str(folder), seed=self.seed if self.seed is not None else 0)
