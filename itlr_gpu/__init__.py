@@ -11,7 +11,6 @@ import importlib.util
 import os
 import sys
 
-from .compiler import Program, compile_queries
 from .errors import IndexIntegrityError, InputError, ItlrError, QuerySyntaxError
 from .ops import Ops
 from .query import And, Not, Or, Term, canonical, parse
@@ -25,7 +24,12 @@ __all__ = [
 
 
 def __getattr__(name):
-    # Heavy modules (sentence-transformers) load only when used.
+    # Heavy modules (numpy and pyarrow for the compiler, sentence-transformers) load only when used, so that
+    # the `itlr` console script starts in a fraction of a second.
+    if name in ("Program", "compile_queries"):
+        from . import compiler
+
+        return getattr(compiler, name)
     if name == "Index":
         from .index import Index
 

@@ -21,7 +21,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import numpy as np
-import torch
+
+# torch is imported inside the functions: `itlr --help` and `itlr parse` build this parser and must not wait
+# seconds for torch.
 
 from .errors import InputError
 
@@ -76,6 +78,8 @@ def is_single_term(program) -> bool:
 def available_backends(single_term: bool) -> list[str]:
     """The backends that can run here: torch-cpu always; numba-cpu with numba; torch-cuda and triton with
     a CUDA GPU (and Triton); faiss when faiss is installed and every query is one term."""
+    import torch
+
     from .backends import numba_available
 
     out = ["torch-cpu"]
@@ -111,6 +115,8 @@ class BenchRow:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    import torch
+
     from .cli_common import check_output, index_model_path, query_encoder, queries_from_table
     from .compiler import compile_queries
     from .encoders import encode_queries
@@ -185,6 +191,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
             chunk_size: int | None) -> Callable[[], Any]:
+    import torch
+
     if backend == "faiss":
         import faiss
 
@@ -204,6 +212,8 @@ SETTLE_S = 0.2   # quiet before each backend's runs: OpenBLAS's workers spin on 
 
 
 def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[float]:
+    import torch
+
     time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
@@ -222,6 +232,8 @@ def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[
 def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
     """The matmul floor ``terms @ docs.T`` in chunks: on the CPU the faster of torch's BLAS and numpy's
     (both reported), on CUDA torch's (cuBLAS) on the resident matrix."""
+    import torch
+
     from .backends.reference import chunk_for_budget
 
     n, d = docs.shape
@@ -264,6 +276,8 @@ def _peak_rss_gib() -> float:
 
 def machine_info() -> dict:
     """CPU model, cores, load average, torch and the BLAS libraries loaded (threadpoolctl when installed)."""
+    import torch
+
     from .cpuinfo import cpu_name
 
     info: dict[str, Any] = {"cpu": cpu_name(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()),

@@ -1,0 +1,25 @@
+"""The ``itlr`` console script.
+
+Ctrl-C while Python is still loading the engine's libraries ends the process at once with one line: nothing has
+been written yet, and a KeyboardInterrupt raised inside torch's C++ import code cannot unwind (the process aborts
+with a C++ message, or Python prints a traceback).  :func:`itlr_gpu.cli.main` switches back to the usual
+KeyboardInterrupt, which its writers clean up after, before the command's own work starts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def quit_at_once(signum, frame) -> None:
+    os.write(2, b"itlr: interrupted\n")
+    os._exit(130)
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, quit_at_once)
+    from .cli import main as run
+
+    sys.exit(run())
