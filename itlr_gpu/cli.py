@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import re
+import signal
 import sys
 import warnings
 
@@ -40,14 +41,18 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``itlr`` with ``argv``; returns the exit status (0 ok, 1 bad input, 2 usage, 130/143 interrupted)."""
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, or a usage error already printed
         return e.code if isinstance(e.code, int) else 2
+    except KeyboardInterrupt:  # Ctrl-C while starting up (when not run by the console script)
+        print("itlr: interrupted", file=sys.stderr)
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _end_of_startup(args)
     try:
         with handle_signals(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -79,6 +84,21 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         print(f"itlr: error: {where}{err.strerror or err}", file=sys.stderr)
         return 1
+
+
+_LIGHT_COMMANDS = {"cmd_parse", "cmd_eval", "cmd_translate", "_cmd_list", "_cmd_install", "_cmd_no_action"}
+
+
+def _end_of_startup(args) -> None:
+    """Under the console script, load torch while Ctrl-C still quits at once (see :mod:`itlr_gpu.console`),
+    then give Ctrl-C back to Python's KeyboardInterrupt for the command's work."""
+    from .console import quit_at_once
+
+    if signal.getsignal(signal.SIGINT) is not quit_at_once:
+        return
+    if args.func.__name__ not in _LIGHT_COMMANDS:
+        import torch  # noqa: F401
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -188,8 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
-    s.add_argument("--docs", type=positive_int, default=400, help="documents in the generated corpus")
-    s.add_argument("--per-template", type=positive_int, default=4, help="queries per template")
+    s.add_argument("--docs", type=cli_common.int_in(1, 100_000, "the demo builds its corpus in memory; "
+                                                     "`itlr index` takes corpora of any size"),
+                   default=400, help="documents in the generated corpus (at most 100,000)")
+    s.add_argument("--per-template", type=cli_common.int_in(1, 1_000, "a demo, not a benchmark"), default=4,
+                   help="queries per template (at most 1,000)")
     s.add_argument("--seed", type=non_negative_int, default=0)
     s.add_argument("--model", help="encoder folder (default: bundled all-MiniLM-L6-v2)")
     s.set_defaults(func=cmd_demo)
@@ -263,8 +286,7 @@ def cmd_search(args) -> int:
     invalid: list[dict] | None = [] if args.skip_invalid else None
     queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid, skip_hint=True)
     if not queries:
-        raise InputError(f"none of the {table.num_rows:,} queries is valid", args.queries,
-                         "at least one query that parses (see the errors table)" if invalid else "queries")
+        raise InputError("the query file holds no queries", args.queries, "one query per row")
     whole = None
     if options is not None and field == "expr" and "text" in table.column_names:
         skipped = {b["row"] for b in invalid or ()}

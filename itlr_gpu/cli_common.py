@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["positive_int", "non_negative_int", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
+__all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
            "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
 
 DEFAULT_OPS = "product,sum,one_minus"
@@ -37,15 +37,32 @@ def _int(text: str) -> int:
 def positive_int(text: str) -> int:
     """``type=`` for counts and sizes: an integer >= 1."""
     value = _int(text)
-    if not 1 <= value <= MAX_INT:
+    if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
+    return _at_most_max(value, 1)
 
 
 def non_negative_int(text: str) -> int:
     value = _int(text)
-    if not 0 <= value <= MAX_INT:
+    if value < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return _at_most_max(value, 0)
+
+
+def int_in(least: int, most: int, why: str) -> Any:
+    """``type=`` for an integer in ``least..most``; ``why`` says what the upper limit protects."""
+    def check(text: str) -> int:
+        value = _int(text)
+        if not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"{value} is out of range (expected an integer from {least} to "
+                                             f"{most:,}: {why})")
+        return value
+    return check
+
+
+def _at_most_max(value: int, least: int) -> int:
+    if value > MAX_INT:
+        raise argparse.ArgumentTypeError(f"{value} is too large (expected an integer from {least} to 2**62)")
     return value
 
 
@@ -160,9 +177,9 @@ def check_encoder(encoder: Any) -> None:
 def max_length(text: str) -> int:
     """``type=`` for ``--max-length``: word pieces per text, at least 8 (the model's limit is checked later)."""
     value = _int(text)
-    if not 8 <= value <= MAX_INT:
+    if value < 8:
         raise argparse.ArgumentTypeError(f"must be an integer >= 8, got {value}")
-    return value
+    return _at_most_max(value, 8)
 
 
 def query_encoder(model: str | None, index: Any) -> Any:
@@ -181,7 +198,8 @@ def index_model_path(index: Any, where: str) -> str | None:
     path = index.manifest.get("model_path")
     if path:
         if not os.path.isdir(path):
-            raise InputError(f"the index's model folder {path} is missing", where, "--model PATH")
+            raise InputError(f"the index's model folder {path} is missing", where,
+                             "--model PATH naming a folder with the same model files")
         return path
     model = index.manifest.get("model")
     if model not in (None, DEFAULT_MODEL_NAME):
@@ -237,7 +255,8 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
             value = Term(value)
         queries.append(value)
         kept.append(ids[row])
-    if bad and invalid is None:
+    if bad and (invalid is None or not queries):   # with --skip-invalid too when nothing is left to score
+        skip_hint = skip_hint and invalid is None
         first = bad[0]
         more = "" if len(bad) == 1 else (f" (the first {MAX_LISTED} listed below)" if len(bad) > MAX_LISTED
                                          else " (listed below)")

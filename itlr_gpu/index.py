@@ -279,9 +279,11 @@ class Index:
         dim = getattr(encoder, "dim", None)
         if dim is not None and int(dim) != self.dim:
             name = getattr(encoder, "name", None) or type(encoder).__name__
+            model = self.manifest.get("model")
+            made = f"built with model {model!r}" if model else "imported embeddings; no model recorded"
             raise InputError(
                 f"encoder '{name}' produces {int(dim)}-dimensional vectors but the index has dimension {self.dim} "
-                f"(built with model {self.manifest.get('model')!r})",
+                f"({made})",
                 str(self.path) if self.path else "index",
                 "the encoder the index was built with",
             )

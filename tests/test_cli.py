@@ -189,6 +189,21 @@ def test_scoring_options(workdir, tmp_path, capsys):
     assert not (tmp_path / "y.arrow").exists()
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["search", "i", "q", "-o", "o.arrow", "-k", "9223372036854775807"],
+     "argument -k: 9223372036854775807 is too large (expected an integer from 1 to 2**62)"),
+    (["bench", "i", "q", "--warmup", "99999999999999999999"], "is too large (expected an integer from 0 to 2**62)"),
+    (["index", "c", "-o", "x", "--max-length", "99999999999999999999"], "(expected an integer from 8 to 2**62)"),
+    (["demo", "--docs", "99999999999"], "argument --docs: 99999999999 is out of range (expected an integer from 1 "
+                                        "to 100,000: the demo builds its corpus in memory"),
+    (["demo", "--per-template", "0"], "argument --per-template: 0 is out of range"),
+])
+def test_integers_out_of_range_say_the_range(tmp_path, capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def _tiny_corpus(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
@@ -243,6 +258,12 @@ def test_imported_embeddings_with_a_model_record_it_and_check_it(tmp_path, capsy
     q = tmp_path / "q.jsonl"
     q.write_text('{"query_id": "a", "expr": "cats"}\n')
     assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r.arrow")]) == 0
+    moved = tmp_path / "minilm-moved"
+    model.rename(moved)                               # the model folder moved: named with --model, it matches
+    assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r1.arrow")]) == 1
+    assert "the index's model folder" in capsys.readouterr().err
+    assert main(["search", str(tmp_path / "a"), str(q), "-o", str(tmp_path / "r1.arrow"), "--model", str(moved)]) == 0
+    moved.rename(model)
     weights = next(p for p in model.iterdir() if p.suffix in (".safetensors", ".bin"))
     data = bytearray(weights.read_bytes())
     data[-1] ^= 1

@@ -503,6 +503,28 @@ def test_8_sigterm_removes_temporaries(base, tmp_path):
         assert os.listdir(out) == []
 
 
+@pytest.mark.parametrize("delay", [0.3, 1.5])
+def test_8_ctrl_c_while_starting_is_one_line(tmp_path, delay):
+    """Ctrl-C while Python loads torch (a KeyboardInterrupt there can abort in C++) or once the work runs."""
+    import time
+
+    itlr = Path(sys.executable).with_name("itlr")
+    if not itlr.is_file():
+        pytest.skip("the itlr console script is not installed beside this Python")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
+    proc = subprocess.Popen([str(itlr), "index", str(corpus), "-o", str(tmp_path / "ix")], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, env=_env())
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the index was finished before the signal")
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "itlr: interrupted", err
+    assert "Traceback" not in err and "terminate called" not in err
+    assert os.listdir(tmp_path) == ["c.jsonl"]
+
+
 def test_8_stale_temporaries_of_dead_processes_are_removed(base, tmp_path, capsys):
     _, idx, q = base
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
