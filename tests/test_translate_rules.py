@@ -399,6 +399,12 @@ def test_rules6_hyphens_minus_and_with_or_without(text, expr):
     ("What does the law say about squatting?", '"squatting"'),
     ("What do aspirin trials say about bleeding?", '"What do aspirin trials say about bleeding"'),
     ("return on investment in education", '"return on investment in education"'),
+    # a yes/no question asks about its claim; "Do you have ..." asks for documents; no "?", no change
+    ("Does smoking cause bladder cancer?", '"smoking cause bladder cancer"'),
+    ("Do you have papers on cats?", '"cats"'),
+    ("Does homeschooling harm or help social skills", '"Does homeschooling harm or help social skills"'),
+    ("Do's and don'ts of hiking?", '"Do\'s and don\'ts of hiking"'),
+    ("cats, leaving aside lions", '("cats" AND NOT "lions")'),
 ])
 def test_rules7_numbers_names_capitals_and_questions(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -116,7 +116,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("as opposed to", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
-    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("omitting", "EXCL"),
+    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"), ("omitting", "EXCL"),
     ("yet not", "EXCL"), ("and yet not", "EXCL"), ("but ignore", "EXCL"), ("but ignoring", "EXCL"),
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
     ("as well as", "AND"), ("along with", "AND"), ("together with", "AND"), ("in addition to", "AND"),
@@ -249,6 +249,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"search\s+for|learn\s+about)\b",
     r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
+    r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b",   # "Do you have papers on X?": the genre words go next
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
@@ -996,6 +997,20 @@ def _has_aux(toks: list[_Tok]) -> bool:
     return False
 
 
+_ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", "u"}
+
+
+def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
+    """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions": a yes/no
+    question loses its leading do / does / did (not "Do you have ...", a request; not without the "?")."""
+    if not text.rstrip().endswith("?") or not toks or toks[0].kind != "WORD":
+        return toks
+    words = toks[0].text.split()
+    if len(words) < 3 or words[0].lower() not in ("do", "does", "did") or words[1].lower() in _ASKED:
+        return toks
+    return [_Tok("WORD", " ".join(words[1:]), toks[0].spaced), *toks[1:]]
+
+
 def _starts_upper(t: _Tok | None) -> bool:
     if t is None or t.kind != "WORD":
         return False
@@ -1130,6 +1145,7 @@ def translate_rules(text: str) -> Node:
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words
         toks = _sentence_words(toks)
+        toks = _drop_question_aux(toks, cleaned)
     toks = _normalise(_parentheticals(toks))
     if not toks:
         raise RuleError("nothing to search for")
