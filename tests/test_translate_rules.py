@@ -405,6 +405,16 @@ def test_rules6_hyphens_minus_and_with_or_without(text, expr):
     ("Does homeschooling harm or help social skills", '"Does homeschooling harm or help social skills"'),
     ("Do's and don'ts of hiking?", '"Do\'s and don\'ts of hiking"'),
     ("cats, leaving aside lions", '("cats" AND NOT "lions")'),
+    # "N or more": a bound, not an alternative; without a number before it, "or" is OR
+    ("GDP growth of 2.5% or more in emerging markets", '"GDP growth of 2.5% or more in emerging markets"'),
+    ("coral bleaching at 30 °C or above", '"coral bleaching at 30 °C or above"'),
+    ("children aged five or older", '"children aged five or older"'),
+    ("tax cuts or higher spending", '("tax cuts" OR "higher spending")'),
+    ("5 cats or more dogs", '("5 cats" OR "more dogs")'),
+    ("divorce law in England and Wales, but skip child custody",
+     '("divorce law in England and Wales" AND NOT "child custody")'),
+    ("Got any good reads on jazz?", '"jazz"'),
+    ("reads on chromosome 7", '"reads on chromosome 7"'),
 ])
 def test_rules7_numbers_names_capitals_and_questions(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -201,9 +201,23 @@ _BINOMIALS = {
         "search and seizure", "show and tell", "stop and frisk", "cease and desist", "assault and battery",
         "breaking and entering", "rank and file", "room and board", "pins and needles", "hustle and bustle",
         "trick or treat", "truth or dare", "all or nothing", "double or nothing", "now or never",
+        "england and wales", "drum and bass", "simon and garfunkel", "tom and jerry",
+        "mumford and sons", "bosnia and hercegovina",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
+
+# "N or more": the comparatives of a bound, and what may follow the bound inside its phrase
+_COMPARATIVES = set("more less fewer above below over under older younger higher lower greater larger smaller "
+                    "longer shorter later earlier".split())
+_BOUND_FOLLOWERS = set("in of for on at per a an with from to during among across by than".split())
+_NUMBER_WORDS = set("one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
+                    "hundred thousand million billion".split())
+
+
+def _is_number(word: str) -> bool:
+    w = word.lower().strip(".,;:!?")
+    return w in _NUMBER_WORDS or re.fullmatch(r"[$€£]?\d[\d,.]*(?:%|[a-z°/]{0,4})?", w) is not None
 
 # Auxiliaries, modals and copulas: a text that still holds one after the filler is
 # stripped is a sentence (a claim, a question) rather than a list of topics.  The
@@ -249,6 +263,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"search\s+for|learn\s+about)\b",
     r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
+    r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
     r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b",   # "Do you have papers on X?": the genre words go next
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
@@ -268,7 +283,8 @@ _GENRE = (
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|"
-    r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?)"
+    r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
+    r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -399,6 +415,20 @@ def _lex(text: str) -> list[_Tok]:
             later = [u.kind for u in out[i + 1:]]
             if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
                 t.kind = "WORD"
+    # "30 °C or above", "2.5% or more", "aged 5 or older": an "or" between a number (and its unit) and a
+    # comparative is a bound, no alternative ("tax cuts or higher spending" has no number before it)
+    for i, t in enumerate(out):
+        if t.kind != "OR" or t.text.lower() != "or" or i + 1 >= len(out) or out[i + 1].kind != "WORD":
+            continue
+        if out[i + 1].text.lower().strip(".,;:!?") not in _COMPARATIVES:
+            continue
+        after = out[i + 2] if i + 2 < len(out) else None
+        if after is not None and after.kind == "WORD" and after.text.lower() not in _BOUND_FOLLOWERS:
+            continue
+        before = [u for u in out[max(0, i - 2):i] if u.kind == "WORD"]
+        if before and (_is_number(before[-1].text) or (len(before) == 2 and _is_number(before[0].text)
+                                                        and len(before[-1].text) <= 5)):
+            t.kind = "WORD"
     # "is not", "does not", "should not": a verb's negation belongs to the text of a
     # claim ("the death penalty is not a deterrent"), it is no operator
     for i, t in enumerate(out):
