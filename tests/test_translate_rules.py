@@ -415,6 +415,11 @@ def test_rules6_hyphens_minus_and_with_or_without(text, expr):
      '("divorce law in England and Wales" AND NOT "child custody")'),
     ("Got any good reads on jazz?", '"jazz"'),
     ("reads on chromosome 7", '"reads on chromosome 7"'),
+    # a subject that may be the topic keeps its question; "have to" is no request; a list of years stays a list
+    ("What does Trump say about tariffs?", '"What does Trump say about tariffs"'),
+    ("Do you have to pay taxes on gifts?", '"Do you have to pay taxes on gifts"'),
+    ("papers from 2019,2020 and 2021", '("2019" AND "2020" AND "2021")'),
+    ("phosphatidylinositol-3,4-biphosphate and Src", '("phosphatidylinositol-3,4-biphosphate" AND "Src")'),
 ])
 def test_rules7_numbers_names_capitals_and_questions(text, expr):
     assert canonical(translate_rules(text)) == expr
