@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    _end_of_startup(args)
     try:
+        _end_of_startup(args)
         with handle_signals(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.func(args) or 0
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-_LIGHT_COMMANDS = {"cmd_parse", "cmd_eval", "cmd_translate", "_cmd_list", "_cmd_install", "_cmd_no_action"}
+_LIGHT_COMMANDS = {"cmd_parse", "cmd_eval", "_cmd_list", "_cmd_no_action"}
 
 
 def _end_of_startup(args) -> None:
@@ -96,7 +96,9 @@ def _end_of_startup(args) -> None:
 
     if signal.getsignal(signal.SIGINT) is not quit_at_once:
         return
-    if args.func.__name__ not in _LIGHT_COMMANDS:
+    light = args.func.__name__ in _LIGHT_COMMANDS or (
+        args.func.__name__ == "cmd_translate" and getattr(args, "translator", None) != "vllm")
+    if not light:
         import torch  # noqa: F401
     signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -19,7 +19,8 @@ def quit_at_once(signum, frame) -> None:
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, quit_at_once)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:   # not when the parent ignores Ctrl-C
+        signal.signal(signal.SIGINT, quit_at_once)
     from .cli import main as run
 
     sys.exit(run())

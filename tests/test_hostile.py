@@ -525,6 +525,25 @@ def test_8_ctrl_c_while_starting_is_one_line(tmp_path, delay):
     assert os.listdir(tmp_path) == ["c.jsonl"]
 
 
+def test_8_an_ignored_ctrl_c_stays_ignored(tmp_path):
+    """A parent that ignores SIGINT (a job started with `&` in a script) keeps it ignored in `itlr`."""
+    import time
+
+    itlr = Path(sys.executable).with_name("itlr")
+    if not itlr.is_file():
+        pytest.skip("the itlr console script is not installed beside this Python")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
+    proc = subprocess.Popen([str(itlr), "index", str(corpus), "-o", str(tmp_path / "ix")], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, env=_env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "interrupted" not in err, err
+    assert (tmp_path / "ix" / "manifest.json").is_file()
+
+
 def test_8_stale_temporaries_of_dead_processes_are_removed(base, tmp_path, capsys):
     _, idx, q = base
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

