@@ -538,6 +538,7 @@ def test_8_an_ignored_ctrl_c_stays_ignored(tmp_path):
                             stdout=subprocess.DEVNULL, text=True, env=_env(),
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     time.sleep(0.5)
+    assert proc.poll() is None, "finished before the signal: the test proves nothing"   # the model takes seconds
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and "interrupted" not in err, err

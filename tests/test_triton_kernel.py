@@ -272,7 +272,7 @@ def test_default_tile_configuration():
 
 
 @needs_kernel
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))  # ~5 s each interpreted
 @given(queries=st.lists(small_vocab_asts(vocab_size=6, max_leaves=6), min_size=1, max_size=12),
        ops=st.sampled_from(ALL_OPS), k=st.integers(1, 40), n=st.integers(1, 120), d=st.integers(16, 80),
        dtype=st.sampled_from(["float16", "bfloat16", "float32"]), nsplit=st.integers(1, 3),
