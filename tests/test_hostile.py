@@ -503,18 +503,23 @@ def test_8_sigterm_removes_temporaries(base, tmp_path):
         assert os.listdir(out) == []
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.5])
-def test_8_ctrl_c_while_starting_is_one_line(tmp_path, delay):
-    """Ctrl-C while Python loads torch (a KeyboardInterrupt there can abort in C++) or once the work runs."""
-    import time
-
+def _console_index(tmp_path, **popen) -> subprocess.Popen:
+    """`itlr index` of a two-document corpus through the console script (as a user starts it), running."""
     itlr = Path(sys.executable).with_name("itlr")
     if not itlr.is_file():
         pytest.skip("the itlr console script is not installed beside this Python")
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
-    proc = subprocess.Popen([str(itlr), "index", str(corpus), "-o", str(tmp_path / "ix")], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True, env=_env())
+    return subprocess.Popen([str(itlr), "index", str(corpus), "-o", str(tmp_path / "ix")], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True, env=_env(), **popen)
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.5])
+def test_8_ctrl_c_while_starting_is_one_line(tmp_path, delay):
+    """Ctrl-C while Python loads torch (a KeyboardInterrupt there can abort in C++) or once the work runs."""
+    import time
+
+    proc = _console_index(tmp_path)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -529,14 +534,7 @@ def test_8_an_ignored_ctrl_c_stays_ignored(tmp_path):
     """A parent that ignores SIGINT (a job started with `&` in a script) keeps it ignored in `itlr`."""
     import time
 
-    itlr = Path(sys.executable).with_name("itlr")
-    if not itlr.is_file():
-        pytest.skip("the itlr console script is not installed beside this Python")
-    corpus = tmp_path / "c.jsonl"
-    corpus.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')
-    proc = subprocess.Popen([str(itlr), "index", str(corpus), "-o", str(tmp_path / "ix")], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True, env=_env(),
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc = _console_index(tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     time.sleep(0.5)
     assert proc.poll() is None, "finished before the signal: the test proves nothing"   # the model takes seconds
     proc.send_signal(signal.SIGINT)
