@@ -116,7 +116,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("as opposed to", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
-    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"), ("omitting", "EXCL"),
+    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
+    ("omitting", "EXCL"),
     ("yet not", "EXCL"), ("and yet not", "EXCL"), ("but ignore", "EXCL"), ("but ignoring", "EXCL"),
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
     ("as well as", "AND"), ("along with", "AND"), ("together with", "AND"), ("in addition to", "AND"),
@@ -267,7 +268,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
-    r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b(?!\s+to\b)",   # not "Do you have to pay taxes on X?"   # "Do you have papers on X?": the genre words go next
+    # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
+    r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b(?!\s+to\b)",
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
@@ -382,7 +384,7 @@ def _lex(text: str) -> list[_Tok]:
             j += 1
         matched = False
         for n in range(len(words), 1, -1):
-            last = re.sub(r"['\u2019]s$", "", words[n - 1])   # "Bonnie and Clyde's crime spree"
+            last = words[n - 1][:-2] if words[n - 1].endswith(("'s", "\u2019s")) else words[n - 1]   # "Clyde's"
             if (tuple(words[:n]) in _BINOMIALS or (*words[:n - 1], last) in _BINOMIALS) \
                     and (shouting or not any(r.text in ("AND", "OR") for r in raw[i:i + n])):
                 out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + n])))
