@@ -86,9 +86,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-_LIGHT_COMMANDS = {"cmd_parse", "cmd_eval", "_cmd_list", "_cmd_no_action"}
-
-
 def _end_of_startup(args) -> None:
     """Under the console script, load torch while Ctrl-C still quits at once (see :mod:`itlr_gpu.console`),
     then give Ctrl-C back to Python's KeyboardInterrupt for the command's work."""
@@ -96,9 +93,12 @@ def _end_of_startup(args) -> None:
 
     if signal.getsignal(signal.SIGINT) is not quit_at_once:
         return
-    light = args.func.__name__ in _LIGHT_COMMANDS or (
-        args.func.__name__ == "cmd_translate" and getattr(args, "translator", None) != "vllm")
-    if not light:
+    # A command's parser says whether its work starts by importing torch (``set_defaults(loads_torch=...)``,
+    # a bool or a function of the arguments); by default it does.
+    loads_torch = getattr(args, "loads_torch", True)
+    if callable(loads_torch):
+        loads_torch = loads_torch(args)
+    if loads_torch:
         import torch  # noqa: F401
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
     s.add_argument("expr")
-    s.set_defaults(func=cmd_parse)
+    s.set_defaults(func=cmd_parse, loads_torch=False)
 
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
     s.add_argument("index")
@@ -192,13 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--unanswered", choices=("zero", "skip"), default="zero",
                    help="queries of the qrels with no results: count as 0 in the means (default), or leave them "
                         "out (results for a subset of the qrels' queries)")
-    s.set_defaults(func=cmd_eval)
+    s.set_defaults(func=cmd_eval, loads_torch=False)
 
     s = sub.add_parser("translate", help="natural language -> logical expressions (rules, llama.cpp or vLLM)")
     from .translate import add_translate_arguments  # light: the vLLM engine loads only when used
 
     add_translate_arguments(s)
-    s.set_defaults(func=cmd_translate)
+    s.set_defaults(func=cmd_translate, loads_torch=lambda args: args.translator == "vllm")
 
     models_cli.add_models_parser(sub)
 

@@ -543,6 +543,27 @@ def test_8_an_ignored_ctrl_c_stays_ignored(tmp_path):
     assert (tmp_path / "ix" / "manifest.json").is_file()
 
 
+@pytest.mark.parametrize("argv,loads_torch", [
+    (["parse", "a AND b"], False),
+    (["models", "list"], False),
+    (["translate", "Q.jsonl", "-o", "OUT.arrow"], False),                        # rules: no torch
+    (["translate", "Q.jsonl", "-o", "OUT.arrow", "--translator", "vllm"], True),
+    (["index", "C.jsonl", "-o", "IX"], True),
+    (["search", "IX", "Q.jsonl", "-o", "OUT.arrow"], True),
+])
+def test_8_each_command_says_whether_its_start_up_loads_torch(argv, loads_torch):
+    """The console script loads torch while Ctrl-C quits at once only for commands whose work needs it: a light
+    command (`itlr parse`) starts in a fraction of a second."""
+    code = (f"import signal, sys; from itlr_gpu import cli; from itlr_gpu.console import quit_at_once; "
+            f"signal.signal(signal.SIGINT, quit_at_once); "
+            f"cli._end_of_startup(cli.build_parser().parse_args({argv!r})); "
+            f"assert signal.getsignal(signal.SIGINT) is signal.default_int_handler; "
+            f"print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(loads_torch)
+
+
 def test_8_stale_temporaries_of_dead_processes_are_removed(base, tmp_path, capsys):
     _, idx, q = base
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

