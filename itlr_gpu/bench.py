@@ -11,8 +11,6 @@ Results go to a table on screen and, with ``--json OUT``, to a JSON file written
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import statistics
@@ -21,52 +19,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import numpy as np
+import torch
 
-# torch is imported inside the functions: `itlr --help` and `itlr parse` build this parser and must not wait
-# seconds for torch.
-
-from .errors import InputError
-
-__all__ = ["add_bench_parser", "cmd_bench", "available_backends", "BenchRow"]
-
-BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")
-
-
-def add_bench_parser(sub) -> None:
-    """Register ``itlr bench`` on the CLI's subparsers."""
-    s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
-    s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
-    from .cli_common import non_negative_int, ops_spec, positive_int
-
-    s.add_argument("-k", type=positive_int, default=10)
-    s.add_argument("--ops", type=ops_spec, default="product,sum,one_minus",
-                   help="AND,OR,NOT families (default %(default)s)")
-    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
-    s.add_argument("--backends", type=backend_list, default="auto",
-                   help="comma-separated: " + ", ".join(BENCH_BACKENDS) + " (default: every one available here)")
-    s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
-    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
-    s.add_argument("--warmup", type=non_negative_int, default=1, help="untimed runs per backend first")
-    s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
-    s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
-    s.set_defaults(func=cmd_bench)
-
-
-def backend_list(text: str) -> str | list[str]:
-    """``type=`` for ``--backends``: ``auto`` or known names, comma-separated, each once (whether one can run
-    here is checked once the queries are read)."""
-    if text.strip() == "auto":
-        return "auto"
-    names = [b.strip() for b in text.split(",") if b.strip()]
-    unknown = [b for b in names if b not in BENCH_BACKENDS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"{'unknown backend ' + repr(unknown[0]) if unknown else 'no backend given'} "
-                                         f"(expected auto or one or more of {', '.join(BENCH_BACKENDS)})")
-    repeated = sorted({b for b in names if names.count(b) > 1})
-    if repeated:
-        raise argparse.ArgumentTypeError(f"backend {repeated[0]!r} is listed twice")
-    return names
+__all__ = ["measure", "render", "available_backends", "is_single_term", "faiss_available", "BenchRow"]
 
 
 def is_single_term(program) -> bool:
@@ -78,8 +33,6 @@ def is_single_term(program) -> bool:
 def available_backends(single_term: bool) -> list[str]:
     """The backends that can run here: torch-cpu always; numba-cpu with numba; torch-cuda and triton with
     a CUDA GPU (and Triton); faiss when faiss is installed and every query is one term."""
-    import torch
-
     from .backends import numba_available
 
     out = ["torch-cpu"]
@@ -91,12 +44,12 @@ def available_backends(single_term: bool) -> list[str]:
 
         if triton_available():
             out.append("triton")
-    if single_term and _faiss_available():
+    if single_term and faiss_available():
         out.append("faiss")
     return out
 
 
-def _faiss_available() -> bool:
+def faiss_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("faiss") is not None
@@ -114,52 +67,27 @@ class BenchRow:
     times_s: list
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    import torch
-
-    from .cli_common import check_output, index_model_path, query_encoder, queries_from_table
-    from .compiler import compile_queries
+def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup: int = 1, repeat: int = 3,
+            chunk_size: int | None = None) -> dict:
+    """Time ``program``'s search of ``index`` with each of ``backends`` (names from :func:`available_backends`)
+    and the matmul floors; the report that :func:`render` prints and ``itlr bench --json`` writes."""
     from .encoders import encode_queries
-    from .io import read_queries
-    from .ops import Ops
-    from .scale.cli import load_index
 
-    if args.json:
-        check_output(args.json, (".json",), inputs={"index": args.index, "queries": args.queries},
-                     flag="--json")  # before any work, like every -o
-    ops = Ops.parse(args.ops)
-    index = load_index(args.index)
-    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
     n = len(index)
-    if args.k > n:
-        raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")
-    program = compile_queries(queries, ids)
-    single = is_single_term(program)
-    available = available_backends(single)
-    wanted = available if args.backends == "auto" else (
-        args.backends if isinstance(args.backends, list) else backend_list(args.backends))
-    for b in wanted:
-        if b not in available:
-            why = " (single-term queries only)" if b == "faiss" and not single and _faiss_available() else ""
-            raise InputError(f"backend {b!r} is not available here{why}", "--backends",
-                             "one or more of " + ", ".join(available))
-
-    encoder = query_encoder(args.model or index_model_path(index, args.index), index)
-    index.check_encoder(encoder)
     encode_queries(encoder, program.terms[:1], index.dim)       # loads the model: not part of the encoder's time
     t0 = time.perf_counter()
     terms = encode_queries(encoder, program.terms, index.dim)
     encode_s = time.perf_counter() - t0
 
     docs = index.embeddings
-    floors = _floors(docs, terms, args, cuda="torch-cuda" in wanted or "triton" in wanted)
+    floors = _floors(docs, terms, warmup, repeat, chunk_size, cuda="torch-cuda" in backends or "triton" in backends)
     rows = []
-    for b in wanted:
-        run = _runner(b, docs, terms, program, ops, args.k, args.chunk_size)
+    for b in backends:
+        run = _runner(b, docs, terms, program, ops, k, chunk_size)
         device = "cuda" if b in ("torch-cuda", "triton") else "cpu"
         if device == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        times = _timed(run, args.warmup, args.repeat, sync=device == "cuda")
+        times = _timed(run, warmup, repeat, sync=device == "cuda")
         med = statistics.median(times)
         floor = floors["cuda" if device == "cuda" else "cpu"]
         peak, kind = ((torch.cuda.max_memory_allocated() / 2**30, "CUDA max allocated") if device == "cuda"
@@ -167,12 +95,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows.append(BenchRow(b, med, program.num_queries / med, n * program.num_queries / med, med / floor["s"],
                              peak, kind, times))
     fastest = min(r.median_s for r in rows)
-    report = {
-        "index": {"path": args.index, "documents": n, "dim": index.dim, "dtype": str(index.dtype),
+    return {
+        "index": {"documents": n, "dim": index.dim, "dtype": str(index.dtype),
                   "encoder": index.manifest.get("encoder"), "model": index.manifest.get("model")},
-        "queries": {"path": args.queries, "count": program.num_queries, "terms": len(program.terms),
-                    "max_depth": program.max_depth, "single_term": single},
-        "k": args.k, "ops": str(ops), "warmup": args.warmup, "repeat": args.repeat,
+        "queries": {"count": program.num_queries, "terms": len(program.terms), "max_depth": program.max_depth,
+                    "single_term": is_single_term(program)},
+        "k": k, "ops": str(ops), "warmup": warmup, "repeat": repeat,
         "encoder": {"name": getattr(encoder, "name", type(encoder).__name__),
                     "settings": getattr(encoder, "settings", None), "encode_terms_s": encode_s,
                     "share_of_end_to_end": encode_s / (encode_s + fastest)},
@@ -180,19 +108,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "rows": [asdict(r) for r in rows],
         "machine": machine_info(),
     }
-    print(render(report))
-    if args.json:
-        from .io import atomic_file
-
-        with atomic_file(args.json, "w", encoding="utf-8") as f:
-            f.write(json.dumps(report, indent=2) + "\n")
-    return 0
 
 
 def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
             chunk_size: int | None) -> Callable[[], Any]:
-    import torch
-
     if backend == "faiss":
         import faiss
 
@@ -212,8 +131,6 @@ SETTLE_S = 0.2   # quiet before each backend's runs: OpenBLAS's workers spin on 
 
 
 def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[float]:
-    import torch
-
     time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
@@ -229,15 +146,14 @@ def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[
     return times
 
 
-def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
+def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunk_size: int | None,
+            cuda: bool) -> dict[str, dict]:
     """The matmul floor ``terms @ docs.T`` in chunks: on the CPU the faster of torch's BLAS and numpy's
     (both reported), on CUDA torch's (cuBLAS) on the resident matrix."""
-    import torch
-
     from .backends.reference import chunk_for_budget
 
     n, d = docs.shape
-    chunk = args.chunk_size or chunk_for_budget(d, len(terms), 1, 1, cpu=True)
+    chunk = chunk_size or chunk_for_budget(d, len(terms), 1, 1, cpu=True)
     t = torch.from_numpy(terms)
     out = np.empty((len(terms), min(chunk, n)), dtype=np.float32)
     wide = np.empty((min(chunk, n), d), dtype=np.float32)
@@ -256,7 +172,7 @@ def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
 
     floors: dict[str, dict] = {}
     with torch.inference_mode():
-        per = {kind: statistics.median(_timed(cpu(kind), args.warmup, args.repeat, sync=False))
+        per = {kind: statistics.median(_timed(cpu(kind), warmup, repeat, sync=False))
                for kind in ("torch", "numpy")}
     best = min(per, key=per.get)
     floors["cpu"] = {"s": per[best], "blas": best, "torch_s": per["torch"], "numpy_s": per["numpy"], "chunk": chunk}
@@ -264,7 +180,7 @@ def _floors(docs, terms: np.ndarray, args, cuda: bool) -> dict[str, dict]:
         dev_docs = torch.as_tensor(np.asarray(docs)).cuda()
         dev_terms = t.cuda().to(dev_docs.dtype)
         with torch.inference_mode():
-            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, args.warmup, args.repeat, sync=True))
+            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, warmup, repeat, sync=True))
         floors["cuda"] = {"s": s, "blas": "cuBLAS", "dtype": str(dev_docs.dtype)}
         del dev_docs
     return floors
@@ -276,8 +192,6 @@ def _peak_rss_gib() -> float:
 
 def machine_info() -> dict:
     """CPU model, cores, load average, torch and the BLAS libraries loaded (threadpoolctl when installed)."""
-    import torch
-
     from .cpuinfo import cpu_name
 
     info: dict[str, Any] = {"cpu": cpu_name(), "cores": os.cpu_count(), "loadavg": list(os.getloadavg()),

@@ -205,9 +205,21 @@ def build_parser() -> argparse.ArgumentParser:
     scale_cli.add_rerank_parser(sub)
     scale_cli.add_shard_parser(sub)
 
-    from .bench import add_bench_parser
-
-    add_bench_parser(sub)
+    s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
+    s.add_argument("index")
+    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
+    s.add_argument("--backends", type=cli_common.backend_list, default="auto",
+                   help="comma-separated: " + ", ".join(cli_common.BENCH_BACKENDS)
+                        + " (default: every one available here)")
+    s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
+    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
+    s.add_argument("--warmup", type=non_negative_int, default=1, help="untimed runs per backend first")
+    s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
+    s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
+    s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
     s.add_argument("--docs", type=cli_common.int_in(1, 100_000, "the demo builds its corpus in memory; "
@@ -399,6 +411,44 @@ def cmd_translate(args) -> int:
     check_output(args.output, inputs={"queries": args.queries})
     check_translator_options(args)  # an option of another translator would be silently ignored
     return run_translate_cli(args)
+
+
+def cmd_bench(args) -> int:
+    """``itlr bench INDEX QUERIES``: see :mod:`itlr_gpu.bench`."""
+    import json
+
+    from . import bench
+    from .compiler import compile_queries
+    from .io import atomic_file, read_queries
+    from .ops import Ops
+
+    if args.json:  # before any work, like every -o
+        check_output(args.json, (".json",), inputs={"index": args.index, "queries": args.queries}, flag="--json")
+    index = scale_cli.load_index(args.index)
+    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    n = len(index)
+    if args.k > n:
+        raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")
+    program = compile_queries(queries, ids)
+    single = bench.is_single_term(program)
+    available = bench.available_backends(single)
+    wanted = available if args.backends == "auto" else args.backends
+    for b in wanted:
+        if b not in available:
+            why = " (single-term queries only)" if b == "faiss" and not single and bench.faiss_available() else ""
+            raise InputError(f"backend {b!r} is not available here{why}", "--backends",
+                             "one or more of " + ", ".join(available))
+    encoder = cli_common.query_encoder(args.model or index_model_path(index, args.index), index)
+    index.check_encoder(encoder)
+    report = bench.measure(index, program, encoder, Ops.parse(args.ops), args.k, wanted, warmup=args.warmup,
+                           repeat=args.repeat, chunk_size=args.chunk_size)
+    report["index"] = {"path": args.index, **report["index"]}
+    report["queries"] = {"path": args.queries, **report["queries"]}
+    print(bench.render(report))
+    if args.json:
+        with atomic_file(args.json, "w", encoding="utf-8") as f:
+            f.write(json.dumps(report, indent=2) + "\n")
+    return 0
 
 
 def cmd_demo(args) -> int:

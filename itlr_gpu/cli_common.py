@@ -135,6 +135,25 @@ def device_spec(text: str) -> str:
     return text
 
 
+BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")   # `itlr bench --backends` names
+
+
+def backend_list(text: str) -> str | list[str]:
+    """``type=`` for ``itlr bench --backends``: ``auto`` or known names, comma-separated, each once (whether one
+    can run here is checked once the queries are read)."""
+    if text.strip() == "auto":
+        return "auto"
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = [b for b in names if b not in BENCH_BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{'unknown backend ' + repr(unknown[0]) if unknown else 'no backend given'} "
+                                         f"(expected auto or one or more of {', '.join(BENCH_BACKENDS)})")
+    repeated = sorted({b for b in names if names.count(b) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"backend {repeated[0]!r} is listed twice")
+    return names
+
+
 def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet"),
                  inputs: dict[str, str | None] | None = None, flag: str = "-o") -> Path:
     """Refuse a bad output file path, or one that would overwrite one of ``inputs`` ({what: path}), before

@@ -56,6 +56,12 @@ def test_single_term_workloads_may_repeat_a_term():
     assert not is_single_term(compile_queries(['"coffee" AND "tea"']))
 
 
+def test_every_backend_that_can_run_has_a_name_the_cli_takes():
+    from itlr_gpu.cli_common import BENCH_BACKENDS
+
+    assert set(available_backends(single_term=True)) <= set(BENCH_BACKENDS)
+
+
 def test_unavailable_backend_error_names_the_available_ones(imported, capsys):
     assert main(["bench", str(imported / "idx"), str(imported / "q.jsonl"), "--backends", "triton"]) == 1
     err = capsys.readouterr().err
