@@ -425,6 +425,43 @@ def test_rules7_numbers_names_capitals_and_questions(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # an exclusion that opens a clause after a comma, "but" or "and" ...
+    ("cryptocurrency regulation, leave out Bitcoin", '("cryptocurrency regulation" AND NOT "Bitcoin")'),
+    ("Tour de France history, skip anything about Lance Armstrong",
+     '("Tour de France history" AND NOT "Lance Armstrong")'),
+    ("lentil soup or chickpea curry, but I don't want anything spicy",
+     '(("lentil soup" OR "chickpea curry") AND NOT "spicy")'),
+    ("train travel, I don't want anything about Eurostar", '("train travel" AND NOT "Eurostar")'),
+    ("cats, but I'm not interested in lions", '("cats" AND NOT "lions")'),
+    # ... and nowhere else: the words are a topic's
+    ("how to skip breakfast safely", '"how to skip breakfast safely"'),
+    ("I don't want to lose weight too fast", '"I don\'t want to lose weight too fast"'),
+    ("students not interested in math", '"students not interested in math"'),
+    # a short sentence that only excludes belongs to the request or topic before it
+    ("I need sources about the Harlem Renaissance poets. No Langston Hughes please.",
+     '("the Harlem Renaissance poets" AND NOT "Langston Hughes")'),
+    ("Find studies on antibiotic resistance in hospitals. I'm not interested in MRSA.",
+     '("antibiotic resistance in hospitals" AND NOT "MRSA")'),
+    ("Solar panel efficiency. Excluding perovskites.", '("Solar panel efficiency" AND NOT "perovskites")'),
+    ("Find papers on solar panels. No idea if this exists.", '"solar panels. No idea if this exists"'),
+    ("Climate change is real. No one denies it.", '"Climate change is real. No one denies it"'),
+    # "the link between X and Y" asks for both
+    ("What's the link between coffee consumption and liver disease?", '("coffee consumption" AND "liver disease")'),
+    ("Is there any association between red meat and colon cancer?", '("red meat" AND "colon cancer")'),
+    # "combined with" between operands is AND; "when combined with" and ", combined with" are words
+    ("gut microbiome combined with diet interventions", '("gut microbiome" AND "diet interventions")'),
+    ("risks of opioids when combined with alcohol", '"risks of opioids when combined with alcohol"'),
+    ("whichever of ACL or meniscus injuries", '("ACL" OR "meniscus injuries")'),
+    # an infinitive is no auxiliary verb: the "or" stays an operator
+    ("things to do in Lisbon or Porto", '("things to do in Lisbon" OR "Porto")'),
+    ("carbon capture and storage costs", '"carbon capture and storage costs"'),
+    ("Standard and Poor's downgrades", '"Standard and Poor\'s downgrades"'),
+])
+def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -85,7 +85,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-7"
+RULES_VERSION = "rules-8"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -138,7 +138,9 @@ _MARKERS: list[tuple[str, str]] = [
     ("and please exclude", "EXCL"), ("and please leave out", "EXCL"), ("please exclude", "EXCL"),
     ("please leave out", "EXCL"), ("please ignore", "EXCL"), ("please skip", "EXCL"), ("alongside", "AND"),
     # "X, whether A or B": a group opener only after a comma or at the start and before an "or" (see _lex)
-    ("whether", "EITHER"),
+    ("whether", "EITHER"), ("whichever of", "EITHER"),
+    # "X combined with Y": only between operands, like "alongside"
+    ("combined with", "AND"),
     # "A or B but not both": exactly one of the two; only at the end ("but not both A and B" is an exclusion)
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
@@ -151,7 +153,22 @@ _MARKERS: list[tuple[str, str]] = [
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
-_BETWEEN_OPERANDS = {"not counting", "alongside", "minus"}   # "the minus strand", "minus 20" are words
+_BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with"}   # "the minus strand" is a word
+# Words that end no operand: a marker after them is a word of the phrase ("the minus strand", "when combined
+# with", "is not counting")
+_NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
+                   "be", "been", "being", "not"}
+# Exclusions that open a clause: only after a comma, a semicolon, "but" or "and" ("X, leave out Y", "X but I
+# don't want anything about Y"); elsewhere their words are a topic's ("how to skip breakfast").
+_CLAUSE_OPENERS: set[str] = {"leave out", "skip"}
+for _who in ("i", "we"):
+    for _neg in ("don't", "do not"):
+        for _verb in ("want", "need"):
+            for _obj in ("", " anything", " any"):
+                _CLAUSE_OPENERS.add(f"{_who} {_neg} {_verb}{_obj}")
+for _be in ("i'm", "i am", "we're", "we are", ""):
+    _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
+_MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "does not", "doesn't", "did not", "didn't"):
         for _verb in _V.split("|"):
@@ -203,7 +220,8 @@ _BINOMIALS = {
         "breaking and entering", "rank and file", "room and board", "pins and needles", "hustle and bustle",
         "trick or treat", "truth or dare", "all or nothing", "double or nothing", "now or never",
         "england and wales", "drum and bass", "simon and garfunkel", "tom and jerry",
-        "mumford and sons", "bosnia and hercegovina",
+        "mumford and sons", "bosnia and hercegovina", "standard and poor", "black and decker", "ben and jerry",
+        "arm and hammer", "carbon capture and storage", "hand foot and mouth",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -270,6 +288,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
     # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
     r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b(?!\s+to\b)",
+    # "What's the link between X and Y?": the two topics (before the shorter 'what is')
+    r"(?:what(?:'s|\s+is|\s+are)|is\s+there|are\s+there)\s+(?:a|an|the|any)\s+(?:known\s+)?(?:links?|"
+    r"relationships?|relations?|connections?|associations?|correlations?)\s+between\b",
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
@@ -411,10 +432,14 @@ def _lex(text: str) -> list[_Tok]:
         low = " ".join(t.text.lower().split())
         prev = out[i - 1].kind if i else None
         nxt = out[i + 1].kind if i + 1 < len(out) else None
-        if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:
+        if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:   # ", combined with" is an aside
             if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
-                    or out[i - 1].text.lower() in ("the", "a", "an") or out[i + 1].text[:1].isdigit():
+                    or (prev == "COMMA" and low == "combined with") \
+                    or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit():
+                t.kind = "WORD"
+        elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
+            if prev not in ("COMMA", "SEMI", "BUT", "AND") or nxt not in ("WORD", "QTERM", "LP"):
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low == "whether":
             later = [u.kind for u in out[i + 1:]]
@@ -1021,6 +1046,8 @@ def _has_aux(toks: list[_Tok]) -> bool:
         words = [w.strip(".,;:!?\"'") for w in t.text.split()]
         for i, w in enumerate(words):
             low = w.lower()
+            if i and words[i - 1].lower() == "to" and low in _AUX_WEAK | {"be"}:
+                continue   # an infinitive ("things to do in Lisbon", "how to be happy") is no auxiliary
             if low in _AUX_STRONG:
                 return True
             if low in _AUX_WEAK and (
@@ -1160,6 +1187,28 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+# A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
+# request or a topic (a sentence without an auxiliary verb) belongs to it: joined with a semicolon.
+_EXCLUSION_SENTENCE_RE = re.compile(
+    r"(?:(?:but|and|also|please|just|oh),?\s+)*(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|"
+    r"need\s+to))|not(?!\s+(?:sure|certain|only|just|yet|necessarily))|nothing|none|excluding|exclude|except|without|"
+    r"leave\s+out|skip|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+(?:want|need)|"
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+interested)\b")
+_MAX_EXCLUSION_WORDS = 12
+
+
+def _join_exclusions(sentences: list[str]) -> list[str]:
+    out: list[str] = []
+    for s in sentences:
+        prev = out[-1] if out else None
+        if prev is not None and _EXCLUSION_SENTENCE_RE.match(s.lower()) and len(s.split()) <= _MAX_EXCLUSION_WORDS \
+                and not any(w.strip(".,;:!?\"'").lower() in _AUX_STRONG for w in prev.split()):
+            out[-1] = prev.rstrip(".!?") + "; " + s
+        else:
+            out.append(s)
+    return out
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     if not isinstance(text, str):
@@ -1169,13 +1218,16 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    sentences = _sentences(cleaned)
+    found = _sentences(cleaned)
+    sentences = _join_exclusions(found)
+    if len(sentences) < len(found):
+        cleaned = " ".join(sentences)
     request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
     if request is not None and (request > _MAX_PREAMBLE or len(sentences) - request > _MAX_REQUEST):
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
-    prose = len(sentences) > 1 and request is None
+    prose = len(found) > 1 and request is None
     toks = _strip_filler(_lex(cleaned))
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words
@@ -1188,7 +1240,7 @@ def translate_rules(text: str) -> Node:
     if prose and sentence_like and len(set(_terms(node))) > 1:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
-        raise RuleError(f"{len(sentences)} sentences of prose with connectives inside them: where one term ends "
+        raise RuleError(f"{len(found)} sentences of prose with connectives inside them: where one term ends "
                         "is not in the wording (quote each term, or use an LLM translator)")
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
