@@ -45,6 +45,30 @@ def test_quoted_terms_and_escapes():
     assert parse('("not" OR "or")') == Or((Term("not"), Term("or")))
 
 
+def test_typographic_double_quotes_quote_a_term():
+    """Quotes pasted from a word processor quote like '"' (they were part of bare words, and the "and" inside
+    an operator)."""
+    want = And((Term("research and development"), Not(Term("defence"))))
+    assert parse("\u201cresearch and development\u201d AND NOT \u201cdefence\u201d") == want
+    assert parse("\u201eForschung und Entwicklung\u201c OR \u00abla recherche\u00bb") == \
+        Or((Term("Forschung und Entwicklung"), Term("la recherche")))
+    assert parse('\u201ca "b" c\u201d') == Term('a "b" c')          # no escapes inside
+    assert parse("Alzheimer\u2019s disease AND '90s music") == And((Term("Alzheimer\u2019s disease"),
+                                                                     Term("'90s music")))
+
+
+@pytest.mark.parametrize("text, position, fragment", [
+    ("'rock and roll' OR jazz", 0, "single-quoted term"),
+    ("jazz OR \u2018rock and roll\u2019", 8, "single-quoted term"),
+    ("\u201copen AND x", 0, "unterminated quoted term"),
+    ("a AND \u00ab \u00bb", 6, "empty term"),
+])
+def test_single_quotes_and_bad_typographic_quotes_are_errors(text, position, fragment):
+    with pytest.raises(QuerySyntaxError) as info:
+        parse(text)
+    assert info.value.position == position and fragment in info.value.message
+
+
 def test_canonical_form():
     assert canonical(parse("a or b and not c")) == '("a" OR ("b" AND NOT "c"))'
     assert canonical(parse('x "y"'.replace(' "y"', ' AND "y\\"z"'))) == '("x" AND "y\\"z")'

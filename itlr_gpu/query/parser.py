@@ -6,7 +6,8 @@ Grammar (the paper's, with n-ary chains)::
     W -> term | "(" T ")"
 
 Precedence NOT > AND > OR; keywords are case-insensitive.  A term is either a
-double-quoted string (escapes ``\\"`` and ``\\\\``) or a run of bare words that are
+double-quoted string (escapes ``\\"`` and ``\\\\``; typographic quotes such as “...”, „...“
+and «...» also quote, without escapes) or a run of bare words that are
 not keywords; white space inside a bare run collapses to one space, so
 ``vitamin D benefits AND NOT bone health`` has two terms.  Tabs, newlines and
 Unicode spaces (``str.isspace``, e.g. U+3000) count as white space; every other
@@ -80,11 +81,18 @@ def tokenize(query: str) -> list[Token]:
             flush()
             text, i = _read_quoted(query, i)
             tokens.append(Token("TERM", text[1], text[0]))
+        elif ch in _TYPOGRAPHIC:
+            flush()
+            text, i = _read_typographic(query, i)
+            tokens.append(Token("TERM", text[1], text[0]))
         else:
             j = i
-            while j < n and not query[j].isspace() and query[j] not in '()"':
+            while j < n and not query[j].isspace() and query[j] not in _WORD_END:
                 j += 1
             word = query[i:j]
+            if word[0] in "'\u2018" and _closing_single_quote(query, i):
+                raise QuerySyntaxError("single-quoted term", query, i,
+                                       'a term in double quotes ("rock and roll"): single quotes are apostrophes')
             if word.upper() in KEYWORDS:
                 flush()
                 tokens.append(Token(word.upper(), i, word))
@@ -96,6 +104,34 @@ def tokenize(query: str) -> list[Token]:
     flush()
     tokens.append(Token("END", n))
     return tokens
+
+
+# Typographic double quotes (pasted from a word processor) quote a term like '"': each opening mark with the
+# marks that may close it (English, German, French, Swedish usage).
+_TYPOGRAPHIC = {"\u201c": "\u201d", "\u201e": "\u201c\u201d", "\u00ab": "\u00bb", "\u201d": "\u201d"}
+_WORD_END = '()"' + "".join(_TYPOGRAPHIC)
+
+
+def _read_typographic(query: str, start: int) -> tuple[tuple[str, int], int]:
+    """A term in typographic double quotes (no escapes inside); returns ((text, start), next index)."""
+    closing = _TYPOGRAPHIC[query[start]]
+    end = next((i for i in range(start + 1, len(query)) if query[i] in closing), -1)
+    if end < 0:
+        raise QuerySyntaxError("unterminated quoted term", query, start,
+                               " or ".join(f"a closing '{c}'" for c in closing))
+    text = query[start + 1:end]
+    if not text.strip():
+        raise QuerySyntaxError("empty term", query, start, "a non-empty term")
+    _check_visible(text, query, start)
+    return (text, start), end + 1
+
+
+def _closing_single_quote(query: str, start: int) -> bool:
+    """Whether the word at ``start`` (which opens with a single quote) or a later one closes with one:
+    'rock and roll' was meant as one term.  An opening apostrophe alone ('90s) is a character of the term."""
+    words = query[start:].split()
+    return (len(words[0]) > 1 and words[0].endswith(("'", "\u2019"))) \
+        or any(w.endswith(("'", "\u2019")) for w in words[1:])
 
 
 _INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
