@@ -179,14 +179,25 @@ class SentenceTransformerEncoder:
     def match_settings(self, recorded: dict[str, Any], where: str) -> None:
         """Adopt ``recorded`` (an index's encoder settings) for every option left unset, then refuse
         any difference: documents and queries must be embedded the same way."""
+        adopted_length = False
         if self._resolved is None and self._model is None and self._runtime is None:
             backend = self.backend if self.backend != "auto" else recorded.get("backend", "auto")
             if backend not in ENCODER_BACKENDS:
                 backend = "auto"
             self.backend = backend
+            adopted_length = self.max_length is None and recorded.get("max_length") is not None
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
-        mine = self.settings
+        try:
+            mine = self.settings
+        except InputError as e:
+            if not (adopted_length and e.where == "--max-length"):
+                raise
+            # the length came from the index, not from the user: the model folder changed under it
+            raise InputError(f"query encoder does not match the index's encoder: the index was built with "
+                             f"max_length {recorded['max_length']}, but the model folder {self.path} now allows at "
+                             f"most {self._model_limit()} word pieces (sentence_bert_config.json)", where,
+                             "the model folder the index was built with (same files and settings)") from None
         # the model's name is its folder's: the same files under another name (a moved or copied folder) match
         same_files = recorded.get("weights") is not None and recorded.get("weights") == mine["weights"]
         diff = [f"{k} {recorded.get(k)!r} (index) vs {mine[k]!r} (query encoder)"

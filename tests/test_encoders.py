@@ -313,6 +313,22 @@ def test_a_different_model_in_a_folder_of_the_same_name_is_refused(tmp_path):
     SentenceTransformerEncoder(b).match_settings(old, "idx")
 
 
+def test_a_model_folder_whose_length_limit_shrank_is_a_mismatch_not_a_max_length_error(tmp_path):
+    """The max length adopted from the index is no option the user gave: the error names the folder."""
+    import json
+
+    a = _copy_model(tmp_path, "m")
+    recorded = SentenceTransformerEncoder(a, backend="torch").settings
+    config = a / "sentence_bert_config.json"
+    config.write_text(json.dumps(dict(json.loads(config.read_text()), max_seq_length=128)))
+    with pytest.raises(InputError) as info:
+        SentenceTransformerEncoder(a).match_settings(recorded, "idx")
+    assert info.value.where == "idx" and "built with max_length 256" in info.value.what
+    assert "allows at most 128 word pieces" in info.value.what and "--max-length" not in str(info.value)
+    with pytest.raises(InputError, match="--max-length"):        # given by the user: still its own error
+        SentenceTransformerEncoder(a, max_length=256).match_settings(recorded, "idx")
+
+
 def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_path):
     a = _copy_model(tmp_path, "m")
     before = encoders.model_fingerprint(a)
