@@ -164,6 +164,20 @@ def _check_parent(target: Path, shown: str) -> None:
         raise OutputError(f"parent {parent} is not a folder", shown, "a path inside a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"folder {parent} is not writable", shown, "a path in a writable folder")
+    # access() says yes to root everywhere, and knows nothing of file systems that take no new files (/proc,
+    # /sys): create and remove a probe, the way the output will be made (a file beside it, or a folder on the
+    # way to it)
+    probe = parent / temp_name("probe")
+    try:
+        if parent == target.parent:
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe)
+        else:
+            os.mkdir(probe)
+            os.rmdir(probe)
+    except OSError as e:
+        raise OutputError(f"cannot create entries in {parent} ({e.strerror or e})", shown,
+                          "a path in a writable folder") from None
 
 
 def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
@@ -223,6 +237,13 @@ def _os_error(e: OSError, where: Path, doing: str) -> OutputError:
     return OutputError(f"cannot {doing} ({e.strerror or e})", str(where), "a writable place on a working file system")
 
 
+def _raise_as_write_error(e: BaseException, target: Path, doing: str) -> None:
+    """An OSError without a file name while writing (the disk filled up inside pyarrow or numpy: "No space
+    left on device", "576000 requested and 8128 written") names the output it was writing."""
+    if isinstance(e, OSError) and e.filename is None:
+        raise _os_error(e, target, doing) from e
+
+
 def _make_parents(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -279,9 +300,10 @@ def atomic_file(path: PathLike, mode: str = "wb", encoding: str | None = None) -
         except OSError as e:
             raise _os_error(e, target, "rename the finished file into place") from e
         _fsync_dir(target.parent)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _raise_as_write_error(e, target, "write the file")
         raise
     finally:
         _live.discard(tmp)
@@ -312,8 +334,9 @@ def atomic_dir(path: PathLike, *, replace: bool = False) -> Iterator[Path]:
         yield tmp
         _swap_in(tmp, target, replace)
         _fsync_dir(target.parent)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        _raise_as_write_error(e, target, "write the folder")
         raise
     finally:
         _live.discard(tmp)

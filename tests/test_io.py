@@ -347,3 +347,38 @@ def test_a_field_of_mixed_json_types_names_the_first_odd_row(tmp_path):
     with pytest.raises(InputError, match="field 'text' mixes incompatible value types: string values, then number "
                                          "at row 2"):
         read_queries(tmp_path / "q.jsonl")
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"),
+                                   OSError("576000 requested and 8128 written")])   # numpy's short write
+def test_a_write_that_fails_without_a_file_name_names_the_output(tmp_path, error):
+    """The disk filling up inside pyarrow or numpy raises an OSError with no file name: the error names the
+    output, and nothing is left behind."""
+    from itlr_gpu.output import OutputError, atomic_dir, atomic_file
+
+    target = tmp_path / "r.arrow"
+    with pytest.raises(OutputError) as info:
+        with atomic_file(target) as f:
+            f.write(b"partial")
+            raise error
+    assert info.value.where == str(target) and "cannot write the file" in info.value.what
+    assert str(error.strerror or error) in info.value.what
+    with pytest.raises(OutputError, match="cannot write the folder"):
+        with atomic_dir(tmp_path / "idx"):
+            raise error
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_output_where_no_file_can_be_made_is_refused_before_any_work(tmp_path):
+    """access() says yes to root on /proc; creating a probe tells the truth."""
+    from itlr_gpu.output import OutputError, check_output_file, check_output_folder
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    with pytest.raises(OutputError, match="cannot create entries in /proc"):
+        check_output_file("/proc/x.arrow")
+    with pytest.raises(OutputError, match="cannot create entries in /proc"):
+        check_output_folder("/proc/new/idx")
+    check_output_file(tmp_path / "ok.arrow")
+    check_output_folder(tmp_path / "a" / "b")
+    assert os.listdir(tmp_path) == []                    # the probes are gone
