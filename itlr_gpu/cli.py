@@ -33,10 +33,22 @@ class _Parser(argparse.ArgumentParser):
         # "expected one argument"; no option of ours starts with a digit, so any "-<digit>..." is a value
         # and reaches its type check, which says what is wrong with it.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self.set_defaults(command_prog=self.prog)   # the deepest (sub)command parsed sets it last
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        # Words no parser took are found by the top level, after the command's parser: name the command.
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            prog = getattr(parsed, "command_prog", self.prog)
+            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
     def error(self, message: str):  # type: ignore[override]
-        where = "" if self.prog == "itlr" else f"{self.prog}: "  # the top level adds nothing to "itlr: error:"
-        self.exit(2, f"itlr: error: {where}{message} (see '{self.prog} --help')\n")
+        self._fail(self.prog, message)
+
+    def _fail(self, prog: str, message: str):
+        where = "" if prog == "itlr" else f"{prog}: "  # the top level adds nothing to "itlr: error:"
+        self.exit(2, f"itlr: error: {where}{message} (see '{prog} --help')\n")
 
 
 def main(argv: list[str] | None = None) -> int:

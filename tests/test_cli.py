@@ -204,6 +204,19 @@ def test_integers_out_of_range_say_the_range(tmp_path, capsys, argv, message):
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["search", "i", "q", "-o", "r.arrow", "--k", "3"], "itlr search: unrecognized arguments: --k 3 (see 'itlr search --help')"),
+    (["models", "list", "--bogus"], "itlr models list: unrecognized arguments: --bogus (see 'itlr models list --help')"),
+    (["parse", "a", "extra"], "itlr parse: unrecognized arguments: extra (see 'itlr parse --help')"),
+    (["--bogus"], "itlr: error: unrecognized arguments: --bogus (see 'itlr --help')"),
+    (["translate", "q.jsonl", "-o", "t.arrow", "--mode", "rewrite"], "--mode: the rules translator has no rewrite mode"),
+])
+def test_usage_errors_exit_2_and_point_at_the_commands_help(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def _tiny_corpus(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text('{"_id": "d1", "text": "cats"}\n{"_id": "d2", "text": "dogs"}\n')

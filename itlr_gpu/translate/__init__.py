@@ -300,6 +300,9 @@ def check_translator_options(args) -> None:
 
     wrong = [name for name, owners in OPTION_TRANSLATORS.items()
              if getattr(args, name, None) not in (None, False) and args.translator not in owners]
+    if args.translator == "rules" and getattr(args, "mode", "logical") != "logical":
+        raise UsageError("the rules translator has no rewrite mode", "--mode",
+                         "logical (or --translator vllm / llamacpp)")
     if wrong:
         flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])})" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
