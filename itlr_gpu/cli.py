@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--conj-hybrid", type=unit_float, metavar="ALPHA",
                    help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
                         "already expresses the query (default: --hybrid's)")
+    g.add_argument("--neg-hybrid", type=unit_float, metavar="ALPHA",
+                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's); 1 keeps their exclusions "
+                        "strict, since the whole-text embedding of 'A but not B' is close to B")
     g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
                    help="per-term similarity calibration against a document sample")
     g.add_argument("--guard", action="store_true", default=None,
@@ -384,11 +387,12 @@ def _score_options(args, scaled: bool = False):
     from .scoring import RECOMMENDED, ScoreOptions
 
     if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
-            or args.conj_hybrid is not None):
+            or args.conj_hybrid is not None or args.neg_hybrid is not None):
         return None
     base = RECOMMENDED if args.recommended else ScoreOptions()
     changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
-                                 ("calibration", args.calibration), ("guard", args.guard)) if v is not None}
+                                 ("neg_hybrid", args.neg_hybrid), ("calibration", args.calibration),
+                                 ("guard", args.guard)) if v is not None}
     try:
         options = replace(base, **changes)
     except InputError as e:

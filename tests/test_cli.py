@@ -187,6 +187,17 @@ def test_scoring_options(workdir, tmp_path, capsys):
                  "--conj-hybrid", "0.2"]) == 2
     assert "conj_hybrid given without hybrid" in capsys.readouterr().err
     assert not (tmp_path / "y.arrow").exists()
+    # --neg-hybrid 1: queries with a NOT scored by the logic alone (strict exclusions), the rest as recommended
+    from itlr_gpu.cli import _score_options, build_parser
+    from itlr_gpu.scoring import RECOMMENDED
+
+    args = build_parser().parse_args(["search", "i", "q", "-o", "o.arrow", "--recommended", "--neg-hybrid", "1"])
+    options = _score_options(args)
+    assert options.weight(has_not=True) == 1.0 and options.weight(has_not=False, has_or=True) == RECOMMENDED.hybrid
+    neg = tmp_path / "neg.arrow"
+    assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(neg),
+                 "--recommended", "--neg-hybrid", "1", "-k", "3"]) == 0
+    assert read_table(neg).num_rows == 6
 
 
 @pytest.mark.parametrize("argv, message", [
