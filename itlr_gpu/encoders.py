@@ -278,7 +278,12 @@ class SentenceTransformerEncoder:
 
     @property
     def dim(self) -> int:
-        """Output dimension (loads the model)."""
+        """Output dimension: from the model folder's configuration when it holds only a Transformer, a Pooling
+        and a Normalize module (loading the torch model for it took ~6 s of every search); else from the loaded
+        model."""
+        known = _pooled_dim(self.path) if self._model is None else None
+        if known is not None:
+            return known
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
@@ -360,6 +365,31 @@ def model_fingerprint(path: str | os.PathLike) -> str:
                     h.update(block)
         _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
     return _fingerprints[key]
+
+
+_POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
+                  "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")
+
+
+def _pooled_dim(path: Path | None) -> int | None:
+    """The sentence-embedding dimension of a Transformer -> Pooling (-> Normalize) folder, read from its
+    configuration files as sentence-transformers computes it (the word dimension once per pooling mode);
+    None for any other layout (a Dense layer, an unknown module) or an unreadable file."""
+    if path is None:
+        return None
+    try:
+        modules = json.loads((path / "modules.json").read_text())
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            return None
+        config = json.loads((path / modules[1]["path"] / "config.json").read_text())
+        if set(config) - {"word_embedding_dimension", "include_prompt", *_POOLING_MODES}:
+            return None   # a pooling option this reading does not know
+        modes = sum(bool(config.get(m)) for m in _POOLING_MODES)
+        dim = int(config["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    return dim * modes if modes and dim > 0 else None
 
 
 def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "query terms") -> np.ndarray:

@@ -329,6 +329,26 @@ def test_a_model_folder_whose_length_limit_shrank_is_a_mismatch_not_a_max_length
         SentenceTransformerEncoder(a, max_length=256).match_settings(recorded, "idx")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("modes", [("pooling_mode_mean_tokens",), ("pooling_mode_cls_token", "pooling_mode_max_tokens")])
+def test_the_dimension_read_from_the_configuration_is_the_loaded_models(tmp_path, modes):
+    """``dim`` reads Transformer -> Pooling folders' configuration (no torch model load); it must agree with
+    sentence-transformers' own count, and other layouts fall back to loading."""
+    import json
+
+    a = _copy_model(tmp_path, "m")
+    pooling = a / "1_Pooling" / "config.json"
+    config = {k: (k in modes) if k.startswith("pooling_mode") else v for k, v in json.loads(pooling.read_text()).items()}
+    pooling.write_text(json.dumps(config))
+    loaded = SentenceTransformerEncoder(a, backend="torch")
+    loaded._load()
+    assert encoders._pooled_dim(a) == loaded.dim == 384 * len(modes)
+    modules = json.loads((a / "modules.json").read_text())
+    (a / "modules.json").write_text(json.dumps(modules[:2] + [{"idx": 2, "name": "2", "path": "2_Dense",
+                                                                 "type": "sentence_transformers.models.Dense"}]))
+    assert encoders._pooled_dim(a) is None                # a Dense layer: the model decides
+
+
 def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_path):
     a = _copy_model(tmp_path, "m")
     before = encoders.model_fingerprint(a)
