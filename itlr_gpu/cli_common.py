@@ -254,6 +254,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     ids = table.column("query_id").to_pylist()
     values = table.column(field).to_pylist()
     errors_col = table.column("error").to_pylist() if "error" in table.column_names else None
+    texts = table.column("text").to_pylist() if field == "expr" and "text" in table.column_names else None
     queries: list[Any] = []
     kept: list[str] = []
     bad: list[dict] = []
@@ -261,7 +262,10 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     for row, value in enumerate(values):
         if value is None or not str(value).strip():
             why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
-            bad.append({"query_id": ids[row], "row": row, "error": f"empty {field}{why}"})
+            if not why and texts and texts[row] is not None and str(texts[row]).strip():
+                why = " (the row has a text: --field text embeds the texts whole)"
+            what = f"no {field} (null)" if value is None else f"empty {field}"
+            bad.append({"query_id": ids[row], "row": row, "error": what + why})
             continue
         if field == "expr":
             try:

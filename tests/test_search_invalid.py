@@ -120,3 +120,15 @@ def test_a_long_query_of_whole_documents_is_accepted(tmp_path, capsys):
     rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
     assert rc == 0, err
     assert read_table(tmp_path / "out.arrow").num_rows == 20
+
+
+def test_a_missing_expr_is_named_so_and_points_at_the_rows_text(tmp_path, capsys):
+    index = build_index(tmp_path / "i")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query_id": "a", "expr": "cats AND NOT dogs", "text": "cats not dogs"}\n'
+                       '{"query_id": "b", "text": "only a text"}\n{"query_id": "c", "expr": " ", "text": ""}\n')
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
+    assert_clean_failure(rc, err, codes=(1,))
+    listed = [line for line in err.splitlines() if line.startswith("  invalid query")]
+    assert "no expr (null) (the row has a text: --field text" in listed[0]
+    assert listed[1].endswith("empty expr")
