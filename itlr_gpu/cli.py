@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(metavar="COMMAND")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
-    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.parquet/.arrow with doc_id (or _id), text[, title]")
+    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv/.parquet/.arrow with doc_id (or _id), text[, title]")
     s.add_argument("-o", "--output", required=True, help="index directory to write")
     s.add_argument("--model", help="local sentence-transformers folder (default: bundled all-MiniLM-L6-v2)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16")

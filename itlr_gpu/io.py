@@ -38,7 +38,7 @@ RESULT_SCHEMA = pa.schema(
     [("query_id", pa.string()), ("rank", pa.int32()), ("doc_id", pa.string()), ("score", pa.float32())]
 )
 
-CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".parquet", ".arrow")
+CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".parquet", ".arrow")
 QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet")
@@ -193,7 +193,8 @@ def read_corpus(path: PathLike) -> pa.Table:
     """Read a corpus as a table of string columns ``doc_id``, ``text``, ``title``.
 
     ``path`` is a BEIR folder (with ``corpus.jsonl`` or ``corpus.jsonl.gz``) or a
-    ``.jsonl``/``.jsonl.gz``/``.parquet``/``.arrow`` file; ``_id`` is accepted for ``doc_id``.
+    ``.jsonl``/``.jsonl.gz``/``.tsv`` (header row required)/``.parquet``/``.arrow`` file; ``_id`` is accepted
+    for ``doc_id``.
     """
     p = _existing(path, "corpus")
     if p.is_dir():
@@ -207,6 +208,8 @@ def read_corpus(path: PathLike) -> pa.Table:
     kind = _kind(p, CORPUS_EXTENSIONS, "corpus")
     if kind in (".jsonl", ".jsonl.gz"):
         table = _corpus_rows(p)
+    elif kind == ".tsv":
+        table = _read_tsv(p, "corpus", "a header row (doc_id, text[, title]) and at least one document")
     elif kind == ".parquet":
         table = _read_parquet(p)
     else:
@@ -226,11 +229,11 @@ def document_texts(table: pa.Table) -> list[str]:
 # --------------------------------------------------------------------------- queries
 
 
-def _read_tsv(path: Path) -> pa.Table:
+def _read_tsv(path: Path, what: str = "query file", expected: str = "a header row and at least one query") -> pa.Table:
     """A TSV with a header row; every value is a string, quotes are kept literally."""
     rows = read_tsv_rows(path)
     if not rows:
-        raise InputError("query file is empty", str(path), "a header row and at least one query")
+        raise InputError(f"{what} is empty", str(path), expected)
     header = [c.strip() for c in rows[0][1]]
     dupes = sorted({c for c in header if header.count(c) > 1})
     if dupes:

@@ -382,3 +382,17 @@ def test_an_output_where_no_file_can_be_made_is_refused_before_any_work(tmp_path
     check_output_file(tmp_path / "ok.arrow")
     check_output_folder(tmp_path / "a" / "b")
     assert os.listdir(tmp_path) == []                    # the probes are gone
+
+
+def test_a_tsv_corpus_with_a_header(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("_id\ttitle\ttext\nd1\tCats\tcats are nice\nd2\t\tdogs bark\n")
+    table = io.read_corpus(path)
+    assert table.to_pylist() == [{"doc_id": "d1", "text": "cats are nice", "title": "Cats"},
+                                 {"doc_id": "d2", "text": "dogs bark", "title": ""}]
+    (tmp_path / "nohdr.tsv").write_text("1\tcats are nice\n2\tdogs\n")
+    with pytest.raises(InputError, match=r"missing column\(s\) 'doc_id', 'text'; found \['1', 'cats are nice'\]"):
+        io.read_corpus(tmp_path / "nohdr.tsv")
+    (tmp_path / "empty.tsv").write_text("")
+    with pytest.raises(InputError, match="corpus is empty"):
+        io.read_corpus(tmp_path / "empty.tsv")
