@@ -231,7 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
                         + " (default: every one available here)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
-    s.add_argument("--warmup", type=non_negative_int, default=1, help="untimed runs per backend first")
+    s.add_argument("--warmup", type=non_negative_int, default=1,
+                   help="untimed runs per backend first (with 0 the first timed run includes the numba JIT compile "
+                        "and first-touch costs)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
     s.set_defaults(func=cmd_bench)
@@ -288,7 +290,7 @@ def cmd_index(args) -> int:
         index.manifest["model_path"] = os.path.abspath(args.model)
     index.save(args.output)
     n = len(index)
-    print(f"indexed {n:,} document{'' if n == 1 else 's'} (d={index.dim}, {index.dtype}) -> {args.output}")
+    print(f"indexed {cli_common.counted(n, 'document')} (d={index.dim}, {index.dtype}) -> {args.output}")
     return 0
 
 
@@ -332,7 +334,8 @@ def cmd_search(args) -> int:
                          backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
                          progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
         write_table(results, args.output)
-        print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
+        print(f"{cli_common.counted(len(ids), 'query', 'queries')} x {cli_common.counted(len(index), 'document')}, "
+              f"k={args.k} -> {args.output}")
         code = 0
     if invalid is not None:
         _write_errors(invalid, errors_path, args.queries)

@@ -135,6 +135,11 @@ def device_spec(text: str) -> str:
     return text
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 query``, ``2,000 queries``: a count with its noun in the right number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")   # `itlr bench --backends` names
 
 

@@ -164,7 +164,7 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     out = tmp_path / "dataset"
     args = ["search", str(index_dir), str(q), "-o", str(out), "-k", "4", "--batch-size", "5", "--device", "cpu"]
     assert main(args) == 0
-    assert "4 part(s)" in capsys.readouterr().out
+    assert "4 parts" in capsys.readouterr().out
     first = read_results(out)
     # simulate an interruption after part 1: forget parts 2 and 3
     manifest = json.loads((out / "_itlr_job.json").read_text())
@@ -173,7 +173,7 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     manifest["complete"] = False
     (out / "_itlr_job.json").write_text(json.dumps(manifest))
     assert main(args) == 0
-    assert "2 part(s) already done" in capsys.readouterr().out
+    assert "2 parts already done" in capsys.readouterr().out
     assert read_results(out).equals(first)
     # the same job as one file: same rows (each batch is scored identically)
     assert main(args[:4] + [str(tmp_path / "one.arrow")] + args[5:]) == 0

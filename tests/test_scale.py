@@ -310,7 +310,7 @@ def test_cli_eval_reads_a_result_folder_like_the_file(saved, tmp_path, fake_enco
 def test_cli_shard_command(saved, tmp_path, capsys):
     root, index = saved
     assert main(["shard", str(root / "single"), "-o", str(tmp_path / "s"), "--shard-rows", "1024"]) == 0
-    assert "3 shard(s)" in capsys.readouterr().out
+    assert "3 shards" in capsys.readouterr().out
     again = load_index(tmp_path / "s")
     assert len(again.shards) == 3
     np.testing.assert_array_equal(again.embeddings[:], index.embeddings[:])

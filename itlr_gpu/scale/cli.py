@@ -20,7 +20,7 @@ import sys
 from typing import Any, Sequence
 
 from .. import cli_common
-from ..cli_common import (DEFAULT_OPS, byte_size, check_output, index_model_path, ops_spec,
+from ..cli_common import (DEFAULT_OPS, byte_size, check_output, counted, index_model_path, ops_spec,
                           positive_int, queries_from_table)
 from ..errors import UsageError
 
@@ -126,9 +126,9 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                               part_format="." + args.part_format, where=args.queries,
                               options=str(options) if options is not None and options.active else None,
                               doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
-            resumed = f", {report.skipped} part(s) already done" if report.skipped else ""
-            print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}/ "
-                  f"({report.num_parts} part(s){resumed})")
+            resumed = f", {counted(report.skipped, 'part')} already done" if report.skipped else ""
+            print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
+                  f"{args.output}/ ({counted(report.num_parts, 'part')}{resumed})")
             return 0
         batch = args.batch_size or len(ids)
         tables = []
@@ -139,7 +139,8 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                 tables.append(searcher(ids[lo:lo + batch], queries[lo:lo + batch]))
                 bar.update(min(batch, len(ids) - lo))
         write_table(pa.concat_tables(tables), args.output)
-        print(f"{len(ids):,} queries x {len(index):,} documents, k={args.k} -> {args.output}")
+        print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
+              f"{args.output}")
         return 0
     finally:
         searcher.close()
@@ -189,8 +190,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     write_table(table, args.output)
     left_out = report.candidates - report.scored
     note = f" ({left_out:,} skipped or repeated)" if left_out else ""
-    print(f"{report.scored:,} of {report.candidates:,} candidates scored{note} for {len(ids):,} queries, k={args.k} "
-          f"-> {args.output}")
+    print(f"{report.scored:,} of {counted(report.candidates, 'candidate')} scored{note} for "
+          f"{counted(len(ids), 'query', 'queries')}, k={args.k} -> {args.output}")
     return 0
 
 
@@ -219,5 +220,5 @@ def cmd_shard(args: argparse.Namespace) -> int:
     index = load_index(args.index)
     out = save_sharded(index, args.output, args.shard_rows)
     n = -(-len(index) // args.shard_rows)
-    print(f"{len(index):,} documents in {n} shard(s) of <= {args.shard_rows:,} rows -> {out}")
+    print(f"{counted(len(index), 'document')} in {counted(n, 'shard')} of <= {args.shard_rows:,} rows -> {out}")
     return 0

@@ -153,7 +153,9 @@ class RerankReport:
             out.append(f"{self.unknown_queries} candidate(s) name query ids not in the queries file (first: "
                        f"{', '.join(self.unknown_query_examples)}); skipped (--strict makes this an error)")
         if self.queries_without_candidates:
-            out.append(f"{self.queries_without_candidates} query(ies) have no candidates and get no results")
+            n = self.queries_without_candidates
+            out.append(f"{n} quer{'y has' if n == 1 else 'ies have'} no candidates and get{'s' if n == 1 else ''} "
+                       "no results")
         return out
 
 
