@@ -55,11 +55,17 @@ def test_typographic_double_quotes_quote_a_term():
     assert parse('\u201ca "b" c\u201d') == Term('a "b" c')          # no escapes inside
     assert parse("Alzheimer\u2019s disease AND '90s music") == And((Term("Alzheimer\u2019s disease"),
                                                                      Term("'90s music")))
+    # apostrophes are characters of terms: elisions, possessives, inch marks
+    assert parse("'90s music AND parents' guides") == And((Term("'90s music"), Term("parents' guides")))
+    assert parse("'tis the season AND students' essays") == And((Term("'tis the season"), Term("students' essays")))
+    assert parse("rock 'n' roll") == Term("rock 'n' roll")
+    assert parse("12\u201d vinyl AND 7\u201d singles") == And((Term("12\u201d vinyl"), Term("7\u201d singles")))
 
 
 @pytest.mark.parametrize("text, position, fragment", [
     ("'rock and roll' OR jazz", 0, "single-quoted term"),
     ("jazz OR \u2018rock and roll\u2019", 8, "single-quoted term"),
+    ("('rock and roll')", 1, "single-quoted term"),
     ("\u201copen AND x", 0, "unterminated quoted term"),
     ("a AND \u00ab \u00bb", 6, "empty term"),
 ])

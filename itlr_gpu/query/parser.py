@@ -90,7 +90,7 @@ def tokenize(query: str) -> list[Token]:
             while j < n and not query[j].isspace() and query[j] not in _WORD_END:
                 j += 1
             word = query[i:j]
-            if word[0] in "'\u2018" and _closing_single_quote(query, i):
+            if word[:1] in ("'", "\u2018") and _single_quoted(query, i, word):
                 raise QuerySyntaxError("single-quoted term", query, i,
                                        'a term in double quotes ("rock and roll"): single quotes are apostrophes')
             if word.upper() in KEYWORDS:
@@ -107,8 +107,8 @@ def tokenize(query: str) -> list[Token]:
 
 
 # Typographic double quotes (pasted from a word processor) quote a term like '"': each opening mark with the
-# marks that may close it (English, German, French, Swedish usage).
-_TYPOGRAPHIC = {"\u201c": "\u201d", "\u201e": "\u201c\u201d", "\u00ab": "\u00bb", "\u201d": "\u201d"}
+# marks that may close it (English, German, French usage).
+_TYPOGRAPHIC = {"\u201c": "\u201d", "\u201e": "\u201c\u201d", "\u00ab": "\u00bb"}   # not \u201d: an inch mark
 _WORD_END = '()"' + "".join(_TYPOGRAPHIC)
 
 
@@ -126,12 +126,30 @@ def _read_typographic(query: str, start: int) -> tuple[tuple[str, int], int]:
     return (text, start), end + 1
 
 
-def _closing_single_quote(query: str, start: int) -> bool:
-    """Whether the word at ``start`` (which opens with a single quote) or a later one closes with one:
-    'rock and roll' was meant as one term.  An opening apostrophe alone ('90s) is a character of the term."""
-    words = query[start:].split()
-    return (len(words[0]) > 1 and words[0].endswith(("'", "\u2019"))) \
-        or any(w.endswith(("'", "\u2019")) for w in words[1:])
+# Words an apostrophe opens: elisions, not quotes ('tis, rock 'n' roll, 'em)
+_ELISIONS = {"tis", "twas", "n", "em", "cause", "cos", "til", "till", "bout", "round", "neath", "sup", "kay", "nuff"}
+_QUOTE_SPAN_WORDS = 8   # how far a closing quote is looked for (bounded: a long query stays linear)
+
+
+def _single_quoted(query: str, start: int, word: str) -> bool:
+    """Whether ``word`` at ``start`` opens a single-quoted phrase: an apostrophe before a letter (not an
+    elision such as 'tis or '90s) and, within a few words and before any bracket or double quote, a word that
+    ends with the matching quote ('rock and roll' was meant as one term).  Any other apostrophe is a
+    character of the term (Alzheimer's, parents' guides, '90s)."""
+    closing = "'" if word[0] == "'" else "\u2019"
+    body = word[1:].rstrip("'\u2019")
+    if not body[:1].isalpha() or body.lower() in _ELISIONS:
+        return False
+    if len(word) > 2 and word.endswith(closing):
+        return True
+    end = start + len(word)
+    for nxt in query[end:].split(None, _QUOTE_SPAN_WORDS)[:_QUOTE_SPAN_WORDS]:
+        stripped = nxt.rstrip(")")
+        if stripped.endswith(closing) and len(stripped) > 1:
+            return True
+        if any(c in nxt for c in '()"') or any(c in nxt for c in _TYPOGRAPHIC):
+            return False
+    return False
 
 
 _INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
