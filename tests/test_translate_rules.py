@@ -457,6 +457,20 @@ def test_rules7_numbers_names_capitals_and_questions(text, expr):
     ("things to do in Lisbon or Porto", '("things to do in Lisbon" OR "Porto")'),
     ("carbon capture and storage costs", '"carbon capture and storage costs"'),
     ("Standard and Poor's downgrades", '"Standard and Poor\'s downgrades"'),
+    # what a joined sentence or an opener must not take (review of rules-8)
+    ("Does coffee cause cancer? Not decaf.", '("coffee cause cancer" AND NOT "decaf")'),
+    ("Rome, please. No Vatican.", '("Rome" AND NOT "Vatican")'),
+    ("Find documents about vaccine safety. No evidence of harm was found in children.",
+     '"vaccine safety. No evidence of harm was found in children"'),
+    ("Harlem poets. No one denies their importance.", '"Harlem poets. No one denies their importance"'),
+    ("Rome. Nothing else matters.", '"Rome. Nothing else matters"'),
+    ("Cats. No!", '"Cats. No"'),
+    ("waste removal, skip hire prices", '("waste removal" AND "skip hire prices")'),
+    ("vitamins are useless, and we don't need supplements", '("vitamins are useless" AND "we don\'t need supplements")'),
+    ("cats, but I\u2019m not interested in lions", '("cats" AND NOT "lions")'),
+    ("What\u2019s the link between tea and sleep?", '("tea" AND "sleep")'),
+    ("pick whichever of them is cheaper", '"pick whichever of them is cheaper"'),
+    ("drugs best combined with food", '"drugs best combined with food"'),
 ])
 def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -158,14 +158,21 @@ _BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with"}   # 
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
                    "be", "been", "being", "not"}
+def _modifies(word: str) -> bool:
+    """An adverb or participle before "combined with" ("best / often / taken combined with") makes it a
+    phrase of its own, not a conjunction."""
+    low = word.lower()
+    return low in {"best", "well", "often", "taken", "used", "given", "when", "if", "once"} or low.endswith("ly")
+
+
 # Exclusions that open a clause: only after a comma, a semicolon, "but" or "and" ("X, leave out Y", "X but I
 # don't want anything about Y"); elsewhere their words are a topic's ("how to skip breakfast").
-_CLAUSE_OPENERS: set[str] = {"leave out", "skip"}
+# ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
+_CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
-        for _verb in ("want", "need"):
-            for _obj in ("", " anything", " any"):
-                _CLAUSE_OPENERS.add(f"{_who} {_neg} {_verb}{_obj}")
+        for _obj in ("", " anything", " any"):
+            _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
@@ -401,7 +408,7 @@ def _lex(text: str) -> list[_Tok]:
         words = []
         j = i
         while j < len(raw) and raw[j].kind == "WORD" and j - i < max(_MAX_MARKER, _MAX_BINOMIAL):
-            words.append(raw[j].text.lower().strip(".,;:!?\"'"))
+            words.append(raw[j].text.lower().replace("\u2019", "'").strip(".,;:!?\"'"))   # don\u2019t = don't
             j += 1
         matched = False
         for n in range(len(words), 1, -1):
@@ -429,19 +436,19 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind not in ("EXCL", "AND", "EITHER"):
             continue
-        low = " ".join(t.text.lower().split())
+        low = " ".join(t.text.lower().replace("\u2019", "'").split())
         prev = out[i - 1].kind if i else None
         nxt = out[i + 1].kind if i + 1 < len(out) else None
         if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:   # ", combined with" is an aside
             if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
-                    or (prev == "COMMA" and low == "combined with") \
+                    or (low == "combined with" and (prev == "COMMA" or _modifies(out[i - 1].text))) \
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit():
                 t.kind = "WORD"
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             if prev not in ("COMMA", "SEMI", "BUT", "AND") or nxt not in ("WORD", "QTERM", "LP"):
                 t.kind = "WORD"
-        elif t.kind == "EITHER" and low == "whether":
+        elif t.kind == "EITHER" and low in ("whether", "whichever of"):
             later = [u.kind for u in out[i + 1:]]
             if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
                 t.kind = "WORD"
@@ -492,7 +499,7 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     changed = True
     while changed and words:
         changed = False
-        low = " ".join(w.lower() for w in words)
+        low = " ".join(w.lower() for w in words).replace("\u2019", "'")   # same length: offsets hold
         for pat in patterns:
             m = pat.match(low)
             if not m or m.end() == 0:
@@ -614,6 +621,9 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
         elif t.kind == "PUNCT":  # a comma inside a sentence
             if merged and merged[-1].kind == "TERM":
                 merged[-1].text += t.text
+        elif t.kind in ("COMMA", "SEMI") and merged and merged[-1].kind in ("COMMA", "SEMI"):
+            if t.kind == "SEMI":   # two separators left by dropped filler ("Rome, please, no Vatican"): one
+                merged[-1] = _Tok("SEMI", t.text)
         else:
             merged.append(_Tok(t.kind, t.text))
     # 1b. "but not both" ends the text; elsewhere it is an exclusion of a "both" group
@@ -1045,7 +1055,7 @@ def _has_aux(toks: list[_Tok]) -> bool:
             continue
         words = [w.strip(".,;:!?\"'") for w in t.text.split()]
         for i, w in enumerate(words):
-            low = w.lower()
+            low = w.lower().replace("\u2019", "'")
             if i and words[i - 1].lower() == "to" and low in _AUX_WEAK | {"be"}:
                 continue   # an infinitive ("things to do in Lisbon", "how to be happy") is no auxiliary
             if low in _AUX_STRONG:
@@ -1190,9 +1200,9 @@ def _sentences(text: str) -> list[str]:
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
 # request or a topic (a sentence without an auxiliary verb) belongs to it: joined with a semicolon.
 _EXCLUSION_SENTENCE_RE = re.compile(
-    r"(?:(?:but|and|also|please|just|oh),?\s+)*(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|"
-    r"need\s+to))|not(?!\s+(?:sure|certain|only|just|yet|necessarily))|nothing|none|excluding|exclude|except|without|"
-    r"leave\s+out|skip|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+(?:want|need)|"
+    r"(?:(?:but|and),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
+    r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
+    r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+interested)\b")
 _MAX_EXCLUSION_WORDS = 12
 
@@ -1201,12 +1211,20 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
     out: list[str] = []
     for s in sentences:
         prev = out[-1] if out else None
-        if prev is not None and _EXCLUSION_SENTENCE_RE.match(s.lower()) and len(s.split()) <= _MAX_EXCLUSION_WORDS \
-                and not any(w.strip(".,;:!?\"'").lower() in _AUX_STRONG for w in prev.split()):
-            out[-1] = prev.rstrip(".!?") + "; " + s
+        low = s.lower().replace("\u2019", "'")
+        m = _EXCLUSION_SENTENCE_RE.match(low)
+        rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
+        if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
+                and not any(_has_strong_aux(x) for x in (prev, rest)) and not prev.rstrip().endswith(","):
+            out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
     return out
+
+
+def _has_strong_aux(sentence: str) -> bool:
+    """Whether a sentence holds a verb's auxiliary (``is``, ``was``, ``don't`` ...): a claim, not a topic."""
+    return any(w.strip(".,;:!?\"'").lower().replace("\u2019", "'") in _AUX_STRONG for w in sentence.split())
 
 
 def translate_rules(text: str) -> Node:
@@ -1227,12 +1245,13 @@ def translate_rules(text: str) -> Node:
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
-    prose = len(found) > 1 and request is None
+    prose = len(sentences) > 1 and request is None   # a joined exclusion is part of its sentence
     toks = _strip_filler(_lex(cleaned))
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words
         toks = _sentence_words(toks)
-        toks = _drop_question_aux(toks, cleaned)
+        # a joined exclusion follows its question: "Does coffee cause cancer? Not decaf."
+        toks = _drop_question_aux(toks, cleaned if len(sentences) == len(found) else cleaned.split("; ", 1)[0])
     toks = _normalise(_parentheticals(toks))
     if not toks:
         raise RuleError("nothing to search for")
