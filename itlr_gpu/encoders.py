@@ -193,10 +193,13 @@ class SentenceTransformerEncoder:
         except InputError as e:
             if not (adopted_length and e.where == "--max-length"):
                 raise
-            # the length came from the index, not from the user: the model folder changed under it
-            raise InputError(f"query encoder does not match the index's encoder: the index was built with "
-                             f"max_length {recorded['max_length']}, but the model folder {self.path} now allows at "
-                             f"most {self._model_limit()} word pieces (sentence_bert_config.json)", where,
+            # the length came from the index, not from the user: the model folder is not the index's
+            other = recorded.get("weights") is not None and recorded["weights"] != model_fingerprint(self.path)
+            what = (f"the model folder {self.path} holds other files than the one the index was built with"
+                    if other else f"the model folder {self.path}")
+            raise InputError(f"query encoder does not match the index's encoder: {what}, which allows at most "
+                             f"{self._model_limit()} word pieces; the index was built with max_length "
+                             f"{recorded['max_length']}", where,
                              "the model folder the index was built with (same files and settings)") from None
         # the model's name is its folder's: the same files under another name (a moved or copied folder) match
         same_files = recorded.get("weights") is not None and recorded.get("weights") == mine["weights"]
@@ -378,6 +381,9 @@ def _pooled_dim(path: Path | None) -> int | None:
     if path is None:
         return None
     try:
+        st_config = path / "config_sentence_transformers.json"
+        if st_config.is_file() and json.loads(st_config.read_text()).get("truncate_dim") is not None:
+            return None   # the model cuts its vectors: it decides
         modules = json.loads((path / "modules.json").read_text())
         kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
         if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):

@@ -29,6 +29,7 @@ and the link stays.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -169,15 +170,17 @@ def _check_parent(target: Path, shown: str) -> None:
     # way to it)
     probe = parent / temp_name("probe")
     try:
-        if parent == target.parent:
-            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            os.unlink(probe)
-        else:
-            os.mkdir(probe)
-            os.rmdir(probe)
-    except OSError as e:
-        raise OutputError(f"cannot create entries in {parent} ({e.strerror or e})", shown,
-                          "a path in a writable folder") from None
+        try:
+            if parent == target.parent:
+                os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            else:
+                os.mkdir(probe)
+        except OSError as e:
+            raise OutputError(f"cannot create entries in {parent} ({e.strerror or e})", shown,
+                              "a path in a writable folder") from None
+    finally:   # also on Ctrl-C; a probe left by a kill -9 goes with the next stale-temporaries sweep
+        with contextlib.suppress(OSError):
+            os.rmdir(probe) if probe.is_dir() else os.unlink(probe)
 
 
 def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
@@ -237,10 +240,15 @@ def _os_error(e: OSError, where: Path, doing: str) -> OutputError:
     return OutputError(f"cannot {doing} ({e.strerror or e})", str(where), "a writable place on a working file system")
 
 
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
 def _raise_as_write_error(e: BaseException, target: Path, doing: str) -> None:
-    """An OSError without a file name while writing (the disk filled up inside pyarrow or numpy: "No space
-    left on device", "576000 requested and 8128 written") names the output it was writing."""
-    if isinstance(e, OSError) and e.filename is None:
+    """The disk filling up inside pyarrow or numpy raises an OSError without a file name ("No space left on
+    device", numpy's "576000 requested and 8128 written"): name the output it was writing.  Other errors (a
+    read of an input inside the block) keep their own message."""
+    if isinstance(e, OSError) and e.filename is None and (
+            e.errno in _FULL or (e.errno is None and "requested and" in str(e) and "written" in str(e))):
         raise _os_error(e, target, doing) from e
 
 

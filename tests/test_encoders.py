@@ -325,6 +325,7 @@ def test_a_model_folder_whose_length_limit_shrank_is_a_mismatch_not_a_max_length
         SentenceTransformerEncoder(a).match_settings(recorded, "idx")
     assert info.value.where == "idx" and "built with max_length 256" in info.value.what
     assert "allows at most 128 word pieces" in info.value.what and "--max-length" not in str(info.value)
+    assert "holds other files" in info.value.what            # its configuration is part of the model's files
     with pytest.raises(InputError, match="--max-length"):        # given by the user: still its own error
         SentenceTransformerEncoder(a, max_length=256).match_settings(recorded, "idx")
 
@@ -347,6 +348,10 @@ def test_the_dimension_read_from_the_configuration_is_the_loaded_models(tmp_path
     (a / "modules.json").write_text(json.dumps(modules[:2] + [{"idx": 2, "name": "2", "path": "2_Dense",
                                                                  "type": "sentence_transformers.models.Dense"}]))
     assert encoders._pooled_dim(a) is None                # a Dense layer: the model decides
+    (a / "modules.json").write_text(json.dumps(modules))
+    st_config = a / "config_sentence_transformers.json"
+    st_config.write_text(json.dumps(dict(json.loads(st_config.read_text()), truncate_dim=128)))
+    assert encoders._pooled_dim(a) is None                # vectors cut to 128: the model decides
 
 
 def test_the_fingerprint_ignores_readme_and_exports_but_not_the_tokenizer(tmp_path):

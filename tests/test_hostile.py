@@ -546,6 +546,7 @@ def test_8_an_ignored_ctrl_c_stays_ignored(tmp_path):
 @pytest.mark.parametrize("argv,loads_torch", [
     (["parse", "a AND b"], False),
     (["models", "list"], False),
+    (["models", "install", "smollm2-135m"], True),
     (["translate", "Q.jsonl", "-o", "OUT.arrow"], False),                        # rules: no torch
     (["translate", "Q.jsonl", "-o", "OUT.arrow", "--translator", "vllm"], True),
     (["index", "C.jsonl", "-o", "IX"], True),

