@@ -259,7 +259,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     ids = table.column("query_id").to_pylist()
     values = table.column(field).to_pylist()
     errors_col = table.column("error").to_pylist() if "error" in table.column_names else None
-    texts = table.column("text").to_pylist() if field == "expr" and "text" in table.column_names else None
+    texts = table.column("text") if field == "expr" and "text" in table.column_names else None   # read per bad row
     queries: list[Any] = []
     kept: list[str] = []
     bad: list[dict] = []
@@ -267,7 +267,8 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     for row, value in enumerate(values):
         if value is None or not str(value).strip():
             why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
-            if not why and texts and texts[row] is not None and str(texts[row]).strip():
+            text = texts[row].as_py() if texts is not None and not why else None
+            if text is not None and str(text).strip():
                 why = " (the row has a text: --field text embeds the texts whole)"
             what = f"no {field} (null)" if value is None else f"empty {field}"
             bad.append({"query_id": ids[row], "row": row, "error": what + why})

@@ -158,11 +158,13 @@ _BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with"}   # 
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
                    "be", "been", "being", "not"}
+
+
 def _modifies(word: str) -> bool:
     """An adverb or participle before "combined with" ("best / often / taken combined with") makes it a
-    phrase of its own, not a conjunction."""
+    phrase of its own, not a conjunction (the words of _NO_OPERAND_END are checked beside it)."""
     low = word.lower()
-    return low in {"best", "well", "often", "taken", "used", "given", "when", "if", "once"} or low.endswith("ly")
+    return low in {"best", "well", "often", "taken", "used", "given"} or low.endswith("ly")
 
 
 # Exclusions that open a clause: only after a comma, a semicolon, "but" or "and" ("X, leave out Y", "X but I
@@ -349,6 +351,12 @@ _LEX_RE = re.compile(
     r'|([()\[\]{}])|([,;])|((?:[^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]|(?<=\d),(?=\d{3}(?!\d)|\d{1,2}(?:,\d{1,2})*[-)]))+)', re.S)
 
 
+def _fold(text: str) -> str:
+    """Lower case with the typographic apostrophe as "'", for matching only (terms keep the user's text):
+    "Don\u2019t", "I\u2019m", "What\u2019s" match the markers and patterns written with "'"."""
+    return text.lower().replace("\u2019", "'")
+
+
 def _clean(text: str) -> str:
     """Control characters and odd separators become spaces."""
     out = []
@@ -408,7 +416,7 @@ def _lex(text: str) -> list[_Tok]:
         words = []
         j = i
         while j < len(raw) and raw[j].kind == "WORD" and j - i < max(_MAX_MARKER, _MAX_BINOMIAL):
-            words.append(raw[j].text.lower().replace("\u2019", "'").strip(".,;:!?\"'"))   # don\u2019t = don't
+            words.append(_fold(raw[j].text).strip(".,;:!?\"'"))
             j += 1
         matched = False
         for n in range(len(words), 1, -1):
@@ -436,7 +444,7 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind not in ("EXCL", "AND", "EITHER"):
             continue
-        low = " ".join(t.text.lower().replace("\u2019", "'").split())
+        low = " ".join(_fold(t.text).split())
         prev = out[i - 1].kind if i else None
         nxt = out[i + 1].kind if i + 1 < len(out) else None
         if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:   # ", combined with" is an aside
@@ -499,7 +507,7 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     changed = True
     while changed and words:
         changed = False
-        low = " ".join(w.lower() for w in words).replace("\u2019", "'")   # same length: offsets hold
+        low = _fold(" ".join(words))   # same length: offsets hold
         for pat in patterns:
             m = pat.match(low)
             if not m or m.end() == 0:
@@ -1055,7 +1063,7 @@ def _has_aux(toks: list[_Tok]) -> bool:
             continue
         words = [w.strip(".,;:!?\"'") for w in t.text.split()]
         for i, w in enumerate(words):
-            low = w.lower().replace("\u2019", "'")
+            low = _fold(w)
             if i and words[i - 1].lower() == "to" and low in _AUX_WEAK | {"be"}:
                 continue   # an infinitive ("things to do in Lisbon", "how to be happy") is no auxiliary
             if low in _AUX_STRONG:
@@ -1211,11 +1219,11 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
     out: list[str] = []
     for s in sentences:
         prev = out[-1] if out else None
-        low = s.lower().replace("\u2019", "'")
+        low = _fold(s)
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
-                and not any(_has_strong_aux(x) for x in (prev, rest)) and not prev.rstrip().endswith(","):
+                and not any(_has_strong_aux(x) for x in (prev, rest)):
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -1224,7 +1232,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
 
 def _has_strong_aux(sentence: str) -> bool:
     """Whether a sentence holds a verb's auxiliary (``is``, ``was``, ``don't`` ...): a claim, not a topic."""
-    return any(w.strip(".,;:!?\"'").lower().replace("\u2019", "'") in _AUX_STRONG for w in sentence.split())
+    return any(_fold(w.strip(".,;:!?\"'")) in _AUX_STRONG for w in sentence.split())
 
 
 def translate_rules(text: str) -> Node:
