@@ -16,8 +16,8 @@ import sys
 import warnings
 
 from . import cli_common
-from .cli_common import (DEFAULT_OPS, check_output, device_spec, index_model_path, measure_list, non_negative_int,
-                         ops_spec, positive_int, queries_from_table, unit_float)
+from .cli_common import (DEFAULT_OPS, add_score_arguments, check_output, device_spec, index_model_path, measure_list,
+                         non_negative_int, ops_spec, positive_int, queries_from_table, score_options, whole_texts)
 from .errors import InputError, ItlrError, QuerySyntaxError, UsageError
 from .output import Terminated, handle_signals
 from .scale import cli as scale_cli
@@ -178,24 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--errors", metavar="PATH",
                    help="errors table for --skip-invalid (.arrow/.parquet; default: OUT.errors.arrow beside a "
                         "result file, OUT/_errors.arrow in a result folder)")
-    g = s.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
-    g.add_argument("--recommended", action="store_true",
-                   help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
-                        "hybrid; the flags below override its parts)")
-    g.add_argument("--hybrid", type=unit_float, metavar="ALPHA",
-                   help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
-                        "query is the 'text' column when present, else a rendering of the expression")
-    g.add_argument("--conj-hybrid", type=unit_float, metavar="ALPHA",
-                   help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
-                        "already expresses the query (default: --hybrid's)")
-    g.add_argument("--neg-hybrid", type=unit_float, metavar="ALPHA",
-                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's); 1 leaves them to the "
-                        "logical score alone (the whole-text embedding of 'A but not B' is close to B; --guard, "
-                        "when on, still weakens a NOT of a term related to the positive ones)")
-    g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
-                   help="per-term similarity calibration against a document sample")
-    g.add_argument("--guard", action="store_true", default=None,
-                   help="weaken NOT of a term related to the query's positive terms")
+    add_score_arguments(s)
     scale_cli.add_arguments_search(s)
     s.set_defaults(func=cmd_search)
 
@@ -312,19 +295,15 @@ def cmd_search(args) -> int:
 
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
     scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
-    options = _score_options(args, scaled)
+    options = score_options(args, no_percentile="sharded/Ray/bulk search" if scaled else None,
+                            elsewhere="; or a single .arrow/.parquet output")
     errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None
     queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid, skip_hint=True)
     if not queries:
         raise InputError("the query file holds no queries", args.queries, "one query per row")
-    whole = None
-    if options is not None and field == "expr" and "text" in table.column_names:
-        skipped = {b["row"] for b in invalid or ()}
-        whole = [t for row, t in enumerate(table.column("text").to_pylist()) if row not in skipped]
-        if any(t is None or not str(t).strip() for t in whole):
-            whole = None  # fall back to a rendering of each expression
+    whole = whole_texts(table, field, options, invalid)
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
     model = args.model or index_model_path(index, args.index)
     if scaled:
@@ -379,32 +358,6 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
     if invalid:
         n = len(invalid)
         print(f"itlr: skipped {n:,} invalid quer{'y' if n == 1 else 'ies'} of {where} -> {path}", file=sys.stderr)
-
-
-def _score_options(args, scaled: bool = False):
-    """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition).
-
-    A combination that cannot work is a usage error, raised before any file is read.
-    """
-    from dataclasses import replace
-
-    from .scoring import RECOMMENDED, ScoreOptions
-
-    if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
-            or args.conj_hybrid is not None or args.neg_hybrid is not None):
-        return None
-    base = RECOMMENDED if args.recommended else ScoreOptions()
-    changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
-                                 ("neg_hybrid", args.neg_hybrid), ("calibration", args.calibration),
-                                 ("guard", args.guard)) if v is not None}
-    try:
-        options = replace(base, **changes)
-    except InputError as e:
-        raise UsageError(e.what, f"--{e.where.replace('_', '-')}" if e.where else "itlr search", e.expected) from e
-    if scaled and options.calibration == "percentile":
-        raise UsageError("percentile calibration does not combine with sharded/Ray/bulk search", "--calibration",
-                         "equalize, zscore, minmax or none (or a single .arrow/.parquet output)")
-    return options
 
 
 def cmd_eval(args) -> int:

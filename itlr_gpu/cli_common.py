@@ -4,7 +4,9 @@
   ``--ops foo``, ``--memory-cap abc``, ``--chunk-size -1``) is a usage error
   (exit 2) before any file is read or any index is loaded;
 * the output check, the query encoder, the model an index was built with, and
-  the query list of a query table.
+  the query list of a query table;
+* the scoring options (``--recommended``, ``--hybrid``, ...) that ``itlr search``
+  and ``itlr rerank`` share, and the whole-query texts the hybrid embeds.
 
 Imports are light; the heavy modules load inside the functions.
 """
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, UsageError
 
 __all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
            "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
@@ -304,3 +306,70 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
         invalid.extend(bad)
     return queries, kept, field
 
+
+
+# --------------------------------------------------------------------------- scoring options
+
+
+def add_score_arguments(parser: argparse.ArgumentParser) -> None:
+    """The scoring options of :mod:`itlr_gpu.scoring` (``itlr search`` and ``itlr rerank``)."""
+    g = parser.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
+    g.add_argument("--recommended", action="store_true",
+                   help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
+                        "hybrid; the flags below override its parts)")
+    g.add_argument("--hybrid", type=unit_float, metavar="ALPHA",
+                   help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
+                        "query is the 'text' column when present, else a rendering of the expression")
+    g.add_argument("--conj-hybrid", type=unit_float, metavar="ALPHA",
+                   help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
+                        "already expresses the query (default: --hybrid's)")
+    g.add_argument("--neg-hybrid", type=unit_float, metavar="ALPHA",
+                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's); 1 leaves them to the "
+                        "logical score alone (the whole-text embedding of 'A but not B' is close to B; --guard, "
+                        "when on, still weakens a NOT of a term related to the positive ones)")
+    g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
+                   help="per-term similarity calibration against a document sample")
+    g.add_argument("--guard", action="store_true", default=None,
+                   help="weaken NOT of a term related to the query's positive terms")
+
+
+def score_options(args: argparse.Namespace, no_percentile: str | None = None, elsewhere: str = "") -> Any:
+    """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition).
+
+    A combination that cannot work is a usage error, raised before any file is read;
+    ``no_percentile`` names the mode that cannot take ``--calibration percentile`` (a lookup
+    table, not an affine map of one similarity), ``elsewhere`` where it works.
+    """
+    from dataclasses import replace
+
+    from .scoring import RECOMMENDED, ScoreOptions
+
+    if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
+            or args.conj_hybrid is not None or args.neg_hybrid is not None):
+        return None
+    base = RECOMMENDED if args.recommended else ScoreOptions()
+    changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
+                                 ("neg_hybrid", args.neg_hybrid), ("calibration", args.calibration),
+                                 ("guard", args.guard)) if v is not None}
+    try:
+        options = replace(base, **changes)
+    except InputError as e:
+        raise UsageError(e.what, f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
+                         e.expected) from e
+    if no_percentile and options.calibration == "percentile":
+        raise UsageError(f"percentile calibration does not combine with {no_percentile}", "--calibration",
+                         "equalize, zscore, minmax or none" + elsewhere)
+    return options
+
+
+def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None = None) -> list[str] | None:
+    """The hybrid's whole-query texts: the query table's ``text`` column for the rows kept (``invalid``:
+    the rows left out), or None (each expression is rendered as text) when the options have no use for
+    them, the queries are texts already, or a row has no text."""
+    if options is None or field != "expr" or "text" not in table.column_names:
+        return None
+    skipped = {b["row"] for b in invalid or ()}
+    whole = [t for row, t in enumerate(table.column("text").to_pylist()) if row not in skipped]
+    if any(t is None or not str(t).strip() for t in whole):
+        return None
+    return whole

@@ -85,7 +85,7 @@ def search(
     term_embeddings = encode_queries(encoder, program.terms, index.dim)
     whole_embeddings = None
     if options.hybrid is not None:
-        whole_embeddings = _whole_query_embeddings(queries, whole_queries, encoder, index.dim)
+        whole_embeddings = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
     dev = resolve_device(device)
     engine = get_backend(backend, dev)
     bar = None
@@ -117,7 +117,7 @@ def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, g
     return replace(base, **changes) if changes else base
 
 
-def _whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
+def whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
     if whole_queries is None:
         texts = [natural_text(parse_query(q) if isinstance(q, str) else q) for q in queries]
     else:

@@ -188,11 +188,12 @@ def test_scoring_options(workdir, tmp_path, capsys):
     assert "conj_hybrid given without hybrid" in capsys.readouterr().err
     assert not (tmp_path / "y.arrow").exists()
     # --neg-hybrid 1: queries with a NOT scored by the logic alone (strict exclusions), the rest as recommended
-    from itlr_gpu.cli import _score_options, build_parser
+    from itlr_gpu.cli import build_parser
+    from itlr_gpu.cli_common import score_options
     from itlr_gpu.scoring import RECOMMENDED
 
     args = build_parser().parse_args(["search", "i", "q", "-o", "o.arrow", "--recommended", "--neg-hybrid", "1"])
-    options = _score_options(args)
+    options = score_options(args)
     assert options.weight(has_not=True) == 1.0 and options.weight(has_not=False, has_or=True) == RECOMMENDED.hybrid
     neg = tmp_path / "neg.arrow"
     assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(neg),

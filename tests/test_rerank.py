@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -13,9 +14,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from itlr_gpu import Ops, compile_queries
 from itlr_gpu.cli import main
 from itlr_gpu.compiler import evaluate_postfix
+from itlr_gpu.engine import search
 from itlr_gpu.errors import InputError
 from itlr_gpu.io import read_table
 from itlr_gpu.scale.rerank import read_candidates, rerank
+from itlr_gpu.scoring import RECOMMENDED, ScoreOptions
 from itlr_gpu.scale.shards import load_index, save_sharded
 
 from test_scale import EXPRS, HashEncoder, _queries_file, make_index
@@ -177,3 +180,106 @@ def test_rerank_shared_shapes_uneven_candidates(saved, n_queries, seed, k, batch
         assert_same_ranking(got.get(qid, []), want[qid])
         if want[qid]:
             np.testing.assert_allclose([s for _, s, _ in got[qid]], [s for _, s in want[qid]], rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- scoring options
+
+OPTIONS = st.builds(
+    ScoreOptions,
+    hybrid=st.none() | st.sampled_from([0.0, 0.3, 0.5, 1.0]),
+    calibration=st.sampled_from([None, "none", "equalize", "zscore", "minmax"]),
+    guard=st.booleans(),
+    or_max=st.booleans(),
+    sample_size=st.sampled_from([64, 4096]),
+).filter(lambda o: o.active)
+
+
+def assert_matches_full_search(table, full, pairs, k, tol=2e-4):
+    """Each query's reranked list is a best-k of its candidates under the full search's scores: every score
+    equals the full search's score of that document, scores do not increase, and no candidate left out
+    scores above the last one kept (all up to float32 rounding, ``tol``)."""
+    full_score = {(q, d): s for q, d, s in zip(*(full.column(c).to_pylist() for c in ("query_id", "doc_id", "score")))}
+    got = by_query(table)
+    for qid in {q for q, _ in pairs}:
+        cand = {d for q, d in pairs if q == qid}
+        rows = got.get(qid, [])
+        assert len(rows) == min(k, len(cand))
+        assert [r for _, _, r in rows] == list(range(1, len(rows) + 1))
+        for d, s, _ in rows:
+            assert abs(s - full_score[qid, d]) <= tol * max(1.0, abs(s)), (qid, d, s, full_score[qid, d])
+        scores = [s for _, s, _ in rows]
+        assert all(b <= a + tol * max(1.0, abs(a)) for a, b in zip(scores, scores[1:]))
+        left_out = [full_score[qid, d] for d in cand - {d for d, _, _ in rows}]
+        if left_out:
+            assert max(left_out) <= scores[-1] + tol * max(1.0, abs(scores[-1]))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(options=OPTIONS, seed=st.integers(0, 2**31 - 1), k=st.integers(1, 25), texts=st.booleans(),
+       batch_bytes=st.sampled_from([20_000, 256 << 20]), layout=st.sampled_from(["single", "sharded"]))
+def test_rerank_with_score_options_equals_full_search(saved, options, seed, k, texts, batch_bytes, layout):
+    # The options' constants come from the whole index's sample, as in a full search: a candidate gets the
+    # score `search` gives it with the same options (whole-query texts given, or rendered from the expression).
+    root, index = saved
+    rng = np.random.default_rng(seed)
+    ids = [f"q{i}" for i in range(len(EXPRS))]
+    whole = [f"whole text {i}" for i in range(len(EXPRS))] if texts else None
+    pairs = [(qid, f"d{r}") for qid in ids for r in rng.choice(len(index), size=int(rng.integers(1, 70)),
+                                                               replace=False)]
+    cands = pa.table({"query_id": [p[0] for p in pairs], "doc_id": [p[1] for p in pairs]})
+    table, _ = rerank(load_index(root / layout), EXPRS, ids, cands, HashEncoder(), k=k, device="cpu",
+                      batch_bytes=batch_bytes, score_options=options, whole_queries=whole)
+    full = search(index, EXPRS, HashEncoder(), k=len(index), backend="torch", device="cpu", query_ids=ids,
+                  score_options=options, whole_queries=whole)
+    assert_matches_full_search(table, full, pairs, k)
+
+
+def test_rerank_score_options_change_the_order(saved):
+    # Not a no-op: the recommended options reorder some query's candidates.
+    root, index = saved
+    ids = [f"q{i}" for i in range(len(EXPRS))]
+    pairs = [(qid, f"d{r}") for qid in ids for r in range(0, 600, 3)]
+    cands = pa.table({"query_id": [p[0] for p in pairs], "doc_id": [p[1] for p in pairs]})
+    plain, _ = rerank(index, EXPRS, ids, cands, HashEncoder(), k=10, device="cpu")
+    tuned, _ = rerank(index, EXPRS, ids, cands, HashEncoder(), k=10, device="cpu", score_options=RECOMMENDED)
+    assert plain.column("doc_id").to_pylist() != tuned.column("doc_id").to_pylist()
+
+
+def test_rerank_score_options_refused(saved):
+    root, index = saved
+    cands = pa.table({"query_id": ["q0"], "doc_id": ["d1"]})
+    with pytest.raises(InputError, match="percentile calibration does not combine with rerank"):
+        rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options=ScoreOptions(calibration="percentile"))
+    with pytest.raises(InputError, match="whole_queries must be a list with one text per query"):
+        rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options=RECOMMENDED, whole_queries=["a", "b"])
+    with pytest.raises(InputError, match="score_options is a dict"):
+        rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options={"hybrid": 0.5})
+
+
+def test_cli_rerank_score_options(saved, tmp_path, monkeypatch, capsys):
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    root, index = saved
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(json.dumps({"query_id": f"q{i}", "expr": e, "text": f"text of query {i}"}) + "\n"
+                         for i, e in enumerate(EXPRS[:3])))
+    run = tmp_path / "first.run"
+    pairs = [(f"q{i}", f"d{r}") for i in range(3) for r in range(i, 900, 7)]
+    run.write_text("".join(f"{qq} Q0 {d} {j + 1} 1.0 x\n" for j, (qq, d) in enumerate(pairs)))
+    out = tmp_path / "out.arrow"
+    assert main(["rerank", str(root / "single"), str(q), str(run), "-o", str(out), "-k", "7", "--recommended",
+                 "--neg-hybrid", "1"]) == 0
+    options = replace(RECOMMENDED, neg_hybrid=1.0)
+    full = search(index, EXPRS[:3], HashEncoder(), k=len(index), backend="torch", device="cpu",
+                  query_ids=["q0", "q1", "q2"], score_options=options,
+                  whole_queries=[f"text of query {i}" for i in range(3)])
+    assert_matches_full_search(read_table(out), full, pairs, 7)
+    capsys.readouterr()
+    assert main(["rerank", str(root / "single"), str(q), str(run), "-o", str(tmp_path / "p.arrow"),
+                 "--calibration", "percentile"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["itlr: error: --calibration: percentile calibration does not combine with itlr rerank (expected "
+                   "equalize, zscore, minmax or none; itlr search takes it)"]
+    assert not (tmp_path / "p.arrow").exists()

@@ -236,13 +236,13 @@ class BatchSearcher:
         and resumed batch then scores with the constants a single-process run uses)."""
         if self.options is None or not self.options.active:
             return None
-        from ..engine import _whole_query_embeddings
+        from ..engine import whole_query_embeddings
         from ..scoring import linearize_options
 
         whole = None
         if self.options.hybrid is not None:
             texts = None if self.whole_texts is None else [self.whole_texts[i] for i in program.query_ids]
-            whole = _whole_query_embeddings(list(queries), texts, self.encoder, self.index.dim)
+            whole = whole_query_embeddings(list(queries), texts, self.encoder, self.index.dim)
         import torch
 
         # Ray tasks run on their own devices; the driver folds on the CPU (a 4,096-row sample).

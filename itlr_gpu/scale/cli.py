@@ -171,6 +171,7 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--strict", action="store_true",
                    help="unknown doc ids (or query ids) in CANDIDATES are an error instead of a warning")
+    cli_common.add_score_arguments(s)
     s.set_defaults(func=cmd_rerank)
     return s
 
@@ -180,12 +181,15 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from .rerank import print_warnings, read_candidates, rerank
 
     check_output(args.output, inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
-    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    options = cli_common.score_options(args, no_percentile="itlr rerank", elsewhere="; itlr search takes it")
+    table = read_queries(args.queries)
+    queries, ids, field = queries_from_table(table, args.field, args.queries)
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
     model = args.model or index_model_path(index, args.index)
-    table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k, ops=args.ops,
-                           device=args.device, strict=args.strict, where=args.candidates)
+    table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k,
+                           ops=args.ops, device=args.device, strict=args.strict, where=args.candidates,
+                           score_options=options, whole_queries=cli_common.whole_texts(table, field, options))
     print_warnings(report)
     write_table(table, args.output)
     left_out = report.candidates - report.scored

@@ -8,6 +8,12 @@ one), and the top-k are written with the search result schema, ordered by
 score descending then document row ascending -- exactly the order a full
 search restricted to the candidates would give.
 
+The scoring options of :mod:`itlr_gpu.scoring` (calibration, guard, hybrid, OR
+as max; not ``percentile``) take their constants from the *whole index's*
+document sample, exactly as ``itlr search`` does, folded into per-literal affine
+maps and a per-query epilogue (:func:`itlr_gpu.scoring.linearize_options`): a
+candidate gets the score a full search with the same options gives it.
+
 Candidate formats: ``.tsv`` with a header (``query_id``/``qid``/``query-id`` and
 ``doc_id``/``docid``/``corpus-id``/``pid``), TREC runs (``qid Q0 docid rank score
 tag``; ``.run``/``.trec``/``.txt`` or a headerless ``.tsv``), ``.jsonl``,
@@ -28,15 +34,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-from ..backends.reference import plan_groups
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
+from ..engine import whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, read_table
-from ..validate import text_lines
 from ..ops import Ops
+from ..plan import plan_groups
 from ..query import Node
+from ..scoring import ScoreOptions, linear_coefficients, linearize_options
+from ..validate import text_lines
 from .bulk import check_unique_ids, encode_terms
 from .shards import slice_program
 
@@ -180,16 +188,29 @@ def rerank(
     strict: bool = False,
     where: str = "candidates",
     batch_bytes: int = 256 << 20,
+    score_options: ScoreOptions | None = None,
+    whole_queries: Sequence[str] | None = None,
 ) -> tuple[pa.Table, RerankReport]:
     """Score each query's candidates; returns the top-k result table (RESULT_SCHEMA) and a report.
 
     Queries go in batches (``batch_bytes`` of gathered candidate rows): each batch reads its candidate
     rows once and scores every query of a program shape together on padded (queries x candidates)
-    tensors."""
+    tensors.  ``score_options`` / ``whole_queries`` as for :func:`itlr_gpu.engine.search` (no
+    ``percentile`` calibration)."""
     from ..backends import resolve_device
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
+    if score_options is not None and not isinstance(score_options, ScoreOptions):
+        raise InputError(f"score_options is a {type(score_options).__name__}", "score_options",
+                         "a ScoreOptions or None")
+    options = score_options if score_options is not None and score_options.active else None
+    if options is not None and options.calibration == "percentile":
+        raise InputError("percentile calibration does not combine with rerank", "score_options",
+                         "equalize, zscore, minmax or none")
+    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != len(queries)):
+        raise InputError("whole_queries must be a list with one text per query", "whole_queries",
+                         f"{len(queries)} texts")
     ops = Ops.parse(ops)
     query_ids = [str(q) for q in query_ids]
     check_unique_ids(query_ids, "queries")
@@ -230,19 +251,30 @@ def rerank(
 
     program = compile_queries(queries, query_ids)
     terms_all = torch.as_tensor(encode_terms(index, program, encoder), device=dev)
+    whole_all = None
+    if options is not None and options.hybrid is not None:
+        whole_all = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
     counts = np.diff(bounds)
     report.queries_without_candidates = int((counts == 0).sum())
     out_q, out_rank, out_rows, out_scores = [], [], [], []
     with torch.inference_mode():
         for lo, hi in _query_batches(counts, index.dim, batch_bytes):
             sub, used = slice_program(program, lo, hi)
+            vectors = terms_all[torch.as_tensor(used, device=dev)]
+            eval_ops, coef, mix = ops, None, None
+            if options is not None:
+                # constants from the whole index's sample, as a full search with these options has them
+                lin = linearize_options(index.embeddings, vectors, sub, ops, options,
+                                        None if whole_all is None else whole_all[lo:hi], dev)
+                sub, vectors, eval_ops = lin.program, lin.vectors, lin.ops
             plan = plan_groups(sub, dev)
-            terms = terms_all[torch.as_tensor(used, device=dev)]
+            if options is not None:
+                coef, mix = linear_coefficients(lin, plan, dev)
             # Every candidate row of the batch read once (ascending: sequential on a memory map).
             wanted = np.unique(r[bounds[lo]:bounds[hi]])
             block = torch.from_numpy(np.asarray(index.embeddings[wanted]).astype(np.float32, copy=True)).to(dev)
             order = plan.order.cpu().numpy()
-            for group in plan.groups:
+            for gi, group in enumerate(plan.groups):
                 members = lo + order[group.start: group.start + group.push_terms.shape[1]]
                 n_cand = counts[members]
                 width = int(n_cand.max()) if len(n_cand) else 0
@@ -253,12 +285,19 @@ def rerank(
                 valid = np.arange(width)[None, :] < n_cand[:, None]
                 pad[valid] = np.concatenate([r[bounds[m]:bounds[m + 1]] for m in members])
                 docs = block[torch.as_tensor(np.searchsorted(wanted, pad), device=dev)]          # (G, M, d)
-                lit = terms[group.push_terms.T]                                                  # (G, P, d)
+                lit = vectors[group.push_terms.T]                                                # (G, P, d)
                 # elementwise product + sum over d: every (query, row) pair is reduced the same way, so
                 # identical documents get identical similarities (ties go to the lower row below)
                 sims = torch.stack([(docs * lit[:, p, None, :]).sum(dim=-1)                      # (G, P, M)
                                     for p in range(lit.shape[1])], dim=1)
-                scores = _evaluate(group.opcodes, sims, ops)
+                if coef is not None:
+                    a, b = coef[gi]                                                              # (P, G)
+                    sims = sims * a.T[:, :, None] + b.T[:, :, None]
+                scores = _evaluate(group.opcodes, sims, eval_ops)
+                if mix is not None:
+                    m = mix[group.start: group.start + len(members)]                             # (G, 4)
+                    whole = (docs * vectors[m[:, 3].to(torch.int64)][:, None, :]).sum(dim=-1)    # (G, M)
+                    scores = scores * m[:, 0:1] + whole * m[:, 1:2] + m[:, 2:3]
                 scores = scores.masked_fill(~torch.as_tensor(valid, device=dev), float("-inf"))
                 # rows ascend within a query: a stable descending sort sends ties to the lower row
                 top = torch.sort(scores, dim=1, descending=True, stable=True).indices.cpu().numpy()
