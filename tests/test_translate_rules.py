@@ -476,6 +476,47 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # an exclusion put first, before a question or a sentence, a colon or a spaced dash: read at the end
+    ("Excluding children, what are the effects of melatonin supplements?",
+     '("the effects of melatonin supplements" AND NOT "children")'),
+    ("Other than statins, what lowers LDL cholesterol?", '("what lowers LDL cholesterol" AND NOT "statins")'),
+    ("anything except sci-fi: board games for two players", '("board games for two players" AND NOT "sci-fi")'),
+    ("Everything but jazz - live concerts in Berlin", '("live concerts in Berlin" AND NOT "jazz")'),
+    ("I don't care about the stock market, just want news on cryptocurrency regulation",
+     '("cryptocurrency regulation" AND NOT "the stock market")'),
+    # ... not a pronoun, a clause, a serial list or a quoted span
+    ("Apart from that, what about solar?", '"solar"'),
+    ("Besides being cheap, is Linux good?", '"Besides being cheap, is Linux good"'),
+    ("Excluding A, B and C", '(NOT "A" AND NOT "B" AND NOT "C")'),
+    ('Excluding "salt, pepper", what spices?', '(NOT "salt, pepper" AND "what spices")'),
+    # a spaced dash before an exclusion is a comma; "ignore" opens an exclusion clause
+    ("urban gardening - ignore anything about hydroponics", '("urban gardening" AND NOT "hydroponics")'),
+    ("romance novels - no vampires, no werewolves", '("romance novels" AND NOT "vampires" AND NOT "werewolves")'),
+    ("Find me reviews of robot vacuums; ignore Roomba.", '("robot vacuums" AND NOT "Roomba")'),
+    ("how to ignore a narcissist", '"how to ignore a narcissist"'),
+    ("It can simply ignore. Nobody cares.", '"It can simply ignore. Nobody cares"'),
+    ("World War II - the Pacific theatre", '"World War II the Pacific theatre"'),
+    # a topic, then a colon or dash, then a group: the topic AND the group (a label is no topic)
+    ("electric vehicles: Tesla or BYD", '("electric vehicles" AND ("Tesla" OR "BYD"))'),
+    ("Gaming laptops - ASUS or Lenovo", '("Gaming laptops" AND ("ASUS" OR "Lenovo"))'),
+    ("Topic: cats or dogs", '("cats" OR "dogs")'),
+    ("COVID-19: a review", '"COVID-19 a review"'),
+    # a spaced slash between words is an "or"
+    ("artificial sweeteners / aspartame safety", '("artificial sweeteners" OR "aspartame safety")'),
+    ("cups 1 / 2", '"cups 1 2"'),
+    # filler: "what's the", "studies looking at", "the relationship between X and Y" (not in a claim)
+    ("whats the best dog food for puppies without grain", '("the best dog food for puppies" AND NOT "grain")'),
+    ("What's driving the obesity epidemic?", '"What\'s driving the obesity epidemic"'),
+    ("studies looking at the mediterranean diet along with cognitive decline",
+     '("the mediterranean diet" AND "cognitive decline")'),
+    ("relationship between income inequality and crime rates", '("income inequality" AND "crime rates")'),
+    ("The relationship between sleep and memory is complex.", '"The relationship between sleep and memory is complex"'),
+])
+def test_rules9_fronted_exclusions_dashes_colons_and_slashes(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -85,7 +85,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-8"
+RULES_VERSION = "rules-9"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -170,7 +170,7 @@ def _modifies(word: str) -> bool:
 # Exclusions that open a clause: only after a comma, a semicolon, "but" or "and" ("X, leave out Y", "X but I
 # don't want anything about Y"); elsewhere their words are a topic's ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
-_CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all"}
+_CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "ignore"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -266,7 +266,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     r"(?:looking|searching|hunting)\s+for\b",
-    r"(?:i|we)(?:\s+would|'d|\s+really)?\s+(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
+    r"(?:(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+|just\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
@@ -301,6 +301,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:what(?:'s|\s+is|\s+are)|is\s+there|are\s+there)\s+(?:a|an|the|any)\s+(?:known\s+)?(?:links?|"
     r"relationships?|relations?|connections?|associations?|correlations?)\s+between\b",
     r"(?:what|which)\s+(?:is|are|was|were)\b",
+    r"what(?:'s|s)(?=\s+(?:the|a|an)\b)",   # "what's the best X" ("whats": a common typing); not "What's driving X"
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
     r"examine|explore|investigate|look\s+at)\b",
@@ -308,6 +309,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
 ]
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
+# "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
+# a text that states nothing ("The relationship between X and Y is complex." is a claim)
+_RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationships?|relations?|connections?|"
+                                r"associations?|correlations?)\s+between\s+(?=\S)")
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
@@ -323,7 +328,7 @@ _GENRE = (
     r"\s+(?:(?:about|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
-    r"in\s+relation\s+to|with\s+respect\s+to|to\s+do\s+with|around|into|for|in|from)\b"
+    r"in\s+relation\s+to|with\s+respect\s+to|to\s+do\s+with|looking\s+(?:at|into)|around|into|for|in|from)\b"
     r"|(?:that|which)\s+(?:(?:discuss|discusses|mention|mentions|cover|covers|describe|describes|"
     r"explain|explains|talk\s+about|talks\s+about|deal\s+with|deals\s+with|focus\s+on|focuses\s+on|"
     r"concern|concerns|relate\s+to|relates\s+to|look\s+at|looks\s+at|address|addresses|examine|"
@@ -333,6 +338,7 @@ _GENRE = (
 _GENRE_RE = re.compile(_GENRE)
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
 _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
+_DASHES = {"-", "--", "\u2013", "\u2014"}
 
 
 # --------------------------------------------------------------------------- lexing
@@ -389,6 +395,15 @@ def _lex(text: str) -> list[_Tok]:
             if last and not _INITIALS_RE.fullmatch(stripped):   # "in the U.S." keeps its stop
                 stripped = stripped.rstrip(".")
             t.text = stripped
+    # a spaced dash ("romance novels - no vampires") is kept for now: before an exclusion it separates a clause;
+    # a spaced slash between words is an "or" ("artificial sweeteners / aspartame"; not "and / or", "1 / 2")
+    for i, t in enumerate(raw):
+        if t.kind == "WORD" and t.spaced and t.text in _DASHES and i + 1 < len(raw) and raw[i + 1].spaced:
+            t.kind = "DASH"
+        elif t.kind == "WORD" and t.spaced and t.text == "/" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
+                and raw[i - 1].kind == raw[i + 1].kind == "WORD" and _fold(raw[i - 1].text) != "and" \
+                and not (raw[i - 1].text[-1:].isdigit() or raw[i + 1].text[:1].isdigit()):
+            t.kind = "OR"
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
     # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
@@ -439,12 +454,16 @@ def _lex(text: str) -> list[_Tok]:
         if not matched:
             out.append(t)
             i += 1
+    # A spaced dash before an exclusion ("urban gardening - ignore hydroponics", "novels - no vampires, no
+    # werewolves") is a comma; elsewhere it joins nothing ("Gaming laptops - ASUS or Lenovo" is no list).
+    out = [_Tok("COMMA") if t.kind == "DASH" and _dash_separates(out, i) else t for i, t in enumerate(out)]
+    out = [t for t in out if t.kind != "DASH"]
     # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
     # only in their place: between two operands, or opening an "or" group.
     for i, t in enumerate(out):
         if t.kind not in ("EXCL", "AND", "EITHER"):
             continue
-        low = " ".join(_fold(t.text).split())
+        low = " ".join(w.strip(".,;:!?\"'") for w in _fold(t.text).split())   # as matched
         prev = out[i - 1].kind if i else None
         nxt = out[i + 1].kind if i + 1 < len(out) else None
         if t.kind in ("EXCL", "AND") and low in _BETWEEN_OPERANDS:   # ", combined with" is an aside
@@ -497,6 +516,14 @@ def _lex(text: str) -> list[_Tok]:
             if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
     return out
+
+
+def _dash_separates(toks: list[_Tok], i: int) -> bool:
+    """Whether the spaced dash ``toks[i]`` stands between an operand and an exclusion."""
+    if not 0 < i < len(toks) - 1 or toks[i - 1].kind not in ("WORD", "QTERM", "RP"):
+        return False
+    nxt = toks[i + 1]
+    return nxt.kind in ("EXCL", "NOT", "ALLBUT", "NEITHER") or (nxt.kind == "WORD" and nxt.text.lower() == "no")
 
 
 # --------------------------------------------------------------------------- filler
@@ -1230,6 +1257,83 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
     return out
 
 
+# An exclusion put first before a question or a sentence ("Excluding children, what are the effects of
+# melatonin?", "Other than statins, what lowers LDL?"), before a colon, semicolon or spaced dash ("Anything
+# but sci-fi: board games for two"), or "I don't care about X, just want news on Y": read as the sentence
+# after it with the exclusion at its end.  (Before a comma and a plain topic the parser reads it in place,
+# serial lists included: "excluding A, B and C".)  Only a short excluded span, and not a clause ("Except when
+# it rains, ...", "Besides being cheap, ..."); a pronoun excludes nothing ("Apart from that, ...").  Text with
+# quoted terms is left to the parser (a comma inside quotes closes nothing).
+_FRONT_EXCLUSION_RE = re.compile(
+    r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
+    r"leaving\s+aside|setting\s+aside|ignoring|(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
+    r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
+    r"(?P<what>[^,;:\u2013\u2014?!.]+?)\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+)\s+(?P<rest>\S.*)$", re.S)
+_NOT_EXCLUDED = set("this these those it them him her us me you all everything anything something "
+                    "when if where while whether because since being having what which who how why".split())
+_PRONOUNS = {"that", "this", "it", "these", "those"}
+_MAX_FRONT_EXCLUSION = 8   # words
+
+
+_QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
+
+
+def _front_exclusion(sentence: str) -> str:
+    m = None if any(q in sentence for q in _QUOTES) else _FRONT_EXCLUSION_RE.match(_fold(sentence))   # same length
+    if not m:
+        return sentence
+    what = sentence[m.start("what"):m.end("what")].strip()
+    words = what.split()
+    rest = sentence[m.start("rest"):].rstrip()
+    if len(words) == 1 and words[0].lower() in _PRONOUNS:
+        return rest   # "Apart from that, what about solar?": no exclusion
+    body = rest.rstrip(".?!")
+    if m.group("comma") and not m.group("care") and not rest.endswith("?") \
+            and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
+        return sentence
+    if not words or len(words) > _MAX_FRONT_EXCLUSION or words[0].lower() in _NOT_EXCLUDED \
+            or (words[0].lower().endswith("ing") and len(words) > 1) or not body.strip(_EDGE_PUNCT) \
+            or _FRONT_EXCLUSION_RE.match(_fold(body)):
+        return sentence
+    return f"{body}, excluding {what}{rest[len(body):]}"
+
+
+# A topic, then a colon or a spaced dash, then alternatives or a conjunction ("electric vehicles: Tesla or
+# BYD", "Gaming laptops - ASUS or Lenovo") asks for the topic AND the group after it; a label before the colon
+# ("Topic: cats or dogs") is no topic.  A short topic without connectives, a short group with one, no
+# exclusion opening the group (a dash before an exclusion is a comma: see _lex), no claim.
+_TOPIC_HEAD_RE = re.compile(r"(?P<head>[^:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]+?)\s*(?::|\s[-\u2013\u2014]+)\s+"
+                            r"(?P<tail>[^:;()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]+)$", re.S)
+_GROUP_WORDS = {"or", "and", "/", "&", "and/or", "either", "both"}
+_HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "except", "excluding", "either", "both",
+               "neither", "vs", "versus"}
+_LABELS = {"topic", "topics", "query", "question", "request", "search", "subject", "keywords", "keyword", "re",
+           "title", "task", "terms", "search terms", "looking for", "interested in", "need"}
+_MAX_HEAD, _MAX_GROUP = 6, 12   # words
+_NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
+                   "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
+                   "eg", "ie", "including", "like", "such"}
+
+
+def _topic_head(sentence: str) -> str:
+    m = _TOPIC_HEAD_RE.match(sentence)
+    if not m:
+        return sentence
+    head, tail = m.group("head").strip(), m.group("tail").strip()
+    head_words = _fold(head).split()
+    tail_words = [w.strip(",.!?") for w in _fold(tail).split()]
+    if not head_words or not tail_words or len(tail_words) > _MAX_GROUP \
+            or not _GROUP_WORDS & set(tail_words) or tail_words[0] in _NO_GROUP_START | _GROUP_WORDS \
+            or _has_strong_aux(sentence):
+        return sentence
+    if " ".join(head_words) in _LABELS:
+        return tail
+    if len(head_words) > _MAX_HEAD or _HEAD_STOPS & set(head_words):
+        return sentence
+    body = tail.rstrip(".?!")
+    return f"{head} and ({body}){tail[len(body):]}"
+
+
 def _has_strong_aux(sentence: str) -> bool:
     """Whether a sentence holds a verb's auxiliary (``is``, ``was``, ``don't`` ...): a claim, not a topic."""
     return any(_fold(w.strip(".,;:!?\"'")) in _AUX_STRONG for w in sentence.split())
@@ -1245,6 +1349,15 @@ def translate_rules(text: str) -> Node:
     if not cleaned.strip():
         raise RuleError("empty text")
     found = _sentences(cleaned)
+    relation = _RELATION_INTRO_RE.match(_fold(cleaned.lstrip()))
+    if relation and len(found) == 1 and not _has_strong_aux(cleaned):
+        cleaned = cleaned.lstrip()[relation.end():]
+        found = [cleaned.strip()]
+    fronted = [_front_exclusion(x) for x in found]
+    fronted = [_topic_head(x) if y == x else y for x, y in zip(found, fronted)]
+    if fronted != found:
+        found = fronted
+        cleaned = " ".join(found)
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
         cleaned = " ".join(sentences)
