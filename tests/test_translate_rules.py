@@ -512,6 +512,11 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
      '("the mediterranean diet" AND "cognitive decline")'),
     ("relationship between income inequality and crime rates", '("income inequality" AND "crime rates")'),
     ("The relationship between sleep and memory is complex.", '"The relationship between sleep and memory is complex"'),
+    # a hedge is no negation
+    ("Not sure if relevant, but also wind power", '"wind power"'),
+    ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),
+    ("Not sure", '"Not sure"'),
+    ("cats but not certainty", '("cats" AND NOT "certainty")'),
 ])
 def test_rules9_fronted_exclusions_dashes_colons_and_slashes(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -309,6 +309,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
 ]
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
+# A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
+# cats") is no negation: dropped with its "but (also)" (a short clause only)
+_HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:not\s+(?:sure|certain)|no\s+idea|dunno)\b(?P<clause>[^,;:.!?]*?)"
+                       r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:also\s+)?(?=\S)")
+_MAX_HEDGE = 8   # words
 # "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
 # a text that states nothing ("The relationship between X and Y is complex." is a claim)
 _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationships?|relations?|connections?|"
@@ -494,10 +499,14 @@ def _lex(text: str) -> list[_Tok]:
                                                         and len(before[-1].text) <= 5)):
             t.kind = "WORD"
     # "is not", "does not", "should not": a verb's negation belongs to the text of a
-    # claim ("the death penalty is not a deterrent"), it is no operator
+    # claim ("the death penalty is not a deterrent"), it is no operator; nor is a hedge's
     for i, t in enumerate(out):
         if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
                 and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
+            t.kind = "WORD"
+        # a hedge ("not sure whether ...", "not certain") negates no topic
+        elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
+                and out[i + 1].text.lower().strip(".,;:!?\"'") in ("sure", "certain"):
             t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
     # to what precedes it ("(H2A)-histone")
@@ -1348,6 +1357,9 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
+    hedge = _HEDGE_RE.match(_fold(cleaned.lstrip()))
+    if hedge and len(hedge.group("clause").split()) <= _MAX_HEDGE:
+        cleaned = cleaned.lstrip()[hedge.end():]
     found = _sentences(cleaned)
     relation = _RELATION_INTRO_RE.match(_fold(cleaned.lstrip()))
     if relation and len(found) == 1 and not _has_strong_aux(cleaned):
