@@ -285,19 +285,8 @@ def rerank(
                 valid = np.arange(width)[None, :] < n_cand[:, None]
                 pad[valid] = np.concatenate([r[bounds[m]:bounds[m + 1]] for m in members])
                 docs = block[torch.as_tensor(np.searchsorted(wanted, pad), device=dev)]          # (G, M, d)
-                lit = vectors[group.push_terms.T]                                                # (G, P, d)
-                # elementwise product + sum over d: every (query, row) pair is reduced the same way, so
-                # identical documents get identical similarities (ties go to the lower row below)
-                sims = torch.stack([(docs * lit[:, p, None, :]).sum(dim=-1)                      # (G, P, M)
-                                    for p in range(lit.shape[1])], dim=1)
-                if coef is not None:
-                    a, b = coef[gi]                                                              # (P, G)
-                    sims = sims * a.T[:, :, None] + b.T[:, :, None]
-                scores = _evaluate(group.opcodes, sims, eval_ops)
-                if mix is not None:
-                    m = mix[group.start: group.start + len(members)]                             # (G, 4)
-                    whole = (docs * vectors[m[:, 3].to(torch.int64)][:, None, :]).sum(dim=-1)    # (G, M)
-                    scores = scores * m[:, 0:1] + whole * m[:, 1:2] + m[:, 2:3]
+                scores = _group_scores(docs, vectors, group, eval_ops, None if coef is None else coef[gi],
+                                       None if mix is None else mix[group.start: group.start + len(members)])
                 scores = scores.masked_fill(~torch.as_tensor(valid, device=dev), float("-inf"))
                 # rows ascend within a query: a stable descending sort sends ties to the lower row
                 top = torch.sort(scores, dim=1, descending=True, stable=True).indices.cpu().numpy()
@@ -344,9 +333,25 @@ def _query_batches(counts: np.ndarray, dim: int, batch_bytes: int):
         yield lo, len(counts)
 
 
-def _evaluate(opcodes, sims: torch.Tensor, ops: Ops) -> torch.Tensor:
-    """Run one shape's postfix program on (G, P, M) literal similarities -> (G, M) scores."""
-    return run_postfix(opcodes, lambda p: sims[:, p], ops)
+def _group_scores(docs: torch.Tensor, vectors: torch.Tensor, group, ops: Ops, coef=None,
+                  epilogue: torch.Tensor | None = None) -> torch.Tensor:
+    """(G, M) scores of one program shape's G queries on their (G, M, d) padded candidate rows.
+
+    ``coef``: the (P, G) literal affines ``(a, b)`` of folded scoring options, ``epilogue``: their (G, 4)
+    hybrid rows ``(mix_l, mix_w, mix_c, whole-query row of vectors)`` (see
+    :func:`itlr_gpu.scoring.linear_coefficients`)."""
+    lit = vectors[group.push_terms.T]                                                    # (G, P, d)
+    # elementwise product + sum over d: every (query, row) pair is reduced the same way, so identical
+    # documents get identical similarities (ties go to the lower row)
+    sims = torch.stack([(docs * lit[:, p, None, :]).sum(dim=-1) for p in range(lit.shape[1])], dim=1)   # (G, P, M)
+    if coef is not None:
+        a, b = coef
+        sims = sims * a.T[:, :, None] + b.T[:, :, None]
+    scores = run_postfix(group.opcodes, lambda p: sims[:, p], ops)
+    if epilogue is not None:
+        whole = (docs * vectors[epilogue[:, 3].to(torch.int64)][:, None, :]).sum(dim=-1)     # (G, M)
+        scores = scores * epilogue[:, 0:1] + whole * epilogue[:, 1:2] + epilogue[:, 2:3]
+    return scores
 
 
 def print_warnings(report: RerankReport, file=None) -> None:
