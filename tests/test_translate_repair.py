@@ -58,6 +58,10 @@ def test_no_gold_form_has_a_defect():
     ("Cold exposure increases BAT recruitment but neither tea nor coffee",
      '"Cold exposure increases BAT recruitment" AND "tea" AND "coffee"',
      '"Cold exposure increases BAT recruitment" AND NOT "tea" AND NOT "coffee"', "exclusion has no NOT"),
+    ("Other than statins, what lowers LDL cholesterol?", '"statins" AND NOT "LDL cholesterol"',
+     '"what lowers LDL cholesterol" AND NOT "statins"', "negates the request's wanted term"),
+    ("anything except sci-fi: board games for two players", 'NOT "sci-fi: board games for two players"',
+     '"board games for two players" AND NOT "sci-fi"', "negates the request's wanted term"),
 ])
 def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
     found = defects(text, llm, reference=rules_reading(text))

@@ -19,7 +19,10 @@ and, measured against the rules' own reading of the request (``reference``):
 * **a lost "or"**: ``A, B or C`` -> ``"A" AND "B" AND "C"``: the request says "or" before any
   negation, the rules read an OR, the LLM's form has none and keeps no "or" inside a term;
 * **a lost negation**: ``X, excluding Y`` -> ``"X" AND "Y"``: the request holds an exclusion marker
-  of the rules' lexicon outside the form's terms, the rules read a NOT, the LLM's form has none.
+  of the rules' lexicon outside the form's terms, the rules read a NOT, the LLM's form has none;
+* **a wanted term negated**: ``Other than statins, what lowers LDL cholesterol?`` ->
+  ``"statins" AND NOT "LDL cholesterol"``: every word of a term the rules read as wanted that the form
+  keeps is inside the form's negated terms.
 
 and, without the rules (they refuse texts this long):
 
@@ -51,7 +54,7 @@ from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r6"
+REPAIR_VERSION = "r7"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
@@ -183,6 +186,21 @@ def _cut_without_connective(whole: str, pieces: list[str], negated: bool = False
     return None
 
 
+def _polar_terms(node: Node, negated: bool = False) -> tuple[list[str], list[str]]:
+    """(wanted terms, negated terms) of a form: a term under an odd number of NOTs is negated."""
+    if isinstance(node, Term):
+        return ([], [node.text]) if negated else ([node.text], [])
+    if isinstance(node, Not):
+        return _polar_terms(node.child, not negated)
+    wanted: list[str] = []
+    unwanted: list[str] = []
+    for child in node.children:
+        w, u = _polar_terms(child, negated)
+        wanted += w
+        unwanted += u
+    return wanted, unwanted
+
+
 def _keeps_little(text: str, node: Node) -> bool:
     """A long request (>= LONG_REQUEST content words) of which the form's terms keep under half."""
     content = [w for w in _words(text) if w not in _OPTIONAL and w not in _CONNECTIVES]
@@ -217,6 +235,13 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
             cut = _cut_without_connective(whole, pieces, _has_not(node)) if len(pieces) > 1 else None
             if cut is not None:
                 found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
+        wanted, unwanted = _polar_terms(node)
+        kept_wanted = {w for t in wanted for w in _words(t)}
+        kept_unwanted = {w for t in unwanted for w in _words(t)}
+        for whole in _polar_terms(ref)[0]:
+            named = {w for w in _words(whole) if w not in _OPTIONAL and w not in _CONNECTIVES}
+            if named & kept_unwanted and not named & kept_wanted:
+                found.append(f"negates the request's wanted term {_norm(whole).strip()!r}")
         if _has_or(ref) and not _has_or(node) and _lost_or(text, node):
             found.append('the request\'s "or" has no OR')
         if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
