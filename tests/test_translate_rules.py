@@ -512,6 +512,11 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
      '("the mediterranean diet" AND "cognitive decline")'),
     ("relationship between income inequality and crime rates", '("income inequality" AND "crime rates")'),
     ("The relationship between sleep and memory is complex.", '"The relationship between sleep and memory is complex"'),
+    # after "the", a placeholder noun names nothing
+    ("anything on coral bleaching but skip the Great Barrier Reef stuff",
+     '("coral bleaching" AND NOT "the Great Barrier Reef")'),
+    ("standing desks w/o the motorized ones", '("standing desks" AND NOT "the motorized")'),
+    ("baby stuff", '"baby stuff"'),
     # a hedge is no negation
     ("Not sure if relevant, but also wind power", '"wind power"'),
     ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),

@@ -342,6 +342,7 @@ _GENRE = (
 )
 _GENRE_RE = re.compile(_GENRE)
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
+_PLACEHOLDERS = {"stuff", "ones"}
 _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
 _DASHES = {"-", "--", "\u2013", "\u2014"}
 
@@ -622,6 +623,11 @@ def _term_text(text: str) -> str:
         if low.endswith(" " + tail):
             text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
             low = text.lower()
+    # "skip the Great Barrier Reef stuff", "w/o the motorized ones": after "the", a placeholder noun names
+    # nothing ("baby stuff" keeps its noun)
+    words = text.split()
+    if len(words) > 2 and words[0].lower() == "the" and words[-1].lower() in _PLACEHOLDERS:
+        text = " ".join(words[:-1]).rstrip(_EDGE_PUNCT)
     return text
 
 
