@@ -361,7 +361,7 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import evaluate
+    from .evaluate import evaluate, shallow_measures
     from .io import read_table
     from .scale.bulk import read_results
 
@@ -371,6 +371,9 @@ def cmd_eval(args) -> int:
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
+    for name, cutoff, depth in shallow_measures(table, measures):
+        print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
+              f"{depth:,} (search with -k {cutoff} to measure it)", file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pyarrow.compute as pc
 from .errors import InputError
 from .validate import text_lines
 
-__all__ = ["read_qrels", "evaluate", "parse_measures"]
+__all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures"]
 
 PathLike = str | os.PathLike
 
@@ -95,13 +96,40 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
         try:
             measure = ir_measures.parse_measure(str(name))
         except (NameError, ValueError, SyntaxError, TypeError, AttributeError, KeyError) as e:
-            raise InputError(f"unknown measure {name!r} ({e})", "measures",
-                             "an ir_measures name such as nDCG@10, R@100, AP, P@5, RR") from e
+            hint = _spelled(str(name))
+            raise InputError(f"unknown measure {name!r} ({e})" + (f"; did you mean {hint!r}?" if hint else ""),
+                             "measures", "an ir_measures name such as nDCG@10, R@100, AP, P@5, RR") from e
         _check_params(measure, str(name))
         parsed.append(measure)
     if not parsed:
         raise InputError("no measures given", "measures", "at least one measure such as nDCG@10")
     return parsed
+
+
+def _spelled(name: str) -> str | None:
+    """``name`` with its measure spelled as ir_measures spells it ("ndcg@10" -> "nDCG@10"), when only the
+    case differs; None otherwise."""
+    head = re.match(r"[^@(]*", name).group(0)
+    names: dict[str, str] = {}
+    for m in ir_measures.measures.registry:   # the first spelling of a name registered twice ("nDCG", "NDCG")
+        names.setdefault(m.lower(), m)
+    spelled = names.get(head.strip().lower())
+    return spelled + name[len(head):] if spelled and spelled != head else None
+
+
+def shallow_measures(results: pa.Table, measures: Iterable[str]) -> list[tuple[str, int, int]]:
+    """``(measure, cutoff, depth)`` for each measure whose cutoff is deeper than the most results any query
+    of ``results`` has (``R@100`` of a top-10 run is recall at 10): worth a warning, not an error."""
+    if results.num_rows == 0 or "query_id" not in results.column_names:
+        return []
+    counts = results.group_by("query_id").aggregate([([], "count_all")]).column("count_all")
+    depth = int(pc.max(counts).as_py())
+    out = []
+    for measure in parse_measures(measures):
+        cutoff = measure.params.get("cutoff")
+        if isinstance(cutoff, int) and cutoff > depth:
+            out.append((str(measure), cutoff, depth))
+    return out
 
 
 def _check_params(measure: Any, name: str) -> None:
@@ -165,6 +193,8 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     if missing:
         raise InputError(f"results table lacks column(s) {missing}; found {results.column_names}", where,
                          "columns query_id, doc_id, score")
+    if results.num_rows == 0:
+        raise InputError("the results hold no rows", where, "at least one (query_id, doc_id, score) row")
     for name in ("query_id", "doc_id", "score"):
         col = results.column(name)
         if col.null_count:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itlr_gpu.errors import InputError
-from itlr_gpu.evaluate import evaluate, read_qrels
+from itlr_gpu.evaluate import evaluate, read_qrels, shallow_measures
 from itlr_gpu.io import RESULT_SCHEMA
 
 # One query; ranking a, b, c; b and c relevant.
@@ -170,10 +170,23 @@ def test_unknown_measure():
         evaluate(RUN, qrels, measures=["nDCG@x"])
     with pytest.raises(InputError, match="no measures"):
         evaluate(RUN, qrels, measures=[])
+    # a name that differs only in case is spelled as the library spells it
+    with pytest.raises(InputError, match=r"unknown measure 'ndcg@10' .*; did you mean 'nDCG@10'\?"):
+        evaluate(RUN, qrels, measures=["ndcg@10"])
+    with pytest.raises(InputError, match=r"did you mean 'P\(rel=2\)@5'\?"):
+        evaluate(RUN, qrels, measures=["p(rel=2)@5"])
+
+
+def test_a_cutoff_deeper_than_the_run_is_named():
+    assert shallow_measures(RUN, ["nDCG@3", "R@100", "AP", "P@4"]) == [("R@100", 100, 3), ("P@4", 4, 3)]
+    assert shallow_measures(RUN, ["nDCG@3"]) == []
 
 
 def test_bad_results_and_mismatched_ids():
     qrels = [ir_measures.Qrel("q1", "b", 1)]
+    for unanswered in ("zero", "skip"):   # an empty run is a mistake upstream, not a score of 0
+        with pytest.raises(InputError, match="the results hold no rows"):
+            evaluate(RESULT_SCHEMA.empty_table(), qrels, unanswered=unanswered)
     with pytest.raises(InputError, match=r"lacks column\(s\) \['score'\]"):
         evaluate(pa.table({"query_id": ["q1"], "doc_id": ["a"]}), qrels)
     with pytest.raises(InputError, match="null score at row 1"):

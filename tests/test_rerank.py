@@ -119,9 +119,19 @@ def test_unknown_ids_reported_and_strict(saved):
     assert report.unknown_queries == 1 and report.unknown_query_examples == ["q9"]
     assert (report.candidates, report.scored) == (5, 2)
     assert table.column("doc_id").to_pylist() == ["d5", "d7"]
-    assert any("2 candidate(s) name doc ids not in the index (first: nope, gone)" in w for w in report.warnings())
-    with pytest.raises(InputError, match=r"2 candidate\(s\) name doc ids not in the index \(first: nope, gone\)"):
+    assert any("2 candidate(s) name doc ids not in the index (first: 'nope', 'gone')" in w for w in report.warnings())
+    with pytest.raises(InputError, match=r"2 candidate\(s\) name doc ids not in the index \(first: 'nope', 'gone'\)"):
         rerank(index, EXPRS[:2], ["q0", "q1"], cands, HashEncoder(), k=5, device="cpu", strict=True)
+
+
+def test_nothing_to_score_is_an_error(saved):
+    # a candidates file of another corpus (or queries file): no empty result, one error naming both kinds
+    root, index = saved
+    cands = pa.table({"query_id": ["q0", "q0", "zz"], "doc_id": ["MED-1", "", "d1"]})
+    with pytest.raises(InputError, match=r"none of the 3 candidates can be scored: 2 candidate\(s\) name doc ids not "
+                                         r"in the index \(first: 'MED-1', ''\); 1 candidate\(s\) name query ids not in "
+                                         r"the queries file \(first: 'zz'\)"):
+        rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), device="cpu")
 
 
 def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
@@ -137,7 +147,7 @@ def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
     out = tmp_path / "reranked.arrow"
     assert main(["rerank", str(root / "sharded"), str(q), str(run), "-o", str(out), "-k", "3"]) == 0
     captured = capsys.readouterr()
-    assert "itlr: warning: 1 candidate(s) name doc ids not in the index (first: missing-doc)" in captured.err
+    assert "itlr: warning: 1 candidate(s) name doc ids not in the index (first: 'missing-doc')" in captured.err
     assert "6 of 7 candidates scored (1 skipped or repeated) for 2 queries" in captured.out
     table = read_table(out)
     got = by_query(table)

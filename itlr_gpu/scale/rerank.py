@@ -152,14 +152,19 @@ class RerankReport:
     unknown_query_examples: list[str] = field(default_factory=list)
     queries_without_candidates: int = 0
 
-    def warnings(self) -> list[str]:
+    def unknown(self) -> list[str]:
+        """The candidates naming unknown ids, in words: "3 candidate(s) name doc ids not in the index (first: ...)"."""
         out = []
         if self.unknown_docs:
-            out.append(f"{self.unknown_docs} candidate(s) name doc ids not in the index (first: "
-                       f"{', '.join(self.unknown_doc_examples)}); skipped (--strict makes this an error)")
+            out.append(f"{self.unknown_docs:,} candidate(s) name doc ids not in the index (first: "
+                       f"{', '.join(map(repr, self.unknown_doc_examples))})")
         if self.unknown_queries:
-            out.append(f"{self.unknown_queries} candidate(s) name query ids not in the queries file (first: "
-                       f"{', '.join(self.unknown_query_examples)}); skipped (--strict makes this an error)")
+            out.append(f"{self.unknown_queries:,} candidate(s) name query ids not in the queries file (first: "
+                       f"{', '.join(map(repr, self.unknown_query_examples))})")
+        return out
+
+    def warnings(self) -> list[str]:
+        out = [f"{line}; skipped (--strict makes this an error)" for line in self.unknown()]
         if self.queries_without_candidates:
             n = self.queries_without_candidates
             out.append(f"{n} quer{'y has' if n == 1 else 'ies have'} no candidates and get{'s' if n == 1 else ''} "
@@ -226,15 +231,12 @@ def rerank(
     report.unknown_queries = pc.sum(pc.and_(bad_q, pc.invert(bad_doc))).as_py() or 0
     if report.unknown_docs:
         report.unknown_doc_examples = _first_distinct(cd.filter(bad_doc))
-        if strict:
-            raise InputError(f"{report.unknown_docs} candidate(s) name doc ids not in the index (first: "
-                             f"{', '.join(report.unknown_doc_examples)})", where, "doc ids of the index (--strict)")
     if report.unknown_queries:
         report.unknown_query_examples = _first_distinct(cq.filter(pc.and_(bad_q, pc.invert(bad_doc))))
-        if strict:
-            raise InputError(f"{report.unknown_queries} candidate(s) name query ids not in the queries file "
-                             f"(first: {', '.join(report.unknown_query_examples)})", where,
-                             "query ids of the queries file (--strict)")
+    if strict and report.unknown():
+        raise InputError(report.unknown()[0], where,
+                         "doc ids of the index (--strict)" if report.unknown_docs else
+                         "query ids of the queries file (--strict)")
     keep = pc.invert(pc.or_(bad_doc, bad_q))
     r = pc.filter(rows, keep).to_numpy(zero_copy_only=False).astype(np.int64)
     q = pc.filter(qpos, keep).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -247,6 +249,9 @@ def rerank(
         report.duplicates = int(dup.sum())
         q, r = q[~dup], r[~dup]
     report.scored = len(q)
+    if not report.scored:   # a wrong index or queries file: nothing to rerank is no result
+        raise InputError(f"none of the {report.candidates:,} candidates can be scored: " + "; ".join(report.unknown()),
+                         where, "candidates naming documents of this index and queries of this queries file")
     bounds = np.searchsorted(q, np.arange(len(query_ids) + 1))
 
     program = compile_queries(queries, query_ids)
