@@ -341,6 +341,12 @@ def _errors_path(args, scaled: bool) -> str | None:
         path = f"{stem}.errors{ext}"
     if os.path.abspath(path) == os.path.abspath(args.output):
         raise UsageError("the errors table would replace the results", "--errors", "another path than -o")
+    folder = os.path.abspath(args.output)
+    if scaled and os.path.abspath(path).startswith(folder + os.sep) \
+            and not os.path.relpath(path, folder).startswith(("_", ".")):
+        # dataset readers take every file of the result folder but those starting with '_' or '.'
+        raise UsageError("the errors table inside the result folder would be read as results", "--errors",
+                         f"a name starting with '_' in {args.output} (the default: _errors.arrow), or a path outside it")
     check_output(path, inputs={"queries": args.queries, "index": args.index}, flag="--errors")
     return path
 

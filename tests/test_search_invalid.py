@@ -94,17 +94,20 @@ def test_skip_invalid_with_no_valid_query_is_an_error(tmp_path, capsys):
     assert tree(tmp_path) == before
 
 
-@pytest.mark.parametrize("argv, what", [
-    (["--errors", "e.arrow"], "--errors only goes with --skip-invalid"),
-    (["--skip-invalid", "--errors", "e.txt"], "e.txt"),
-    (["--skip-invalid", "--errors", "out.arrow"], "would replace the results"),
+@pytest.mark.parametrize("out, argv, what", [
+    ("out.arrow", ["--errors", "e.arrow"], "--errors only goes with --skip-invalid"),
+    ("out.arrow", ["--skip-invalid", "--errors", "e.txt"], "e.txt"),
+    ("out.arrow", ["--skip-invalid", "--errors", "out.arrow"], "would replace the results"),
+    # a result folder is read as one dataset: an errors table there must be hidden from it
+    ("res", ["--batch-size", "2", "--skip-invalid", "--errors", "res/errs.parquet"], "would be read as results"),
+    ("res", ["--batch-size", "2", "--skip-invalid", "--errors", "res/sub/_e.arrow"], "would be read as results"),
 ])
-def test_errors_option_misuse_is_a_usage_error(tmp_path, capsys, monkeypatch, argv, what):
+def test_errors_option_misuse_is_a_usage_error(tmp_path, capsys, monkeypatch, out, argv, what):
     monkeypatch.chdir(tmp_path)
     index = build_index(tmp_path / "i")
     queries = write_queries(tmp_path / "q.jsonl", EXPRS)
     before = tree(tmp_path)
-    rc, _, err = run_cli(["search", index, queries, "-o", "out.arrow", *argv], capsys)
+    rc, _, err = run_cli(["search", index, queries, "-o", out, *argv], capsys)
     assert_clean_failure(rc, err)
     assert what in err
     assert tree(tmp_path) == before
