@@ -162,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
     s.add_argument("index")
     s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
-    s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
+    s.add_argument("-o", "--output", required=True,
+                   help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
+                        "ending with '/'): a resumable dataset of parts")
     s.add_argument("-k", type=positive_int, default=10)
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",

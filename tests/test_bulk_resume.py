@@ -182,3 +182,20 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "differs from this command in k (was 4, now 7)" in err
     assert np.all(np.diff(first.column("rank").to_numpy()[:4]) == 1)
+
+
+def test_a_folder_named_with_a_dot_needs_a_trailing_slash(index_dir, tmp_path, monkeypatch, capsys):
+    # "run.v2/" is a folder however it is named; "run.v2" without the slash (and not existing) is a file name
+    # of an unknown type, and the error says how to name a folder
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS, [f"q{i}" for i in range(len(EXPRS))])
+    base = ["search", str(index_dir), str(q), "-k", "3", "--batch-size", "4", "--device", "cpu", "-o"]
+    assert main(base + [str(tmp_path / "run.v2")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown output type .v2" in err[0] and "a name ending with '/'" in err[0]
+    assert not (tmp_path / "run.v2").exists()
+    assert main(base + [str(tmp_path / "run.v2") + "/"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("run.v2/ (2 parts)")
+    assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)

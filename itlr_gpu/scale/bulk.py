@@ -70,10 +70,13 @@ JOB_KEYS = ("queries_checksum", "num_queries", "k", "ops", "index_checksum", "do
 
 
 def is_dataset_path(path: str | os.PathLike) -> bool:
-    """An existing folder, or a path without any extension, names a dataset folder.
+    """An existing folder, a path ending with a slash (``run.v2/``) or a path without any extension names a
+    dataset folder.
 
     A file name with another extension (``out.csv``) is neither: the CLI rejects it.
     """
+    if str(path).endswith(("/", os.sep)):
+        return True
     if str(path).lower().endswith(PART_FORMATS):
         return False  # out.arrow is a file even where a folder of that name exists (the CLI refuses it)
     p = Path(path)

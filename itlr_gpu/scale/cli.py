@@ -16,6 +16,7 @@ Imports here are light; the heavy modules load when a command runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Sequence
 
@@ -62,7 +63,7 @@ def wants_scale(args: argparse.Namespace) -> bool:
 
 def check_search_args(args: argparse.Namespace) -> None:
     """Usage errors of ``itlr search``'s scaling options and its ``-o``, raised before any file is read."""
-    from ..output import check_not_input, check_output_folder
+    from ..output import OutputError, check_not_input, check_output_folder
     from .bulk import is_dataset_path
 
     if getattr(args, "workers", None) and args.ray is None:
@@ -78,7 +79,13 @@ def check_search_args(args: argparse.Namespace) -> None:
         if getattr(args, "part_format", "parquet") != "parquet":
             raise UsageError("--part-format only goes with a folder -o", "itlr search",
                              "-o FOLDER (no extension) for a resumable dataset")
-        check_output(args.output)
+        try:
+            check_output(args.output)
+        except OutputError as e:
+            if not e.what.startswith("unknown output type"):
+                raise
+            raise OutputError(e.what, e.where, f"{e.expected}, or a result folder: a name without an extension, "
+                                               f"an existing folder or a name ending with '/'") from None
     check_not_input(args.output, {"queries": args.queries, "index": args.index})
 
 
@@ -128,7 +135,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                               doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
             resumed = f", {counted(report.skipped, 'part')} already done" if report.skipped else ""
             print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
-                  f"{args.output}/ ({counted(report.num_parts, 'part')}{resumed})")
+                  f"{args.output.rstrip(os.sep + '/')}/ ({counted(report.num_parts, 'part')}{resumed})")
             return 0
         batch = args.batch_size or len(ids)
         tables = []
