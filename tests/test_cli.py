@@ -307,3 +307,10 @@ def test_demo_with_a_bad_model_fails_before_any_work(capsys):
     assert main(["demo", "--model", "/nonexistent-model"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("itlr: error: /nonexistent-model: model folder not found") and "steps" not in err
+
+
+def test_demo_on_too_few_documents_names_the_option(capsys):
+    assert main(["demo", "--docs", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["itlr: error: --docs: 1 document(s) are too few for the demo's queries (each needs 1 to 90% of "
+                   "the corpus as answers) (expected more documents (the default is 400))"]

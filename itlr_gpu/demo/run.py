@@ -17,6 +17,7 @@ from collections import defaultdict
 import ir_measures
 from tqdm.auto import tqdm
 
+from ..errors import InputError
 from ..query import Term
 from ..scoring import RECOMMENDED
 from ..synthetic import TEMPLATES_3, make_queries, qrels_from_queries
@@ -42,6 +43,9 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
     with steps:
         corpus, labels = make_corpus(n_docs, seed)
         queries = make_queries(labels, topic_terms(), TEMPLATES_3, per_template, seed, max_answer_frac=0.9)
+        if not queries:   # every query needs an answer that is not nearly the whole corpus
+            raise InputError(f"{len(corpus)} document(s) are too few for the demo's queries (each needs 1 to 90% of "
+                             "the corpus as answers)", "--docs", "more documents (the default is 400)")
         step(f"{len(corpus)} documents, {len(queries)} queries")
         encoder.encode(["warm up"])
         step("encoder loaded")
