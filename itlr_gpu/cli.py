@@ -185,8 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
-    s.add_argument("results", help="result file (.arrow/.parquet/.jsonl) or the result folder of a sharded/batched "
-                                   "search; ties in score keep the file's rank order")
+    s.add_argument("results", help="result file (.arrow/.parquet/.jsonl), the result folder of a sharded/batched "
+                                   "search, or a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a "
+                                   "headerless .tsv); ties in score keep the file's rank order")
     s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")
@@ -369,19 +370,28 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import evaluate, shallow_measures
-    from .io import read_table
+    from .evaluate import evaluate, looks_like_qrels, shallow_measures
+    from .io import is_trec_run, read_table, read_trec_run
     from .scale.bulk import read_results
 
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
-    # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes
-    table = read_results(args.results) if os.path.isdir(args.results) else read_table(args.results)
+    # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes; a TREC run is
+    # what a first stage (BM25, ...) writes
+    if looks_like_qrels(args.results):
+        raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
+                         "a result file, a result folder or a TREC run")
+    if os.path.isdir(args.results):
+        table = read_results(args.results)
+    elif is_trec_run(args.results):
+        table = read_trec_run(args.results)
+    else:
+        table = read_table(args.results)
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
-              f"{depth:,} (search with -k {cutoff} to measure it)", file=sys.stderr)
+              f"{depth:,} (a deeper run measures it: itlr search -k {cutoff})", file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from .errors import InputError
 from .validate import text_lines
 
-__all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures"]
+__all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures", "looks_like_qrels"]
 
 PathLike = str | os.PathLike
 
@@ -43,11 +43,32 @@ def _int(value: str, where: str) -> int:
     return grade
 
 
+def looks_like_qrels(path: PathLike) -> bool:
+    """Whether a text file opens as qrels do (a BEIR header, or ``qid 0 docid rel``): the check that tells a
+    user who swapped RESULTS and QRELS so."""
+    p = Path(path)
+    if not p.is_file() or p.name.lower().endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
+        return False
+    try:
+        for _, line in text_lines(p, "text"):
+            if line.strip():
+                words = line.split()
+                return [w.lower() for w in words] == BEIR_HEADER or (len(words) == 4 and words[1] == "0")
+    except InputError:   # not text
+        return False
+    return False
+
+
 def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
     """Read BEIR (tsv with header) or TREC (``qid iter docid rel``) qrels; errors name ``file:line``."""
     p = Path(path)
     if not p.is_file():
         raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
+    with open(p, "rb") as f:
+        magic = f.read(6)
+    if magic.startswith((b"ARROW1", b"PAR1")):   # the result table given as qrels: arguments swapped?
+        raise InputError("an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first, then QRELS)", str(p),
+                         "a BEIR .tsv or TREC qrels file")
     qrels: list[ir_measures.Qrel] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     fmt: str | None = None

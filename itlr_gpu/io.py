@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from .errors import InputError
 from .output import atomic_file, check_output_file
 from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read_tsv_rows, string_column,
-                       strings_to_arrow, table_from_rows)
+                       strings_to_arrow, table_from_rows, text_lines)
 
 __all__ = [
     "RESULT_SCHEMA",
@@ -26,6 +26,8 @@ __all__ = [
     "document_texts",
     "read_queries",
     "read_table",
+    "read_trec_run",
+    "is_trec_run",
     "write_table",
     "check_ids",
     "normalize_corpus",
@@ -300,6 +302,67 @@ def read_table(path: PathLike) -> pa.Table:
     if kind == ".parquet":
         return _read_parquet(p)
     return _table_from_rows([obj for _, obj in _iter_jsonl(p)], str(p))
+
+
+# --------------------------------------------------------------------------- TREC runs
+
+TREC_RUN_EXTENSIONS = (".run", ".trec", ".txt", ".run.gz", ".trec.gz", ".txt.gz")
+TREC_RUN_LINE = "a TREC run line: qid Q0 docid rank score tag"
+
+
+def is_trec_line(line: str) -> bool:
+    parts = line.split()
+    return len(parts) == 6 and parts[1] == "Q0"
+
+
+def is_trec_run(path: PathLike) -> bool:
+    """A ``.run`` / ``.trec`` / ``.txt`` file (gzipped too), or a ``.tsv`` whose first line is a run line
+    (``qid Q0 docid rank score tag``: what first-stage retrievers write)."""
+    p = Path(path)
+    name = p.name.lower()
+    if name.endswith(TREC_RUN_EXTENSIONS):
+        return True
+    if not name.endswith((".tsv", ".tsv.gz")) or not p.is_file():
+        return False
+    for _, line in text_lines(p, "a TSV file"):
+        if line.strip():
+            return is_trec_line(line)
+    return False
+
+
+def read_trec_run(path: PathLike, numbers: bool = True) -> pa.Table:
+    """A TREC run as a result table ``query_id, rank, doc_id, score`` (rank int64, score float64), in file
+    order.  ``numbers=False`` leaves rank and score unread (null): for candidate lists, where only the pairs
+    count."""
+    p = _existing(path, "TREC run")
+    qids, ranks, dids, scores = [], [], [], []
+    for lineno, line in text_lines(p, TREC_RUN_LINE):
+        parts = line.split()
+        if not parts:
+            continue
+        where = f"{p}:{lineno}"
+        if len(parts) != 6:
+            raise InputError(f"{len(parts)} fields", where, TREC_RUN_LINE)
+        qids.append(parts[0])
+        dids.append(parts[2])
+        if numbers:
+            try:
+                ranks.append(int(parts[3]))
+            except ValueError:
+                raise InputError(f"rank {parts[3]!r}", where, "an integer rank (" + TREC_RUN_LINE + ")") from None
+            try:
+                scores.append(float(parts[4]))
+            except ValueError:
+                raise InputError(f"score {parts[4]!r}", where, "a number (" + TREC_RUN_LINE + ")") from None
+    if not qids:
+        raise InputError("no run lines", str(p), TREC_RUN_LINE)
+    n = len(qids)
+    return pa.table({
+        "query_id": pa.array(qids, pa.string()),
+        "rank": pa.array(ranks if numbers else [None] * n, pa.int64()),
+        "doc_id": pa.array(dids, pa.string()),
+        "score": pa.array(scores if numbers else [None] * n, pa.float64()),
+    })
 
 
 def write_table(table: pa.Table, path: PathLike) -> None:

@@ -193,3 +193,36 @@ def test_bad_results_and_mismatched_ids():
         evaluate(pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, None]}), qrels)
     with pytest.raises(InputError, match="none of the 1 result queries"):
         evaluate(results([("1", "a", 1.0)]), qrels)
+
+
+def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
+    from itlr_gpu.cli import main
+    from itlr_gpu.io import is_trec_run, read_trec_run
+
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\tb\t1\nq1\tc\t1\n")
+    run = tmp_path / "bm25.run"
+    run.write_text("q1 Q0 a 1 3.5 bm25\nq1\tQ0\tb\t2\t2.25\tbm25\nq1 Q0 c 3 1 bm25\n")
+    table = read_trec_run(run)
+    assert table.column_names == ["query_id", "rank", "doc_id", "score"]
+    assert table.column("score").to_pylist() == [3.5, 2.25, 1.0]
+    headerless = tmp_path / "run.tsv"
+    headerless.write_text(run.read_text())
+    assert is_trec_run(run) and is_trec_run(headerless) and not is_trec_run(qrels)
+    for path in (run, headerless):
+        assert main(["eval", str(path), str(qrels), "--measures", "nDCG@10"]) == 0
+        assert capsys.readouterr().out.split("\n")[0] == f"nDCG@10\t{NDCG:.4f}"
+    # RESULTS and QRELS swapped: said either way round
+    assert main(["eval", str(qrels), str(run)]) == 1
+    assert "holds qrels, not results (itlr eval takes RESULTS first, then QRELS)" in capsys.readouterr().err
+    arrow = tmp_path / "r.arrow"
+    from itlr_gpu.io import write_table
+
+    write_table(RUN, arrow)
+    assert main(["eval", str(qrels), str(arrow)]) == 1
+    assert main(["eval", str(arrow), str(arrow)]) == 1
+    assert "an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first" in capsys.readouterr().err
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a one 3.5 bm25\n")
+    with pytest.raises(InputError, match=r"bad\.run:1: rank 'one'"):
+        read_trec_run(bad)

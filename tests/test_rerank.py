@@ -293,3 +293,23 @@ def test_cli_rerank_score_options(saved, tmp_path, monkeypatch, capsys):
     assert err == ["itlr: error: --calibration: percentile calibration does not combine with itlr rerank (expected "
                    "equalize, zscore, minmax or none; itlr search takes it)"]
     assert not (tmp_path / "p.arrow").exists()
+
+
+def test_gzipped_runs_and_result_folders_are_candidates(saved, tmp_path, monkeypatch):
+    import gzip
+
+    import itlr_gpu.cli_common as cli_common
+
+    (tmp_path / "c.run.gz").write_bytes(gzip.compress(b"q1 Q0 d1 1 9.5 bm25\nq1 Q0 d2 2 8.0 bm25\n"))
+    (tmp_path / "c.tsv.gz").write_bytes(gzip.compress(b"qid\tdocid\nq1\td1\nq1\td2\n"))
+    for name in ("c.run.gz", "c.tsv.gz"):
+        t = read_candidates(tmp_path / name)
+        assert t.column("doc_id").to_pylist() == ["d1", "d2"], name
+    # the result folder of a batched search: its (query, doc) pairs
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    root, _ = saved
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS[:3], ["q0", "q1", "q2"])
+    assert main(["search", str(root / "single"), str(q), "-o", str(tmp_path / "first"), "-k", "4",
+                 "--batch-size", "2", "--device", "cpu"]) == 0
+    pairs = read_candidates(tmp_path / "first")
+    assert pairs.num_rows == 12 and sorted(set(pairs.column("query_id").to_pylist())) == ["q0", "q1", "q2"]

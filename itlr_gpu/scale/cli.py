@@ -168,7 +168,8 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("index")
     s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
     s.add_argument("candidates", help="query_id, doc_id pairs: .tsv (header) or TREC run (qid Q0 docid rank "
-                                      "score tag; .run/.trec/.txt), .jsonl, .parquet, .arrow")
+                                      "score tag; .run/.trec/.txt; .gz too), .jsonl, .parquet, .arrow, or a "
+                                      "result folder of itlr search")
     s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
     s.add_argument("-k", type=positive_int, default=10, help="results kept per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")

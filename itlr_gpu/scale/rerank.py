@@ -16,8 +16,8 @@ candidate gets the score a full search with the same options gives it.
 
 Candidate formats: ``.tsv`` with a header (``query_id``/``qid``/``query-id`` and
 ``doc_id``/``docid``/``corpus-id``/``pid``), TREC runs (``qid Q0 docid rank score
-tag``; ``.run``/``.trec``/``.txt`` or a headerless ``.tsv``), ``.jsonl``,
-``.parquet``, ``.arrow``.  Candidate doc ids missing from the index (and query
+tag``; ``.run``/``.trec``/``.txt`` or a headerless ``.tsv``, gzipped too), ``.jsonl``,
+``.parquet``, ``.arrow``, or a result folder of ``itlr search``.  Candidate doc ids missing from the index (and query
 ids missing from the queries file) are counted and reported, or refused with
 ``strict=True``; they are never dropped silently.
 """
@@ -39,7 +39,7 @@ from ..encoders import Encoder
 from ..engine import whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
-from ..io import RESULT_SCHEMA, read_table
+from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_line, read_table, read_trec_run
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
@@ -50,7 +50,7 @@ from .shards import slice_program
 
 __all__ = ["read_candidates", "rerank", "RerankReport", "CANDIDATE_EXTENSIONS"]
 
-CANDIDATE_EXTENSIONS = (".tsv", ".run", ".trec", ".txt", ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
+CANDIDATE_EXTENSIONS = (".tsv", ".tsv.gz", *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
 QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
 DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
 SHOW_FIRST = 5
@@ -71,28 +71,12 @@ def _lines(path: Path):
             yield lineno, line
 
 
-def _is_trec_line(line: str) -> bool:
-    parts = line.split()
-    return len(parts) == 6 and parts[1] == "Q0"
-
-
-def _read_trec(path: Path) -> pa.Table:
-    qids, dids = [], []
-    for lineno, line in _lines(path):
-        parts = line.split()
-        if len(parts) != 6:
-            raise InputError(f"{len(parts)} fields", f"{path}:{lineno}", "a TREC run line: qid Q0 docid rank score tag")
-        qids.append(parts[0])
-        dids.append(parts[2])
-    return pa.table({"query_id": pa.array(qids, pa.string()), "doc_id": pa.array(dids, pa.string())})
-
-
 def _read_tsv(path: Path) -> pa.Table:
     lines = list(_lines(path))
     if not lines:
         raise InputError("candidates file is empty", str(path), "a header row and (query_id, doc_id) rows")
-    if _is_trec_line(lines[0][1]):
-        return _read_trec(path)
+    if is_trec_line(lines[0][1]):
+        return read_trec_run(path, numbers=False)
     header = [c.strip() for c in lines[0][1].split("\t")]
     cols: list[list[str]] = [[] for _ in header]
     for lineno, line in lines[1:]:
@@ -122,18 +106,27 @@ def _pick(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> p
 
 
 def read_candidates(path: str | Path) -> pa.Table:
-    """Candidates as a table of strings ``query_id, doc_id`` in file order."""
+    """Candidates as a table of strings ``query_id, doc_id`` in file order (a result folder of ``itlr search``
+    too)."""
     p = Path(path)
+    if p.is_dir():
+        from .bulk import read_results
+
+        table = read_results(p)
+        return _candidate_pairs(table, str(p))
     if not p.is_file():
-        raise InputError("candidates file not found", str(p), "an existing file")
+        raise InputError("candidates file not found", str(p), "an existing file, or a result folder of itlr search")
     kind = _kind(p)
-    if kind in (".run", ".trec", ".txt"):
-        table = _read_trec(p)
-    elif kind == ".tsv":
+    if kind in TREC_RUN_EXTENSIONS:
+        table = read_trec_run(p, numbers=False)
+    elif kind in (".tsv", ".tsv.gz"):
         table = _read_tsv(p)
     else:
         table = read_table(p)
-    where = str(p)
+    return _candidate_pairs(table, str(p))
+
+
+def _candidate_pairs(table: pa.Table, where: str) -> pa.Table:
     out = pa.table({"query_id": _pick(table, QUERY_ALIASES, "query_id", where),
                     "doc_id": _pick(table, DOC_ALIASES, "doc_id", where)})
     if out.num_rows == 0:
