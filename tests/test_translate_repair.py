@@ -60,8 +60,6 @@ def test_no_gold_form_has_a_defect():
      '"Cold exposure increases BAT recruitment" AND NOT "tea" AND NOT "coffee"', "exclusion has no NOT"),
     ("Other than statins, what lowers LDL cholesterol?", '"statins" AND NOT "LDL cholesterol"',
      '"what lowers LDL cholesterol" AND NOT "statins"', "negates the request's wanted term"),
-    ("anything except sci-fi: board games for two players", 'NOT "sci-fi: board games for two players"',
-     '"board games for two players" AND NOT "sci-fi"', "negates the request's wanted term"),
 ])
 def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
     found = defects(text, llm, reference=rules_reading(text))
@@ -108,6 +106,9 @@ def test_no_negation_cue(text):
     # "or" kept inside a term
     ("trade-offs between speed or accuracy, but not dyslexia",
      '"trade-offs between speed or accuracy" AND NOT "dyslexia"'),
+    # how far a leading "no" reaches is the reader's call: both forms negate the first operand, nothing swapped
+    ("no meat or dairy recipes", 'NOT "meat" AND NOT "dairy"'),
+    ("no sugar or salt", 'NOT ("sugar" OR "salt")'),
 ])
 def test_readings_the_comparison_leaves_alone(text, llm):
     assert defects(text, llm, reference=rules_reading(text)) == []

@@ -201,6 +201,25 @@ def _polar_terms(node: Node, negated: bool = False) -> tuple[list[str], list[str
     return wanted, unwanted
 
 
+def _swapped(ref: Node, node: Node) -> tuple[str, str] | None:
+    """(wanted, excluded) terms of the rules' reading ``ref`` whose polarity ``node`` turned around: every
+    word ``node`` keeps of the wanted term is in its negated terms, and of the excluded term in its wanted
+    ones.  Only a swap counts: where both forms negate the first operand and differ on how far the "not"
+    reaches ("no meat or dairy"), the grammar's precedence and the reader's may both be meant."""
+    def split(form: Node) -> tuple[set[str], set[str]]:
+        wanted, negated = _polar_terms(form)
+        return {w for t in wanted for w in _words(t)}, {w for t in negated for w in _words(t)}
+
+    def named(term: str) -> set[str]:
+        return {w for w in _words(term) if w not in _OPTIONAL and w not in _CONNECTIVES}
+
+    kept_wanted, kept_negated = split(node)
+    ref_wanted, ref_negated = _polar_terms(ref)
+    lost = [t for t in ref_wanted if named(t) & kept_negated and not named(t) & kept_wanted]
+    gained = [t for t in ref_negated if named(t) & kept_wanted and not named(t) & kept_negated]
+    return (_norm(lost[0]).strip(), _norm(gained[0]).strip()) if lost and gained else None
+
+
 def _keeps_little(text: str, node: Node) -> bool:
     """A long request (>= LONG_REQUEST content words) of which the form's terms keep under half."""
     content = [w for w in _words(text) if w not in _OPTIONAL and w not in _CONNECTIVES]
@@ -214,7 +233,8 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
     """What in ``form`` (a logical form of request ``text``) the request's wording refutes; [] for none.
 
     ``reference`` (the rules' form of the same request) adds the checks that need a second reading:
-    a dropped term, a phrase cut where the request has no connective, a lost "or".
+    a dropped term, a phrase cut where the request has no connective, a lost "or", a lost negation,
+    wanted and excluded terms swapped.
     """
     node = parse(form) if isinstance(form, str) else form
     found = []
@@ -235,13 +255,10 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
             cut = _cut_without_connective(whole, pieces, _has_not(node)) if len(pieces) > 1 else None
             if cut is not None:
                 found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
-        wanted, unwanted = _polar_terms(node)
-        kept_wanted = {w for t in wanted for w in _words(t)}
-        kept_unwanted = {w for t in unwanted for w in _words(t)}
-        for whole in _polar_terms(ref)[0]:
-            named = {w for w in _words(whole) if w not in _OPTIONAL and w not in _CONNECTIVES}
-            if named & kept_unwanted and not named & kept_wanted:
-                found.append(f"negates the request's wanted term {_norm(whole).strip()!r}")
+        swapped = _swapped(ref, node)
+        if swapped:
+            found.append(f"negates the request's wanted term {swapped[0]!r} and wants its excluded "
+                         f"term {swapped[1]!r}")
         if _has_or(ref) and not _has_or(node) and _lost_or(text, node):
             found.append('the request\'s "or" has no OR')
         if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
