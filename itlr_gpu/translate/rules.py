@@ -168,7 +168,8 @@ def _modifies(word: str) -> bool:
 
 
 # Exclusions that open a clause: only after a comma, a semicolon, "but" or "and" ("X, leave out Y", "X but I
-# don't want anything about Y"); elsewhere their words are a topic's ("how to skip breakfast").
+# don't want anything about Y"; "ignore" after a comma or semicolon only); elsewhere their words are a topic's
+# ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "ignore"}
 for _who in ("i", "we"):
@@ -266,7 +267,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     r"(?:looking|searching|hunting)\s+for\b",
-    r"(?:(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+|just\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
+    r"(?:just\s+(?=want|need)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
@@ -310,12 +311,13 @@ _ASKS = [  # a sentence that starts so asks for documents
 ]
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
-# cats") is no negation: dropped with its "but (also)" (a short clause only)
-_HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:not\s+(?:sure|certain)|no\s+idea|dunno)\b(?P<clause>[^,;:.!?]*?)"
+# cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
+_HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:not\s+(?:sure|certain)|no\s+idea|dunno)\s+"
+                       r"(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b(?:\s+[^\s,;:.!?]+){0,8}?"
                        r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:also\s+)?(?=\S)")
-_MAX_HEDGE = 8   # words
 # "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
-# a text that states nothing ("The relationship between X and Y is complex." is a claim)
+# a text that states nothing ("The relationship between X and Y is complex." is a claim) and names two
+# ("links between pages" keeps its words)
 _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationships?|relations?|connections?|"
                                 r"associations?|correlations?)\s+between\s+(?=\S)")
 
@@ -345,6 +347,7 @@ _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
 _DASHES = {"-", "--", "\u2013", "\u2014"}
+_MAX_SLASH_WORDS = 12   # a spaced slash is an "or" in a request of at most this many words
 
 
 # --------------------------------------------------------------------------- lexing
@@ -365,8 +368,13 @@ _LEX_RE = re.compile(
 
 def _fold(text: str) -> str:
     """Lower case with the typographic apostrophe as "'", for matching only (terms keep the user's text):
-    "Don\u2019t", "I\u2019m", "What\u2019s" match the markers and patterns written with "'"."""
-    return text.lower().replace("\u2019", "'")
+    "Don\u2019t", "I\u2019m", "What\u2019s" match the markers and patterns written with "'".  Always the
+    same length as ``text``, so that match offsets hold in it ("\u0130".lower() is two characters: such a
+    character stays as it is)."""
+    low = text.lower()
+    if len(low) != len(text):
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return low.replace("\u2019", "'")
 
 
 def _clean(text: str) -> str:
@@ -402,13 +410,18 @@ def _lex(text: str) -> list[_Tok]:
                 stripped = stripped.rstrip(".")
             t.text = stripped
     # a spaced dash ("romance novels - no vampires") is kept for now: before an exclusion it separates a clause;
-    # a spaced slash between words is an "or" ("artificial sweeteners / aspartame"; not "and / or", "1 / 2")
+    # a spaced slash between words is an "or" ("artificial sweeteners / aspartame"; not "and / or", "1 / 2",
+    # nor two single words before their noun: "mother / daughter relationships"; in a short request only: a
+    # claim's "myelopathy / tropical spastic paraparesis" names one thing twice)
+    short = len(text.split()) <= _MAX_SLASH_WORDS
+
     for i, t in enumerate(raw):
         if t.kind == "WORD" and t.spaced and t.text in _DASHES and i + 1 < len(raw) and raw[i + 1].spaced:
             t.kind = "DASH"
-        elif t.kind == "WORD" and t.spaced and t.text == "/" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
-                and raw[i - 1].kind == raw[i + 1].kind == "WORD" and _fold(raw[i - 1].text) != "and" \
-                and not (raw[i - 1].text[-1:].isdigit() or raw[i + 1].text[:1].isdigit()):
+        elif short and t.kind == "WORD" and t.spaced and t.text == "/" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
+                and raw[i - 1].kind == raw[i + 1].kind == "WORD" \
+                and _slash_alternative(raw[i - 1].text) and _slash_alternative(raw[i + 1].text) \
+                and not _compound_slash(raw, i):
             t.kind = "OR"
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
@@ -479,7 +492,9 @@ def _lex(text: str) -> list[_Tok]:
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit():
                 t.kind = "WORD"
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
-            if prev not in ("COMMA", "SEMI", "BUT", "AND") or nxt not in ("WORD", "QTERM", "LP"):
+            # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing)
+            openers = ("COMMA", "SEMI") if low == "ignore" else ("COMMA", "SEMI", "BUT", "AND")
+            if prev not in openers or nxt not in ("WORD", "QTERM", "LP"):
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
             later = [u.kind for u in out[i + 1:]]
@@ -505,9 +520,9 @@ def _lex(text: str) -> list[_Tok]:
         if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
                 and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
             t.kind = "WORD"
-        # a hedge ("not sure whether ...", "not certain") negates no topic
+        # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
-                and out[i + 1].text.lower().strip(".,;:!?\"'") in ("sure", "certain"):
+                and _is_hedge(out[i + 1].text, out[i + 2].text if i + 2 < len(out) else ""):
             t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
     # to what precedes it ("(H2A)-histone")
@@ -528,12 +543,38 @@ def _lex(text: str) -> list[_Tok]:
     return out
 
 
+def _is_hedge(word: str, after: str) -> bool:
+    """Whether "not" + ``word`` (+ the token ``after``) hedges: "not sure", "not certain if / whether ..."."""
+    word, after = (_fold(w).strip(".,;:!?\"'") for w in (word, after))
+    first = word.split()[0] if word.split() else ""
+    rest = word.split()[1] if len(word.split()) > 1 else after.split()[0] if after.split() else ""
+    return first == "sure" or (first == "certain" and rest in ("if", "whether", "about", "that", "what", "how", ""))
+
+
+def _slash_alternative(word: str) -> bool:
+    """A word beside a spaced slash that makes it an "or": not a short token of a compound ("TCP / IP",
+    "AC / DC", "yes / no", "and / or") nor a number ("1 / 2")."""
+    w = word.strip(_EDGE_PUNCT)
+    return len(w) > 2 and not (w.isupper() and len(w) <= 3) and not w[:1].isdigit() and not w[-1:].isdigit() \
+        and _fold(w) not in ("and", "or", "yes")
+
+
+def _compound_slash(toks: list[_Tok], i: int) -> bool:
+    """Two single words around the slash ``toks[i]`` before the noun they share ("client / server
+    architecture"): one compound, no alternatives."""
+    single_left = i < 2 or toks[i - 2].kind != "WORD"
+    return single_left and i + 2 < len(toks) and toks[i + 2].kind == "WORD" and toks[i + 2].text[:1] not in _EDGE_PUNCT
+
+
 def _dash_separates(toks: list[_Tok], i: int) -> bool:
     """Whether the spaced dash ``toks[i]`` stands between an operand and an exclusion."""
     if not 0 < i < len(toks) - 1 or toks[i - 1].kind not in ("WORD", "QTERM", "RP"):
         return False
     nxt = toks[i + 1]
-    return nxt.kind in ("EXCL", "NOT", "ALLBUT", "NEITHER") or (nxt.kind == "WORD" and nxt.text.lower() == "no")
+    if nxt.kind == "WORD" and nxt.text.lower() == "no":   # not a title's "No" ("Radiohead - No Surprises")
+        after = toks[i + 2] if i + 2 < len(toks) else None
+        return not (nxt.text == "No" and after is not None and after.kind == "WORD" and after.text[:1].isupper())
+    return nxt.kind in ("EXCL", "NOT", "ALLBUT", "NEITHER")
 
 
 # --------------------------------------------------------------------------- filler
@@ -623,11 +664,6 @@ def _term_text(text: str) -> str:
         if low.endswith(" " + tail):
             text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
             low = text.lower()
-    # "skip the Great Barrier Reef stuff", "w/o the motorized ones": after "the", a placeholder noun names
-    # nothing ("baby stuff" keeps its noun)
-    words = text.split()
-    if len(words) > 2 and words[0].lower() == "the" and words[-1].lower() in _PLACEHOLDERS:
-        text = " ".join(words[:-1]).rstrip(_EDGE_PUNCT)
     return text
 
 
@@ -1272,29 +1308,32 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
     return out
 
 
+# Rephrasings of a short request, on its text before lexing (each returns the text unchanged when it does
+# not apply).  Only requests of at most _MAX_REPHRASED characters, and every pattern is bounded in words: a
+# long text costs nothing here.
+_MAX_REPHRASED = 500
+_QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
+_WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator inside, no dash alone
+
 # An exclusion put first before a question or a sentence ("Excluding children, what are the effects of
 # melatonin?", "Other than statins, what lowers LDL?"), before a colon, semicolon or spaced dash ("Anything
-# but sci-fi: board games for two"), or "I don't care about X, just want news on Y": read as the sentence
-# after it with the exclusion at its end.  (Before a comma and a plain topic the parser reads it in place,
-# serial lists included: "excluding A, B and C".)  Only a short excluded span, and not a clause ("Except when
-# it rains, ...", "Besides being cheap, ..."); a pronoun excludes nothing ("Apart from that, ...").  Text with
-# quoted terms is left to the parser (a comma inside quotes closes nothing).
+# but sci-fi: board games for two"), or "I don't care about X, just want news on Y": read as the rest with the
+# exclusion at its end.  (Before a comma and a plain topic the parser reads it in place, serial lists
+# included: "excluding A, B and C"; a rest with a comma of its own may be such a list: left alone.)  Only a
+# short excluded span, and not a clause ("Except when it rains, ...", "Besides being cheap, ..."); a pronoun
+# excludes nothing ("Apart from that, ..."); text with quoted terms is left to the parser.
 _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
     r"leaving\s+aside|setting\s+aside|ignoring|(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
     r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
-    r"(?P<what>[^,;:\u2013\u2014?!.]+?)\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+)\s+(?P<rest>\S.*)$", re.S)
+    rf"(?P<what>{_WORD}(?:\s+{_WORD}){{0,7}})\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+)\s+(?P<rest>\S.*)$", re.S)
 _NOT_EXCLUDED = set("this these those it them him her us me you all everything anything something "
                     "when if where while whether because since being having what which who how why".split())
 _PRONOUNS = {"that", "this", "it", "these", "those"}
-_MAX_FRONT_EXCLUSION = 8   # words
-
-
-_QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
 
 
 def _front_exclusion(sentence: str) -> str:
-    m = None if any(q in sentence for q in _QUOTES) else _FRONT_EXCLUSION_RE.match(_fold(sentence))   # same length
+    m = None if any(q in sentence for q in _QUOTES) else _FRONT_EXCLUSION_RE.match(_fold(sentence))
     if not m:
         return sentence
     what = sentence[m.start("what"):m.end("what")].strip()
@@ -1306,9 +1345,8 @@ def _front_exclusion(sentence: str) -> str:
     if m.group("comma") and not m.group("care") and not rest.endswith("?") \
             and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
         return sentence
-    if not words or len(words) > _MAX_FRONT_EXCLUSION or words[0].lower() in _NOT_EXCLUDED \
-            or (words[0].lower().endswith("ing") and len(words) > 1) or not body.strip(_EDGE_PUNCT) \
-            or _FRONT_EXCLUSION_RE.match(_fold(body)):
+    if words[0].lower() in _NOT_EXCLUDED or (words[0].lower().endswith("ing") and len(words) > 1) \
+            or not body.strip(_EDGE_PUNCT) or "," in body or _FRONT_EXCLUSION_RE.match(_fold(body)):
         return sentence
     return f"{body}, excluding {what}{rest[len(body):]}"
 
@@ -1317,14 +1355,16 @@ def _front_exclusion(sentence: str) -> str:
 # BYD", "Gaming laptops - ASUS or Lenovo") asks for the topic AND the group after it; a label before the colon
 # ("Topic: cats or dogs") is no topic.  A short topic without connectives, a short group with one, no
 # exclusion opening the group (a dash before an exclusion is a comma: see _lex), no claim.
-_TOPIC_HEAD_RE = re.compile(r"(?P<head>[^:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]+?)\s*(?::|\s[-\u2013\u2014]+)\s+"
+_HEAD_WORD = r"[^\s:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb\u2013\u2014-][^\s:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]*"
+_TOPIC_HEAD_RE = re.compile(rf"(?P<head>{_HEAD_WORD}(?:\s+{_HEAD_WORD}){{0,5}})\s*(?::|\s[-\u2013\u2014]+)\s+"
                             r"(?P<tail>[^:;()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]+)$", re.S)
 _GROUP_WORDS = {"or", "and", "/", "&", "and/or", "either", "both"}
 _HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "except", "excluding", "either", "both",
                "neither", "vs", "versus"}
-_LABELS = {"topic", "topics", "query", "question", "request", "search", "subject", "keywords", "keyword", "re",
-           "title", "task", "terms", "search terms", "looking for", "interested in", "need"}
-_MAX_HEAD, _MAX_GROUP = 6, 12   # words
+_LABELS = {"topic", "topics", "query", "question", "q", "request", "search", "subject", "keywords", "keyword", "re",
+           "title", "task", "terms", "search terms", "looking for", "interested in", "need", "note", "nb", "fyi",
+           "example", "examples", "context", "background", "tl;dr", "tldr"}
+_MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
                    "eg", "ie", "including", "like", "such"}
@@ -1337,21 +1377,61 @@ def _topic_head(sentence: str) -> str:
     head, tail = m.group("head").strip(), m.group("tail").strip()
     head_words = _fold(head).split()
     tail_words = [w.strip(",.!?") for w in _fold(tail).split()]
-    if not head_words or not tail_words or len(tail_words) > _MAX_GROUP \
-            or not _GROUP_WORDS & set(tail_words) or tail_words[0] in _NO_GROUP_START | _GROUP_WORDS \
-            or _has_strong_aux(sentence):
+    if not tail_words or len(tail_words) > _MAX_GROUP or not _GROUP_WORDS & set(tail_words) \
+            or tail_words[0] in _NO_GROUP_START | _GROUP_WORDS or _has_strong_aux(sentence):
         return sentence
     if " ".join(head_words) in _LABELS:
         return tail
-    if len(head_words) > _MAX_HEAD or _HEAD_STOPS & set(head_words):
+    if _HEAD_STOPS & set(head_words):
         return sentence
     body = tail.rstrip(".?!")
     return f"{head} and ({body}){tail[len(body):]}"
 
 
+def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
+    """A hedge, "the link between X and Y", an exclusion put first, a topic before a colon: the text and its
+    sentences as the lexer is to read them.  The exclusion and the topic only in the last sentence (the
+    request), so that nothing after it joins their lists."""
+    if len(cleaned) > _MAX_REPHRASED:
+        return cleaned, sentences
+    text = cleaned.lstrip()
+    hedge = _HEDGE_RE.match(_fold(text))
+    if hedge:
+        text = text[hedge.end():]
+        sentences = _sentences(text)
+    relation = _RELATION_INTRO_RE.match(_fold(text))
+    if relation and len(sentences) == 1 and not _has_strong_aux(text) \
+            and re.search(r"\band\b", _fold(text[relation.end():])):
+        text = text[relation.end():]
+        sentences = [text.strip()]
+    if sentences:
+        last = _front_exclusion(sentences[-1])
+        if last == sentences[-1]:
+            last = _topic_head(last)
+        if last != sentences[-1]:
+            sentences = sentences[:-1] + [last]
+            text = " ".join(sentences)
+    return (text if text != cleaned.lstrip() else cleaned), sentences
+
+
 def _has_strong_aux(sentence: str) -> bool:
     """Whether a sentence holds a verb's auxiliary (``is``, ``was``, ``don't`` ...): a claim, not a topic."""
     return any(_fold(w.strip(".,;:!?\"'")) in _AUX_STRONG for w in sentence.split())
+
+
+def _drop_placeholders(node: Node) -> Node:
+    """"skip the Great Barrier Reef stuff", "w/o the motorized ones": in an excluded term after "the", a
+    placeholder noun names nothing (a wanted "The Right Stuff" or "baby stuff" keeps it)."""
+    if isinstance(node, Not) and isinstance(node.child, Term):
+        words = node.child.text.split()
+        if len(words) > 2 and words[0].lower() == "the" and words[-1].lower() in _PLACEHOLDERS:
+            return Not(Term(" ".join(words[:-1]).rstrip(_EDGE_PUNCT)))
+        return node
+    if isinstance(node, Not):
+        return Not(_drop_placeholders(node.child))
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(_drop_placeholders(c) for c in node.children))
+    return node
 
 
 def translate_rules(text: str) -> Node:
@@ -1363,19 +1443,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    hedge = _HEDGE_RE.match(_fold(cleaned.lstrip()))
-    if hedge and len(hedge.group("clause").split()) <= _MAX_HEDGE:
-        cleaned = cleaned.lstrip()[hedge.end():]
-    found = _sentences(cleaned)
-    relation = _RELATION_INTRO_RE.match(_fold(cleaned.lstrip()))
-    if relation and len(found) == 1 and not _has_strong_aux(cleaned):
-        cleaned = cleaned.lstrip()[relation.end():]
-        found = [cleaned.strip()]
-    fronted = [_front_exclusion(x) for x in found]
-    fronted = [_topic_head(x) if y == x else y for x, y in zip(found, fronted)]
-    if fronted != found:
-        found = fronted
-        cleaned = " ".join(found)
+    cleaned, found = _rephrase(cleaned, _sentences(cleaned))
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
         cleaned = " ".join(sentences)
@@ -1394,7 +1462,7 @@ def translate_rules(text: str) -> Node:
     toks = _normalise(_parentheticals(toks))
     if not toks:
         raise RuleError("nothing to search for")
-    node = _Parser(toks).parse()
+    node = _drop_placeholders(_Parser(toks).parse())
     if prose and sentence_like and len(set(_terms(node))) > 1:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
