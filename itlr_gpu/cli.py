@@ -299,7 +299,7 @@ def cmd_search(args) -> int:
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
     scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
     options = score_options(args, no_percentile="sharded/Ray/bulk search" if scaled else None,
-                            elsewhere="; or a single .arrow/.parquet output")
+                            elsewhere="or a single .arrow/.parquet output")
     errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None

@@ -23,7 +23,8 @@ from typing import Any
 from .errors import InputError, UsageError
 
 __all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
-           "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS"]
+           "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS",
+           "add_score_arguments", "score_options", "whole_texts"]
 
 DEFAULT_OPS = "product,sum,one_minus"
 MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
@@ -307,7 +308,6 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     return queries, kept, field
 
 
-
 # --------------------------------------------------------------------------- scoring options
 
 
@@ -333,32 +333,28 @@ def add_score_arguments(parser: argparse.ArgumentParser) -> None:
                    help="weaken NOT of a term related to the query's positive terms")
 
 
-def score_options(args: argparse.Namespace, no_percentile: str | None = None, elsewhere: str = "") -> Any:
+def score_options(args: argparse.Namespace, no_percentile: str | None = None, elsewhere: str | None = None) -> Any:
     """ScoreOptions from the CLI flags; None when none is given (the paper's raw composition).
 
     A combination that cannot work is a usage error, raised before any file is read;
     ``no_percentile`` names the mode that cannot take ``--calibration percentile`` (a lookup
-    table, not an affine map of one similarity), ``elsewhere`` where it works.
+    table, not an affine map of one similarity), ``elsewhere`` where it works instead.
     """
-    from dataclasses import replace
-
     from .scoring import RECOMMENDED, ScoreOptions
 
     if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
             or args.conj_hybrid is not None or args.neg_hybrid is not None):
         return None
     base = RECOMMENDED if args.recommended else ScoreOptions()
-    changes = {k: v for k, v in (("hybrid", args.hybrid), ("conj_hybrid", args.conj_hybrid),
-                                 ("neg_hybrid", args.neg_hybrid), ("calibration", args.calibration),
-                                 ("guard", args.guard)) if v is not None}
     try:
-        options = replace(base, **changes)
+        options = base.override(hybrid=args.hybrid, conj_hybrid=args.conj_hybrid, neg_hybrid=args.neg_hybrid,
+                                calibration=args.calibration, guard=args.guard)
     except InputError as e:
         raise UsageError(e.what, f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
                          e.expected) from e
     if no_percentile and options.calibration == "percentile":
         raise UsageError(f"percentile calibration does not combine with {no_percentile}", "--calibration",
-                         "equalize, zscore, minmax or none" + elsewhere)
+                         "equalize, zscore, minmax or none" + (f"; {elsewhere}" if elsewhere else ""))
     return options
 
 

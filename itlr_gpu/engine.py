@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -71,10 +70,10 @@ def search(
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer or None")
     ops = Ops.parse(ops)
     queries = list(queries)
-    options = _score_options(score_options, hybrid, neg_hybrid, calibration, guard, conj_hybrid)
-    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != len(queries)):
-        raise InputError("whole_queries must be a list with one text per query", "whole_queries",
-                         f"{len(queries)} texts")
+    options = check_score_options(score_options).override(hybrid=hybrid, neg_hybrid=neg_hybrid,
+                                                           conj_hybrid=conj_hybrid, calibration=calibration,
+                                                           guard=guard)
+    check_whole_queries(whole_queries, len(queries))
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
         raise InputError("no queries to search", "queries", "at least one query")
@@ -107,17 +106,22 @@ def search(
     return results_table(program.query_ids, scores, rows, index.doc_ids)
 
 
-def _score_options(base: ScoreOptions | None, hybrid, neg_hybrid, calibration, guard=None,
-                   conj_hybrid=None) -> ScoreOptions:
-    if base is not None and not isinstance(base, ScoreOptions):
-        raise InputError(f"score_options is a {type(base).__name__}", "score_options", "a ScoreOptions or None")
-    base = base or ScoreOptions()
-    changes = {k: v for k, v in (("hybrid", hybrid), ("neg_hybrid", neg_hybrid), ("conj_hybrid", conj_hybrid),
-                                 ("calibration", calibration), ("guard", guard)) if v is not None}
-    return replace(base, **changes) if changes else base
+def check_score_options(options: ScoreOptions | None) -> ScoreOptions:
+    """``options`` itself, or the paper's raw composition for None; anything else is an InputError."""
+    if options is not None and not isinstance(options, ScoreOptions):
+        raise InputError(f"score_options is a {type(options).__name__}", "score_options", "a ScoreOptions or None")
+    return options or ScoreOptions()
+
+
+def check_whole_queries(whole_queries: Sequence[str] | None, n: int) -> None:
+    """None, or one whole-query text per query (checked before any encoding)."""
+    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != n):
+        raise InputError("whole_queries must be a list with one text per query", "whole_queries", f"{n} texts")
 
 
 def whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
+    """The hybrid's whole-query vectors: ``whole_queries`` (one text per query), or each expression rendered
+    as plain English when None."""
     if whole_queries is None:
         texts = [natural_text(parse_query(q) if isinstance(q, str) else q) for q in queries]
     else:

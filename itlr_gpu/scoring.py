@@ -176,6 +176,11 @@ class ScoreOptions:
                 or self.sample_size < 2:
             raise InputError(f"sample_size={self.sample_size!r}", "sample_size", "an integer >= 2")
 
+    def override(self, **changes) -> "ScoreOptions":
+        """These options with the given fields replaced; a None value leaves its field as it is."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **given) if given else self
+
     @property
     def active(self) -> bool:
         return self.hybrid is not None or self.calibration is not None or self.guard or self.or_max or self.and_min

@@ -194,14 +194,21 @@ def test_rerank_shared_shapes_uneven_candidates(saved, n_queries, seed, k, batch
 
 # --------------------------------------------------------------------------- scoring options
 
-OPTIONS = st.builds(
-    ScoreOptions,
-    hybrid=st.none() | st.sampled_from([0.0, 0.3, 0.5, 1.0]),
-    calibration=st.sampled_from([None, "none", "equalize", "zscore", "minmax"]),
-    guard=st.booleans(),
-    or_max=st.booleans(),
-    sample_size=st.sampled_from([64, 4096]),
-).filter(lambda o: o.active)
+@st.composite
+def score_options(draw):
+    hybrid = draw(st.none() | st.sampled_from([0.0, 0.3, 0.5, 1.0]))
+    mixed = hybrid is not None
+    return ScoreOptions(
+        hybrid=hybrid,
+        neg_hybrid=draw(st.none() | st.sampled_from([0.2, 1.0])) if mixed else None,
+        conj_hybrid=draw(st.none() | st.sampled_from([0.1, 0.9])) if mixed else None,
+        adaptive=draw(st.booleans()) if mixed else False,
+        calibration=draw(st.sampled_from([None, "none", "equalize", "zscore", "minmax"])),
+        guard=draw(st.booleans()), or_max=draw(st.booleans()), and_min=draw(st.booleans()),
+        sample_size=draw(st.sampled_from([37, 4096])))
+
+
+OPTIONS = score_options().filter(lambda o: o.active)
 
 
 def assert_matches_full_search(table, full, pairs, k, tol=2e-4):

@@ -189,15 +189,15 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from .rerank import print_warnings, read_candidates, rerank
 
     check_output(args.output, inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
-    options = cli_common.score_options(args, no_percentile="itlr rerank", elsewhere="; itlr search takes it")
-    table = read_queries(args.queries)
-    queries, ids, field = queries_from_table(table, args.field, args.queries)
+    options = cli_common.score_options(args, no_percentile="itlr rerank", elsewhere="itlr search takes it")
+    query_table = read_queries(args.queries)
+    queries, ids, field = queries_from_table(query_table, args.field, args.queries)
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
     model = args.model or index_model_path(index, args.index)
     table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k,
                            ops=args.ops, device=args.device, strict=args.strict, where=args.candidates,
-                           score_options=options, whole_queries=cli_common.whole_texts(table, field, options))
+                           score_options=options, whole_queries=cli_common.whole_texts(query_table, field, options))
     print_warnings(report)
     write_table(table, args.output)
     left_out = report.candidates - report.scored

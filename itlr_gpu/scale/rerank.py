@@ -36,7 +36,7 @@ import torch
 
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
-from ..engine import whole_query_embeddings
+from ..engine import check_score_options, check_whole_queries, whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_line, read_table, read_trec_run
@@ -199,16 +199,12 @@ def rerank(
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
-    if score_options is not None and not isinstance(score_options, ScoreOptions):
-        raise InputError(f"score_options is a {type(score_options).__name__}", "score_options",
-                         "a ScoreOptions or None")
-    options = score_options if score_options is not None and score_options.active else None
+    options = check_score_options(score_options)
+    options = options if options.active else None
     if options is not None and options.calibration == "percentile":
         raise InputError("percentile calibration does not combine with rerank", "score_options",
                          "equalize, zscore, minmax or none")
-    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != len(queries)):
-        raise InputError("whole_queries must be a list with one text per query", "whole_queries",
-                         f"{len(queries)} texts")
+    check_whole_queries(whole_queries, len(queries))
     ops = Ops.parse(ops)
     query_ids = [str(q) for q in query_ids]
     check_unique_ids(query_ids, "queries")
