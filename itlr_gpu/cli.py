@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--skip-invalid", action="store_true",
                    help="score the valid queries and write the invalid ones (empty, not parsing) to an errors "
                         "table instead of refusing the batch")
+    cli_common.add_fallback_argument(s)
     s.add_argument("--errors", metavar="PATH",
                    help="errors table for --skip-invalid (.arrow/.parquet; default: OUT.errors.arrow beside a "
                         "result file, OUT/_errors.arrow in a result folder)")
@@ -303,7 +304,10 @@ def cmd_search(args) -> int:
     errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None
-    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid, skip_hint=True)
+    fallback = cli_common.fallback_list(args)
+    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid=invalid, skip_hint=True,
+                                             fallback=fallback)
+    cli_common.report_fallback(fallback or [], table.num_rows, args.queries)
     if not queries:
         raise InputError("the query file holds no queries", args.queries, "one query per row")
     whole = whole_texts(table, field, options, invalid)

@@ -24,7 +24,8 @@ from .errors import InputError, UsageError
 
 __all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
            "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS",
-           "add_score_arguments", "score_options", "whole_texts"]
+           "add_score_arguments", "score_options", "whole_texts", "add_fallback_argument", "fallback_list",
+           "report_fallback"]
 
 DEFAULT_OPS = "product,sum,one_minus"
 MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
@@ -241,7 +242,7 @@ MAX_LISTED = 20  # invalid queries listed under the error line (the error counts
 
 
 def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] | None = None, *,
-                       skip_hint: bool = False) -> tuple[list[Any], list[str], str]:
+                       skip_hint: bool = False, fallback: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
     """``(queries, ids, field)`` from a query table: expression strings, or whole-text ``Term``s for ``text``.
 
     Every row is checked (empty value; for ``expr`` a query that does not parse),
@@ -250,7 +251,9 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     its row, id and reason; the translator's ``error`` column when the file has
     one).  With a list, bad rows are left out and appended to it as
     ``{"query_id", "row", "error"}`` records (``itlr search --skip-invalid``); ``skip_hint``: the error
-    suggests that option (only ``itlr search`` has it).
+    suggests that option (only ``itlr search`` has it).  With a ``fallback`` list, a bad ``expr`` row that
+    has a text is searched with that text embedded whole (the dense baseline; what a translator's error
+    row is best searched with) and appended to it as such a record instead (``--fallback-text``).
     """
     from .errors import QuerySyntaxError
     from .query import Term, parse
@@ -268,22 +271,29 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     bad: list[dict] = []
     any_syntax = False
     for row, value in enumerate(values):
+        problem = None
         if value is None or not str(value).strip():
             why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
-            text = texts[row].as_py() if texts is not None and not why else None
+            text = texts[row].as_py() if texts is not None and not why and fallback is None else None
             if text is not None and str(text).strip():
-                why = " (the row has a text: --field text embeds the texts whole)"
-            what = f"no {field} (null)" if value is None else f"empty {field}"
-            bad.append({"query_id": ids[row], "row": row, "error": what + why})
-            continue
-        if field == "expr":
+                why = " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
+            problem = (f"no {field} (null)" if value is None else f"empty {field}") + why
+        elif field == "expr":
             try:
                 parse(value)  # checked here so that every bad row is reported; the engine parses again
             except QuerySyntaxError as err:
-                bad.append({"query_id": ids[row], "row": row, "error": err.short()})
-                any_syntax = True
+                problem = err.short()
+        if problem is not None:
+            text = texts[row].as_py() if fallback is not None and texts is not None else None
+            if text is not None and str(text).strip():
+                fallback.append({"query_id": ids[row], "row": row, "error": problem})
+                queries.append(Term(text))
+                kept.append(ids[row])
                 continue
-        else:
+            bad.append({"query_id": ids[row], "row": row, "error": problem})
+            any_syntax = any_syntax or (value is not None and bool(str(value).strip()))
+            continue
+        if field != "expr":
             value = Term(value)
         queries.append(value)
         kept.append(ids[row])
@@ -294,9 +304,11 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
                                          else " (listed below)")
         err = InputError(f"{len(bad):,} of {len(values):,} queries {'is' if len(bad) == 1 else 'are'} invalid{more}, "
                          f"the first {first['query_id']!r}: {first['error']}", f"{where} row {first['row']}",
-                         f"a non-empty {field} per query that parses" + ("; --skip-invalid scores the valid ones "
-                                                                           "and writes the rest to an errors table"
-                                                                           if skip_hint else ""))
+                         f"a non-empty {field} per query that parses"
+                         + ("; --skip-invalid scores the valid ones and writes the rest to an errors table"
+                            if skip_hint else "")
+                         + ("; --fallback-text searches a row that has a text by its text"
+                            if texts is not None and fallback is None else ""))
         if len(bad) > 1:
             err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
                            for b in bad[:MAX_LISTED]]
@@ -369,3 +381,28 @@ def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None
     if any(t is None or not str(t).strip() for t in whole):
         return None
     return whole
+
+
+def add_fallback_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fallback-text", action="store_true",
+                        help="a query whose expr is missing or does not parse (a translator's error row) is "
+                             "searched with its text embedded whole (the dense baseline) instead of refused")
+
+
+def fallback_list(args: argparse.Namespace) -> list[dict] | None:
+    """The list ``--fallback-text`` collects its rows in (None without it); a usage error with ``--field text``,
+    where every query is a text already."""
+    if not args.fallback_text:
+        return None
+    if args.field == "text":
+        raise UsageError("--fallback-text only goes with expressions", "--fallback-text", "--field expr or auto")
+    return []
+
+
+def report_fallback(fallback: list[dict], total: int, where: str) -> None:
+    """One stderr line for the rows ``--fallback-text`` searched by their text."""
+    if fallback:
+        first = fallback[0]
+        print(f"itlr: {counted(len(fallback), 'query', 'queries')} of {total:,} with no valid expr searched by "
+              f"their text (first {first['query_id']!r}, {where} row {first['row']}: {first['error']})",
+              file=sys.stderr)

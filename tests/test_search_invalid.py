@@ -135,3 +135,37 @@ def test_a_missing_expr_is_named_so_and_points_at_the_rows_text(tmp_path, capsys
     listed = [line for line in err.splitlines() if line.startswith("  invalid query")]
     assert "no expr (null) (the row has a text: --field text" in listed[0]
     assert listed[1].endswith("empty expr")
+
+
+def test_fallback_text_searches_a_bad_row_by_its_text(tmp_path, capsys):
+    """A translator's error row (no expr, or one that does not parse) with a text: --fallback-text embeds the
+    text whole, as a --field text search of that row would; a bad row without a text is still an error."""
+    index = build_index(tmp_path / "i")
+    rows = [{"query_id": "q0", "text": "alpha words", "expr": "t0 AND NOT t1"},
+            {"query_id": "q1", "text": "beta words", "expr": None, "error": "prose"},
+            {"query_id": "q2", "text": "gamma words", "expr": "t2 OR ("}]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "strict.arrow"], capsys)
+    assert rc == 2 and "--fallback-text searches a row that has a text by its text" in err
+    for command in ("search", "rerank"):
+        out = tmp_path / f"{command}.arrow"
+        extra = [tmp_path / "cands.tsv"] if command == "rerank" else []
+        if extra:
+            extra[0].write_text("query_id\tdoc_id\n" + "".join(f"q{q}\td{d}\n" for q in range(3) for d in range(40)))
+        rc, _, err = run_cli([command, index, queries, *extra, "-o", out, "--fallback-text", "-k", "5"], capsys)
+        assert rc == 0, err
+        assert "itlr: 2 queries of 3 with no valid expr searched by their text (first 'q1', " in err
+        got = read_table(out)
+        texts = tmp_path / "texts.jsonl"
+        texts.write_text("".join(json.dumps({"query_id": r["query_id"], "text": r["text"]}) + "\n" for r in rows))
+        assert run_cli([command, index, texts, *extra, "-o", tmp_path / "t.arrow", "--field", "text", "-k", "5"],
+                       capsys)[0] == 0
+        base = read_table(tmp_path / "t.arrow")
+        for qid in ("q1", "q2"):   # exactly the baseline's ranking for the rows searched by their text
+            mine = got.filter(pa.compute.equal(got.column("query_id"), qid))
+            want = base.filter(pa.compute.equal(base.column("query_id"), qid))
+            assert mine.column("doc_id").to_pylist() == want.column("doc_id").to_pylist()
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "x.arrow", "--fallback-text", "--field", "text"],
+                         capsys)
+    assert rc == 2 and "--fallback-text only goes with expressions" in err

@@ -270,6 +270,10 @@ def test_a_preamble_before_a_request_is_context(preamble, request, topics):
     "All goods suffer from diminishing marginal utility, and this includes money.",
     "Citizens deserve the right to know what is done in their name. It is up to the public to decide whether "
     "those actions are right or wrong, excluding Journalists should not act as a filter in that process.",
+    # the reason given is the prose, not where the parser stopped ("could not read the text from 'both'")
+    "Most animals can suffer more than some people. We could go for one of three options. Either we could "
+    "experiment on animals, but not such people. We could allow both, but do we want to do painful medical "
+    "research on the disabled? Or, we could do neither.",
 ])
 def test_prose_with_connectives_inside_is_refused(text):
     ast, err = try_translate_rules(text)

@@ -179,6 +179,7 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--strict", action="store_true",
                    help="unknown doc ids (or query ids) in CANDIDATES are an error instead of a warning")
+    cli_common.add_fallback_argument(s)
     cli_common.add_score_arguments(s)
     s.set_defaults(func=cmd_rerank)
     return s
@@ -191,7 +192,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     check_output(args.output, inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
     options = cli_common.score_options(args, no_percentile="itlr rerank", elsewhere="itlr search takes it")
     query_table = read_queries(args.queries)
-    queries, ids, field = queries_from_table(query_table, args.field, args.queries)
+    fallback = cli_common.fallback_list(args)
+    queries, ids, field = queries_from_table(query_table, args.field, args.queries, fallback=fallback)
+    cli_common.report_fallback(fallback or [], query_table.num_rows, args.queries)
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
     model = args.model or index_model_path(index, args.index)

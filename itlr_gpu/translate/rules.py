@@ -1459,15 +1459,21 @@ def translate_rules(text: str) -> Node:
         toks = _sentence_words(toks)
         # a joined exclusion follows its question: "Does coffee cause cancer? Not decaf."
         toks = _drop_question_aux(toks, cleaned if len(sentences) == len(found) else cleaned.split("; ", 1)[0])
-    toks = _normalise(_parentheticals(toks))
-    if not toks:
-        raise RuleError("nothing to search for")
-    node = _drop_placeholders(_Parser(toks).parse())
+    prose_error = RuleError(f"{len(found)} sentences of prose with connectives inside them: where one term ends "
+                            "is not in the wording (quote each term, or use an LLM translator)")
+    try:
+        toks = _normalise(_parentheticals(toks))
+        if not toks:
+            raise RuleError("nothing to search for")
+        node = _drop_placeholders(_Parser(toks).parse())
+    except RuleError:
+        if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at
+            raise prose_error from None
+        raise
     if prose and sentence_like and len(set(_terms(node))) > 1:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
-        raise RuleError(f"{len(found)} sentences of prose with connectives inside them: where one term ends "
-                        "is not in the wording (quote each term, or use an LLM translator)")
+        raise prose_error
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
