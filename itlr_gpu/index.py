@@ -320,7 +320,7 @@ class Index:
     @classmethod
     def load(cls, directory: PathLike, *, verify: bool = True, mmap: bool = True) -> Index:
         """Open an index folder; ``verify`` checks the matrix checksum, ``mmap`` maps it read-only."""
-        d = index_folder(directory, "Index.save")
+        d = index_folder(directory, "itlr index (Index.save)")
         manifest = _read_manifest(d)
         for name in (EMBEDDINGS_FILE, IDS_FILE):
             if not (d / name).is_file():
@@ -328,7 +328,7 @@ class Index:
                                           "embeddings.npy, doc_ids.arrow and manifest.json")
         ep = d / EMBEDDINGS_FILE
         try:
-            matrix = load_npy(ep, mmap=mmap, expected="a .npy file written by Index.save")
+            matrix = load_npy(ep, mmap=mmap, expected="a .npy file written by itlr index (Index.save)")
         except InputError as e:
             raise IndexIntegrityError(e.what, e.where, e.expected) from e
         shape = (manifest["count"], manifest["dim"])
@@ -343,7 +343,7 @@ class Index:
             if actual != manifest["checksum"]:
                 raise IndexIntegrityError(
                     f"checksum mismatch: manifest has {manifest['checksum']}, file has {actual}",
-                    str(ep), "the matrix written by Index.save (the file is corrupt or was modified)",
+                    str(ep), "the matrix written by itlr index (Index.save; the file is corrupt or was modified)",
                 )
         return cls(matrix, ids, manifest, d.absolute())
 
@@ -356,7 +356,7 @@ def index_folder(directory: PathLike, writer: str) -> Path:
     d = Path(directory)
     if not d.is_dir():
         raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
-                         f"a folder written by {writer} (itlr index / itlr shard)")
+                         f"a folder written by {writer}")
     return d
 
 
@@ -431,9 +431,9 @@ def read_doc_ids(d: Path, count: int, checksum: str | None = None) -> pa.Array:
             raise IndexIntegrityError(f"unreadable doc ids ({e.strerror})", str(ip), "a readable file") from e
         if actual != checksum:
             raise IndexIntegrityError(f"checksum mismatch: manifest has {checksum}, file has {actual}", str(ip),
-                                      "the doc ids written by Index.save (the file is corrupt or was modified)")
+                                      "the doc ids written by itlr index (Index.save; the file is corrupt or was modified)")
     try:
-        table = read_arrow_file(ip, "an Arrow IPC file written by Index.save")
+        table = read_arrow_file(ip, "an Arrow IPC file written by itlr index (Index.save)")
     except InputError as e:
         raise IndexIntegrityError(f"unreadable doc ids: {e.what}", str(ip), e.expected) from e
     if table.column_names != ["doc_id"] or not pa.types.is_string(table.schema.field(0).type):
@@ -489,7 +489,7 @@ def _valid_encoder_record(encoder: Any) -> bool:
 
 
 def _read_manifest(d: Path) -> dict[str, Any]:
-    m, where = read_json_manifest(d, FORMAT, FORMAT_VERSION, "Index.save")
+    m, where = read_json_manifest(d, FORMAT, FORMAT_VERSION, "itlr index (Index.save)")
     checks = {
         "model": lambda v: v is None or isinstance(v, str),
         "dim": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,

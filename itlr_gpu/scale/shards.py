@@ -392,7 +392,7 @@ def verify_segment(seg: ShardSegment) -> None:
         mtime = os.stat(path).st_mtime_ns
     except OSError as e:
         raise IndexIntegrityError(f"shard {seg.number} is missing ({e.strerror})", path,
-                                  "the shard file written by save_sharded") from e
+                                  "the shard file written by itlr shard (save_sharded)") from e
     key = (path, seg.checksum, mtime)
     with _VERIFIED_LOCK:
         if key in _VERIFIED:
@@ -411,7 +411,7 @@ def verify_segment(seg: ShardSegment) -> None:
     if actual != seg.checksum:
         raise IndexIntegrityError(
             f"shard {seg.number} (rows {seg.start}-{seg.stop - 1}) checksum mismatch: manifest has {seg.checksum}, "
-            f"file has {actual}", path, "the shard written by save_sharded (the file is corrupt or was modified)")
+            f"file has {actual}", path, "the shard written by itlr shard (save_sharded; the file is corrupt or was modified)")
     with _VERIFIED_LOCK:
         _VERIFIED.add(key)
 
@@ -431,7 +431,7 @@ class ShardedIndex(Index):
 
     @classmethod
     def load(cls, directory, *, verify: bool = True, mmap: bool = True) -> "ShardedIndex":  # type: ignore[override]
-        d = index_folder(directory, "save_sharded")
+        d = index_folder(directory, "itlr shard (save_sharded)")
         manifest = _read_sharded_manifest(d)
         dtype = np.dtype(manifest["dtype"]).newbyteorder("<")
         segments: list[ShardSegment] = []
@@ -456,7 +456,7 @@ class ShardedIndex(Index):
 
 
 def _read_sharded_manifest(d: Path) -> dict[str, Any]:
-    m, where = read_json_manifest(d, SHARDED_FORMAT, SHARDED_FORMAT_VERSION, "save_sharded")
+    m, where = read_json_manifest(d, SHARDED_FORMAT, SHARDED_FORMAT_VERSION, "itlr shard (save_sharded)")
     for key in ("dim", "count"):
         if not isinstance(m.get(key), int) or isinstance(m.get(key), bool) or m[key] <= 0:
             raise IndexIntegrityError(f"field '{key}' is {m.get(key)!r}", where, "a positive integer")
