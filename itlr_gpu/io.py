@@ -253,8 +253,9 @@ def _read_tsv(path: Path, what: str = "query file", expected: str = "a header ro
                      for name, values in zip(header, columns)})
 
 
-def read_queries(path: PathLike) -> pa.Table:
-    """Read queries: ``query_id`` (or ``_id``) plus ``expr`` and/or ``text``; other columns are kept.
+def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
+    """Read queries: ``query_id`` (or ``_id``) plus ``expr`` and/or ``text`` (``columns="text"``: a text
+    column required, as for translation); other columns are kept.
 
     Formats: ``.jsonl``/``.jsonl.gz``, ``.tsv`` (header row required), ``.parquet``, ``.arrow``.
     ``query_id`` is returned as a string column.
@@ -276,7 +277,9 @@ def read_queries(path: PathLike) -> pa.Table:
         raise InputError("query file is empty", where, "at least one query")
     table = _rename_alias(table, "query_id", "_id", where)
     hint = " (header row required)" if kind == ".tsv" else ""
-    _require(table, ["query_id"], where, " (query_id may be named _id) and expr and/or text" + hint)
+    _require(table, ["query_id"], where, f" (query_id may be named _id) and {columns}" + hint)
+    if columns == "text" and "text" not in table.column_names:
+        raise InputError(f"missing column 'text'; found {table.column_names}", where, "a text column" + hint)
     if "expr" not in table.column_names and "text" not in table.column_names:
         raise InputError(f"missing column 'expr' or 'text'; found {table.column_names}", where,
                          "an expr and/or a text column" + hint)

@@ -380,7 +380,7 @@ def test_7_rules_translator_refuses_llm_options(tmp_path, capsys, flags):
     text = tmp_path / "t.jsonl"
     text.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
     rc, _, err = run_cli(["translate", text, "-o", tmp_path / "o.arrow", *flags], capsys)
-    assert rc == 2 and re.search(f"{flags[0]} \\([a-z/]+\\) does not apply to the rules translator", err)
+    assert rc == 2 and re.search(f"{flags[0]} \\([a-z/]+ only\\) does not apply to the rules translator", err)
     assert not (tmp_path / "o.arrow").exists()
 
 
@@ -389,7 +389,7 @@ def test_7_llamacpp_refuses_vllm_options(tmp_path, capsys):
     text.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
     rc, _, err = run_cli(["translate", text, "-o", tmp_path / "o.arrow", "--translator", "llamacpp", "--no-grammar",
                           "--dtype", "bfloat16"], capsys)
-    assert rc == 2 and "--dtype (vllm), --no-grammar (vllm) do not apply to the llamacpp translator" in err
+    assert rc == 2 and "--dtype (vllm only), --no-grammar (vllm only) do not apply to the llamacpp translator" in err
 
 
 def test_7_messages_name_the_real_problem(base, tmp_path, capsys):

@@ -304,10 +304,10 @@ def check_translator_options(args) -> None:
         raise UsageError("the rules translator has no rewrite mode", "--mode",
                          "logical (or --translator vllm / llamacpp)")
     if wrong:
-        flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])})" for name in wrong)
+        flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])} only)" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
-                         "itlr translate", "only the options of the chosen --translator (in brackets: the "
-                         "translators an option is for)")
+                         "itlr translate", f"only options of --translator {args.translator}, or --translator "
+                         "naming the one an option is for")
 
 
 def add_translate_arguments(p) -> None:
@@ -373,9 +373,7 @@ def run_translate_cli(args) -> int:
     """Run ``itlr translate`` from parsed arguments (see :func:`add_translate_arguments`)."""
     from ..io import read_queries, write_table
 
-    table = read_queries(args.queries)
-    if "text" not in table.column_names:
-        raise InputError("missing column 'text'", str(args.queries), "a text column with natural-language queries")
+    table = read_queries(args.queries, columns="text")
     opts: dict[str, Any] = {}
     if args.translator in LLM_TRANSLATORS:
         if args.translator == "vllm":
