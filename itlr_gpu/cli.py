@@ -290,6 +290,11 @@ def cmd_parse(args) -> int:
     program = compile_queries([node])
     print(canonical(node))
     print(program.describe(0))
+    words = args.expr.replace('"', " ").split()
+    symbols = sorted({w if not w.strip("&|!") else "!" for w in words if not w.strip("&|!") or w.startswith("!")})
+    if symbols:   # other query languages' operators ("a & b", "!c"): here they are words of a term
+        print(f"itlr: note: {', '.join(map(repr, symbols))} {'is' if len(symbols) == 1 else 'are'} part of a term "
+              "here; the operators are AND, OR and NOT", file=sys.stderr)
     return 0
 
 

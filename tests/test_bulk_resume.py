@@ -128,7 +128,7 @@ def test_damaged_part_is_recomputed_and_mismatch_is_refused(index_dir, tmp_path)
     searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
     report = run_bulk(out, ids, queries, searcher, k=8, ops="product,sum,one_minus",
                       index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
-    assert sorted(report.written) == [3, 5] and report.skipped == 6
+    assert sorted(report.written) == [3, 5] and report.skipped == 6 and report.damaged == [3, 5]
     assert read_results(out).equals(want)
 
     with pytest.raises(InputError, match=r"holds a finished job that differs from this command in k \(was 8, now 3\)"
@@ -174,6 +174,13 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     (out / "_itlr_job.json").write_text(json.dumps(manifest))
     assert main(args) == 0
     assert "2 parts already done" in capsys.readouterr().out
+    assert read_results(out).equals(first)
+    # a part changed on disk is recomputed, and said so
+    (out / "part-00001.parquet").write_bytes(b"changed")
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "itlr: warning: 1 listed part missing or changed on disk, recomputed (first: part-00001.parquet)" \
+        in captured.err and "3 parts already done" in captured.out
     assert read_results(out).equals(first)
     # the same job as one file: same rows (each batch is scored identically)
     assert main(args[:4] + [str(tmp_path / "one.arrow")] + args[5:]) == 0

@@ -89,6 +89,14 @@ def test_parse_prints_canonical_and_postfix(capsys):
                    'PUSH "vitamin D benefits"  PUSH "bone health"  NOT  AND']
 
 
+def test_parse_notes_other_languages_operators(capsys):
+    assert main(["parse", "a & b | !c"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == '"a & b | !c"'
+    assert captured.err == "itlr: note: '!', '&', '|' are part of a term here; the operators are AND, OR and NOT\n"
+    assert main(["parse", 'R&D OR "AT&T"']) == 0 and capsys.readouterr().err == ""
+
+
 def test_parse_error_has_caret_and_exit_2(capsys):
     assert main(["parse", "a AND (b OR"]) == 2
     err = capsys.readouterr().err.splitlines()

@@ -263,6 +263,7 @@ class BulkReport:
     num_parts: int
     skipped: int = 0
     written: list[int] = field(default_factory=list)
+    damaged: list[int] = field(default_factory=list)   # parts the job file listed whose file was missing or changed
     seconds: float = 0.0
 
 
@@ -340,6 +341,8 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
         if entry is not None and _part_ok(out, entry, PART_FILE.format(p, part_format)):
             report.skipped += 1
         else:
+            if entry is not None:
+                report.damaged.append(p)
             done.pop(str(p), None)
             todo.append(p)
     t0 = time.monotonic()

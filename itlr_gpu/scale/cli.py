@@ -133,6 +133,12 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                               part_format="." + args.part_format, where=args.queries,
                               options=str(options) if options is not None and options.active else None,
                               doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
+            if report.damaged:   # recomputed, but a user should know their folder was touched
+                from .bulk import PART_FILE
+
+                print(f"itlr: warning: {counted(len(report.damaged), 'listed part')} missing or changed on disk, "
+                      f"recomputed (first: {PART_FILE.format(report.damaged[0], '.' + args.part_format)})",
+                      file=sys.stderr)
             resumed = f", {counted(report.skipped, 'part')} already done" if report.skipped else ""
             print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
                   f"{args.output.rstrip(os.sep + '/')}/ ({counted(report.num_parts, 'part')}{resumed})")
