@@ -135,7 +135,8 @@ def test_damaged_part_is_recomputed_and_mismatch_is_refused(index_dir, tmp_path)
                                          r".*to reuse it, or a new output folder"):
         run_bulk(out, ids, queries, searcher, k=3, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
-    with pytest.raises(InputError, match=r"in the queries \(their ids, or the expressions or texts scored: --field\)"):
+    with pytest.raises(InputError, match=r"in the queries \(their ids, or the expressions or texts scored: --field, "
+                                         r"--fallback-text\)"):
         run_bulk(out, ids[::-1], queries[::-1], searcher, k=8, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
     with pytest.raises(InputError, match=r"--batch-size \(was 5, now 4\)"):
@@ -206,3 +207,32 @@ def test_a_folder_named_with_a_dot_needs_a_trailing_slash(index_dir, tmp_path, m
     assert main(base + [str(tmp_path / "run.v2") + "/"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("run.v2/ (2 parts)")
     assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)
+
+
+def test_hybrid_texts_are_part_of_the_job_key(index_dir, tmp_path, monkeypatch, capsys):
+    # same ids and expressions, other texts: a hybrid scores them differently, so a resume must not mix the two
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+
+    def queries(path, texts):
+        path.write_text("".join(json.dumps({"query_id": f"q{i}", "expr": e, "text": t}) + "\n"
+                                for i, (e, t) in enumerate(zip(EXPRS, texts))))
+        return path
+
+    first = queries(tmp_path / "a.jsonl", [f"first text {i}" for i in range(len(EXPRS))])
+    other = queries(tmp_path / "b.jsonl", [f"other text {i}" for i in range(len(EXPRS))])
+    out = tmp_path / "job"
+    base = ["search", str(index_dir), "-o", str(out), "-k", "3", "--batch-size", "2", "--device", "cpu"]
+    assert main(base[:2] + [str(first)] + base[2:] + ["--hybrid", "0.5"]) == 0
+    (out / "part-00001.parquet").unlink()
+    capsys.readouterr()
+    assert main(base[:2] + [str(other)] + base[2:] + ["--hybrid", "0.5"]) == 1
+    assert "the scoring options (or the texts --hybrid embeds)" in capsys.readouterr().err
+    # without a hybrid the texts are not scored: the same expressions resume
+    plain = tmp_path / "plain"
+    args = ["search", str(index_dir), str(first), "-o", str(plain), "-k", "3", "--batch-size", "2", "--device", "cpu",
+            "--calibration", "equalize"]
+    assert main(args) == 0
+    (plain / "part-00001.parquet").unlink()
+    assert main(args[:2] + [str(other)] + args[3:]) == 0

@@ -53,7 +53,7 @@ from ..validate import read_json_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
 
-__all__ = ["BULK_FORMAT", "JOB_FILE", "BatchSearcher", "run_bulk", "read_results", "queries_checksum",
+__all__ = ["BULK_FORMAT", "JOB_FILE", "BatchSearcher", "run_bulk", "read_results", "queries_checksum", "options_key",
            "check_unique_ids", "is_dataset_path", "encode_terms", "doc_ids_checksum", "encoder_identity"]
 
 BULK_FORMAT = "itlr-bulk/2"
@@ -107,6 +107,18 @@ def queries_checksum(ids: Sequence[str], queries: Sequence[str | Node]) -> str:
         h.update(json.dumps([str(qid), _query_key(q)], ensure_ascii=False).encode("utf-8"))
         h.update(b"\n")
     return "sha256:" + h.hexdigest()
+
+
+def options_key(options: Any, whole_texts: dict[str, str] | None, ids: Sequence[str]) -> str | None:
+    """The scoring options as a job records them; with a hybrid, the whole-query texts it embeds too (a
+    query file whose ``text`` column changed scores differently under the same expressions)."""
+    if options is None or not options.active:
+        return None
+    key = str(options)
+    if options.hybrid is not None and whole_texts is not None:
+        h = hashlib.sha256(json.dumps([whole_texts.get(str(i)) for i in ids], ensure_ascii=False).encode("utf-8"))
+        key += f",whole_texts=sha256:{h.hexdigest()}"
+    return key
 
 
 def doc_ids_checksum(index: Index) -> str:
@@ -376,11 +388,12 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
 
 
 # How a job key reads in a refusal; checksums are named, not shown.
-_JOB_KEY_NAMES = {"queries_checksum": "the queries (their ids, or the expressions or texts scored: --field)",
-                  "num_queries": "the number of queries", "index_checksum": "the index's vectors",
-                  "doc_ids_checksum": "the index's doc ids", "encoder": "the query encoder", "options": "the scoring "
-                  "options", "scorer_version": "the scorer's version", "batch_size": "--batch-size",
-                  "part_format": "--part-format", "ops": "--ops"}
+_JOB_KEY_NAMES = {
+    "queries_checksum": "the queries (their ids, or the expressions or texts scored: --field, --fallback-text)",
+    "num_queries": "the number of queries", "index_checksum": "the index's vectors",
+    "doc_ids_checksum": "the index's doc ids", "encoder": "the query encoder",
+    "options": "the scoring options (or the texts --hybrid embeds)", "scorer_version": "the scorer's version",
+    "batch_size": "--batch-size", "part_format": "--part-format", "ops": "--ops"}
 
 
 def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:

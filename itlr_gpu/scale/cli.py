@@ -110,8 +110,8 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
     import pyarrow as pa
 
     from ..io import write_table
-    from .bulk import (DEFAULT_BATCH_SIZE, BatchSearcher, check_unique_ids, doc_ids_checksum, encoder_identity,
-                       is_dataset_path, run_bulk)
+    from .bulk import (DEFAULT_BATCH_SIZE, PART_FILE, BatchSearcher, check_unique_ids, doc_ids_checksum,
+                       encoder_identity, is_dataset_path, options_key, run_bulk)
     from .shards import index_checksum
 
     check_search_args(args)
@@ -131,10 +131,9 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
             report = run_bulk(args.output, ids, queries, searcher, k=args.k, ops=args.ops,
                               index_checksum=index_checksum(index), batch_size=batch,
                               part_format="." + args.part_format, where=args.queries,
-                              options=str(options) if options is not None and options.active else None,
+                              options=options_key(options, whole_texts, ids),
                               doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
             if report.damaged:   # recomputed, but a user should know their folder was touched
-                from .bulk import PART_FILE
 
                 print(f"itlr: warning: {counted(len(report.damaged), 'listed part')} missing or changed on disk, "
                       f"recomputed (first: {PART_FILE.format(report.damaged[0], '.' + args.part_format)})",
