@@ -60,6 +60,9 @@ def test_no_gold_form_has_a_defect():
      '"Cold exposure increases BAT recruitment" AND NOT "tea" AND NOT "coffee"', "exclusion has no NOT"),
     ("Other than statins, what lowers LDL cholesterol?", '"statins" AND NOT "LDL cholesterol"',
      '"what lowers LDL cholesterol" AND NOT "statins"', "negates the request's wanted term"),
+    ("cats but not dogs", 'NOT "cats" AND NOT "dogs"', '"cats" AND NOT "dogs"', "negates the request's wanted term"),
+    ("vitamin D benefits but not bone health", 'NOT ("vitamin D benefits" OR "bone health")',
+     '"vitamin D benefits" AND NOT "bone health"', "negates the request's wanted term"),
 ])
 def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
     found = defects(text, llm, reference=rules_reading(text))

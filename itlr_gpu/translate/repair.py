@@ -201,11 +201,12 @@ def _polar_terms(node: Node, negated: bool = False) -> tuple[list[str], list[str
     return wanted, unwanted
 
 
-def _swapped(ref: Node, node: Node) -> tuple[str, str] | None:
-    """(wanted, excluded) terms of the rules' reading ``ref`` whose polarity ``node`` turned around: every
-    word ``node`` keeps of the wanted term is in its negated terms, and of the excluded term in its wanted
-    ones.  Only a swap counts: where both forms negate the first operand and differ on how far the "not"
-    reaches ("no meat or dairy"), the grammar's precedence and the reader's may both be meant."""
+def _negated_wanted(text: str, ref: Node, node: Node) -> str | None:
+    """A term the rules' reading ``ref`` wants that ``node`` negates: what ``node`` keeps of its words is only
+    in its negated terms, and either the request names it before any negation cue ("cats but not dogs" ->
+    ``NOT "cats" AND NOT "dogs"``) or ``node`` wants a term the rules exclude (a swap: "Other than statins,
+    what lowers LDL?" -> ``"statins" AND NOT "LDL"``).  A term named after a leading "no" / "not" whose reach
+    the two readings differ on ("no meat or dairy recipes") is the reader's call, not a defect."""
     def split(form: Node) -> tuple[set[str], set[str]]:
         wanted, negated = _polar_terms(form)
         return {w for t in wanted for w in _words(t)}, {w for t in negated for w in _words(t)}
@@ -216,8 +217,15 @@ def _swapped(ref: Node, node: Node) -> tuple[str, str] | None:
     kept_wanted, kept_negated = split(node)
     ref_wanted, ref_negated = _polar_terms(ref)
     lost = [t for t in ref_wanted if named(t) & kept_negated and not named(t) & kept_wanted]
-    gained = [t for t in ref_negated if named(t) & kept_wanted and not named(t) & kept_negated]
-    return (_norm(lost[0]).strip(), _norm(gained[0]).strip()) if lost and gained else None
+    if not lost:
+        return None
+    swapped = any(named(t) & kept_wanted and not named(t) & kept_negated for t in ref_negated)
+    low = _norm(text)
+    for term in lost:
+        at = low.find(_norm(term).strip())
+        if swapped or (at >= 0 and not has_negation_cue(low[:at])):
+            return _norm(term).strip()
+    return None
 
 
 def _keeps_little(text: str, node: Node) -> bool:
@@ -234,7 +242,7 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
 
     ``reference`` (the rules' form of the same request) adds the checks that need a second reading:
     a dropped term, a phrase cut where the request has no connective, a lost "or", a lost negation,
-    wanted and excluded terms swapped.
+    a wanted term negated.
     """
     node = parse(form) if isinstance(form, str) else form
     found = []
@@ -255,10 +263,9 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
             cut = _cut_without_connective(whole, pieces, _has_not(node)) if len(pieces) > 1 else None
             if cut is not None:
                 found.append(f"cuts the phrase {whole[:60]!r} at {cut[:30]!r}, not at a connective")
-        swapped = _swapped(ref, node)
-        if swapped:
-            found.append(f"negates the request's wanted term {swapped[0]!r} and wants its excluded "
-                         f"term {swapped[1]!r}")
+        lost = _negated_wanted(text, ref, node)
+        if lost:
+            found.append(f"negates the request's wanted term {lost!r}")
         if _has_or(ref) and not _has_or(node) and _lost_or(text, node):
             found.append('the request\'s "or" has no OR')
         if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
