@@ -538,6 +538,14 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("email filtering and ignore lists", '("email filtering" AND "ignore lists")'),
     ("Note: cats or dogs", '("cats" OR "dogs")'),
     ("Excluding \u0130zmir, what are the best Turkish beaches?", '("the best Turkish beaches" AND NOT "\u0130zmir")'),
+    # ... and what a second review found: a closing exclusion sentence, a list after a colon, bare hedges
+    ("Excluding children, what are the effects of melatonin? Not in mice.",
+     '("the effects of melatonin" AND NOT "children" AND NOT "in mice")'),
+    ("Gaming laptops - ASUS or Lenovo. Not Acer.", '("Gaming laptops" AND ("ASUS" OR "Lenovo") AND NOT "Acer")'),
+    ("Excluding children: effects of melatonin, sleep and mood",
+     '("effects of melatonin" AND "sleep" AND "mood" AND NOT "children")'),
+    ("not sure, but solar panels", '"solar panels"'),
+    ("dunno, solar or wind", '("solar" OR "wind")'),
     # a hedge is no negation
     ("Not sure if relevant, but also wind power", '"wind power"'),
     ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),

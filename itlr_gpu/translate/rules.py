@@ -312,9 +312,10 @@ _ASKS = [  # a sentence that starts so asks for documents
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
-_HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:not\s+(?:sure|certain)|no\s+idea|dunno)\s+"
-                       r"(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b(?:\s+[^\s,;:.!?]+){0,8}?"
-                       r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:also\s+)?(?=\S)")
+_HEDGE_CLAUSE = r"\s+(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b(?:\s+[^\s,;:.!?]+){0,8}?"
+_HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)(?:" + _HEDGE_CLAUSE + r")?|"
+                       r"not\s+certain" + _HEDGE_CLAUSE + r")"   # "not certain breeds" excludes
+                       r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:also\s+|maybe\s+)?(?=\S)")
 # "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
 # a text that states nothing ("The relationship between X and Y is complex." is a claim) and names two
 # ("links between pages" keeps its words)
@@ -1319,7 +1320,8 @@ _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator ins
 # melatonin?", "Other than statins, what lowers LDL?"), before a colon, semicolon or spaced dash ("Anything
 # but sci-fi: board games for two"), or "I don't care about X, just want news on Y": read as the rest with the
 # exclusion at its end.  (Before a comma and a plain topic the parser reads it in place, serial lists
-# included: "excluding A, B and C"; a rest with a comma of its own may be such a list: left alone.)  Only a
+# included: "excluding A, B and C"; after a comma, a rest with a comma of its own may be such a list: left
+# alone.)  Only a
 # short excluded span, and not a clause ("Except when it rains, ...", "Besides being cheap, ..."); a pronoun
 # excludes nothing ("Apart from that, ..."); text with quoted terms is left to the parser.
 _FRONT_EXCLUSION_RE = re.compile(
@@ -1346,7 +1348,8 @@ def _front_exclusion(sentence: str) -> str:
             and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
         return sentence
     if words[0].lower() in _NOT_EXCLUDED or (words[0].lower().endswith("ing") and len(words) > 1) \
-            or not body.strip(_EDGE_PUNCT) or "," in body or _FRONT_EXCLUSION_RE.match(_fold(body)):
+            or not body.strip(_EDGE_PUNCT) or (m.group("comma") and "," in body) \
+            or _FRONT_EXCLUSION_RE.match(_fold(body)):
         return sentence
     return f"{body}, excluding {what}{rest[len(body):]}"
 
@@ -1363,7 +1366,7 @@ _HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "excep
                "neither", "vs", "versus"}
 _LABELS = {"topic", "topics", "query", "question", "q", "request", "search", "subject", "keywords", "keyword", "re",
            "title", "task", "terms", "search terms", "looking for", "interested in", "need", "note", "nb", "fyi",
-           "example", "examples", "context", "background", "tl;dr", "tldr"}
+           "example", "examples", "context", "background", "tldr"}
 _MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
@@ -1390,8 +1393,9 @@ def _topic_head(sentence: str) -> str:
 
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     """A hedge, "the link between X and Y", an exclusion put first, a topic before a colon: the text and its
-    sentences as the lexer is to read them.  The exclusion and the topic only in the last sentence (the
-    request), so that nothing after it joins their lists."""
+    sentences as the lexer is to read them.  The exclusion and the topic only in the request (the last
+    sentence, or the one before a closing exclusion-only sentence), so that no later sentence joins their
+    lists."""
     if len(cleaned) > _MAX_REPHRASED:
         return cleaned, sentences
     text = cleaned.lstrip()
@@ -1404,12 +1408,16 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
             and re.search(r"\band\b", _fold(text[relation.end():])):
         text = text[relation.end():]
         sentences = [text.strip()]
-    if sentences:
-        last = _front_exclusion(sentences[-1])
-        if last == sentences[-1]:
-            last = _topic_head(last)
-        if last != sentences[-1]:
-            sentences = sentences[:-1] + [last]
+    # the request: the last sentence, or the one before a short exclusion-only sentence ("... ? Not in mice.")
+    at = len(sentences) - 1
+    if at > 0 and _EXCLUSION_SENTENCE_RE.match(_fold(sentences[at])):
+        at -= 1
+    if at >= 0:
+        request = _front_exclusion(sentences[at])
+        if request == sentences[at]:
+            request = _topic_head(request)
+        if request != sentences[at]:
+            sentences = sentences[:at] + [request] + sentences[at + 1:]
             text = " ".join(sentences)
     return (text if text != cleaned.lstrip() else cleaned), sentences
 
