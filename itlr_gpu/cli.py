@@ -290,7 +290,7 @@ def cmd_parse(args) -> int:
     program = compile_queries([node])
     print(canonical(node))
     print(program.describe(0))
-    words = args.expr.replace('"', " ").split()
+    words = re.sub(r'"(?:[^"\\]|\\.)*"', " ", args.expr).split()   # quoted terms are the user's words
     symbols = sorted({w if not w.strip("&|!") else "!" for w in words if not w.strip("&|!") or w.startswith("!")})
     if symbols:   # other query languages' operators ("a & b", "!c"): here they are words of a term
         print(f"itlr: note: {', '.join(map(repr, symbols))} {'is' if len(symbols) == 1 else 'are'} part of a term "
@@ -393,6 +393,9 @@ def cmd_eval(args) -> int:
         table = read_results(args.results)
     elif is_trec_run(args.results):
         table = read_trec_run(args.results)
+    elif args.results.lower().endswith((".tsv", ".tsv.gz")):
+        raise InputError("a .tsv is read as a TREC run, and its first line is not a run line", args.results,
+                         "qid Q0 docid rank score tag (no header), or a result file (.arrow/.parquet/.jsonl)")
     else:
         table = read_table(args.results)
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)

@@ -308,7 +308,9 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
                          + ("; --skip-invalid scores the valid ones and writes the rest to an errors table"
                             if skip_hint else "")
                          + ("; --fallback-text searches a row that has a text by its text"
-                            if texts is not None and fallback is None else ""))
+                            if texts is not None and fallback is None else "")
+                         + ("; --fallback-text needs a text column, which this file lacks"
+                            if fallback is not None and texts is None and field == "expr" else ""))
         if len(bad) > 1:
             err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
                            for b in bad[:MAX_LISTED]]

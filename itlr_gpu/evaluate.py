@@ -135,7 +135,13 @@ def _spelled(name: str) -> str | None:
     for m in ir_measures.measures.registry:   # the first spelling of a name registered twice ("nDCG", "NDCG")
         names.setdefault(m.lower(), m)
     spelled = names.get(head.strip().lower())
-    return spelled + name[len(head):] if spelled and spelled != head else None
+    if not spelled or spelled == head:
+        return None
+    try:   # only a suggestion that is itself a measure ("nDCG@x" is not)
+        ir_measures.parse_measure(spelled + name[len(head):])
+    except Exception:
+        return None
+    return spelled + name[len(head):]
 
 
 def shallow_measures(results: pa.Table, measures: Iterable[str]) -> list[tuple[str, int, int]]:

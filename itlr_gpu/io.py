@@ -314,8 +314,9 @@ TREC_RUN_LINE = "a TREC run line: qid Q0 docid rank score tag"
 
 
 def is_trec_line(line: str) -> bool:
+    """``qid Q0 docid rank score tag`` (some tools write ``0`` or ``q0`` for ``Q0``)."""
     parts = line.split()
-    return len(parts) == 6 and parts[1] == "Q0"
+    return len(parts) == 6 and parts[1] in ("Q0", "q0", "0")
 
 
 def is_trec_run(path: PathLike) -> bool:

@@ -95,6 +95,7 @@ def test_parse_notes_other_languages_operators(capsys):
     assert captured.out.splitlines()[0] == '"a & b | !c"'
     assert captured.err == "itlr: note: '!', '&', '|' are part of a term here; the operators are AND, OR and NOT\n"
     assert main(["parse", 'R&D OR "AT&T"']) == 0 and capsys.readouterr().err == ""
+    assert main(["parse", 'x OR "|" OR "!important"']) == 0 and capsys.readouterr().err == ""   # quoted: meant
 
 
 def test_parse_error_has_caret_and_exit_2(capsys):

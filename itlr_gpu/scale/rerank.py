@@ -238,6 +238,8 @@ def rerank(
         report.duplicates = int(dup.sum())
         q, r = q[~dup], r[~dup]
     report.scored = len(q)
+    if not report.candidates:
+        raise InputError("no candidates", where, "at least one (query_id, doc_id) row")
     if not report.scored:   # a wrong index or queries file: nothing to rerank is no result
         raise InputError(f"none of the {report.candidates:,} candidates can be scored: " + "; ".join(report.unknown()),
                          where, "candidates naming documents of this index and queries of this queries file")
