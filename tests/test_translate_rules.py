@@ -546,6 +546,18 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
      '("effects of melatonin" AND "sleep" AND "mood" AND NOT "children")'),
     ("not sure, but solar panels", '"solar panels"'),
     ("dunno, solar or wind", '("solar" OR "wind")'),
+    # a third writer's requests (shopping, IT, finance): a glued bracket stays glued, a state is no exclusion,
+    # ", skip the X" excludes, a yes/no question loses its auxiliary as "Do ...?" does
+    ("Roth IRA or 401(k) contribution limits 2024", '("Roth IRA" OR "401(k) contribution limits 2024")'),
+    ("protein (RP) expression", '"protein (RP) expression"'),
+    ("excel vlookup not working", '"excel vlookup not working"'),
+    ("wifi not connecting after update", '"wifi not connecting after update"'),
+    ("running not swimming", '("running" AND NOT "swimming")'),
+    ("Python not Java", '("Python" AND NOT "Java")'),
+    ("Schengen visa requirements, skip the transit visa", '("Schengen visa requirements" AND NOT "transit visa")'),
+    ("Is Bitcoin a hedge against inflation?", '"Bitcoin a hedge against inflation"'),
+    ("Is it true that cats purr?", '"Is it true that cats purr"'),
+    ("Should I pay off my mortgage early?", '"Should I pay off my mortgage early"'),
     # a hedge is no negation
     ("Not sure if relevant, but also wind power", '"wind power"'),
     ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),

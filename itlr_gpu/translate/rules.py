@@ -171,7 +171,8 @@ def _modifies(word: str) -> bool:
 # don't want anything about Y"; "ignore" after a comma or semicolon only); elsewhere their words are a topic's
 # ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
-_CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "ignore"}
+_CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
+                             "ignore"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -397,7 +398,7 @@ def _lex(text: str) -> list[_Tok]:
             if body.strip():
                 raw.append(_Tok("QTERM", body))
         elif paren:
-            raw.append(_Tok("LP" if paren in "([{" else "RP"))
+            raw.append(_Tok("LP" if paren in "([{" else "RP", spaced=spaced))
         elif comma:
             raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
@@ -520,6 +521,12 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
                 and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
+            t.kind = "WORD"
+        # a state ("excel vlookup not working", "wifi not connecting after update") is no exclusion; "running
+        # not swimming" (the same form on both sides) is
+        elif t.kind == "NOT" and t.text.lower() == "not" and 0 < i < len(out) - 1 and out[i - 1].kind == "WORD" \
+                and out[i + 1].kind == "WORD" and _fold(out[i + 1].text).strip(".,;:!?").endswith("ing") \
+                and not _fold(out[i - 1].text).strip(".,;:!?").endswith("ing") and len(out[i + 1].text) > 5:
             t.kind = "WORD"
         # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
@@ -700,7 +707,7 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
             if not text:
                 continue
             if merged and merged[-1].kind == "TERM":
-                merged[-1].text += " " + text
+                merged[-1].text += (" " if t.spaced else "") + text
             else:
                 merged.append(_Tok("TERM", text))
         elif t.kind == "SKIP":
@@ -1159,13 +1166,20 @@ def _has_aux(toks: list[_Tok]) -> bool:
 _ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", "u"}
 
 
+_QUESTION_AUX = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "has",
+                 "have"}
+_NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your"}
+
+
 def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
-    """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions": a yes/no
-    question loses its leading do / does / did (not "Do you have ...", a request; not without the "?")."""
+    """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions", "Is Bitcoin a
+    hedge against inflation?" about "Bitcoin a hedge against inflation": a yes/no question loses its leading
+    auxiliary (not "Do you have ...", a request; not "Is it true ...", "Should I ...", whose subject is no
+    topic; not without the "?")."""
     if not text.rstrip().endswith("?") or not toks or toks[0].kind != "WORD":
         return toks
     words = toks[0].text.split()
-    if len(words) < 3 or words[0].lower() not in ("do", "does", "did") or words[1].lower() in _ASKED:
+    if len(words) < 3 or words[0].lower() not in _QUESTION_AUX or words[1].lower() in _ASKED | _NO_SUBJECT:
         return toks
     return [_Tok("WORD", " ".join(words[1:]), toks[0].spaced), *toks[1:]]
 
@@ -1250,7 +1264,7 @@ def _parentheticals(toks: list[_Tok]) -> list[_Tok]:
             if j < len(toks) and toks[j].kind == "RP" and j > i + 1:
                 inner = "".join(("" if x.kind != "WORD" or k == 0 else " ") + (x.text if x.kind == "WORD" else ",")
                                 for k, x in enumerate(toks[i + 1:j]))
-                out.append(_Tok("WORD", "(" + inner + ")"))
+                out.append(_Tok("WORD", "(" + inner + ")", t.spaced))   # "401(k)" stays glued
                 i = j + 1
                 continue
         out.append(t)
