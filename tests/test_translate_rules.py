@@ -558,6 +558,15 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("Is Bitcoin a hedge against inflation?", '"Bitcoin a hedge against inflation"'),
     ("Is it true that cats purr?", '"Is it true that cats purr"'),
     ("Should I pay off my mortgage early?", '"Should I pay off my mortgage early"'),
+    # a user probe: a wh-word ends a fronted exclusion, a hedge that names topics is kept, slashes in a row,
+    # a slash before "not", a label before any tail, "apart from the fact that" excludes nothing
+    ("Apart from vitamin D what improves bone health", '("what improves bone health" AND NOT "vitamin D")'),
+    ("Not sure whether coffee or tea, but not milk", '(("Not sure whether coffee" OR "tea") AND NOT "milk")'),
+    ("vitamin D / calcium / magnesium", '("vitamin D" OR "calcium" OR "magnesium")'),
+    ("coffee or tea / not milk", '(("coffee" OR "tea") AND NOT "milk")'),
+    ("Question: does aspirin prevent cancer?", '"aspirin prevent cancer"'),
+    ("note: not about mice", 'NOT "mice"'),
+    ("apart from the fact that it is cheap, why is aspirin used?", '"why is aspirin used"'),
     # a hedge is no negation
     ("Not sure if relevant, but also wind power", '"wind power"'),
     ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),

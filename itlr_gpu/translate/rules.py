@@ -313,7 +313,8 @@ _ASKS = [  # a sentence that starts so asks for documents
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
-_HEDGE_CLAUSE = r"\s+(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b(?:\s+[^\s,;:.!?]+){0,8}?"
+_HEDGE_CLAUSE = (r"\s+(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b"
+                 r"(?:\s+(?!(?:or|and|nor)\b)[^\s,;:.!?]+){0,8}?")   # "not sure whether coffee or tea" names topics
 _HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)(?:" + _HEDGE_CLAUSE + r")?|"
                        r"not\s+certain" + _HEDGE_CLAUSE + r")"   # "not certain breeds" excludes
                        r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:also\s+|maybe\s+)?(?=\S)")
@@ -423,6 +424,8 @@ def _lex(text: str) -> list[_Tok]:
         elif short and t.kind == "WORD" and t.spaced and t.text == "/" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
                 and raw[i - 1].kind == raw[i + 1].kind == "WORD" \
                 and _slash_alternative(raw[i - 1].text) and _slash_alternative(raw[i + 1].text) \
+                and not (_short_token(raw[i - 1].text) and _short_token(raw[i + 1].text)) \
+                and _fold(raw[i + 1].text) not in ("not", "without", "except", "excluding") \
                 and not _compound_slash(raw, i):
             t.kind = "OR"
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
@@ -560,11 +563,15 @@ def _is_hedge(word: str, after: str) -> bool:
 
 
 def _slash_alternative(word: str) -> bool:
-    """A word beside a spaced slash that makes it an "or": not a short token of a compound ("TCP / IP",
-    "AC / DC", "yes / no", "and / or") nor a number ("1 / 2")."""
+    """A word beside a spaced slash that may make it an "or": not "and / or", "yes / no" nor a number ("1 / 2");
+    two short tokens ("TCP / IP", "AC / DC") are a compound (see _lex)."""
     w = word.strip(_EDGE_PUNCT)
-    return len(w) > 2 and not (w.isupper() and len(w) <= 3) and not w[:1].isdigit() and not w[-1:].isdigit() \
-        and _fold(w) not in ("and", "or", "yes")
+    return not w[:1].isdigit() and not w[-1:].isdigit() and _fold(w) not in ("and", "or", "yes", "no")
+
+
+def _short_token(word: str) -> bool:
+    w = word.strip(_EDGE_PUNCT)
+    return len(w) <= 2 or (w.isupper() and len(w) <= 3)
 
 
 def _compound_slash(toks: list[_Tok], i: int) -> bool:
@@ -1342,7 +1349,8 @@ _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
     r"leaving\s+aside|setting\s+aside|ignoring|(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
     r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
-    rf"(?P<what>{_WORD}(?:\s+{_WORD}){{0,7}})\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+)\s+(?P<rest>\S.*)$", re.S)
+    rf"(?P<what>{_WORD}(?:\s+{_WORD}){{0,7}}?)\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+|(?P<wh>(?=\s(?:what|which|how|"
+    r"where|why|who|when)\b)))\s+(?P<rest>\S.*)$", re.S)
 _NOT_EXCLUDED = set("this these those it them him her us me you all everything anything something "
                     "when if where while whether because since being having what which who how why".split())
 _PRONOUNS = {"that", "this", "it", "these", "those"}
@@ -1355,8 +1363,8 @@ def _front_exclusion(sentence: str) -> str:
     what = sentence[m.start("what"):m.end("what")].strip()
     words = what.split()
     rest = sentence[m.start("rest"):].rstrip()
-    if len(words) == 1 and words[0].lower() in _PRONOUNS:
-        return rest   # "Apart from that, what about solar?": no exclusion
+    if (len(words) == 1 and words[0].lower() in _PRONOUNS) or " ".join(words[:2]).lower() == "the fact":
+        return rest   # "Apart from that, what about solar?", "Apart from the fact that ...,": no exclusion
     body = rest.rstrip(".?!")
     if m.group("comma") and not m.group("care") and not rest.endswith("?") \
             and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
@@ -1394,11 +1402,11 @@ def _topic_head(sentence: str) -> str:
     head, tail = m.group("head").strip(), m.group("tail").strip()
     head_words = _fold(head).split()
     tail_words = [w.strip(",.!?") for w in _fold(tail).split()]
+    if " ".join(head_words) in _LABELS and tail_words:
+        return tail   # "Question: does aspirin prevent cancer?", "Note: not about mice"
     if not tail_words or len(tail_words) > _MAX_GROUP or not _GROUP_WORDS & set(tail_words) \
             or tail_words[0] in _NO_GROUP_START | _GROUP_WORDS or _has_strong_aux(sentence):
         return sentence
-    if " ".join(head_words) in _LABELS:
-        return tail
     if _HEAD_STOPS & set(head_words):
         return sentence
     body = tail.rstrip(".?!")
