@@ -62,6 +62,8 @@ def looks_like_qrels(path: PathLike) -> bool:
 def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
     """Read BEIR (tsv with header) or TREC (``qid iter docid rel``) qrels; errors name ``file:line``."""
     p = Path(path)
+    if p.is_dir():
+        raise InputError("is a folder", str(p), "a BEIR .tsv or TREC qrels file (in a BEIR folder: qrels/test.tsv)")
     if not p.is_file():
         raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
     with open(p, "rb") as f:
@@ -112,24 +114,37 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
     """Parse measure names such as ``nDCG@10``; unknown names raise InputError."""
     if isinstance(measures, str):
         measures = [measures]
-    parsed = []
+    parsed, unknown = [], []
     for name in measures:
         try:
             measure = ir_measures.parse_measure(str(name))
         except (NameError, ValueError, SyntaxError, TypeError, AttributeError, KeyError) as e:
             hint = _spelled(str(name))
-            raise InputError(f"unknown measure {name!r} ({e})" + (f"; did you mean {hint!r}?" if hint else ""),
-                             "measures", "an ir_measures name such as nDCG@10, R@100, AP, P@5, RR") from e
+            why = "the cutoff after @ is a positive integer" if re.search(r"@(?!\d+$)", str(name)) else str(e)
+            unknown.append(f"{name!r}" + (f" (did you mean {hint!r}?)" if hint else f" ({why})"))
+            continue
         _check_params(measure, str(name))
         parsed.append(measure)
+    if unknown:   # every unknown name at once, not one per run
+        raise InputError(f"unknown measure{'s' if len(unknown) > 1 else ''} " + ", ".join(unknown), "measures",
+                         "ir_measures names such as nDCG@10, R@100, AP, P@5, RR")
     if not parsed:
         raise InputError("no measures given", "measures", "at least one measure such as nDCG@10")
     return parsed
 
 
+_TREC_EVAL_NAMES = [(re.compile(r"ndcg_cut[._](\d+)", re.I), "nDCG@{}"), (re.compile(r"p[._](\d+)", re.I), "P@{}"),
+                    (re.compile(r"recall[._](\d+)", re.I), "R@{}"), (re.compile(r"recip_rank", re.I), "RR"),
+                    (re.compile(r"map", re.I), "AP"), (re.compile(r"ndcg", re.I), "nDCG")]
+
+
 def _spelled(name: str) -> str | None:
-    """``name`` with its measure spelled as ir_measures spells it ("ndcg@10" -> "nDCG@10"), when only the
-    case differs; None otherwise."""
+    """``name`` as ir_measures spells it: "ndcg@10" -> "nDCG@10" (only the case differs), trec_eval's
+    "ndcg_cut_10" -> "nDCG@10", "P_5" -> "P@5"; None when there is no such measure."""
+    for pattern, spelled in _TREC_EVAL_NAMES:
+        m = pattern.fullmatch(name.strip())
+        if m:
+            return spelled.format(*m.groups())
     head = re.match(r"[^@(]*", name).group(0)
     names: dict[str, str] = {}
     for m in ir_measures.measures.registry:   # the first spelling of a name registered twice ("nDCG", "NDCG")

@@ -43,6 +43,7 @@ from typing import IO, Any
 from .errors import InputError
 
 __all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "check_not_input", "atomic_file",
+           "JOB_FILE", "check_not_in_result_folder",
            "atomic_dir",
            "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask"]
 
@@ -183,6 +184,10 @@ def _check_parent(target: Path, shown: str) -> None:
             os.rmdir(probe) if probe.is_dir() else os.unlink(probe)
 
 
+JOB_FILE = "_itlr_job.json"
+"""The job file of a result folder (``itlr search -o FOLDER``), which marks the folder as one dataset."""
+
+
 def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
     """Validate an output file path before any work; returns it resolved (symbolic links followed)."""
     shown = os.fspath(path)
@@ -197,6 +202,17 @@ def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", "
         raise OutputError("output path exists and is not a regular file", shown, "a file path")
     _check_parent(target, shown)
     return target
+
+
+def check_not_in_result_folder(path: PathLike, flag: str = "-o") -> None:
+    """Refuse a user's output file inside a result folder (one with a :data:`JOB_FILE`): every file there but
+    those starting with '_' or '.' is read as the folder's results (the job's own parts are written there by
+    the job, not through this check)."""
+    target = _resolve(path)
+    for folder in target.parents:
+        if (folder / JOB_FILE).is_file() and not target.relative_to(folder).parts[0].startswith(("_", ".")):
+            raise OutputError(f"inside the result folder {folder}, which is read as one dataset",
+                              f"{flag} {os.fspath(path)}", "a path outside it (or a name starting with '_')")
 
 
 def check_output_folder(path: PathLike) -> Path:

@@ -207,6 +207,11 @@ def test_a_folder_named_with_a_dot_needs_a_trailing_slash(index_dir, tmp_path, m
     assert main(base + [str(tmp_path / "run.v2") + "/"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("run.v2/ (2 parts)")
     assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)
+    # a result file inside a result folder would be read as one of its parts: refused, nothing written
+    assert main(base + [str(tmp_path / "run.v2" / "x.arrow")]) == 1
+    assert "inside the result folder" in capsys.readouterr().err
+    assert not (tmp_path / "run.v2" / "x.arrow").exists()
+    assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)
 
 
 def test_hybrid_texts_are_part_of_the_job_key(index_dir, tmp_path, monkeypatch, capsys):

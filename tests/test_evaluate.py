@@ -157,6 +157,13 @@ def test_qrels_errors(tmp_path, content, match):
         read_qrels(tmp_path / "q.tsv")
 
 
+def test_qrels_folder_points_at_the_file(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv or TREC qrels file \(in a BEIR folder: "
+                                         r"qrels/test.tsv\)\)"):
+        read_qrels(tmp_path)
+
+
 def test_qrels_missing_file(tmp_path):
     with pytest.raises(InputError, match=r"nope\.tsv.*not found"):
         read_qrels(tmp_path / "nope.tsv")
@@ -171,8 +178,13 @@ def test_unknown_measure():
     with pytest.raises(InputError, match="no measures"):
         evaluate(RUN, qrels, measures=[])
     # a name that differs only in case is spelled as the library spells it
-    with pytest.raises(InputError, match=r"unknown measure 'ndcg@10' .*; did you mean 'nDCG@10'\?"):
+    with pytest.raises(InputError, match=r"unknown measure 'ndcg@10' \(did you mean 'nDCG@10'\?\)"):
         evaluate(RUN, qrels, measures=["ndcg@10"])
+    # every unknown name at once; trec_eval's names spelled as ir_measures spells them
+    with pytest.raises(InputError, match=r"unknown measures 'map' \(did you mean 'AP'\?\), 'ndcg_cut.10' \(did you "
+                                         r"mean 'nDCG@10'\?\), 'P_5' \(did you mean 'P@5'\?\), 'nDCG@x' \(the cutoff "
+                                         r"after @ is a positive integer\)"):
+        evaluate(RUN, qrels, measures=["nDCG@10", "map", "ndcg_cut.10", "P_5", "nDCG@x"])
     with pytest.raises(InputError, match=r"did you mean 'P\(rel=2\)@5'\?"):
         evaluate(RUN, qrels, measures=["p(rel=2)@5"])
     with pytest.raises(InputError, match="unknown measure 'ndcg@x'") as e:   # no suggestion that is no measure

@@ -48,7 +48,7 @@ from ..errors import InputError
 from ..index import Index
 from ..index import file_sha256
 from ..io import RESULT_SCHEMA, read_table, write_table
-from ..output import atomic_file, check_output_folder, is_temp_name, remove_stale_temps
+from ..output import JOB_FILE, atomic_file, check_output_folder, is_temp_name, remove_stale_temps
 from ..validate import read_json_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
@@ -57,7 +57,6 @@ __all__ = ["BULK_FORMAT", "JOB_FILE", "BatchSearcher", "run_bulk", "read_results
            "check_unique_ids", "is_dataset_path", "encode_terms", "doc_ids_checksum", "encoder_identity"]
 
 BULK_FORMAT = "itlr-bulk/2"
-JOB_FILE = "_itlr_job.json"
 LEGACY_MANIFEST = "manifest.json"  # itlr-bulk/1 folders
 PART_FILE = "part-{:05d}{}"
 PART_FORMATS = (".parquet", ".arrow")
