@@ -176,8 +176,10 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     assert main(args) == 0
     assert "2 parts already done" in capsys.readouterr().out
     assert read_results(out).equals(first)
-    # a part changed on disk is recomputed, and said so
+    # a part changed on disk is not read as a result, is recomputed by a rerun, and said so
     (out / "part-00001.parquet").write_bytes(b"changed")
+    with pytest.raises(InputError, match=r"part-00001.parquet is missing or changed since the job wrote it"):
+        read_results(out)
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "itlr: warning: 1 listed part missing or changed on disk, recomputed (first: part-00001.parquet)" \

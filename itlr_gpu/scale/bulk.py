@@ -450,7 +450,8 @@ def _part_ok(out: Path, entry: Any, name: str) -> bool:
 
 
 def read_results(output_dir: str | os.PathLike) -> pa.Table:
-    """The whole result table of a finished bulk job, parts in order."""
+    """The whole result table of a finished bulk job, parts in order, each checked against the checksum the
+    job file records."""
     out = Path(output_dir)
     mp = out / JOB_FILE
     if not mp.is_file():
@@ -467,5 +468,10 @@ def read_results(output_dir: str | os.PathLike) -> pa.Table:
     fmt = manifest.get("job", {}).get("part_format") if isinstance(manifest.get("job"), dict) else None
     if fmt not in PART_FORMATS:
         raise InputError(f"job file has part_format {fmt!r}", str(mp), " or ".join(PART_FORMATS))
+    for p in range(n):   # the parts the job wrote, not files changed or swapped since (a resume recomputes those)
+        name = PART_FILE.format(p, fmt)
+        if not _part_ok(out, parts[str(p)], name):
+            raise InputError(f"{name} is missing or changed since the job wrote it", str(out),
+                             "the parts the job file records (rerun the same command to recompute them)")
     tables = [read_table(out / PART_FILE.format(p, fmt)) for p in range(n)]
     return pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()
