@@ -84,3 +84,17 @@ def test_repair_translations_reapplies_the_repair_to_the_llm_forms(tmp_path):
     write_table(lost, tmp_path / "x.logical.arrow")
     with pytest.raises(SystemExit, match="row 3"):
         rt.main([str(tmp_path)])
+
+
+def test_heldout_files_are_well_formed_and_their_forms_score_right():
+    spec = importlib.util.spec_from_file_location("heldout_bench", ROOT / "benchmarks" / "heldout.py")
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    assert len(heldout.FILES) >= 2
+    for path in heldout.FILES:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        assert len({r["id"] for r in rows}) == len(rows) >= 100
+        writer = heldout.score(rows, {r["id"]: r["expr"] for r in rows})       # the writer's own forms
+        assert writer["right"] == len(rows) and writer["misses"] == []
+        wrong = heldout.score(rows, {r["id"]: None for r in rows})
+        assert wrong["right"] == 0 and len(wrong["misses"]) == len(rows)

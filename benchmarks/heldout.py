@@ -1,0 +1,84 @@
+"""Score a translator on requests written by outside writers; writes benchmarks/results/heldout.{json,md}.
+
+``benchmarks/data/heldout-writer*.jsonl`` hold requests (``id``, ``text``) and their writer's logical form
+(``expr``), written by people who had seen neither the labelled set (``tests/data``) nor the rules; the
+rules were changed after each file was first scored (docs/translation.md, "Rules-9"), so today's figures are
+no longer held out for those changes.  A form counts as right when it is the same boolean function over the
+same terms as the writer's (terms compared without case and a leading "the": ``translate.equivalent``).
+
+    python benchmarks/heldout.py                                  # the rules translator
+    python benchmarks/heldout.py --translations out.arrow ...    # forms from `itlr translate` (any translator)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from translate import equivalent  # noqa: E402
+
+from itlr_gpu.io import read_table  # noqa: E402
+from itlr_gpu.query import canonical, parse  # noqa: E402
+from itlr_gpu.translate import translate  # noqa: E402
+from itlr_gpu.translate.rules import RULES_VERSION  # noqa: E402
+
+FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"))
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def score(rows: list[dict], forms: dict[str, str | None]) -> dict:
+    misses = []
+    for r in rows:
+        want = canonical(parse(r["expr"]))
+        got = forms.get(r["id"])
+        if got is None or not equivalent(got, want):
+            misses.append({"id": r["id"], "text": r["text"], "want": want, "got": got})
+    return {"n": len(rows), "right": len(rows) - len(misses), "misses": misses}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--translations", nargs="*", default=None, metavar="TABLE",
+                    help="output tables of `itlr translate` (query_id = the file's id); default: run the rules")
+    ap.add_argument("--label", default=None, help="name of the translator in the table (default: rules-N)")
+    args = ap.parse_args(argv)
+    label = args.label or (RULES_VERSION if args.translations is None else "translations")
+    forms: dict[str, str | None] = {}
+    if args.translations:
+        for path in args.translations:
+            table = read_table(path)
+            forms.update(zip(table.column("query_id").to_pylist(), table.column("expr").to_pylist()))
+    report = {"translator": label, "files": {}}
+    lines = [f"# Held-out requests: {label}", "",
+             "Command: `python benchmarks/heldout.py" + (" --translations ..." if args.translations else "") + "`", "",
+             "| file | requests | right (same boolean function, same terms) |", "| --- | ---: | ---: |"]
+    for path in FILES:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if args.translations is None:
+            done = translate([r["text"] for r in rows], translator="rules")
+            file_forms = {r["id"]: t.expr for r, t in zip(rows, done)}
+        else:
+            file_forms = {r["id"]: forms.get(r["id"]) for r in rows}
+        result = score(rows, file_forms)
+        report["files"][path.name] = result
+        lines.append(f"| {path.name} | {result['n']} | {result['right']} |")
+        print(f"{path.name}: {result['right']}/{result['n']}")
+    lines += ["", "## Misses", ""]
+    for name, result in report["files"].items():
+        for m in result["misses"]:
+            lines.append(f"- [{name}] `{m['text']}`: want `{m['want']}`, got `{m['got']}`")
+    suffix = "" if args.translations is None else "-" + label.replace("/", "-").replace(":", "-")
+    (RESULTS / f"heldout{suffix}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n",
+                                                     encoding="utf-8")
+    (RESULTS / f"heldout{suffix}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
