@@ -272,32 +272,31 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     bad: list[dict] = []
     any_syntax = False
     for row, value in enumerate(values):
-        problem = None
-        if value is None or not str(value).strip():
-            why = f": {errors_col[row]}" if errors_col and errors_col[row] else ""
-            text = texts[row].as_py() if texts is not None and not why and fallback is None else None
-            if text is not None and str(text).strip():
-                why = " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
-            problem = (f"no {field} (null)" if value is None else f"empty {field}") + why
-        elif field == "expr":
+        empty = value is None or not str(value).strip()
+        problem = (f"no {field} (null)" if value is None else f"empty {field}") if empty else None
+        if not empty and field == "expr":
             try:
                 parse(value)  # checked here so that every bad row is reported; the engine parses again
             except QuerySyntaxError as err:
                 problem = err.short()
-        if problem is not None:
-            text = texts[row].as_py() if fallback is not None and texts is not None else None
-            if text is not None and str(text).strip():
-                fallback.append({"query_id": ids[row], "row": row, "error": problem})
-                queries.append(Term(text))
-                kept.append(ids[row])
-                continue
-            bad.append({"query_id": ids[row], "row": row, "error": problem})
-            any_syntax = any_syntax or (value is not None and bool(str(value).strip()))
+        if problem is None:
+            queries.append(value if field == "expr" else Term(value))
+            kept.append(ids[row])
             continue
-        if field != "expr":
-            value = Term(value)
-        queries.append(value)
-        kept.append(ids[row])
+        reason = errors_col[row] if empty and errors_col and errors_col[row] else None
+        if reason:
+            problem += f": {reason}"
+        text = texts[row].as_py() if texts is not None else None
+        has_text = text is not None and bool(str(text).strip())
+        if fallback is not None and has_text:   # --fallback-text: the row's text, embedded whole
+            fallback.append({"query_id": ids[row], "row": row, "error": problem})
+            queries.append(Term(text))
+            kept.append(ids[row])
+            continue
+        if empty and not reason and has_text:
+            problem += " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
+        bad.append({"query_id": ids[row], "row": row, "error": problem})
+        any_syntax = any_syntax or not empty
     if bad and (invalid is None or not queries):   # with --skip-invalid too when nothing is left to score
         skip_hint = skip_hint and invalid is None
         first = bad[0]

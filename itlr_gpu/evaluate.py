@@ -52,11 +52,19 @@ def looks_like_qrels(path: PathLike) -> bool:
     try:
         for _, line in text_lines(p, "text"):
             if line.strip():
-                words = line.split()
-                return [w.lower() for w in words] == BEIR_HEADER or (len(words) == 4 and words[1] == "0")
+                fmt = _qrels_format(line)
+                return fmt == "beir" or (fmt == "trec" and line.split()[1] == "0")
     except InputError:   # not text
         return False
     return False
+
+
+def _qrels_format(first_line: str) -> str | None:
+    """"beir" for a BEIR header (tabs, as BEIR writes it, or spaces), "trec" for four fields, else None."""
+    words = first_line.split()
+    if [w.lower() for w in words] == BEIR_HEADER:
+        return "beir"
+    return "trec" if len(words) == 4 else None
 
 
 def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
@@ -79,12 +87,10 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
         if not line.strip():
             continue
         if fmt is None:
-            if [c.lower() for c in line.split()] == BEIR_HEADER:   # tabs, as BEIR writes it, or spaces
-                fmt = "beir"
+            fmt = _qrels_format(line)
+            if fmt == "beir":
                 continue
-            if len(line.split()) == 4:
-                fmt = "trec"
-            else:
+            if fmt is None:
                 raise InputError(f"cannot detect qrels format from {line!r}", where,
                                  "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'")
         if fmt == "beir":

@@ -108,7 +108,7 @@ from .errors import InputError
 from .ops import Ops
 from .plan import plan_groups
 
-__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "prepare",
+__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "document_sample", "prepare",
            "prepare_options", "linearize_options", "linearize", "linear_coefficients", "score_chunk_linear",
            "score_chunk_options", "score_dense"]
 
@@ -505,15 +505,18 @@ def linearize(program: Program, plan, ops: Ops, options: ScoreOptions, prep: Pre
 
 
 def linearize_options(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,
-                      whole_embeddings=None, device: torch.device | str = "cpu") -> LinearScoring:
-    """:func:`prepare` on the document sample, then :func:`linearize` (what a fused backend calls)."""
+                      whole_embeddings=None, device: torch.device | str = "cpu",
+                      sample: torch.Tensor | None = None) -> LinearScoring:
+    """:func:`prepare` on the document sample, then :func:`linearize` (what a fused backend calls).
+    ``sample``: :func:`document_sample` of ``docs`` when the caller folds several batches (read once)."""
     device = torch.device(device)
     terms = _as_tensor(term_embeddings, device)
     whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
     plan = plan_groups(program, device)
+    if sample is None:
+        sample = document_sample(docs, options, device)
     with torch.inference_mode():
-        prep = prepare(program, plan, ops, options, terms,
-                       _sample_matrix(docs, docs.shape[0], options.sample_size, device), whole)
+        prep = prepare(program, plan, ops, options, terms, sample, whole)
         return linearize(program, plan, ops, options, prep, terms, whole)
 
 
@@ -568,6 +571,11 @@ def _as_tensor(x, device) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x.to(device=device, dtype=torch.float32)
     return torch.as_tensor(np.asarray(x, dtype=np.float32), device=device)
+
+
+def document_sample(docs, options: ScoreOptions, device: torch.device | str) -> torch.Tensor:
+    """The rows of ``docs`` every option's statistics come from (float32 on ``device``)."""
+    return _sample_matrix(docs, docs.shape[0], options.sample_size, torch.device(device))
 
 
 def _sample_matrix(docs, n: int, size: int, device: torch.device) -> torch.Tensor:

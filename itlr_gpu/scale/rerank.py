@@ -43,7 +43,7 @@ from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_line, read_table, r
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
-from ..scoring import ScoreOptions, linear_coefficients, linearize_options
+from ..scoring import ScoreOptions, document_sample, linear_coefficients, linearize_options
 from ..validate import text_lines
 from .bulk import check_unique_ids, encode_terms
 from .shards import slice_program
@@ -247,9 +247,11 @@ def rerank(
 
     program = compile_queries(queries, query_ids)
     terms_all = torch.as_tensor(encode_terms(index, program, encoder), device=dev)
-    whole_all = None
-    if options is not None and options.hybrid is not None:
-        whole_all = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
+    whole_all = sample = None
+    if options is not None:
+        sample = document_sample(index.embeddings, options, dev)   # read once, folded into every batch
+        if options.hybrid is not None:
+            whole_all = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
     counts = np.diff(bounds)
     report.queries_without_candidates = int((counts == 0).sum())
     out_q, out_rank, out_rows, out_scores = [], [], [], []
@@ -261,7 +263,7 @@ def rerank(
             if options is not None:
                 # constants from the whole index's sample, as a full search with these options has them
                 lin = linearize_options(index.embeddings, vectors, sub, ops, options,
-                                        None if whole_all is None else whole_all[lo:hi], dev)
+                                        None if whole_all is None else whole_all[lo:hi], dev, sample=sample)
                 sub, vectors, eval_ops = lin.program, lin.vectors, lin.ops
             plan = plan_groups(sub, dev)
             if options is not None:
