@@ -108,8 +108,8 @@ from .errors import InputError
 from .ops import Ops
 from .plan import plan_groups
 
-__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "document_sample", "prepare",
-           "prepare_options", "linearize_options", "linearize", "linear_coefficients", "score_chunk_linear",
+__all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearScoring", "sample_rows", "document_sample",
+           "prepare", "prepare_options", "linearize_options", "linearize", "linear_coefficients", "score_chunk_linear",
            "score_chunk_options", "score_dense"]
 
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
