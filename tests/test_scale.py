@@ -358,7 +358,7 @@ def test_out_of_core_options_equal_in_memory(saved, layout, opt):
     np.testing.assert_array_equal(got[0], want[0])
 
 
-def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fake_encoder, capsys):
+def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fake_encoder, capsys, monkeypatch):
     root, _ = saved
     q = tmp_path / "q.jsonl"
     with open(q, "w") as f:
@@ -379,11 +379,17 @@ def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fa
     assert not read_table(raw).column("doc_id").equals(want.column("doc_id"))
     # a resumable bulk job records the options: a rerun with other options is refused
     out = tmp_path / "job"
-    assert main(["search", str(root / "single"), str(q), "-o", str(out), *flags, "--batch-size", "6"]) == 0
+    import itlr_gpu.scoring as scoring
+
+    reads = []
+    sample = scoring.document_sample
+    monkeypatch.setattr(scoring, "document_sample", lambda *a, **kw: reads.append(1) or sample(*a, **kw))
+    assert main(["search", str(root / "single"), str(q), "-o", str(out), *flags, "--batch-size", "2"]) == 0
+    assert len(EXPRS) > 2 and len(reads) == 1     # the options' document sample is read once for all batches
     from itlr_gpu.scale.bulk import read_results
 
     bulk = read_results(out)
     assert bulk.column("doc_id").equals(want.column("doc_id"))
     assert main(["search", str(root / "single"), str(q), "-o", str(out), "-k", "9", "--device", "cpu",
-                 "--batch-size", "6"]) != 0
+                 "--batch-size", "2"]) != 0
     assert "options" in capsys.readouterr().err

@@ -192,6 +192,7 @@ class BatchSearcher:
     whole_texts: dict[str, str] | None = None    # query id -> whole-query text for the hybrid
     resident: bool = True                        # ray: shards stay in actors across batches (ShardPool)
     _pool: Any = field(default=None, init=False, repr=False)
+    _sample: Any = field(default=None, init=False, repr=False)   # (device, the options' document sample): read once
 
     def __post_init__(self) -> None:
         self.ops = Ops.parse(self.ops)
@@ -251,7 +252,7 @@ class BatchSearcher:
         if self.options is None or not self.options.active:
             return None
         from ..engine import whole_query_embeddings
-        from ..scoring import linearize_options
+        from ..scoring import document_sample, linearize_options
 
         whole = None
         if self.options.hybrid is not None:
@@ -261,8 +262,10 @@ class BatchSearcher:
 
         # Ray tasks run on their own devices; the driver folds on the CPU (a 4,096-row sample).
         fold_dev = torch.device("cpu") if self.mode == "ray" else dev
+        if self._sample is None or self._sample[0] != fold_dev:
+            self._sample = (fold_dev, document_sample(self.index.embeddings, self.options, fold_dev))
         return linearize_options(self.index.embeddings, terms, program, self.ops, self.options, whole,
-                                 device=fold_dev)
+                                 device=fold_dev, sample=self._sample[1])
 
 
 # --------------------------------------------------------------------------- the job
