@@ -257,23 +257,30 @@ def _json_kind(value: Any) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
 
 
-def read_arrow_file(path: Path, expected: str = "an Arrow IPC file") -> pa.Table:
-    """An Arrow IPC file (or stream), fully validated: corrupt data is an InputError, never a crash."""
+def _source(path: Path, data: bytes | None):
+    """The file's bytes: mapped from disk, or ``data`` when the caller has read them already."""
+    return pa.memory_map(str(path)) if data is None else pa.BufferReader(data)
+
+
+def read_arrow_file(path: Path, expected: str = "an Arrow IPC file", data: bytes | None = None) -> pa.Table:
+    """An Arrow IPC file (or stream), fully validated: corrupt data is an InputError, never a crash.
+    ``data``: the file's bytes, already read (``path`` then only names it in errors)."""
     with reading(path, expected):
         try:
-            with pa.memory_map(str(path)) as source:
+            with _source(path, data) as source:
                 table = pa.ipc.open_file(source).read_all()
         except pa.ArrowInvalid:
-            with pa.memory_map(str(path)) as source:
+            with _source(path, data) as source:
                 table = pa.ipc.open_stream(source).read_all()
         table.validate(full=True)
         table.column_names  # noqa: B018 - decodes every field name (invalid UTF-8 raises here, inside reading())
     return table
 
 
-def read_parquet_file(path: Path, expected: str = "a Parquet file") -> pa.Table:
+def read_parquet_file(path: Path, expected: str = "a Parquet file", data: bytes | None = None) -> pa.Table:
+    """A Parquet file, fully validated (``data`` as for :func:`read_arrow_file`)."""
     with reading(path, expected):
-        table = pq.read_table(path)
+        table = pq.read_table(path if data is None else pa.BufferReader(data))
         table.validate(full=True)
         table.column_names  # noqa: B018 - as above
     return table

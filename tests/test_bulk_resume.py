@@ -180,10 +180,13 @@ def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     (out / "part-00001.parquet").write_bytes(b"changed")
     with pytest.raises(InputError, match=r"part-00001.parquet is missing or changed since the job wrote it"):
         read_results(out)
+    (out / "part-00002.parquet").unlink()
+    with pytest.raises(InputError, match=r"part-00001.parquet is missing or changed"):   # the first bad part
+        read_results(out)
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "itlr: warning: 1 listed part missing or changed on disk, recomputed (first: part-00001.parquet)" \
-        in captured.err and "3 parts already done" in captured.out
+    assert "itlr: warning: 2 listed parts missing or changed on disk, recomputed (first: part-00001.parquet)" \
+        in captured.err and "2 parts already done" in captured.out
     assert read_results(out).equals(first)
     # the same job as one file: same rows (each batch is scored identically)
     assert main(args[:4] + [str(tmp_path / "one.arrow")] + args[5:]) == 0

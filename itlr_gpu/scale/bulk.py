@@ -47,9 +47,9 @@ from ..encoders import Encoder, encode_queries
 from ..errors import InputError
 from ..index import Index
 from ..index import file_sha256
-from ..io import RESULT_SCHEMA, read_table, write_table
+from ..io import RESULT_SCHEMA, write_table
 from ..output import JOB_FILE, atomic_file, check_output_folder, is_temp_name, remove_stale_temps
-from ..validate import read_json_file
+from ..validate import read_arrow_file, read_json_file, read_parquet_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
 
@@ -144,10 +144,6 @@ def encoder_identity(encoder: Any) -> str:
     if path is not None and name != DEFAULT_MODEL_NAME:
         parts.append(os.path.realpath(str(path)))
     return ":".join(parts)
-
-
-def _file_sha256(path: Path) -> str:
-    return file_sha256(path)
 
 
 def _write_json_atomic(obj: Any, path: Path) -> None:
@@ -377,7 +373,7 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
                 _write_json_atomic(manifest, out / JOB_FILE)
             write_table(table, out / name)
             done[str(p)] = {"file": name, "queries": [lo, hi], "rows": table.num_rows,
-                            "sha256": _file_sha256(out / name)}
+                            "sha256": file_sha256(out / name)}
             manifest["complete"] = len(done) == num_parts
             _write_json_atomic(manifest, out / JOB_FILE)
             report.written.append(p)
@@ -447,9 +443,25 @@ def _part_ok(out: Path, entry: Any, name: str) -> bool:
         return False
     path = out / entry["file"]
     try:
-        return path.is_file() and _file_sha256(path) == entry.get("sha256")
+        return path.is_file() and file_sha256(path) == entry.get("sha256")
     except OSError:
         return False
+
+
+def _read_part(out: Path, entry: Any, name: str) -> pa.Table:
+    """The part ``name`` as the job wrote it: its bytes read once, checked against the job file's checksum,
+    then parsed."""
+    data = None
+    if isinstance(entry, dict) and entry.get("file") == name:
+        try:
+            data = (out / name).read_bytes()
+        except OSError:
+            data = None
+    if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise InputError(f"{name} is missing or changed since the job wrote it", str(out),
+                         "the parts the job file records (rerun the same command to recompute them)")
+    read = read_parquet_file if name.endswith(".parquet") else read_arrow_file
+    return read(out / name, data=data)
 
 
 def read_results(output_dir: str | os.PathLike) -> pa.Table:
@@ -471,10 +483,6 @@ def read_results(output_dir: str | os.PathLike) -> pa.Table:
     fmt = manifest.get("job", {}).get("part_format") if isinstance(manifest.get("job"), dict) else None
     if fmt not in PART_FORMATS:
         raise InputError(f"job file has part_format {fmt!r}", str(mp), " or ".join(PART_FORMATS))
-    for p in range(n):   # the parts the job wrote, not files changed or swapped since (a resume recomputes those)
-        name = PART_FILE.format(p, fmt)
-        if not _part_ok(out, parts[str(p)], name):
-            raise InputError(f"{name} is missing or changed since the job wrote it", str(out),
-                             "the parts the job file records (rerun the same command to recompute them)")
-    tables = [read_table(out / PART_FILE.format(p, fmt)) for p in range(n)]
+    # the parts the job wrote, not files changed or swapped since (a resume recomputes those)
+    tables = [_read_part(out, parts[str(p)], PART_FILE.format(p, fmt)) for p in range(n)]
     return pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()
