@@ -26,6 +26,7 @@ __all__ = [
     "document_texts",
     "read_queries",
     "read_table",
+    "read_tsv_table",
     "read_trec_run",
     "is_trec_run",
     "write_table",
@@ -40,8 +41,8 @@ RESULT_SCHEMA = pa.schema(
     [("query_id", pa.string()), ("rank", pa.int32()), ("doc_id", pa.string()), ("score", pa.float32())]
 )
 
-CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".parquet", ".arrow")
-QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".parquet", ".arrow")
+CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".tsv.gz", ".parquet", ".arrow")
+QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".tsv.gz", ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet")
 ID_COLUMNS = ("doc_id", "query_id", "_id")
@@ -210,8 +211,8 @@ def read_corpus(path: PathLike) -> pa.Table:
     kind = _kind(p, CORPUS_EXTENSIONS, "corpus")
     if kind in (".jsonl", ".jsonl.gz"):
         table = _corpus_rows(p)
-    elif kind == ".tsv":
-        table = _read_tsv(p, "corpus", "a header row (doc_id, text[, title]) and at least one document")
+    elif kind in (".tsv", ".tsv.gz"):
+        table = read_tsv_table(p, "corpus", "a header row (doc_id, text[, title]) and at least one document")
     elif kind == ".parquet":
         table = _read_parquet(p)
     else:
@@ -231,8 +232,10 @@ def document_texts(table: pa.Table) -> list[str]:
 # --------------------------------------------------------------------------- queries
 
 
-def _read_tsv(path: Path, what: str = "query file", expected: str = "a header row and at least one query") -> pa.Table:
-    """A TSV with a header row; every value is a string, quotes are kept literally."""
+def read_tsv_table(path: Path, what: str = "query file",
+                   expected: str = "a header row and at least one query") -> pa.Table:
+    """A TSV with a header row (gzipped when named ``.gz``); every value is a string, quotes are kept
+    literally."""
     rows = read_tsv_rows(path)
     if not rows:
         raise InputError(f"{what} is empty", str(path), expected)
@@ -267,8 +270,8 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
     where = str(p)
     if kind in (".jsonl", ".jsonl.gz"):
         table = _table_from_rows([obj for _, obj in _iter_jsonl(p)], where)
-    elif kind == ".tsv":
-        table = _read_tsv(p)
+    elif kind in (".tsv", ".tsv.gz"):
+        table = read_tsv_table(p)
     elif kind == ".parquet":
         table = _read_parquet(p)
     else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import gzip
+import io
 import json
 import os
 import tokenize
@@ -311,10 +312,12 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
 
 
 def read_tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
-    """``(line number, fields)`` of a tab-separated UTF-8 file, quotes kept literally; blank rows skipped."""
+    """``(line number, fields)`` of a tab-separated UTF-8 file (gzipped when named ``.gz``), quotes kept
+    literally; blank rows skipped."""
     csv.field_size_limit(MAX_FIELD_CHARS)
     out: list[tuple[int, list[str]]] = []
-    with reading(path, "a tab-separated UTF-8 text file"), open(path, encoding="utf-8-sig", newline="") as f:
+    with reading(path, "a tab-separated UTF-8 text file"), \
+            io.TextIOWrapper(open_maybe_gzip(path), encoding="utf-8-sig", newline="") as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             for row in reader:

@@ -397,3 +397,20 @@ def test_a_tsv_corpus_with_a_header(tmp_path):
     (tmp_path / "empty.tsv").write_text("")
     with pytest.raises(InputError, match="corpus is empty"):
         io.read_corpus(tmp_path / "empty.tsv")
+
+
+def test_gzipped_tsv_corpus_and_queries_read_as_plain(tmp_path):
+    corpus = "_id\ttitle\ttext\nd1\tCats\tcats are nice\nd2\t\tdogs bark\n"
+    queries = "query_id\texpr\nq1\t\"cats\" AND NOT \"dogs\"\n"
+    for name, text in (("c.tsv", corpus), ("q.tsv", queries)):
+        (tmp_path / name).write_text(text)
+        with gzip.open(tmp_path / (name + ".gz"), "wt", encoding="utf-8") as f:
+            f.write(text)
+    assert io.read_corpus(tmp_path / "c.tsv.gz").equals(io.read_corpus(tmp_path / "c.tsv"))
+    assert io.read_queries(tmp_path / "q.tsv.gz").equals(io.read_queries(tmp_path / "q.tsv"))
+    (tmp_path / "bad.tsv.gz").write_bytes(gzip.compress(corpus.encode())[:-12])
+    with pytest.raises(InputError, match=r"corrupt or truncated gzip data"):
+        io.read_corpus(tmp_path / "bad.tsv.gz")
+    (tmp_path / "dup.tsv.gz").write_bytes(gzip.compress(b"query_id\texpr\texpr\nq1\ta\tb\n"))
+    with pytest.raises(InputError, match=r"header repeats column\(s\) \['expr'\]"):
+        io.read_queries(tmp_path / "dup.tsv.gz")

@@ -39,12 +39,11 @@ from ..encoders import Encoder
 from ..engine import check_score_options, check_whole_queries, whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
-from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_line, read_table, read_trec_run
+from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_run, read_table, read_trec_run, read_tsv_table
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
 from ..scoring import ScoreOptions, document_sample, linear_coefficients, linearize_options
-from ..validate import text_lines
 from .bulk import check_unique_ids, encode_terms
 from .shards import slice_program
 
@@ -65,28 +64,11 @@ def _kind(path: Path) -> str:
                      "one of " + ", ".join(CANDIDATE_EXTENSIONS))
 
 
-def _lines(path: Path):
-    for lineno, line in text_lines(path, "a candidates file (TSV with a header, or a TREC run)"):
-        if line.strip():
-            yield lineno, line
-
-
 def _read_tsv(path: Path) -> pa.Table:
-    lines = list(_lines(path))
-    if not lines:
-        raise InputError("candidates file is empty", str(path), "a header row and (query_id, doc_id) rows")
-    if is_trec_line(lines[0][1]):
+    """A TSV with a header, or a headerless TREC run (what first-stage retrievers write)."""
+    if is_trec_run(path):
         return read_trec_run(path, numbers=False)
-    header = [c.strip() for c in lines[0][1].split("\t")]
-    cols: list[list[str]] = [[] for _ in header]
-    for lineno, line in lines[1:]:
-        row = line.split("\t")
-        if len(row) != len(header):
-            raise InputError(f"{len(row)} tab-separated fields, header has {len(header)}", f"{path}:{lineno}",
-                             "one value per header column")
-        for values, v in zip(cols, row):
-            values.append(v)
-    return pa.table({name: pa.array(values, pa.string()) for name, values in zip(header, cols)})
+    return read_tsv_table(path, "candidates file", "a header row and (query_id, doc_id) rows")
 
 
 def _pick(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
