@@ -329,7 +329,7 @@ def test_rules5_phrasings(text, expr):
     ("whether or not to fast", '"whether or not to fast"'),
     ("athletes not counting", '"athletes not counting"'),
     ("mice lacking the leptin gene", '"mice lacking the leptin gene"'),
-    ("how to save for retirement", '"how to save for retirement"'),
+    ("how to save for retirement", '"save for retirement"'),   # "how to" is a question's scaffolding
     ("avoiding burnout at work", '"avoiding burnout at work"'),
     ("teaching alongside", '"teaching alongside"'),
     ("Meat & Multiple Myeloma", '("Meat" AND "Multiple Myeloma")'),   # a title: the capitals tell nothing
@@ -439,7 +439,7 @@ def test_rules7_numbers_names_capitals_and_questions(text, expr):
     ("train travel, I don't want anything about Eurostar", '("train travel" AND NOT "Eurostar")'),
     ("cats, but I'm not interested in lions", '("cats" AND NOT "lions")'),
     # ... and nowhere else: the words are a topic's
-    ("how to skip breakfast safely", '"how to skip breakfast safely"'),
+    ("how to skip breakfast safely", '"skip breakfast safely"'),
     ("I don't want to lose weight too fast", '"I don\'t want to lose weight too fast"'),
     ("students not interested in math", '"students not interested in math"'),
     # a short sentence that only excludes belongs to the request or topic before it
@@ -498,7 +498,7 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("urban gardening - ignore anything about hydroponics", '("urban gardening" AND NOT "hydroponics")'),
     ("romance novels - no vampires, no werewolves", '("romance novels" AND NOT "vampires" AND NOT "werewolves")'),
     ("Find me reviews of robot vacuums; ignore Roomba.", '("robot vacuums" AND NOT "Roomba")'),
-    ("how to ignore a narcissist", '"how to ignore a narcissist"'),
+    ("how to ignore a narcissist", '"ignore a narcissist"'),
     ("It can simply ignore. Nobody cares.", '"It can simply ignore. Nobody cares"'),
     ("World War II - the Pacific theatre", '"World War II the Pacific theatre"'),
     # a topic, then a colon or dash, then a group: the topic AND the group (a label is no topic)
@@ -574,6 +574,52 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("cats but not certainty", '("cats" AND NOT "certainty")'),
 ])
 def test_rules9_fronted_exclusions_dashes_colons_and_slashes(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an aside in brackets: an exclusion, an alternative, or the writer's own words (dropped)
+    ("vegan lasagne (not with tofu, my partner hates it)", '("vegan lasagne" AND NOT "with tofu")'),
+    ("open-source CAD software (nothing about Blender)", '("open-source CAD software" AND NOT "Blender")'),
+    ("world cup finals (any decade except the 1990s)", '("world cup finals" AND NOT "the 1990s")'),
+    ("Rust web frameworks (or Go, if there is more)", '("Rust web frameworks" OR "Go")'),
+    ("sourdough starters (asking for my mum)", '"sourdough starters"'),
+    ("hiking boots (waterproof preferred) and gaiters", '("hiking boots" AND "gaiters")'),
+    ("wind or solar (either is fine) but not nuclear", '(("wind" OR "solar") AND NOT "nuclear")'),
+    ("mice (but not rats)", '("mice" AND NOT "rats")'),
+    # brackets that are no aside stay as before
+    ("amyotrophic lateral sclerosis (ALS) and diet", '("amyotrophic lateral sclerosis (ALS)" AND "diet")'),
+    ("cats and (dogs or birds)", '("cats" AND ("dogs" OR "birds"))'),
+    ("401(k) rollovers", '"401(k) rollovers"'),
+    # how-to questions and a relation asked about
+    ("How do I fix a leaking tap?", '"fix a leaking tap"'),
+    ("when should we plant garlic", '"plant garlic"'),
+    ("how to not procrastinate", '"how to not procrastinate"'),
+    ("How do I not overthink?", '"How do I not overthink"'),
+    ("What links sleep and memory?", '("sleep" AND "memory")'),
+    ("How do jazz and hip hop influence each other?", '("jazz" AND "hip hop")'),
+    ("How are inflation and unemployment related?", '("inflation" AND "unemployment")'),
+    # advice words are scaffolding like "papers on"
+    ("tips on growing tomatoes indoors", '"growing tomatoes indoors"'),
+    ("I need advice on renting a flat and recommendations for movers",
+     '("renting a flat" AND "movers")'),
+    # placeholders in an excluded term
+    ("hiking trails, but not the coastal ones", '("hiking trails" AND NOT "the coastal")'),
+    ("cover songs except acoustic ones", '("cover songs" AND NOT "acoustic")'),
+    ("Beatles albums except the Abbey Road one", '("Beatles albums" AND NOT "the Abbey Road")'),
+    ("distributed systems but nothing cloud related", '("distributed systems" AND NOT "cloud")'),
+    ("stir fry recipes but not anything with peanuts", '("stir fry recipes" AND NOT "peanuts")'),
+    # negated relative clauses, typed without the apostrophe too; "that use neither"
+    ("headache remedies that dont involve pills", '("headache remedies" AND NOT "pills")'),
+    ("cakes that use neither eggs nor butter", '("cakes" AND NOT "eggs" AND NOT "butter")'),
+    # a spaced plus between words is an "and"; not in a name or a sum
+    ("transformers + time series", '("transformers" AND "time series")'),
+    ("CD4 + T cells", '"CD4 + T cells"'),
+    # a capitalised connective inside a name
+    ("Doctors Without Borders funding but not Ebola", '("Doctors Without Borders funding" AND NOT "Ebola")'),
+    ("compare and contrast essays", '"compare and contrast essays"'),
+])
+def test_rules10_asides_how_to_questions_and_placeholders(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 

@@ -55,7 +55,13 @@ Long and single-term texts:
   and the other markers (``but not``, ``excluding``...) keep their meaning.  ``not``
   right after an auxiliary (``is not``) is always part of the text;
 * brackets right after a word around words only (``protein (RP) expression``) are
-  part of the term;
+  part of the term; a spaced aside in brackets at the end of a clause that opens with an
+  exclusion or "or" is one (``board games (nothing with small pieces)``, ``Node.js (or
+  Deno)``), and one about the writer or a preference is dropped (``(asking for my dad)``,
+  ``(recent work preferred)``);
+* how-to questions are their task (``How do I fix X?``, ``how to X``), and a relation asked
+  about names its two topics (``What links A and B?``, ``How do A and B influence each
+  other?``);
 * a request after a short preamble (``Some argue that X. Find research on Y but not Z``:
   at most three sentences of context, then a sentence that asks for documents, at most
   two long) is translated without the preamble;
@@ -85,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-9"
+RULES_VERSION = "rules-10"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -181,10 +187,14 @@ for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
 for _rel in ("that", "which"):
-    for _aux in ("do not", "don't", "does not", "doesn't", "did not", "didn't"):
+    for _aux in ("do not", "don't", "dont", "does not", "doesn't", "doesnt", "did not", "didn't", "didnt"):
         for _verb in _V.split("|"):
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))
-    for _aux in ("are not", "aren't", "is not", "isn't"):
+            _MARKERS.append((f"{_rel} {_aux} {_verb} either", "NEITHER"))   # "... either A or B"
+    for _verb in _V.split("|"):
+        _MARKERS.append((f"{_rel} {_verb} neither", "NEITHER"))   # "remedies that use neither honey nor lemon"
+        _MARKERS.append((f"{_rel} {_verb} no", "EXCL"))
+    for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt"):
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
     for _verb in ("exclude", "excludes", "omit", "omits"):
@@ -192,7 +202,7 @@ for _rel in ("that", "which"):
         _BETWEEN_OPERANDS.add(f"{_rel} {_verb}")
     _MARKERS.append((f"{_rel} are unrelated to", "EXCL"))
     _MARKERS.append((f"{_rel} is unrelated to", "EXCL"))
-for _aux in ("do not", "don't", "does not", "doesn't"):
+for _aux in ("do not", "don't", "dont", "does not", "doesn't", "doesnt"):
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_aux} {_verb}", "EXCL"))
 
@@ -232,7 +242,8 @@ _BINOMIALS = {
         "trick or treat", "truth or dare", "all or nothing", "double or nothing", "now or never",
         "england and wales", "drum and bass", "simon and garfunkel", "tom and jerry",
         "mumford and sons", "bosnia and hercegovina", "standard and poor", "black and decker", "ben and jerry",
-        "arm and hammer", "carbon capture and storage", "hand foot and mouth",
+        "arm and hammer", "carbon capture and storage", "hand foot and mouth", "compare and contrast",
+        "bangers and mash", "cap and trade", "stop and go", "fix and flip", "fish and chip",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -294,6 +305,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"looked\s+(?:at|into)|investigated|examined|explored)\b",
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
+    # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic
+    r"(?:how|when|where)\s+(?:do|can|could|should|would|shall)\s+(?:i|we|one)\b(?!\s+(?:not|never)\b)",
+    r"how\s+to\b(?!\s+(?:be|not)\b)",
+    r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
     r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
@@ -328,13 +343,15 @@ _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationship
 _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar)\s+)*"
+    r"interesting|related|similar|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|"
+    r"step[- ]by[- ]step)\s+)*"
     r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"good\s+reads|advice|tips|guides?|guidance|recommendations?|suggestions?|explanations?|overviews?|"
+    r"fixes)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -348,6 +365,9 @@ _GENRE = (
 _GENRE_RE = re.compile(_GENRE)
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
 _PLACEHOLDERS = {"stuff", "ones"}
+_NAME_CONNECTIVES = {"Without", "And", "Or", "Nor", "Not", "No", "Except"}
+_ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
+                   "from", "by", "for", "in"}
 _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
 _DASHES = {"-", "--", "\u2013", "\u2014"}
 _MAX_SLASH_WORDS = 12   # a spaced slash is an "or" in a request of at most this many words
@@ -428,6 +448,10 @@ def _lex(text: str) -> list[_Tok]:
                 and _fold(raw[i + 1].text) not in ("not", "without", "except", "excluding") \
                 and not _compound_slash(raw, i):
             t.kind = "OR"
+        elif t.kind == "WORD" and t.spaced and t.text == "+" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
+                and all(u.kind == "QTERM" or (u.kind == "WORD" and len(u.text) > 2 and not u.text[-1:].isdigit())
+                        for u in (raw[i - 1], raw[i + 1])):
+            t.kind = "AND"   # "federated learning + differential privacy"; not "CD4 + T cells", "2 + 2"
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
     # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
@@ -441,6 +465,17 @@ def _lex(text: str) -> list[_Tok]:
             raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} & {b.text}")]
         else:
             i += 1
+    # "Doctors Without Borders funding", "Law And Order reruns": a capitalised connective between capitalised
+    # words is a name's, in a text whose other words are not all capitalised (a title's capitals tell nothing)
+    if not all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3):
+        i = 1
+        while i + 1 < len(raw):
+            a, word, b = raw[i - 1], raw[i], raw[i + 1]
+            if word.kind == a.kind == b.kind == "WORD" and word.text in _NAME_CONNECTIVES \
+                    and a.text[:1].isupper() and b.text[:1].isupper() and b.text != "I":
+                raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} {word.text} {b.text}", a.spaced)]
+            else:
+                i += 1
     # Markers and binomials, longest match first.  An upper-case AND/OR in a text that is not all capitals is
     # the user's operator ("bread AND butter NOT margarine"), never inside a binomial.
     shouting = not any(c.islower() for t in raw if t.kind == "WORD" for c in t.text)
@@ -522,8 +557,10 @@ def _lex(text: str) -> list[_Tok]:
     # "is not", "does not", "should not": a verb's negation belongs to the text of a
     # claim ("the death penalty is not a deterrent"), it is no operator; nor is a hedge's
     for i, t in enumerate(out):
-        if t.kind == "NOT" and t.text.lower() == "not" and i and out[i - 1].kind == "WORD" \
-                and out[i - 1].text.lower().strip(".,;:!?\"'") in _AUX:
+        before = [_fold(u.text).strip(".,;:!?\"'") if u.kind == "WORD" else "" for u in out[max(0, i - 2):i]]
+        if t.kind == "NOT" and t.text.lower() == "not" and before and (
+                before[-1] in _AUX or before[-1] == "to"   # "is not", "how to not procrastinate"
+                or (len(before) == 2 and before[-1] in _ASKED and before[0] in _AUX)):   # "do I not"
             t.kind = "WORD"
         # a state ("excel vlookup not working", "wifi not connecting after update") is no exclusion; "running
         # not swimming" (the same form on both sides) is
@@ -1413,6 +1450,67 @@ def _topic_head(sentence: str) -> str:
     return f"{head} and ({body}){tail[len(body):]}"
 
 
+# An aside in brackets after a clause ("board games (nothing with small pieces, our baby crawls)", "memory leaks
+# in Node.js (or Deno, if that's easier)", "restring a guitar (asking for my dad)"): one that opens with an
+# exclusion excludes its first phrase, one that opens with "or" adds an alternative, one about the writer or
+# a preference ("(bees mostly)", "(recent work preferred)") is dropped.  Only a spaced bracket after a word
+# that is no connective, the exclusion and the alternative only at the end of a clause; anything else stays
+# for the lexer (an acronym "(ALS)", a group "and (A or B)", "401(k)").
+_ASIDE_RE = re.compile(r"(?<=[^\s(\[{])(?P<gap>\s+)\((?P<body>[^()\[\]{}\"\u201c\u201d]{1,160})\)(?=[\s,;.!?]|$)")
+_ASIDE_EXCLUSION_RE = re.compile(
+    r"(?:but\s+)?(?:not(?:\s+including|\s+involving|\s+about|\s+related\s+to)?|no|nothing(?:\s+(?:with|about|on|"
+    r"involving|related\s+to|using))?|except(?:\s+for)?|excluding|apart\s+from|aside\s+from|other\s+than|outside(?:"
+    r"\s+of)?|without|ignoring|(?:anything|everything)\s+(?:but|except)|any\s+\w+\s+(?:except|but|other\s+than|"
+    r"apart\s+from))\s+(?=\S)")
+_ASIDE_ALTERNATIVE_RE = re.compile(r"or(?:\s+maybe|\s+perhaps|\s+possibly)?\s+(?=\S)")
+_ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ours us you you're your yours he "
+                      "she his her they they're their".split())
+_ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|optional|if\s+possible|"
+                                  r"is\s+fine|are\s+fine|works|either\s+way|asking\s+for|just\s+curious|thanks|"
+                                  r"please|lol)\b)")
+_ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
+                   "without", "to", "a", "an", "the", "AND", "OR", "NOT"}
+
+
+def _asides(text: str) -> str:
+    def replace(m: re.Match) -> str:
+        before = text[:m.start()].split()
+        if not before or before[-1].strip("\"'") in _ASIDE_AFTER_NO or _fold(before[-1]) in _ASIDE_AFTER_NO:
+            return m.group(0)
+        body = m.group("body").strip()
+        low = _fold(body)
+        first = re.split(r"\s*[,;]\s*", body, maxsplit=1)[0]   # the aside's first phrase ("not X, I've read Y")
+        clause_end = re.match(r"\s*(?:[,;.!?]|$)", text[m.end():]) is not None
+        for pattern, joined in ((_ASIDE_EXCLUSION_RE, ", but not "), (_ASIDE_ALTERNATIVE_RE, ", or ")):
+            cue = pattern.match(low)
+            if cue and len(first) > cue.end():
+                return joined + first[cue.end():].strip() if clause_end else m.group(0)
+        words = [w.strip(".,;:!?\"'") for w in low.split()]
+        if _ASIDE_PERSONAL & set(words) or _ASIDE_PREFERENCE_RE.match(low):
+            return ""
+        return m.group(0)
+    return _ASIDE_RE.sub(replace, text)
+
+
+# "How did Motown and the civil rights movement influence each other?", "How are A and B related?": the two
+# topics of a relation asked about.
+_MUTUAL_RE = re.compile(
+    r"(?:how|in\s+what\s+ways?)\s+(?:do|does|did|have|has|can|could|might|would)\s+(?P<pair>.+?\s(?:and|&)\s.+?)\s+"
+    r"(?:influence|affect|shape|impact|interact\s+with|relate\s+to|depend\s+on|compare\s+(?:to|with))\s+"
+    r"(?:each\s+other|one\s+another)\s*[?.!]*$"
+    r"|(?:how|in\s+what\s+ways?)\s+(?:are|is|were|was)\s+(?P<pair2>.+?\s(?:and|&)\s.+?)\s+"
+    r"(?:related|connected|linked|associated)(?:\s+to\s+(?:each\s+other|one\s+another))?\s*[?.!]*$", re.S)
+
+
+def _mutual(sentence: str) -> str:
+    m = _MUTUAL_RE.match(_fold(sentence.strip()))
+    if not m:
+        return sentence
+    group = "pair" if m.group("pair") is not None else "pair2"
+    start = len(sentence) - len(sentence.lstrip())
+    return sentence[start + m.start(group):start + m.end(group)]
+
+
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     """A hedge, "the link between X and Y", an exclusion put first, a topic before a colon: the text and its
     sentences as the lexer is to read them.  The exclusion and the topic only in the request (the last
@@ -1421,6 +1519,10 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if len(cleaned) > _MAX_REPHRASED:
         return cleaned, sentences
     text = cleaned.lstrip()
+    asides = _asides(text)
+    if asides != text:
+        text = asides
+        sentences = _sentences(text)
     hedge = _HEDGE_RE.match(_fold(text))
     if hedge:
         text = text[hedge.end():]
@@ -1437,6 +1539,8 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if at >= 0:
         request = _front_exclusion(sentences[at])
         if request == sentences[at]:
+            request = _mutual(request)
+        if request == sentences[at]:
             request = _topic_head(request)
         if request != sentences[at]:
             sentences = sentences[:at] + [request] + sentences[at + 1:]
@@ -1450,13 +1554,21 @@ def _has_strong_aux(sentence: str) -> bool:
 
 
 def _drop_placeholders(node: Node) -> Node:
-    """"skip the Great Barrier Reef stuff", "w/o the motorized ones": in an excluded term after "the", a
-    placeholder noun names nothing (a wanted "The Right Stuff" or "baby stuff" keeps it)."""
+    """"skip the Great Barrier Reef stuff", "w/o the motorized ones", "not futsal ones", "except the Rolling
+    Stones one", "nothing blockchain related", "not anything using railway sleepers": in an excluded term a
+    placeholder names nothing (a wanted "The Right Stuff" or "baby stuff" keeps it; "stuff" and "one" only
+    after "the")."""
     if isinstance(node, Not) and isinstance(node.child, Term):
         words = node.child.text.split()
-        if len(words) > 2 and words[0].lower() == "the" and words[-1].lower() in _PLACEHOLDERS:
-            return Not(Term(" ".join(words[:-1]).rstrip(_EDGE_PUNCT)))
-        return node
+        low = [_fold(w) for w in words]
+        if len(words) > 2 and low[0] == "the" and low[-1] in _PLACEHOLDERS | {"one"}:
+            words = words[:-1]
+        elif len(words) > 1 and low[-1] in ("ones", "related"):
+            words = words[:-1]
+        elif len(words) > 1 and low[0] == "anything":
+            words = words[2:] if len(words) > 2 and low[1] in _ANYTHING_LINKS else words[1:]
+        text = " ".join(words).rstrip(_EDGE_PUNCT)
+        return Not(Term(text)) if text and text != node.child.text else node
     if isinstance(node, Not):
         return Not(_drop_placeholders(node.child))
     if isinstance(node, (And, Or)):
