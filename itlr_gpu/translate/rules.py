@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-10"
+RULES_VERSION = "rules-11"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -151,6 +151,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
+    ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("not abt", "EXCL"),   # texting
     ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
     ("everything apart from", "ALLBUT"), ("anything besides", "ALLBUT"), ("everything besides", "ALLBUT"),
     ("none of", "ALLBUT"), ("nothing related to", "ALLBUT"), ("nothing involving", "ALLBUT"),
@@ -178,7 +179,7 @@ def _modifies(word: str) -> bool:
 # ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
-                             "ignore"}
+                             "ignore", "avoid"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -194,6 +195,8 @@ for _rel in ("that", "which"):
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_rel} {_verb} neither", "NEITHER"))   # "remedies that use neither honey nor lemon"
         _MARKERS.append((f"{_rel} {_verb} no", "EXCL"))
+    for _be in ("are", "is"):
+        _MARKERS.append((f"{_rel} {_be} neither", "NEITHER"))   # "superhero shows that are neither Marvel nor DC"
     for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt"):
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
@@ -243,7 +246,8 @@ _BINOMIALS = {
         "england and wales", "drum and bass", "simon and garfunkel", "tom and jerry",
         "mumford and sons", "bosnia and hercegovina", "standard and poor", "black and decker", "ben and jerry",
         "arm and hammer", "carbon capture and storage", "hand foot and mouth", "compare and contrast",
-        "bangers and mash", "cap and trade", "stop and go", "fix and flip", "fish and chip",
+        "bangers and mash", "cap and trade", "stop and go", "fix and flip", "fish and chip", "dolce and gabbana",
+        "tongue and groove", "hot and cold", "head and shoulders", "sex and the city",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -278,6 +282,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
+    # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
+    r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:seeking|after|researching)\b",
+    r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:grateful|thankful|glad)\s+for\b",
+    r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
     r"(?:looking|searching|hunting)\s+for\b",
     r"(?:just\s+(?=want|need)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
@@ -343,7 +351,7 @@ _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationship
 _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|"
+    r"interesting|related|similar|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|scholarly|"
     r"step[- ]by[- ]step)\s+)*"
     r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
@@ -365,6 +373,11 @@ _GENRE = (
 _GENRE_RE = re.compile(_GENRE)
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
 _PLACEHOLDERS = {"stuff", "ones"}
+_MAX_KEYWORD_WORDS = 12
+_TITLE_SMALL_WORDS = {"of", "in", "on", "for", "to", "the", "a", "an", "at", "by", "from"}
+_NO_AFTER = set("of the a an to in on at with by for from yes say said or and there have has had is are was were "
+                "be means mean".split())   # "point of no return", "yes no questions", "with no"
+_BECAUSE = {"because", "bc", "cuz", "coz", "cos", "since", "as"}
 _NAME_CONNECTIVES = {"Without", "And", "Or", "Nor", "Not", "No", "Except"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
                    "from", "by", "for", "in"}
@@ -467,7 +480,8 @@ def _lex(text: str) -> list[_Tok]:
             i += 1
     # "Doctors Without Borders funding", "Law And Order reruns": a capitalised connective between capitalised
     # words is a name's, in a text whose other words are not all capitalised (a title's capitals tell nothing)
-    if not all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3):
+    capitalised = all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3)
+    if not capitalised:
         i = 1
         while i + 1 < len(raw):
             a, word, b = raw[i - 1], raw[i], raw[i + 1]
@@ -533,7 +547,7 @@ def _lex(text: str) -> list[_Tok]:
                 t.kind = "WORD"
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing)
-            openers = ("COMMA", "SEMI") if low == "ignore" else ("COMMA", "SEMI", "BUT", "AND")
+            openers = ("COMMA", "SEMI") if low in ("ignore", "avoid") else ("COMMA", "SEMI", "BUT", "AND")
             if prev not in openers or nxt not in ("WORD", "QTERM", "LP"):
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
@@ -582,13 +596,30 @@ def _lex(text: str) -> list[_Tok]:
         else:
             minus.append(t)
     out = minus
-    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start.
+    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start; a capitalised
+    # "No" before two capitalised words starts a name ("No Child Left Behind", "No Country for Old Men") in a
+    # text that is not capitalised throughout
+    # in a short keyword string a "no" after a content word excludes too ("vegetarian recipes no tofu no soy")
+    keywords = len(raw) <= _MAX_KEYWORD_WORDS and text[:1].islower() and not text.rstrip().endswith(".") \
+        and not any(_fold(t.text).strip(".,;:!?\"'") in _AUX for t in raw if t.kind == "WORD")
     for i, t in enumerate(out):
+        if t.kind == "WORD" and t.text == "No" and not capitalised and _title_run(out[i + 1:i + 4]):
+            continue
         if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM"):
             prev = out[i - 1].kind if i else None
-            if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
+            if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP") or (
+                    keywords and t.text == "no" and prev == "WORD" and _fold(out[i - 1].text) not in _NO_AFTER):
                 t.kind = "NOT"
     return out
+
+
+def _title_run(toks: list[_Tok]) -> bool:
+    """Three words of a title: capitalised, or a small word between capitalised ones ("Child Left Behind",
+    "Country for Old"); two capitalised words may be an excluded name ("No Langston Hughes please")."""
+    if len(toks) < 3 or any(t.kind != "WORD" or t.text == "I" for t in toks):
+        return False
+    first, middle, last = (t.text for t in toks)
+    return first[:1].isupper() and last[:1].isupper() and (middle[:1].isupper() or middle in _TITLE_SMALL_WORDS)
 
 
 def _is_hedge(word: str, after: str) -> bool:
@@ -1219,7 +1250,7 @@ def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
     """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions", "Is Bitcoin a
     hedge against inflation?" about "Bitcoin a hedge against inflation": a yes/no question loses its leading
     auxiliary (not "Do you have ...", a request; not "Is it true ...", "Should I ...", whose subject is no
-    topic; not without the "?")."""
+    topic; not without the "?", and not a "why" / "how" question, which the labelled set keeps whole)."""
     if not text.rstrip().endswith("?") or not toks or toks[0].kind != "WORD":
         return toks
     words = toks[0].text.split()
@@ -1339,7 +1370,16 @@ def _sentences(text: str) -> list[str]:
         out.append(text[start:m.start()].strip())
         start = m.end()
     out.append(text[start:].strip())
-    return [s for s in out if s]
+    split: list[str] = []
+    for sentence in out:   # "Is The Wire worth watching? no spoilers pls"
+        parts = re.split(r"(?<=\?)\s+(?=[a-z])", sentence)
+        split.append(parts[0])
+        for part in parts[1:]:
+            if _EXCLUSION_SENTENCE_RE.match(_fold(part)):
+                split.append(part)
+            else:
+                split[-1] += " " + part
+    return [s for s in split if s]
 
 
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
@@ -1360,7 +1400,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
-                and not any(_has_strong_aux(x) for x in (prev, rest)):
+                and (prev.endswith("?") or not _has_strong_aux(prev)) and not _has_strong_aux(rest):
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -1371,6 +1411,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
 # not apply).  Only requests of at most _MAX_REPHRASED characters, and every pattern is bounded in words: a
 # long text costs nothing here.
 _MAX_REPHRASED = 500
+_BULLET_RE = re.compile(r"\s*[\u2022\u2023\u25e6\u2043\u00b7]\s*")
 _QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
 _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator inside, no dash alone
 
@@ -1463,6 +1504,8 @@ _ASIDE_EXCLUSION_RE = re.compile(
     r"\s+of)?|without|ignoring|(?:anything|everything)\s+(?:but|except)|any\s+\w+\s+(?:except|but|other\s+than|"
     r"apart\s+from))\s+(?=\S)")
 _ASIDE_ALTERNATIVE_RE = re.compile(r"or(?:\s+maybe|\s+perhaps|\s+possibly)?\s+(?=\S)")
+_ASIDE_ADDITION_RE = re.compile(r"(?:and|plus)(?:\s+also)?\s+(?=\S)")   # "(and antibody engineering too)"
+_ASIDE_TOO_RE = re.compile(r"\s+(?:too|as\s+well|also)$")
 _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ours us you you're your yours he "
                       "she his her they they're their".split())
 _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|optional|if\s+possible|"
@@ -1481,15 +1524,73 @@ def _asides(text: str) -> str:
         low = _fold(body)
         first = re.split(r"\s*[,;]\s*", body, maxsplit=1)[0]   # the aside's first phrase ("not X, I've read Y")
         clause_end = re.match(r"\s*(?:[,;.!?]|$)", text[m.end():]) is not None
-        for pattern, joined in ((_ASIDE_EXCLUSION_RE, ", but not "), (_ASIDE_ALTERNATIVE_RE, ", or ")):
+        known = _already_known(body)
+        if known:
+            return ", but not " + known if clause_end else m.group(0)
+        for pattern, joined in ((_ASIDE_EXCLUSION_RE, ", but not "), (_ASIDE_ALTERNATIVE_RE, ", or "),
+                                (_ASIDE_ADDITION_RE, ", and ")):
             cue = pattern.match(low)
             if cue and len(first) > cue.end():
-                return joined + first[cue.end():].strip() if clause_end else m.group(0)
+                phrase = _ASIDE_TOO_RE.sub("", first[cue.end():].strip()) if joined == ", and " else first[cue.end():]
+                return joined + phrase.strip() if clause_end else m.group(0)
         words = [w.strip(".,;:!?\"'") for w in low.split()]
         if _ASIDE_PERSONAL & set(words) or _ASIDE_PREFERENCE_RE.match(low):
             return ""
         return m.group(0)
     return _ASIDE_RE.sub(replace, text)
+
+
+# "I've already read the LoRA paper, so nothing on LoRA", "(already know Patagonia, so skip it)", "I've already
+# read the 1994 study, so leave that out": what the writer knows is excluded (a pronoun points back to it).
+_ALREADY_RE = re.compile(
+    r"(?:[^,;.!?]{0,40}?\b)?already\s+(?:read|know|seen|watched|tried|used|covered|done|have|own|visited|"
+    r"been\s+to)\s+(?:(?:everything|all|a\s+lot|enough|plenty)\s+(?:about|on)\s+)?"
+    r"(?P<known>[^,;:.!?]{1,80}?)\s*[,;]?\s+so\s+(?:please\s+)?(?:nothing\s+(?:on|about|abt)|no|not|skip|"
+    r"leave\s+out|leave|exclude|ignore|avoid|drop|without)\s+(?P<what>[^,;:.!?]{1,80}?)(?:\s+out)?(?:\s+(?:please|pls))?"
+    r"\s*[.!]*$", re.S)
+_BACK_REFERENCES = {"it", "that", "this", "them", "those", "these", "that one", "this one", "those ones", "those too"}
+
+
+# A clause about the writer after a spaced dash at the end ("... - I know that one well.") says nothing to search
+# for, unless it asks or excludes something.
+_DASH_CHATTER_RE = re.compile(r"\s[-\u2013\u2014]+\s+(?:i|i've|i'm|i'd|we|we've|we're|my|our)\s[^-\u2013\u2014]{0,120}?"
+                              r"(?=[.!]*$)", re.S)
+_DASH_KEEP_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|don't|dont|didn't|want|need|"
+                           r"looking|prefer|interested|like|or|and|already|avoid|skip|ignore|leave)\b")
+
+
+def _already_known(clause: str) -> str | None:
+    m = _ALREADY_RE.match(_fold(clause.strip()))
+    if not m:
+        return None
+    start = len(clause) - len(clause.lstrip())
+    group = "known" if m.group("what").strip() in _BACK_REFERENCES else "what"
+    return clause[start + m.start(group):start + m.end(group)].strip() or None
+
+
+def _with_exclusion(request: str, excluded: str) -> str:
+    body = request.rstrip().rstrip(".!?")
+    return f"{body}, excluding {excluded}{request.rstrip()[len(body):]}"
+
+
+def _known_exclusions(sentences: list[str], at: int) -> list[str]:
+    """The request (``sentences[at]``) with what earlier sentences, or a clause after its own dash or semicolon,
+    say the writer already knows excluded; those sentences and clauses dropped."""
+    request, kept = sentences[at], []
+    for k, sentence in enumerate(sentences[:at]):
+        known = _already_known(sentence)
+        if known:
+            request = _with_exclusion(request, known)
+        else:
+            kept.append(sentence)
+    parts = re.split(r"\s[-\u2013\u2014]+\s|;\s+", request, maxsplit=1)
+    if len(parts) == 2 and parts[0].strip():
+        known = _already_known(parts[1])
+        if known:
+            request = _with_exclusion(parts[0].rstrip(" ,"), known)
+    if request == sentences[at]:
+        return sentences
+    return kept + [request] + sentences[at + 1:]
 
 
 # "How did Motown and the civil rights movement influence each other?", "How are A and B related?": the two
@@ -1519,6 +1620,9 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if len(cleaned) > _MAX_REPHRASED:
         return cleaned, sentences
     text = cleaned.lstrip()
+    if len(_BULLET_RE.findall(text)) > 1:   # "need help with: • deck staining • fence post repair": a list
+        text = _BULLET_RE.sub(", ", re.sub(r":\s*[\u2022\u2023\u25e6\u2043\u00b7]\s*", ": ", text)).strip(" ,")
+        sentences = _sentences(text)
     asides = _asides(text)
     if asides != text:
         text = asides
@@ -1537,6 +1641,16 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if at > 0 and _EXCLUSION_SENTENCE_RE.match(_fold(sentences[at])):
         at -= 1
     if at >= 0:
+        chatter = _DASH_CHATTER_RE.search(_fold(sentences[at]))
+        if chatter and not _DASH_KEEP_RE.search(_fold(chatter.group(0))):   # "... apart from Apollo 11 - I know that
+            sentences = sentences[:at] + [sentences[at][:chatter.start()].rstrip() + sentences[at][chatter.end():]] \
+                + sentences[at + 1:]                                     # one well."
+            text = " ".join(sentences)
+        known = _known_exclusions(sentences, at)
+        if known != sentences:
+            at -= len(sentences) - len(known)
+            sentences = known
+            text = " ".join(sentences)
         request = _front_exclusion(sentences[at])
         if request == sentences[at]:
             request = _mutual(request)
@@ -1561,12 +1675,17 @@ def _drop_placeholders(node: Node) -> Node:
     if isinstance(node, Not) and isinstance(node.child, Term):
         words = node.child.text.split()
         low = [_fold(w) for w in words]
+        cut = next((k for k in range(1, len(low) - 1) if low[k] in _BECAUSE and low[k + 1] in _ASIDE_PERSONAL), None)
+        if cut is not None:   # "not thailand bc we've been"
+            words, low = words[:cut], low[:cut]
         if len(words) > 2 and low[0] == "the" and low[-1] in _PLACEHOLDERS | {"one"}:
             words = words[:-1]
         elif len(words) > 1 and low[-1] in ("ones", "related"):
             words = words[:-1]
         elif len(words) > 1 and low[0] == "anything":
             words = words[2:] if len(words) > 2 and low[1] in _ANYTHING_LINKS else words[1:]
+        elif len(words) > 1 and low[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
+            words = words[1:]
         text = " ".join(words).rstrip(_EDGE_PUNCT)
         return Not(Term(text)) if text and text != node.child.text else node
     if isinstance(node, Not):
