@@ -651,6 +651,9 @@ def test_rules10_asides_how_to_questions_and_placeholders(text, expr):
     ("No Country for Old Men or Fargo themes", '("No Country for Old Men" OR "Fargo themes")'),
     ("Harlem Renaissance poets. No Langston Hughes please.", '("Harlem Renaissance poets" AND NOT "Langston Hughes")'),
     ("Dolce and Gabbana perfume or Chanel", '("Dolce and Gabbana perfume" OR "Chanel")'),
+    # a hedge's words are one list wherever it stands
+    ("solar panels, not certain this is relevant", '"solar panels, not certain this is relevant"'),
+    ("cats, not certain breeds", '("cats" AND NOT "certain breeds")'),
 ])
 def test_rules10_requests_of_other_registers(text, expr):
     assert canonical(translate_rules(text)) == expr

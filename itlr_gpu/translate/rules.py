@@ -336,7 +336,10 @@ _ASKS = [  # a sentence that starts so asks for documents
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
-_HEDGE_CLAUSE = (r"\s+(?:if|whether|about|that|this|it|it's|what|how|why|where|when)\b"
+# the words that open what a hedge is unsure of ("not sure whether ...", "not certain it ..."): one list for
+# the hedge before a request and for "not" read as a hedge (_is_hedge)
+_HEDGE_LEADS = ("if", "whether", "about", "that", "this", "it", "it's", "what", "how", "why", "where", "when")
+_HEDGE_CLAUSE = (r"\s+(?:" + "|".join(_HEDGE_LEADS) + r")\b"
                  r"(?:\s+(?!(?:or|and|nor)\b)[^\s,;:.!?]+){0,8}?")   # "not sure whether coffee or tea" names topics
 _HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)(?:" + _HEDGE_CLAUSE + r")?|"
                        r"not\s+certain" + _HEDGE_CLAUSE + r")"   # "not certain breeds" excludes
@@ -627,7 +630,7 @@ def _is_hedge(word: str, after: str) -> bool:
     word, after = (_fold(w).strip(".,;:!?\"'") for w in (word, after))
     first = word.split()[0] if word.split() else ""
     rest = word.split()[1] if len(word.split()) > 1 else after.split()[0] if after.split() else ""
-    return first == "sure" or (first == "certain" and rest in ("if", "whether", "about", "that", "what", "how", ""))
+    return first == "sure" or (first == "certain" and rest in (*_HEDGE_LEADS, ""))
 
 
 def _slash_alternative(word: str) -> bool:
