@@ -239,12 +239,25 @@ def test_truncated_shard_and_bad_manifest(saved, tmp_path):
         load_index(broken2)
 
 
-def test_save_sharded_refuses_non_empty_folder(saved, tmp_path):
+def test_save_sharded_replaces_an_index_and_refuses_other_folders(saved, tmp_path):
     _, index = saved
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "f").write_text("keep me")
-    with pytest.raises(InputError, match="not an empty folder"):
+    with pytest.raises(InputError, match="refusing to replace a non-empty folder that is not an itlr index"):
         save_sharded(index, tmp_path / "x", 100)
+    assert (tmp_path / "x" / "f").read_text() == "keep me"
+    # an index folder (single-file or sharded) is replaced, as `itlr index` replaces one
+    for layout in ("single", "sharded"):
+        target = tmp_path / layout
+        (index.save(target) if layout == "single" else save_sharded(index, target, 300))
+        save_sharded(index, target, 100)
+        again = load_index(target)
+        assert len(again.manifest["shards"]) == -(-len(index) // 100)
+        np.testing.assert_array_equal(np.asarray(again.embeddings), np.asarray(index.embeddings))
+        assert not (target / "embeddings.npy").exists()
+    (tmp_path / "sharded" / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match=r"also holds other files \(notes.txt\)"):
+        save_sharded(index, tmp_path / "sharded", 100)
 
 
 # --------------------------------------------------------------------------- CLI

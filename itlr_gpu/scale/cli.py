@@ -227,15 +227,13 @@ def add_shard_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_shard(args: argparse.Namespace) -> int:
-    import os
-
-    from ..output import OutputError, check_not_input, check_output_folder, is_temp_name
+    from ..index import INDEX_FILES, check_replaceable
+    from ..output import check_not_input, check_output_folder
     from .shards import save_sharded
 
-    out = check_output_folder(args.output)  # before the index is read and verified
+    # before the index is read and verified: a new or empty folder, or an index folder to replace
+    check_replaceable(check_output_folder(args.output), INDEX_FILES)
     check_not_input(args.output, {"index": args.index})
-    if out.is_dir() and any(not is_temp_name(n) for n in os.listdir(out)):
-        raise OutputError("output exists and is not an empty folder", args.output, "a new or empty folder")
     index = load_index(args.index)
     out = save_sharded(index, args.output, args.shard_rows)
     n = -(-len(index) // args.shard_rows)

@@ -39,9 +39,9 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import (IDS_FILE, MANIFEST_FILE, Index, _checksum, index_folder, read_doc_ids, read_json_manifest,
-                     write_doc_ids)
-from ..output import OutputError, atomic_dir, check_output_folder, is_temp_name
+from ..index import (IDS_FILE, INDEX_FILES, MANIFEST_FILE, Index, _checksum, check_replaceable, index_folder,
+                     read_doc_ids, read_json_manifest, write_doc_ids)
+from ..output import atomic_dir, check_output_folder
 from ..validate import NPY_ERRORS, read_json_file
 from ..ops import Ops
 
@@ -481,16 +481,16 @@ def _read_sharded_manifest(d: Path) -> dict[str, Any]:
 
 
 def save_sharded(index: Index, directory, shard_rows: int) -> Path:
-    """Write ``index`` as a sharded index folder (atomically: temporary folder, then rename).
+    """Write ``index`` as a sharded index folder (atomically: temporary folder, then rename), replacing an
+    index folder already there as ``Index.save`` does (a folder holding anything else is refused).
 
     The manifest keeps the whole-matrix ``checksum`` (the same value a single-file
     save records) and one ``{file, start, stop, checksum}`` entry per shard.
     """
     target = check_output_folder(directory)
-    if target.is_dir() and any(not is_temp_name(n) for n in os.listdir(target)):
-        raise OutputError("output exists and is not an empty folder", str(target), "a new or empty folder")
+    replace = check_replaceable(target, INDEX_FILES)
     plan = plan_shards(int(index.embeddings.shape[0]), shard_rows)
-    with atomic_dir(target) as tmp:
+    with atomic_dir(target, replace=replace) as tmp:
         docs = index.embeddings
         n, dim = docs.shape
         whole = hashlib.sha256()
