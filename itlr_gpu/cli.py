@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(metavar="COMMAND")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
-    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv/.parquet/.arrow with doc_id (or _id), text[, title]")
+    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv (either gzipped)/.parquet/.arrow with "
+                                             "doc_id (or _id), text[, title]")
     s.add_argument("-o", "--output", required=True, help="index directory to write")
     s.add_argument("--model", help="local sentence-transformers folder (default: bundled all-MiniLM-L6-v2)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16")
@@ -161,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("queries", help=".jsonl/.tsv (either gzipped)/.parquet/.arrow with query_id and expr and/or text")
     s.add_argument("-o", "--output", required=True,
                    help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
@@ -210,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("queries", help=".jsonl/.tsv (either gzipped)/.parquet/.arrow with query_id and expr and/or text")
     s.add_argument("-k", type=positive_int, default=10)
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
