@@ -132,11 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(metavar="COMMAND")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
-    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv (either gzipped)/.parquet/.arrow with "
-                                             "doc_id (or _id), text[, title]")
+    s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv/.csv (each may be gzipped)/.parquet/"
+                                             ".arrow with doc_id (or _id), text[, title]")
     s.add_argument("-o", "--output", required=True, help="index directory to write")
     s.add_argument("--model", help="local sentence-transformers folder (default: bundled all-MiniLM-L6-v2)")
     s.add_argument("--dtype", choices=("float16", "float32"), default="float16")
+    s.add_argument("--keep-empty", action="store_true",
+                   help="index documents without text (empty title and text) as an empty string; by default they "
+                        "are left out (such a vector is close to every short term)")
     s.add_argument("--embeddings", help="import this .npy matrix (or Parquet/Arrow list<float> column) instead")
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
     s.add_argument("--batch-size", type=positive_int, default=256)
@@ -162,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv (either gzipped)/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("queries", help=".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and "
+                                         "expr and/or text")
     s.add_argument("-o", "--output", required=True,
                    help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
@@ -211,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv (either gzipped)/.parquet/.arrow with query_id and expr and/or text")
+    s.add_argument("queries", help=".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and "
+                                         "expr and/or text")
     s.add_argument("-k", type=positive_int, default=10)
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
@@ -249,7 +254,8 @@ def cmd_index(args) -> int:
                                   "model": args.model})
     encoder_flags = [f for f, v in (("--encoder-backend", args.encoder_backend != "auto"),
                                     ("--max-length", args.max_length is not None),
-                                    ("--precision", args.precision is not None), ("--device", args.device != "cpu"))
+                                    ("--precision", args.precision is not None), ("--device", args.device != "cpu"),
+                                    ("--keep-empty", args.keep_empty))
                      if v]
     if args.embeddings:
         if args.corpus:
@@ -272,7 +278,8 @@ def cmd_index(args) -> int:
                                       ("precision", args.precision)) if v not in (None, "auto")}
         encoder = cli_common.make_encoder(args.model, args.device, **settings)
         cli_common.check_encoder(encoder)  # before the corpus is read
-        index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size)
+        index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size,
+                            keep_empty=args.keep_empty)
     else:
         raise UsageError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
     if args.model:  # remembered so that `itlr search` embeds queries with the same model

@@ -184,8 +184,12 @@ class Index:
 
     @classmethod
     def build(cls, corpus: PathLike | pa.Table, encoder: Encoder | None = None, *,
-              dtype: str = "float16", batch_size: int = 256) -> Index:
-        """Encode a corpus (a path :func:`read_corpus` accepts, or a table) into an index."""
+              dtype: str = "float16", batch_size: int = 256, keep_empty: bool = False) -> Index:
+        """Encode a corpus (a path :func:`read_corpus` accepts, or a table) into an index.
+
+        Documents without text (empty title and text) are left out with a warning: the vector of an empty
+        string is close to every short term, so such documents would top OR queries.  ``keep_empty=True``
+        embeds each as an empty string (their ids kept in the index)."""
         from tqdm.auto import tqdm
 
         dt = _dtype(dtype)
@@ -204,10 +208,22 @@ class Index:
         texts = document_texts(table)
         n = len(texts)
         blank = [i for i, t in enumerate(texts) if not t.strip()]
-        if blank:   # kept (the ids may matter to the user) but worth knowing: they match nothing in particular
+        if blank:
             first = table.column("doc_id")[blank[0]].as_py()
-            warnings.warn(f"{len(blank):,} of {n:,} documents of {where} have no text (empty title and text; first: "
-                          f"{first!r}): each is embedded as an empty string", stacklevel=2)
+            what = f"{len(blank):,} of {n:,} documents of {where} have no text (empty title and text; first: {first!r})"
+            if len(blank) == n:
+                raise InputError(f"no document has text ({n:,} with empty title and text)", where,
+                                 "documents with a title or a text")
+            if keep_empty:
+                warnings.warn(f"{what}: each is embedded as an empty string", stacklevel=2)
+            else:
+                warnings.warn(f"{what}: left out of the index (--keep-empty embeds each as an empty string)",
+                              stacklevel=2)
+                keep = np.ones(n, dtype=bool)
+                keep[blank] = False
+                table = table.filter(pa.array(keep))
+                texts = [t for t, k in zip(texts, keep) if k]
+                n = len(texts)
         out: np.ndarray | None = None
         emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
         # Longest texts first, over the whole corpus: each call's texts are of similar length, so the encoder's

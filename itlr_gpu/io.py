@@ -22,11 +22,12 @@ from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read
 
 __all__ = [
     "RESULT_SCHEMA",
+    "DELIMITED_EXTENSIONS",
     "read_corpus",
     "document_texts",
     "read_queries",
     "read_table",
-    "read_tsv_table",
+    "read_delimited_table",
     "read_trec_run",
     "is_trec_run",
     "write_table",
@@ -41,8 +42,9 @@ RESULT_SCHEMA = pa.schema(
     [("query_id", pa.string()), ("rank", pa.int32()), ("doc_id", pa.string()), ("score", pa.float32())]
 )
 
-CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".tsv.gz", ".parquet", ".arrow")
-QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", ".tsv", ".tsv.gz", ".parquet", ".arrow")
+DELIMITED_EXTENSIONS = (".tsv", ".tsv.gz", ".csv", ".csv.gz")
+CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
+QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet")
 ID_COLUMNS = ("doc_id", "query_id", "_id")
@@ -211,8 +213,8 @@ def read_corpus(path: PathLike) -> pa.Table:
     kind = _kind(p, CORPUS_EXTENSIONS, "corpus")
     if kind in (".jsonl", ".jsonl.gz"):
         table = _corpus_rows(p)
-    elif kind in (".tsv", ".tsv.gz"):
-        table = read_tsv_table(p, "corpus", "a header row (doc_id, text[, title]) and at least one document")
+    elif kind in DELIMITED_EXTENSIONS:
+        table = read_delimited_table(p, "corpus", "a header row (doc_id, text[, title]) and at least one document")
     elif kind == ".parquet":
         table = _read_parquet(p)
     else:
@@ -232,11 +234,13 @@ def document_texts(table: pa.Table) -> list[str]:
 # --------------------------------------------------------------------------- queries
 
 
-def read_tsv_table(path: Path, what: str = "query file",
-                   expected: str = "a header row and at least one query") -> pa.Table:
-    """A TSV with a header row (gzipped when named ``.gz``); every value is a string, quotes are kept
-    literally."""
-    rows = read_tsv_rows(path)
+def read_delimited_table(path: Path, what: str = "query file",
+                         expected: str = "a header row and at least one query") -> pa.Table:
+    """A TSV or, named ``.csv``, a CSV with a header row (gzipped when named ``.gz``); every value is a string.
+    A TSV keeps quotes literally (no quoting: a field cannot hold a tab or a line break); a CSV follows CSV
+    quoting, as Python's ``csv`` and pandas write it."""
+    is_csv = path.name.lower().endswith((".csv", ".csv.gz"))
+    rows = read_tsv_rows(path, csv_quoting=is_csv)
     if not rows:
         raise InputError(f"{what} is empty", str(path), expected)
     header = [c.strip() for c in rows[0][1]]
@@ -247,8 +251,10 @@ def read_tsv_table(path: Path, what: str = "query file",
     for lineno, row in rows[1:]:
         if len(row) != len(header):
             raise InputError(
-                f"{len(row)} tab-separated fields, header has {len(header)}", f"{path}:{lineno}",
-                "one value per header column",
+                f"{len(row)} {'comma' if is_csv else 'tab'}-separated fields, header has {len(header)}",
+                f"{path}:{lineno}",
+                "one value per header column" + ("" if is_csv else " (a TSV is read without quoting: a text with "
+                                                 "tabs or line breaks needs a .csv or .jsonl file)"),
             )
         for values, value in zip(columns, row):
             values.append(value)
@@ -270,8 +276,8 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
     where = str(p)
     if kind in (".jsonl", ".jsonl.gz"):
         table = _table_from_rows([obj for _, obj in _iter_jsonl(p)], where)
-    elif kind in (".tsv", ".tsv.gz"):
-        table = read_tsv_table(p)
+    elif kind in DELIMITED_EXTENSIONS:
+        table = read_delimited_table(p)
     elif kind == ".parquet":
         table = _read_parquet(p)
     else:

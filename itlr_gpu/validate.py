@@ -311,14 +311,16 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
 # --------------------------------------------------------------------------- TSV and NumPy
 
 
-def read_tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
+def read_tsv_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[int, list[str]]]:
     """``(line number, fields)`` of a tab-separated UTF-8 file (gzipped when named ``.gz``), quotes kept
-    literally; blank rows skipped."""
+    literally; blank rows skipped.  ``csv_quoting``: a comma-separated file with CSV quoting instead (a
+    quoted field may hold commas, doubled quotes and line breaks; the line number is where its row ends)."""
     csv.field_size_limit(MAX_FIELD_CHARS)
     out: list[tuple[int, list[str]]] = []
-    with reading(path, "a tab-separated UTF-8 text file"), \
-            io.TextIOWrapper(open_maybe_gzip(path), encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+    kind = "a comma-separated (CSV) UTF-8 text file" if csv_quoting else "a tab-separated UTF-8 text file"
+    with reading(path, kind), io.TextIOWrapper(open_maybe_gzip(path), encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f, delimiter="," if csv_quoting else "\t", strict=csv_quoting,
+                            quoting=csv.QUOTE_MINIMAL if csv_quoting else csv.QUOTE_NONE)
         try:
             for row in reader:
                 if row and any(c.strip() for c in row):
@@ -326,8 +328,10 @@ def read_tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
         except UnicodeDecodeError as e:
             raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{reader.line_num + 1}", "UTF-8 text") from e
         except csv.Error as e:
-            raise InputError(f"unreadable TSV ({e})", f"{path}:{reader.line_num}",
-                             f"fields of at most {MAX_FIELD_CHARS:,} characters, no NUL bytes") from e
+            fmt = "CSV" if csv_quoting else "TSV"
+            raise InputError(f"unreadable {fmt} ({e})", f"{path}:{reader.line_num}",
+                             f"fields of at most {MAX_FIELD_CHARS:,} characters, no NUL bytes"
+                             + (", quotes closed and doubled inside a quoted field" if csv_quoting else "")) from e
     return out
 
 

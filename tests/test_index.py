@@ -465,8 +465,15 @@ def test_corrupt_encoder_field_is_refused(tmp_path):
         Index.load(tmp_path / "ix")
 
 
-def test_documents_without_text_are_indexed_with_a_warning():
-    table = pa.table({"doc_id": ["a", "b", "c"], "text": ["", "cats", "   "], "title": ["", "", None]})
-    with pytest.warns(UserWarning, match=r"2 of 3 documents of corpus table have no text .*first: 'a'"):
+def test_documents_without_text_are_left_out_with_a_warning_or_kept_on_request():
+    table = pa.table({"doc_id": ["a", "b", "c", "d"], "text": ["", "cats", "   ", "dogs"], "title": ["", "", None, "D"]})
+    with pytest.warns(UserWarning, match=r"2 of 4 documents of corpus table have no text .*first: 'a'\): left out"):
         idx = Index.build(table, FakeEncoder(), dtype="float32")
-    assert len(idx) == 3
+    assert idx.doc_ids.to_pylist() == ["b", "d"]
+    want = Index.build(table.filter(pa.array([False, True, False, True])), FakeEncoder(), dtype="float32")
+    np.testing.assert_array_equal(np.asarray(idx.embeddings), np.asarray(want.embeddings))
+    with pytest.warns(UserWarning, match=r"have no text .*: each is embedded as an empty string"):
+        kept = Index.build(table, FakeEncoder(), dtype="float32", keep_empty=True)
+    assert kept.doc_ids.to_pylist() == ["a", "b", "c", "d"]
+    with pytest.raises(InputError, match=r"no document has text \(2 with empty title and text\)"):
+        Index.build(pa.table({"doc_id": ["a", "b"], "text": ["", " "]}), FakeEncoder())

@@ -96,11 +96,11 @@ def test_corpus_folder_without_corpus(tmp_path):
 
 
 def test_corpus_unknown_extension(tmp_path):
-    (tmp_path / "c.csv").write_text("a,b\n")
+    (tmp_path / "c.xlsx").write_text("a,b\n")
     with pytest.raises(InputError) as e:
-        io.read_corpus(tmp_path / "c.csv")
+        io.read_corpus(tmp_path / "c.xlsx")
     msg = str(e.value)
-    assert "c.csv" in msg and ".jsonl" in msg and ".parquet" in msg and ".arrow" in msg
+    assert "c.xlsx" in msg and ".csv" in msg and ".jsonl" in msg and ".parquet" in msg and ".arrow" in msg
 
 
 def test_corpus_missing_columns(tmp_path):
@@ -414,3 +414,28 @@ def test_gzipped_tsv_corpus_and_queries_read_as_plain(tmp_path):
     (tmp_path / "dup.tsv.gz").write_bytes(gzip.compress(b"query_id\texpr\texpr\nq1\ta\tb\n"))
     with pytest.raises(InputError, match=r"header repeats column\(s\) \['expr'\]"):
         io.read_queries(tmp_path / "dup.tsv.gz")
+
+
+def test_csv_corpus_and_queries_follow_csv_quoting(tmp_path):
+    import csv
+
+    rows = [{"_id": "d1", "title": "Sugar", "text": 'He said "hello", then\nleft\tearly'}, {"_id": "d2", "title": "",
+                                                                                           "text": "plain"}]
+    with open(tmp_path / "c.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["_id", "title", "text"])
+        w.writeheader()
+        w.writerows(rows)
+    table = io.read_corpus(tmp_path / "c.csv")
+    assert table.column("text").to_pylist() == [rows[0]["text"], "plain"]
+    with gzip.open(tmp_path / "c.csv.gz", "wt", encoding="utf-8", newline="") as f:
+        f.write((tmp_path / "c.csv").read_text(encoding="utf-8"))
+    assert io.read_corpus(tmp_path / "c.csv.gz").equals(table)
+    (tmp_path / "q.csv").write_text('query_id,expr\nq1,"""cats"" AND NOT ""dogs"""\n', encoding="utf-8")
+    assert io.read_queries(tmp_path / "q.csv").column("expr").to_pylist() == ['"cats" AND NOT "dogs"']
+    (tmp_path / "bad.csv").write_text('query_id,expr\nq1,"open quote\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"unreadable CSV"):
+        io.read_queries(tmp_path / "bad.csv")
+    # a TSV keeps quotes literally, and a row that does not fit its header says why
+    (tmp_path / "q.tsv").write_text('query_id\texpr\nq1\t"a\tb"\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"3 tab-separated fields, header has 2.*read without quoting"):
+        io.read_queries(tmp_path / "q.tsv")

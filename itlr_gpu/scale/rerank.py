@@ -14,7 +14,7 @@ document sample, exactly as ``itlr search`` does, folded into per-literal affine
 maps and a per-query epilogue (:func:`itlr_gpu.scoring.linearize_options`): a
 candidate gets the score a full search with the same options gives it.
 
-Candidate formats: ``.tsv`` with a header (``query_id``/``qid``/``query-id`` and
+Candidate formats: ``.tsv`` / ``.csv`` with a header (``query_id``/``qid``/``query-id`` and
 ``doc_id``/``docid``/``corpus-id``/``pid``), TREC runs (``qid Q0 docid rank score
 tag``; ``.run``/``.trec``/``.txt`` or a headerless ``.tsv``, gzipped too), ``.jsonl``,
 ``.parquet``, ``.arrow``, or a result folder of ``itlr search``.  Candidate doc ids missing from the index (and query
@@ -39,7 +39,8 @@ from ..encoders import Encoder
 from ..engine import check_score_options, check_whole_queries, whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
-from ..io import RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_run, read_table, read_trec_run, read_tsv_table
+from ..io import (DELIMITED_EXTENSIONS, RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_run, read_delimited_table,
+                  read_table, read_trec_run)
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
@@ -49,7 +50,7 @@ from .shards import slice_program
 
 __all__ = ["read_candidates", "rerank", "RerankReport", "CANDIDATE_EXTENSIONS"]
 
-CANDIDATE_EXTENSIONS = (".tsv", ".tsv.gz", *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
+CANDIDATE_EXTENSIONS = (*DELIMITED_EXTENSIONS, *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
 QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
 DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
 SHOW_FIRST = 5
@@ -64,11 +65,11 @@ def _kind(path: Path) -> str:
                      "one of " + ", ".join(CANDIDATE_EXTENSIONS))
 
 
-def _read_tsv(path: Path) -> pa.Table:
-    """A TSV with a header, or a headerless TREC run (what first-stage retrievers write)."""
+def _read_delimited(path: Path) -> pa.Table:
+    """A TSV or CSV with a header, or a headerless TREC run (what first-stage retrievers write)."""
     if is_trec_run(path):
         return read_trec_run(path, numbers=False)
-    return read_tsv_table(path, "candidates file", "a header row and (query_id, doc_id) rows")
+    return read_delimited_table(path, "candidates file", "a header row and (query_id, doc_id) rows")
 
 
 def _pick(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
@@ -101,8 +102,8 @@ def read_candidates(path: str | Path) -> pa.Table:
     kind = _kind(p)
     if kind in TREC_RUN_EXTENSIONS:
         table = read_trec_run(p, numbers=False)
-    elif kind in (".tsv", ".tsv.gz"):
-        table = _read_tsv(p)
+    elif kind in DELIMITED_EXTENSIONS:
+        table = _read_delimited(p)
     else:
         table = read_table(p)
     return _candidate_pairs(table, str(p))
