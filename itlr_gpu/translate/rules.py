@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-11"
+RULES_VERSION = "rules-12"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -179,7 +179,7 @@ def _modifies(word: str) -> bool:
 # ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
-                             "ignore", "avoid"}
+                             "ignore", "avoid", "avoid anything", "avoid any", "avoid all", "avoid everything"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -248,6 +248,9 @@ _BINOMIALS = {
         "arm and hammer", "carbon capture and storage", "hand foot and mouth", "compare and contrast",
         "bangers and mash", "cap and trade", "stop and go", "fix and flip", "fish and chip", "dolce and gabbana",
         "tongue and groove", "hot and cold", "head and shoulders", "sex and the city",
+        # names that hold a "without", "not" or a leading "no"
+        "doctors without borders", "reporters without borders", "engineers without borders",
+        "no child left behind", "no country for old men", "not in my back yard", "no win no fee",
     )
 }
 _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
@@ -313,9 +316,6 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"looked\s+(?:at|into)|investigated|examined|explored)\b",
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
-    # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic
-    r"(?:how|when|where)\s+(?:do|can|could|should|would|shall)\s+(?:i|we|one)\b(?!\s+(?:not|never)\b)",
-    r"how\s+to\b(?!\s+(?:be|not)\b)",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
     r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
@@ -334,6 +334,12 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
 ]
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
+# "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
+# lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
+# more is stripped after it ("how to get pregnant" keeps "get").
+_HOWTO = [r"how\s+(?:do|can|could|should|would)\s+(?:i|we|one)", r"when\s+(?:should|do|can|could)\s+(?:i|we|one)",
+          r"how\s+to"]
+_HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
 # the words that open what a hedge is unsure of ("not sure whether ...", "not certain it ..."): one list for
@@ -354,16 +360,14 @@ _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationship
 _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|scholarly|"
-    r"step[- ]by[- ]step)\s+)*"
+    r"interesting|related|similar|scholarly)\s+)*"
     r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"good\s+reads|advice|tips|guides?|guidance|recommendations?|suggestions?|explanations?|overviews?|"
-    r"fixes)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
-    r"\s+(?:(?:about|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
+    r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
     r"in\s+relation\s+to|with\s+respect\s+to|to\s+do\s+with|looking\s+(?:at|into)|around|into|for|in|from)\b"
@@ -373,15 +377,17 @@ _GENRE = (
     r"examines|investigate|investigates|explore|explores|analy[sz]e|analy[sz]es|involve|involves|"
     r"feature|features|are\s+about|is\s+about|are\s+on|is\s+on|refer\s+to|refers\s+to)\b))"
 )
-_GENRE_RE = re.compile(_GENRE)
+# Advice words are scaffolding too, with a relation that names a topic ("tips on X", "advice for X",
+# "explanations of X"; not "tips of the iceberg", "recommendations of the 9/11 commission")
+_ADVICE = (
+    r"(?:(?:some|any|good|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
+    r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
+    r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
+)
+_GENRE_RE = re.compile(_GENRE + "|" + _ADVICE)
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
 _PLACEHOLDERS = {"stuff", "ones"}
-_MAX_KEYWORD_WORDS = 12
-_TITLE_SMALL_WORDS = {"of", "in", "on", "for", "to", "the", "a", "an", "at", "by", "from"}
-_NO_AFTER = set("of the a an to in on at with by for from yes say said or and there have has had is are was were "
-                "be means mean".split())   # "point of no return", "yes no questions", "with no"
-_BECAUSE = {"because", "bc", "cuz", "coz", "cos", "since", "as"}
-_NAME_CONNECTIVES = {"Without", "And", "Or", "Nor", "Not", "No", "Except"}
+_BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
                    "from", "by", "for", "in"}
 _EDGE_PUNCT = " \t\"'`.,;:!?-\u2013\u2014\u2026*_~/\\|"
@@ -465,9 +471,8 @@ def _lex(text: str) -> list[_Tok]:
                 and not _compound_slash(raw, i):
             t.kind = "OR"
         elif t.kind == "WORD" and t.spaced and t.text == "+" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
-                and all(u.kind == "QTERM" or (u.kind == "WORD" and len(u.text) > 2 and not u.text[-1:].isdigit())
-                        for u in (raw[i - 1], raw[i + 1])):
-            t.kind = "AND"   # "federated learning + differential privacy"; not "CD4 + T cells", "2 + 2"
+                and _plus_joins(raw, i):
+            t.kind = "AND"   # "federated learning + differential privacy"
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
     # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
@@ -481,18 +486,6 @@ def _lex(text: str) -> list[_Tok]:
             raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} & {b.text}")]
         else:
             i += 1
-    # "Doctors Without Borders funding", "Law And Order reruns": a capitalised connective between capitalised
-    # words is a name's, in a text whose other words are not all capitalised (a title's capitals tell nothing)
-    capitalised = all(not t.text[:1].islower() for t in raw if t.kind == "WORD" and len(t.text) > 3)
-    if not capitalised:
-        i = 1
-        while i + 1 < len(raw):
-            a, word, b = raw[i - 1], raw[i], raw[i + 1]
-            if word.kind == a.kind == b.kind == "WORD" and word.text in _NAME_CONNECTIVES \
-                    and a.text[:1].isupper() and b.text[:1].isupper() and b.text != "I":
-                raw[i - 1: i + 2] = [_Tok("WORD", f"{a.text} {word.text} {b.text}", a.spaced)]
-            else:
-                i += 1
     # Markers and binomials, longest match first.  An upper-case AND/OR in a text that is not all capitals is
     # the user's operator ("bread AND butter NOT margarine"), never inside a binomial.
     shouting = not any(c.islower() for t in raw if t.kind == "WORD" for c in t.text)
@@ -549,8 +542,9 @@ def _lex(text: str) -> list[_Tok]:
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit():
                 t.kind = "WORD"
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
-            # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing)
-            openers = ("COMMA", "SEMI") if low in ("ignore", "avoid") else ("COMMA", "SEMI", "BUT", "AND")
+            # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
+            # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
+            openers = {"ignore": ("COMMA", "SEMI"), "avoid": ("SEMI",)}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
             if prev not in openers or nxt not in ("WORD", "QTERM", "LP"):
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
@@ -599,30 +593,27 @@ def _lex(text: str) -> list[_Tok]:
         else:
             minus.append(t)
     out = minus
-    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start; a capitalised
-    # "No" before two capitalised words starts a name ("No Child Left Behind", "No Country for Old Men") in a
-    # text that is not capitalised throughout
-    # in a short keyword string a "no" after a content word excludes too ("vegetarian recipes no tofu no soy")
-    keywords = len(raw) <= _MAX_KEYWORD_WORDS and text[:1].islower() and not text.rstrip().endswith(".") \
-        and not any(_fold(t.text).strip(".,;:!?\"'") in _AUX for t in raw if t.kind == "WORD")
+    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start.
     for i, t in enumerate(out):
-        if t.kind == "WORD" and t.text == "No" and not capitalised and _title_run(out[i + 1:i + 4]):
-            continue
         if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM"):
             prev = out[i - 1].kind if i else None
-            if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP") or (
-                    keywords and t.text == "no" and prev == "WORD" and _fold(out[i - 1].text) not in _NO_AFTER):
+            if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
     return out
 
 
-def _title_run(toks: list[_Tok]) -> bool:
-    """Three words of a title: capitalised, or a small word between capitalised ones ("Child Left Behind",
-    "Country for Old"); two capitalised words may be an excluded name ("No Langston Hughes please")."""
-    if len(toks) < 3 or any(t.kind != "WORD" or t.text == "I" for t in toks):
-        return False
-    first, middle, last = (t.text for t in toks)
-    return first[:1].isupper() and last[:1].isupper() and (middle[:1].isupper() or middle in _TITLE_SMALL_WORDS)
+def _plus_joins(toks: list[_Tok], i: int) -> bool:
+    """A spaced "+" between two phrases of two words or more joins topics ("federated learning + differential
+    privacy"); not keys, formulas or names ("Ctrl + Alt + Delete", "kinetic + potential energy", "CD4 + T
+    cells", "2 + 2")."""
+    def phrase(step: int) -> list[str]:
+        words, j = [], i + step
+        while 0 <= j < len(toks) and toks[j].kind == "WORD" and toks[j].text != "+":
+            words.append(toks[j].text)
+            j += step
+        return words
+    left, right = phrase(-1), phrase(1)
+    return len(left) > 1 and len(right) > 1 and not any(w[-1:].isdigit() for w in (left[0], right[0]))
 
 
 def _is_hedge(word: str, after: str) -> bool:
@@ -693,7 +684,7 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     return words
 
 
-_REL_RE = re.compile(r"(?:about|on|regarding|concerning)\b")  # "not on X", "or about Y"
+_REL_RE = re.compile(r"(?:about|abt|on|regarding|concerning)\b")  # "not on X", "or about Y"
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
               "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
@@ -713,7 +704,10 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             words = [w.text for w in toks[i:j]]
             # Words that are markers inside a filler ("documents that mention both")
             # were lexed as markers: filler patterns see only this run of words.
-            if at_start:
+            howto = _HOWTO_RE.match(_fold(" ".join(words))) if at_start else None
+            if howto and len(words) > len(howto.group(0).split()) and words[len(howto.group(0).split())][:1].islower():
+                words = words[len(howto.group(0).split()):]   # the task, as the user typed it
+            elif at_start:
                 words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
                 words = _strip_prefix(words, [_GENRE_RE, _REL_RE])
@@ -864,21 +858,19 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
         if clean[-1].kind in ("EXCL", "NOT", "NEITHER", "ALLBUT"):   # "cats but not": what to exclude is lost
             raise RuleError(f"nothing after {clean[-1].text or clean[-1].kind.lower()!r} at the end of the text")
         clean.pop()
-    # 4. balance parentheses: drop stray ')' and unclosed '('
-    depth = 0
-    balanced: list[_Tok] = []
+    # 4. balance parentheses: drop stray ')' and unclosed '(' (one pass: a text of many "(" stays linear)
+    open_at: list[int] = []
+    kept: list[_Tok] = []
     for t in clean:
         if t.kind == "LP":
-            depth += 1
+            open_at.append(len(kept))
         elif t.kind == "RP":
-            if depth == 0:
+            if not open_at:
                 continue
-            depth -= 1
-        balanced.append(t)
-    while depth:
-        idx = max(i for i, t in enumerate(balanced) if t.kind == "LP")
-        del balanced[idx]
-        depth -= 1
+            open_at.pop()
+        kept.append(t)
+    unclosed = set(open_at)
+    balanced = [t for i, t in enumerate(kept) if i not in unclosed]
     # 5. empty parentheses
     result: list[_Tok] = []
     for t in balanced:
@@ -1357,7 +1349,7 @@ _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "prof", "vs", "etc", "e.g", "i.
                   "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev"}
 # A sentence that asks for documents: a later one makes what comes before it a preamble.
 _MAX_PREAMBLE, _MAX_REQUEST = 3, 2  # sentences of context before a request, sentences of the request
-_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_ASKS) + r")")
+_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_ASKS + _HOWTO) + r")")
 
 
 def _sentences(text: str) -> list[str]:
@@ -1378,7 +1370,7 @@ def _sentences(text: str) -> list[str]:
         parts = re.split(r"(?<=\?)\s+(?=[a-z])", sentence)
         split.append(parts[0])
         for part in parts[1:]:
-            if _EXCLUSION_SENTENCE_RE.match(_fold(part)):
+            if _QUESTION_EXCLUSION_RE.match(_fold(part)):
                 split.append(part)
             else:
                 split[-1] += " " + part
@@ -1390,9 +1382,15 @@ def _sentences(text: str) -> list[str]:
 _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
-    r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
+    r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+interested)\b")
 _MAX_EXCLUSION_WORDS = 12
+# After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
+# experience with C++", "? not anymore", "? not according to my doctor" answer or qualify the question.
+_QUESTION_EXCLUSION_RE = re.compile(
+    r"(?:(?:but|and),?\s+)?(?:not\s+interested\s+in|nothing\s+(?:on|about|abt)|excluding|exclude|except|without|"
+    r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b)"
+    r"(?=\s|$)")
 
 
 def _join_exclusions(sentences: list[str]) -> list[str]:
@@ -1402,8 +1400,9 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         low = _fold(s)
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
+        asked = prev is not None and prev.endswith("?") and _QUESTION_EXCLUSION_RE.match(low) is not None
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
-                and (prev.endswith("?") or not _has_strong_aux(prev)) and not _has_strong_aux(rest):
+                and (asked or not _has_strong_aux(prev)) and not _has_strong_aux(rest):
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -1509,11 +1508,14 @@ _ASIDE_EXCLUSION_RE = re.compile(
 _ASIDE_ALTERNATIVE_RE = re.compile(r"or(?:\s+maybe|\s+perhaps|\s+possibly)?\s+(?=\S)")
 _ASIDE_ADDITION_RE = re.compile(r"(?:and|plus)(?:\s+also)?\s+(?=\S)")   # "(and antibody engineering too)"
 _ASIDE_TOO_RE = re.compile(r"\s+(?:too|as\s+well|also)$")
+# "(or lack thereof)", "(or not)", "(or so)", "(or similar)": no alternative topic
+_NO_ALTERNATIVE = set("lack not otherwise so something anything whatever similar equivalent vice more less rather "
+                      "it them that this thereabouts".split())
 _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ours us you you're your yours he "
                       "she his her they they're their".split())
-_ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|optional|if\s+possible|"
-                                  r"is\s+fine|are\s+fine|works|either\s+way|asking\s+for|just\s+curious|thanks|"
-                                  r"please|lol)\b)")
+_ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|if\s+possible|"
+                                  r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
+                                  r"please|lol)\b)")   # case-sensitive: "(Mostly Harmless)" is a title
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
                    "without", "to", "a", "an", "the", "AND", "OR", "NOT"}
 
@@ -1528,16 +1530,22 @@ def _asides(text: str) -> str:
         first = re.split(r"\s*[,;]\s*", body, maxsplit=1)[0]   # the aside's first phrase ("not X, I've read Y")
         clause_end = re.match(r"\s*(?:[,;.!?]|$)", text[m.end():]) is not None
         known = _already_known(body)
-        if known:
-            return ", but not " + known if clause_end else m.group(0)
+        if known is not None:
+            return (", but not " + known if known else "") if clause_end else m.group(0)
         for pattern, joined in ((_ASIDE_EXCLUSION_RE, ", but not "), (_ASIDE_ALTERNATIVE_RE, ", or "),
                                 (_ASIDE_ADDITION_RE, ", and ")):
             cue = pattern.match(low)
-            if cue and len(first) > cue.end():
-                phrase = _ASIDE_TOO_RE.sub("", first[cue.end():].strip()) if joined == ", and " else first[cue.end():]
-                return joined + phrase.strip() if clause_end else m.group(0)
-        words = [w.strip(".,;:!?\"'") for w in low.split()]
-        if _ASIDE_PERSONAL & set(words) or _ASIDE_PREFERENCE_RE.match(low):
+            if not cue or len(first) <= cue.end():
+                continue
+            if joined == ", or " and (_fold(first[cue.end():]).split() or [""])[0] in _NO_ALTERNATIVE:
+                return ""   # "(or lack thereof)", "(or so)": a remark
+            phrase = _ASIDE_TOO_RE.sub("", first[cue.end():].strip()) if joined == ", and " else first[cue.end():]
+            return joined + phrase.strip() if clause_end else m.group(0)
+        # the writer's words: a pronoun or a preference typed in lower case ("I" aside) in an aside of two words
+        # or more ("(US)", "(ME)", "(Her)", "(Mostly Harmless)" are acronyms and titles)
+        words = [w.strip(".,;:!?\"'").replace("\u2019", "'") for w in body.split()]
+        personal = {w for w in words if w.islower() or w in ("I", "I'm", "I've", "I'd", "I'll")}
+        if len(words) > 1 and ({w.lower() for w in personal} & _ASIDE_PERSONAL or _ASIDE_PREFERENCE_RE.match(body)):
             return ""
         return m.group(0)
     return _ASIDE_RE.sub(replace, text)
@@ -1554,21 +1562,25 @@ _ALREADY_RE = re.compile(
 _BACK_REFERENCES = {"it", "that", "this", "them", "those", "these", "that one", "this one", "those ones", "those too"}
 
 
-# A clause about the writer after a spaced dash at the end ("... - I know that one well.") says nothing to search
-# for, unless it asks or excludes something.
-_DASH_CHATTER_RE = re.compile(r"\s[-\u2013\u2014]+\s+(?:i|i've|i'm|i'd|we|we've|we're|my|our)\s[^-\u2013\u2014]{0,120}?"
-                              r"(?=[.!]*$)", re.S)
+# A clause after a spaced dash at the end saying what the writer knows or has done ("... - I know that one well.")
+# says nothing to search for, unless it asks or excludes something ("- I Will Always Love You lyrics" is a title).
+_DASH_CHATTER_RE = re.compile(r"\s[-\u2013\u2014]+\s+(?:i|we)(?:'ve|\s+have|\s+already)?\s+(?:know|knew|read|seen|saw|"
+                              r"watched|tried|used|visited|been|own|heard|covered)\b[^-\u2013\u2014]{0,120}?(?=[.!]*$)",
+                              re.S)
 _DASH_KEEP_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|don't|dont|didn't|want|need|"
                            r"looking|prefer|interested|like|or|and|already|avoid|skip|ignore|leave)\b")
 
 
 def _already_known(clause: str) -> str | None:
+    """What the clause says the writer already knows, to exclude; "" when that is only a pronoun ("I've already
+    read it, so skip it": the clause says nothing); None when the clause is no such thing."""
     m = _ALREADY_RE.match(_fold(clause.strip()))
     if not m:
         return None
     start = len(clause) - len(clause.lstrip())
     group = "known" if m.group("what").strip() in _BACK_REFERENCES else "what"
-    return clause[start + m.start(group):start + m.end(group)].strip() or None
+    known = clause[start + m.start(group):start + m.end(group)].strip()
+    return "" if _fold(known) in _BACK_REFERENCES else known
 
 
 def _with_exclusion(request: str, excluded: str) -> str:
@@ -1580,17 +1592,19 @@ def _known_exclusions(sentences: list[str], at: int) -> list[str]:
     """The request (``sentences[at]``) with what earlier sentences, or a clause after its own dash or semicolon,
     say the writer already knows excluded; those sentences and clauses dropped."""
     request, kept = sentences[at], []
-    for k, sentence in enumerate(sentences[:at]):
+    for sentence in sentences[:at]:
         known = _already_known(sentence)
         if known:
             request = _with_exclusion(request, known)
-        else:
+        elif known is None:
             kept.append(sentence)
     parts = re.split(r"\s[-\u2013\u2014]+\s|;\s+", request, maxsplit=1)
     if len(parts) == 2 and parts[0].strip():
         known = _already_known(parts[1])
-        if known:
-            request = _with_exclusion(parts[0].rstrip(" ,"), known)
+        if known is not None:
+            head = parts[0].rstrip(" ,")
+            end = request.rstrip()[len(request.rstrip().rstrip(".!?")):]   # the request's own "?" or "."
+            request = _with_exclusion(head, known) if known else head + end
     if request == sentences[at]:
         return sentences
     return kept + [request] + sentences[at + 1:]
@@ -1600,8 +1614,9 @@ def _known_exclusions(sentences: list[str], at: int) -> list[str]:
 # topics of a relation asked about.
 _MUTUAL_RE = re.compile(
     r"(?:how|in\s+what\s+ways?)\s+(?:do|does|did|have|has|can|could|might|would)\s+(?P<pair>.+?\s(?:and|&)\s.+?)\s+"
-    r"(?:influence|affect|shape|impact|interact\s+with|relate\s+to|depend\s+on|compare\s+(?:to|with))\s+"
-    r"(?:each\s+other|one\s+another)\s*[?.!]*$"
+    r"(?:(?:influenced?|affected|affect|shaped?|impacted|impact|interacted\s+with|interact\s+with|related\s+to|"
+    r"relate\s+to|depended\s+on|depend\s+on|compared?\s+(?:to|with))\s+(?:each\s+other|one\s+another)|relate|"
+    r"interact|compare|differ)\s*[?.!]*$"
     r"|(?:how|in\s+what\s+ways?)\s+(?:are|is|were|was)\s+(?P<pair2>.+?\s(?:and|&)\s.+?)\s+"
     r"(?:related|connected|linked|associated)(?:\s+to\s+(?:each\s+other|one\s+another))?\s*[?.!]*$", re.S)
 
@@ -1678,16 +1693,18 @@ def _drop_placeholders(node: Node) -> Node:
     if isinstance(node, Not) and isinstance(node.child, Term):
         words = node.child.text.split()
         low = [_fold(w) for w in words]
-        cut = next((k for k in range(1, len(low) - 1) if low[k] in _BECAUSE and low[k + 1] in _ASIDE_PERSONAL), None)
+        cut = next((k for k in range(1, len(low) - 1) if words[k] in _BECAUSE and words[k + 1].islower()
+                    and low[k + 1] in _ASIDE_PERSONAL), None)
         if cut is not None:   # "not thailand bc we've been"
             words, low = words[:cut], low[:cut]
-        if len(words) > 2 and low[0] == "the" and low[-1] in _PLACEHOLDERS | {"one"}:
+        # as typed in lower case: "By the Way", "Anything Goes", "With Teeth" are titles
+        if len(words) > 2 and low[0] == "the" and words[-1] in _PLACEHOLDERS | {"one"}:
             words = words[:-1]
-        elif len(words) > 1 and low[-1] in ("ones", "related"):
+        elif len(words) > 1 and words[-1] in ("ones", "related"):
             words = words[:-1]
-        elif len(words) > 1 and low[0] == "anything":
-            words = words[2:] if len(words) > 2 and low[1] in _ANYTHING_LINKS else words[1:]
-        elif len(words) > 1 and low[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
+        elif len(words) > 1 and words[0] == "anything":
+            words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
+        elif len(words) > 1 and words[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
             words = words[1:]
         text = " ".join(words).rstrip(_EDGE_PUNCT)
         return Not(Term(text)) if text and text != node.child.text else node
