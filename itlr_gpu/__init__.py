@@ -19,7 +19,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "And", "Index", "IndexIntegrityError", "InputError", "ItlrError", "Not", "Ops", "Or", "Program",
-    "QuerySyntaxError", "Term", "canonical", "compile_queries", "parse", "search", "translate", "__version__",
+    "QuerySyntaxError", "RECOMMENDED", "ScoreOptions", "Term", "canonical", "compile_queries", "parse", "search",
+    "translate", "__version__",
 ]
 
 
@@ -42,6 +43,10 @@ def __getattr__(name):
         from .translate import translate
 
         return translate
+    if name in ("ScoreOptions", "RECOMMENDED"):
+        from . import scoring
+
+        return getattr(scoring, name)
     raise AttributeError(name)
 
 

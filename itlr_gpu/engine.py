@@ -15,7 +15,7 @@ from .index import Index
 from .io import RESULT_SCHEMA
 from .ops import Ops
 from .query import Node, natural_text, parse as parse_query
-from .scoring import ScoreOptions
+from .scoring import RECOMMENDED, ScoreOptions
 
 
 def search(
@@ -36,7 +36,7 @@ def search(
     calibration: str | None = None,
     guard: bool | None = None,
     whole_queries: Sequence[str] | None = None,
-    score_options: ScoreOptions | None = None,
+    score_options: ScoreOptions | str | None = None,
 ) -> pa.Table:
     """Score logical queries against ``index``; returns ``query_id, rank, doc_id, score``.
 
@@ -58,8 +58,9 @@ def search(
     query's positive literals (so NOT of a *related* topic does not wipe out the
     wanted documents).  ``whole_queries``
     gives that whole-query text per query (default: a plain-English rendering of
-    the expression).  ``score_options`` (a :class:`~itlr_gpu.scoring.ScoreOptions`)
-    sets all of them at once; explicit keywords override it.
+    the expression).  ``score_options`` (a :class:`~itlr_gpu.scoring.ScoreOptions`, or ``"recommended"``:
+    ``itlr_gpu.RECOMMENDED``, what ``--recommended`` sets) sets all of them at once; explicit keywords
+    override it.
     """
     if isinstance(queries, (str, bytes)):
         raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
@@ -106,10 +107,15 @@ def search(
     return results_table(program.query_ids, scores, rows, index.doc_ids)
 
 
-def check_score_options(options: ScoreOptions | None) -> ScoreOptions:
-    """``options`` itself, or the paper's raw composition for None; anything else is an InputError."""
+def check_score_options(options: ScoreOptions | str | None) -> ScoreOptions:
+    """``options`` itself, ``RECOMMENDED`` for ``"recommended"`` (what ``--recommended`` sets), or the paper's
+    raw composition for None; anything else is an InputError."""
+    if isinstance(options, str) and options == "recommended":
+        return RECOMMENDED
     if options is not None and not isinstance(options, ScoreOptions):
-        raise InputError(f"score_options is a {type(options).__name__}", "score_options", "a ScoreOptions or None")
+        raise InputError(f"score_options is {options!r}" if isinstance(options, str) else
+                         f"score_options is a {type(options).__name__}", "score_options",
+                         'a ScoreOptions, "recommended" or None')
     return options or ScoreOptions()
 
 

@@ -383,7 +383,7 @@ def test_engine_without_options_is_unchanged_and_default_whole_text():
 @pytest.mark.parametrize("kw", [
     {"hybrid": 2.0}, {"calibration": "bogus"}, {"hybrid": 0.5, "whole_queries": ["only one", "two"]},
     {"hybrid": 0.5, "whole_queries": "a string"}, {"hybrid": 0.5, "whole_queries": [""]},
-    {"score_options": {"hybrid": 0.5}}, {"guard": 1},
+    {"score_options": {"hybrid": 0.5}}, {"guard": 1}, {"score_options": "recomended"},
 ])
 def test_engine_bad_options(kw):
     from itlr_gpu.engine import search
@@ -391,6 +391,18 @@ def test_engine_bad_options(kw):
     index, _ = make_index()
     with pytest.raises(InputError):
         search(index, ['"term 0"'], HashEncoder(), k=3, **kw)
+
+
+def test_recommended_by_name_is_the_exported_constant():
+    import itlr_gpu
+    from itlr_gpu.engine import search
+
+    index, _ = make_index()
+    q = ['"term 0" AND NOT "term 1"', '"term 2" OR "term 3"']
+    by_name = search(index, q, HashEncoder(), k=5, score_options="recommended", whole_queries=["a", "b"])
+    by_value = search(index, q, HashEncoder(), k=5, score_options=itlr_gpu.RECOMMENDED, whole_queries=["a", "b"])
+    assert by_name.equals(by_value) and itlr_gpu.RECOMMENDED is RECOMMENDED and itlr_gpu.ScoreOptions is ScoreOptions
+    assert not by_name.equals(search(index, q, HashEncoder(), k=5))
 
 
 def test_hybrid_weight_by_query_shape():
