@@ -139,7 +139,9 @@ class SentenceTransformerEncoder:
                 # OpenVINO in bf16: `itlr index` of SciFact 3.2x the old fp32 encoder against 2.9x for torch
                 # bf16 (benchmarks/results/encode-xeon.md).  Other CPUs with native bfloat16 (AVX512-BF16
                 # only, not measured with OpenVINO): torch bf16.  An explicit fp32 keeps torch.
-                if on_cpu and self.precision in (None, "int8") and not native and _runtime_supports("onnx", self.path):
+                # int8 asked for: ONNX Runtime, the one backend here that runs it, whatever the CPU.
+                if on_cpu and (self.precision == "int8" or (self.precision is None and not native)) \
+                        and _runtime_supports("onnx", self.path):
                     backend = "onnx"
                 elif native and self.precision in (None, "bf16") and cpu_amx_bf16() \
                         and _runtime_supports("openvino", self.path):
@@ -151,7 +153,9 @@ class SentenceTransformerEncoder:
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
                        "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
             if precision not in allowed:
-                raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}",
+                hint = " (int8 runs on the onnx encoder backend: pip install -e '.[onnx]')" \
+                    if precision == "int8" and self.backend == "auto" and on_cpu else ""
+                raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}{hint}",
                                  "--precision", " or ".join(allowed))
             if backend in ("onnx", "openvino") and not on_cpu:
                 raise InputError(f"encoder backend {backend} runs on the CPU, not on {self.device}",
