@@ -80,7 +80,14 @@ def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup
     encode_s = time.perf_counter() - t0
 
     docs = index.embeddings
-    floors = _floors(docs, terms, warmup, repeat, chunk_size, cuda="torch-cuda" in backends or "triton" in backends)
+    from .backends.reference import chunk_for_budget
+
+    # the chunk widths the backends use for this batch (theirs hold the scores beside the similarities) and the
+    # widest the similarity budget allows: the floor is the fastest of them
+    chunks = [chunk_size] if chunk_size else sorted({
+        chunk_for_budget(index.dim, len(terms), program.num_queries, program.max_depth + 2, cpu=True),
+        chunk_for_budget(index.dim, len(terms), 1, 1, cpu=True)})
+    floors = _floors(docs, terms, warmup, repeat, chunks, cuda="torch-cuda" in backends or "triton" in backends)
     rows = []
     for b in backends:
         run = _runner(b, docs, terms, program, ops, k, chunk_size)
@@ -146,36 +153,34 @@ def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[
     return times
 
 
-def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunk_size: int | None,
+def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int],
             cuda: bool) -> dict[str, dict]:
     """The matmul floor ``terms @ docs.T`` in chunks: on the CPU the faster of torch's BLAS and numpy's
-    (both reported), on CUDA torch's (cuBLAS) on the resident matrix."""
-    from .backends.reference import chunk_for_budget
+    (both reported), each through the engine's own :class:`~itlr_gpu.backends.gemm.ChunkMatmul` (the same
+    float16 widening and reused buffers: a floor that widened with numpy's slower conversion read 2x the
+    fused backend's whole search), at each of ``chunks`` (documents per chunk); on CUDA torch's (cuBLAS) on
+    the resident matrix."""
+    from .backends.gemm import ChunkMatmul
 
-    n, d = docs.shape
-    chunk = chunk_size or chunk_for_budget(d, len(terms), 1, 1, cpu=True)
+    n = docs.shape[0]
     t = torch.from_numpy(terms)
-    out = np.empty((len(terms), min(chunk, n)), dtype=np.float32)
-    wide = np.empty((min(chunk, n), d), dtype=np.float32)
 
-    def cpu(kind: str) -> Callable[[], None]:
+    def cpu(kind: str, chunk: int) -> Callable[[], None]:
+        gemm = ChunkMatmul(docs, t, chunk, torch.device("cpu"), matmul=kind)
+
         def run() -> None:
             for lo in range(0, n, chunk):
-                block = wide[: min(n, lo + chunk) - lo]
-                np.copyto(block, docs[lo: lo + len(block)], casting="same_kind")
-                o = out[:, : len(block)]
-                if kind == "numpy":
-                    np.matmul(terms, block.T, out=o)
-                else:
-                    torch.mm(t, torch.from_numpy(block).T, out=torch.from_numpy(o))
+                gemm.sims(gemm.chunk(lo, min(n, lo + chunk)))
         return run
 
     floors: dict[str, dict] = {}
     with torch.inference_mode():
-        per = {kind: statistics.median(_timed(cpu(kind), warmup, repeat, sync=False))
-               for kind in ("torch", "numpy")}
+        per = {(kind, c): statistics.median(_timed(cpu(kind, c), warmup, repeat, sync=False))
+               for kind in ("torch", "numpy") for c in chunks}
     best = min(per, key=per.get)
-    floors["cpu"] = {"s": per[best], "blas": best, "torch_s": per["torch"], "numpy_s": per["numpy"], "chunk": chunk}
+    floors["cpu"] = {"s": per[best], "blas": best[0], "chunk": best[1],
+                     "torch_s": min(v for (k, _), v in per.items() if k == "torch"),
+                     "numpy_s": min(v for (k, _), v in per.items() if k == "numpy")}
     if cuda:
         dev_docs = torch.as_tensor(np.asarray(docs)).cuda()
         dev_terms = t.cuda().to(dev_docs.dtype)
@@ -222,8 +227,8 @@ def render(report: dict) -> str:
         lines.append(f"{r['backend']:<11} {r['median_s']:>9.3f} {r['queries_per_s']:>11,.1f} "
                      f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")
     cpu = report["floors"]["cpu"]
-    lines.append(f"matmul floor (CPU): {cpu['s']:.3f} s with {cpu['blas']} (torch {cpu['torch_s']:.3f} s, "
-                 f"numpy {cpu['numpy_s']:.3f} s)")
+    lines.append(f"matmul floor (CPU): {cpu['s']:.3f} s with {cpu['blas']}, chunks of {cpu['chunk']:,} documents "
+                 f"(torch {cpu['torch_s']:.3f} s, numpy {cpu['numpy_s']:.3f} s)")
     if "cuda" in report["floors"]:
         lines.append(f"matmul floor (CUDA, {report['floors']['cuda']['dtype']}): {report['floors']['cuda']['s']:.4f} s")
     e = report["encoder"]

@@ -82,7 +82,9 @@ def test_bench_runs_every_available_backend(imported, capsys):
         assert r["median_s"] > 0 and len(r["times_s"]) == 2
         assert r["queries_per_s"] == pytest.approx(2 / r["median_s"])
         assert r["doc_queries_per_s"] == pytest.approx(20 * 2 / r["median_s"])
-    assert report["floors"]["cpu"]["blas"] in ("torch", "numpy")
+    floor = report["floors"]["cpu"]
+    assert floor["blas"] in ("torch", "numpy") and floor["s"] == min(floor["torch_s"], floor["numpy_s"])
+    assert floor["chunk"] >= 1
     assert 0 < report["encoder"]["share_of_end_to_end"] < 1
     assert report["machine"]["loadavg"] and report["queries"]["single_term"]
     assert "queries/s" in capsys.readouterr().out
