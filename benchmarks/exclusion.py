@@ -1,0 +1,165 @@
+#!/usr/bin/env python
+"""How much an exclusion excludes: "A AND NOT B" on Reuters-21578, per scoring configuration.
+
+For pairs of TOPICS labels (A, B) that share articles (B related to A: the case where the whole-query
+embedding of "A but not B" is pulled toward B, and where a NOT matters), every configuration ranks the
+labelled articles for "A AND NOT B" with the labels' terms (``benchmarks/quality/reuters_topics.tsv``),
+and the top 10 is judged by the labels:
+
+* ``P@10``: articles labelled A and not B (what the query asks for);
+* ``leak@10``: articles labelled B (what it excludes), as a fraction of the 10;
+* ``nDCG@10`` with A-and-not-B as the relevant set.
+
+Reference rows: the positive term "A" alone and the whole request "A but not B" embedded as one text (the
+dense baseline).  Both measures come from ir_measures (``leak@10`` is P@10 against B's articles).
+
+    python benchmarks/exclusion.py [--pairs 40] [--seed 0] [--data-dir ../shared/data]
+
+Writes ``benchmarks/results/exclusion.{json,md,png}``.  Document embeddings are the quality benchmark's
+cache (``<cache-dir>/embeddings/<model>/reuters-*.npy``), made on the first run (a few minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import ir_measures  # noqa: E402
+from ir_measures import P, nDCG  # noqa: E402
+
+from benchmarks.quality import data as qdata  # noqa: E402
+from itlr_gpu import Index, RECOMMENDED, ScoreOptions, Term, search  # noqa: E402
+from itlr_gpu.bench import machine_info  # noqa: E402
+from itlr_gpu.output import atomic_file  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+# (name, query kind, options): "not" = "A AND NOT B", "pos" = "A", "text" = "A but not B" embedded whole
+CONFIGS = [
+    ("A alone (no exclusion)", "pos", None),
+    ("Baseline: 'A but not B' embedded whole", "text", None),
+    ("A AND NOT B, the paper's composition", "not", ScoreOptions()),
+    ("--calibration equalize", "not", ScoreOptions(calibration="equalize")),
+    ("--guard", "not", ScoreOptions(guard=True)),
+    ("--recommended", "not", RECOMMENDED),
+    ("--recommended --neg-hybrid 1", "not", RECOMMENDED.override(neg_hybrid=1.0)),
+]
+
+
+def label_pairs(labels: dict[str, frozenset[str]], terms: dict[str, str], n: int, seed: int, min_docs: int,
+                min_overlap: float, min_answers: int) -> list[tuple[str, str]]:
+    """Ordered pairs (A, B) of labels with a term each, at least ``min_docs`` articles each, B on at least
+    ``min_overlap`` of A's articles (an exclusion that matters) and at least ``min_answers`` articles with A and
+    not B; ``n`` of them drawn by ``seed``."""
+    count = Counter(t for ts in labels.values() for t in ts)
+    shared = Counter((a, b) for ts in labels.values() for a in ts for b in ts if a != b)
+    pairs = sorted((a, b) for (a, b), c in shared.items()
+                   if c >= min_overlap * count[a] and count[a] >= min_docs and count[b] >= min_docs and a in terms and b in terms
+                   and count[a] - c >= min_answers)
+    random.Random(seed).shuffle(pairs)
+    return pairs[:n]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--min-docs", type=int, default=40, help="articles per label, at least")
+    ap.add_argument("--min-overlap", type=float, default=0.2, help="share of A's articles that are B's too, at least")
+    ap.add_argument("--min-answers", type=int, default=20, help="articles with A and not B, at least")
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--cache-dir", type=Path,
+                    default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
+    ap.add_argument("--out", type=Path, default=RESULTS / "exclusion")
+    args = ap.parse_args(argv)
+
+    corpus = qdata.load_reuters(args.data_dir / "reuters21578")
+    terms = qdata.load_topic_terms()
+    pairs = label_pairs(corpus.labels, terms, args.pairs, args.seed, args.min_docs, args.min_overlap,
+                        args.min_answers)
+    if not pairs:
+        raise SystemExit("no label pairs meet the thresholds")
+    encoder = qdata.CachedEncoder(args.cache_dir)
+    docs = encoder.encode_corpus("reuters", corpus.doc_ids, corpus.texts)
+    encoder.save()
+    index = Index.from_arrays(docs, corpus.doc_ids)
+    qids = [f"{a}-not-{b}" for a, b in pairs]
+    wanted = {q: {d: 1 for d, ts in corpus.labels.items() if a in ts and b not in ts} for q, (a, b) in zip(qids, pairs)}
+    excluded = {q: {d: 1 for d, ts in corpus.labels.items() if b in ts} for q, (a, b) in zip(qids, pairs)}
+    texts = [f"{terms[a]} but not {terms[b]}" for a, b in pairs]
+    queries = {"pos": [Term(terms[a]) for a, _ in pairs], "text": [Term(t) for t in texts],
+               "not": [f'"{terms[a]}" AND NOT "{terms[b]}"' for a, b in pairs]}
+
+    rows = []
+    for name, kind, options in CONFIGS:
+        run = search(index, queries[kind], encoder, k=10, query_ids=qids, device="cpu", score_options=options,
+                     whole_queries=texts if options is not None and options.hybrid is not None else None)
+        ranked = {}
+        for q, d, s in zip(run.column("query_id").to_pylist(), run.column("doc_id").to_pylist(),
+                           run.column("score").to_pylist()):
+            ranked.setdefault(q, {})[d] = float(s)
+        per: dict[str, list[float]] = {}
+        for m in ir_measures.iter_calc([P @ 10, nDCG @ 10], wanted, ranked):
+            per.setdefault(str(m.measure), []).append(m.value)
+        leak = [m.value for m in ir_measures.iter_calc([P @ 10], excluded, ranked)]
+        rows.append({"config": name, "P@10": statistics.mean(per["P@10"]), "nDCG@10": statistics.mean(per["nDCG@10"]),
+                     "leak@10": statistics.mean(leak), "pairs": len(leak)})
+        print(f"{name:<42} P@10 {rows[-1]['P@10']:.3f}  nDCG@10 {rows[-1]['nDCG@10']:.3f}  "
+              f"leak@10 {rows[-1]['leak@10']:.3f}", flush=True)
+
+    command = "python benchmarks/exclusion.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    report = {"command": command, "machine": machine_info(), "pairs": [list(p) for p in pairs],
+              "thresholds": {"min_docs": args.min_docs, "min_overlap": args.min_overlap,
+                             "min_answers": args.min_answers, "seed": args.seed}, "rows": rows}
+    lines = ["# How much an exclusion excludes (Reuters-21578, MiniLM)", "",
+             f"Command: `{command}`", "",
+             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; exact scores, so the table does "
+             "not depend on the machine beyond float rounding.", "",
+             f"{len(pairs)} label pairs (A, B) where B is on at least {args.min_overlap:.0%} of A's articles, each "
+             f"label on at least {args.min_docs} articles, at least {args.min_answers} with A and not B; the query is "
+             "`\"A\" AND NOT \"B\"` with the labels' terms. P@10 / nDCG@10: articles labelled A and not B in the top "
+             "10; leak@10: articles labelled B in the top 10 (ir_measures; mean over pairs).", "",
+             "| configuration | P@10 (A, not B) | nDCG@10 | leak@10 (B) |", "|---|---:|---:|---:|"]
+    lines += [f"| {r['config']} | {r['P@10']:.3f} | {r['nDCG@10']:.3f} | {r['leak@10']:.3f} |" for r in rows]
+    lines += ["", "Pairs: " + ", ".join(f"{terms[a]} / {terms[b]}" for a, b in pairs), ""]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(args.out.with_suffix(".json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    with atomic_file(args.out.with_suffix(".md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    _plot(rows, args.out.with_suffix(".png"))
+    return 0
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    names = [r["config"] for r in rows]
+    y = range(len(rows))
+    ax.barh([i + 0.2 for i in y], [r["P@10"] for r in rows], height=0.4, label="P@10: A and not B")
+    ax.barh([i - 0.2 for i in y], [r["leak@10"] for r in rows], height=0.4, label="leak@10: B")
+    ax.set_yticks(list(y), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("\"A AND NOT B\" on Reuters-21578: what the top 10 holds", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
