@@ -210,13 +210,6 @@ def test_auto_on_a_cpu_with_native_bfloat16(monkeypatch, amx, installed, want):
     assert tuple(SentenceTransformerEncoder().settings[k] for k in ("backend", "precision")) == want
     assert SentenceTransformerEncoder(precision="fp32").settings["backend"] == "torch"   # the exact reference
     assert SentenceTransformerEncoder(device="cuda").settings["backend"] == "torch"
-    monkeypatch.setenv("ITLR_CPU_BF16", "1")   # int8 asked for picks ONNX Runtime on a bf16 CPU too
-    assert SentenceTransformerEncoder(precision="int8").settings["backend"] == "onnx"
-    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
-    with pytest.raises(InputError, match=r"precision int8 with encoder backend torch on cpu \(int8 runs on the onnx"):
-        SentenceTransformerEncoder(precision="int8").settings
-    monkeypatch.setenv("ITLR_CPU_BF16", "0")
-    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
     if installed:
         assert SentenceTransformerEncoder(backend="openvino").settings["precision"] == "bf16"
         assert SentenceTransformerEncoder(backend="openvino", precision="fp32").settings["precision"] == "fp32"
