@@ -106,7 +106,7 @@ from itlr_gpu.compiler import compile_queries  # noqa: E402
 from itlr_gpu.ops import Ops  # noqa: E402
 from itlr_gpu.query import Not, Term, make_and, make_or  # noqa: E402
 from itlr_gpu.scoring import RECOMMENDED, linearize_options  # noqa: E402
-from kernels import fused_logical_topk as fk  # noqa: E402
+from itlr_gpu.kernels import fused_logical_topk as fk  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 DEV = torch.device("cuda" if CUDA else "cpu")

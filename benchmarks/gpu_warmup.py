@@ -27,7 +27,7 @@ def _warm(job: dict) -> dict:
         import torch
 
         from itlr_gpu.ops import Ops
-        from kernels import fused_logical_topk as fk   # the module the benchmark times (same cache key)
+        from itlr_gpu.kernels import fused_logical_topk as fk   # the module the benchmark times (same cache key)
 
         dev = torch.device("cuda")
         n, d = 4096, job["d"]

@@ -13,6 +13,7 @@ process can run it.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -21,6 +22,25 @@ from pathlib import Path
 
 _LOCK = threading.Lock()
 _INTERPRETED_NAME = __name__ + "._fused_logical_topk_interpreted"
+
+
+def _yield_the_top_level_name() -> None:
+    """This folder is ``itlr_gpu.kernels``; run from a checkout's root, Python also finds it as the top-level
+    ``kernels``, the name of a PyPI package (Hugging Face's, which transformers >= 5.25 imports when installed:
+    ``from kernels import CUDAProperties`` failed on this folder).  Imported by that name, hand it to the
+    installed package when there is one (a module may replace itself in ``sys.modules`` while it loads)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in sys.path if os.path.abspath(p or os.curdir) != root]
+    spec = importlib.machinery.PathFinder.find_spec(__name__, paths)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[__name__] = module
+    spec.loader.exec_module(module)
+
+
+if __name__ == "kernels":
+    _yield_the_top_level_name()
 
 
 def interpreter_ready(allow_set_env: bool = True) -> bool:

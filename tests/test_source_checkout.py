@@ -25,3 +25,17 @@ def test_itlr_gpu_finds_its_kernels_in_a_source_checkout(tmp_path):
     init, module = proc.stdout.split()
     assert Path(init) == tmp_path / "kernels" / "__init__.py"
     assert Path(module) == tmp_path / "kernels" / "fused_logical_topk.py"
+
+
+def test_the_top_level_name_kernels_goes_to_an_installed_package_of_that_name(tmp_path):
+    """Hugging Face's PyPI package "kernels" (transformers imports it when installed) is not shadowed by the
+    checkout's kernels/ folder for a process started in the repository root; without it, the folder answers."""
+    other = tmp_path / "site" / "kernels"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("CUDAProperties = 'the installed package'\n")
+    code = "import kernels; print(getattr(kernels, 'CUDAProperties', None) or kernels.kernel_module.__module__)"
+    for extra, want in ((str(tmp_path / "site"), "the installed package"), ("", "kernels")):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), extra) if p))
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.strip() == want
