@@ -693,6 +693,11 @@ def test_rules10_requests_of_other_registers(text, expr):
     ("papers abt sleep but not abt naps", '("sleep" AND NOT "naps")'),
     ("How have jazz and hip hop influenced each other?", '("jazz" AND "hip hop")'),
     ("How do jazz and hip hop relate?", '("jazz" AND "hip hop")'),
+    # the first "and" / "or" after "between" joins the two ends of the "between" (a user probe's request)
+    ("trade talks between the U.S. and Japan but not semiconductors",
+     '("trade talks between the U.S. and Japan" AND NOT "semiconductors")'),
+    ("differences between cats and dogs or birds", '("differences between cats and dogs" OR "birds")'),
+    ("Is there a link between gut microbiome and autism?", '("gut microbiome" AND "autism")'),
 ])
 def test_rules11_review_cases(text, expr):
     assert canonical(translate_rules(text)) == expr

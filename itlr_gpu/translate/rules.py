@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-12"
+RULES_VERSION = "rules-13"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -353,6 +353,8 @@ _HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)
 # "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
 # a text that states nothing ("The relationship between X and Y is complex." is a claim) and names two
 # ("links between pages" keeps its words)
+_RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation", "relations", "connection",
+                   "connections", "association", "associations", "correlation", "correlations"}
 _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationships?|relations?|connections?|"
                                 r"associations?|correlations?)\s+between\s+(?=\S)")
 
@@ -551,6 +553,20 @@ def _lex(text: str) -> list[_Tok]:
             later = [u.kind for u in out[i + 1:]]
             if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
                 t.kind = "WORD"
+    # "trade talks between the U.S. and Japan", "trade-offs between speed or accuracy", "between 2010 and 2020":
+    # the first "and" / "or" after "between" in a run of words joins the two ends of the "between" (not after
+    # "link" and kin: "Is there a link between X and Y?" names two topics, see _RELATION_INTRO_RE)
+    between = False
+    for i, t in enumerate(out):
+        if t.kind == "WORD":
+            between = between or (_fold(t.text).strip(".,;:!?\"'") == "between" and not (
+                i and out[i - 1].kind == "WORD" and _fold(out[i - 1].text).strip(".,;:!?\"'") in _RELATION_NOUNS))
+        elif t.kind in ("AND", "OR") and t.text.lower() in ("and", "or") and between and i + 1 < len(out) \
+                and out[i + 1].kind == "WORD":
+            t.kind = "WORD"
+            between = False
+        else:
+            between = False
     # "30 °C or above", "2.5% or more", "aged 5 or older": an "or" between a number (and its unit) and a
     # comparative is a bound, no alternative ("tax cuts or higher spending" has no number before it)
     for i, t in enumerate(out):
