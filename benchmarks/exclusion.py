@@ -63,8 +63,8 @@ def label_pairs(labels: dict[str, frozenset[str]], terms: dict[str, str], n: int
     count = Counter(t for ts in labels.values() for t in ts)
     shared = Counter((a, b) for ts in labels.values() for a in ts for b in ts if a != b)
     pairs = sorted((a, b) for (a, b), c in shared.items()
-                   if c >= min_overlap * count[a] and count[a] >= min_docs and count[b] >= min_docs and a in terms and b in terms
-                   and count[a] - c >= min_answers)
+                   if a in terms and b in terms and count[a] >= min_docs and count[b] >= min_docs
+                   and c >= min_overlap * count[a] and count[a] - c >= min_answers)
     random.Random(seed).shuffle(pairs)
     return pairs[:n]
 
@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                              "min_answers": args.min_answers, "seed": args.seed}, "rows": rows}
     lines = ["# How much an exclusion excludes (Reuters-21578, MiniLM)", "",
              f"Command: `{command}`", "",
-             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; exact scores, so the table does "
-             "not depend on the machine beyond float rounding.", "",
+             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; exact scores, so the "
+             "table does not depend on the machine beyond float rounding.", "",
              f"{len(pairs)} label pairs (A, B) where B is on at least {args.min_overlap:.0%} of A's articles, each "
              f"label on at least {args.min_docs} articles, at least {args.min_answers} with A and not B; the query is "
              "`\"A\" AND NOT \"B\"` with the labels' terms. P@10 / nDCG@10: articles labelled A and not B in the top "
