@@ -178,7 +178,7 @@ def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int]
         per = {(kind, c): statistics.median(_timed(cpu(kind, c), warmup, repeat, sync=False))
                for kind in ("torch", "numpy") for c in chunks}
     best = min(per, key=per.get)
-    floors["cpu"] = {"s": per[best], "blas": best[0], "chunk": best[1],
+    floors["cpu"] = {"s": per[best], "blas": best[0], "chunk": min(best[1], n),
                      "torch_s": min(v for (k, _), v in per.items() if k == "torch"),
                      "numpy_s": min(v for (k, _), v in per.items() if k == "numpy")}
     if cuda:
@@ -227,8 +227,8 @@ def render(report: dict) -> str:
         lines.append(f"{r['backend']:<11} {r['median_s']:>9.3f} {r['queries_per_s']:>11,.1f} "
                      f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")
     cpu = report["floors"]["cpu"]
-    lines.append(f"matmul floor (CPU): {cpu['s']:.3f} s with {cpu['blas']}, chunks of {cpu['chunk']:,} documents "
-                 f"(torch {cpu['torch_s']:.3f} s, numpy {cpu['numpy_s']:.3f} s)")
+    lines.append(f"matmul floor (CPU): {cpu['s']:.3g} s with {cpu['blas']}, chunks of {cpu['chunk']:,} documents "
+                 f"(torch {cpu['torch_s']:.3g} s, numpy {cpu['numpy_s']:.3g} s)")
     if "cuda" in report["floors"]:
         lines.append(f"matmul floor (CUDA, {report['floors']['cuda']['dtype']}): {report['floors']['cuda']['s']:.4f} s")
     e = report["encoder"]

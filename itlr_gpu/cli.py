@@ -411,7 +411,8 @@ def cmd_eval(args) -> int:
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
-              f"{depth:,} (a deeper run measures it: itlr search -k {cutoff})", file=sys.stderr)
+              f"{depth:,} (a deeper run measures it, where the index holds more documents: itlr search -k "
+              f"{cutoff})", file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

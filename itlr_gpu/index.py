@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
@@ -207,18 +208,18 @@ class Index:
         model = name if isinstance(name, str) else None
         texts = document_texts(table)
         n = len(texts)
-        blank = [i for i, t in enumerate(texts) if not t.strip()]
+        blank = [i for i, t in enumerate(texts) if not _has_text(t)]
         if blank:
             first = table.column("doc_id")[blank[0]].as_py()
             what = f"{len(blank):,} of {n:,} documents of {where} have no text (empty title and text; first: {first!r})"
-            if len(blank) == n:
+            if len(blank) == n and not keep_empty:
                 raise InputError(f"no document has text ({n:,} with empty title and text)", where,
-                                 "documents with a title or a text")
+                                 "documents with a title or a text (--keep-empty indexes them anyway)")
             if keep_empty:
                 warnings.warn(f"{what}: each is embedded as an empty string", stacklevel=2)
             else:
-                warnings.warn(f"{what}: left out of the index (--keep-empty embeds each as an empty string)",
-                              stacklevel=2)
+                warnings.warn(f"{what}: left out of the index (--keep-empty, keep_empty=True in Python, embeds "
+                              "each as an empty string)", stacklevel=2)
                 keep = np.ones(n, dtype=bool)
                 keep[blank] = False
                 table = table.filter(pa.array(keep))
@@ -413,6 +414,13 @@ def check_replaceable(target: Path, owned: Callable[[str], bool]) -> bool:
 def INDEX_FILES(name: str) -> bool:  # noqa: N802 - a predicate used like a constant set
     """The names a single-file or sharded index owns in its folder."""
     return name in (EMBEDDINGS_FILE, IDS_FILE, MANIFEST_FILE) or re.fullmatch(r"embeddings-[0-9]{5,}\.npy", name) is not None
+
+
+def _has_text(text: str) -> bool:
+    """Whether ``text`` holds a visible character: white space, zero-width and format characters (U+200B,
+    U+FEFF, ...) embed like an empty string."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Zs", "Zl", "Zp", "Cs", "Cn")
+               for ch in text)
 
 
 def write_doc_ids(doc_ids: pa.Array, path: Path) -> str:

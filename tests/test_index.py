@@ -475,5 +475,11 @@ def test_documents_without_text_are_left_out_with_a_warning_or_kept_on_request()
     with pytest.warns(UserWarning, match=r"have no text .*: each is embedded as an empty string"):
         kept = Index.build(table, FakeEncoder(), dtype="float32", keep_empty=True)
     assert kept.doc_ids.to_pylist() == ["a", "b", "c", "d"]
-    with pytest.raises(InputError, match=r"no document has text \(2 with empty title and text\)"):
+    with pytest.raises(InputError, match=r"no document has text \(2 with empty title and text\).*--keep-empty"):
         Index.build(pa.table({"doc_id": ["a", "b"], "text": ["", " "]}), FakeEncoder())
+    with pytest.warns(UserWarning, match="embedded as an empty string"):   # kept when asked, all of them too
+        assert len(Index.build(pa.table({"doc_id": ["a", "b"], "text": ["", " "]}), FakeEncoder(), keep_empty=True)) == 2
+    # zero-width and format characters are no text either (their vector is the empty string's)
+    invisible = pa.table({"doc_id": ["z", "f", "n", "t"], "text": ["\u200b", "\ufeff\u00a0", "\u3000\u200b\u2060", "é"]})
+    with pytest.warns(UserWarning, match=r"3 of 4 documents .* left out"):
+        assert Index.build(invisible, FakeEncoder()).doc_ids.to_pylist() == ["t"]

@@ -238,5 +238,6 @@ def cmd_shard(args: argparse.Namespace) -> int:
     index = load_index(args.index)
     out = save_sharded(index, args.output, args.shard_rows)
     n = -(-len(index) // args.shard_rows)
-    print(f"{counted(len(index), 'document')} in {counted(n, 'shard')} of <= {args.shard_rows:,} rows -> {out}")
+    print(f"{counted(len(index), 'document')} in {counted(n, 'shard')} of at most {counted(args.shard_rows, 'row')} "
+          f"-> {out}")
     return 0

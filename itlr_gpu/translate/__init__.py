@@ -312,7 +312,8 @@ def check_translator_options(args) -> None:
 
 def add_translate_arguments(p) -> None:
     """Add the ``itlr translate`` options to an ``argparse`` (sub)parser."""
-    p.add_argument("queries", help="query file with query_id and text (.jsonl, .jsonl.gz, .tsv, .parquet, .arrow)")
+    p.add_argument("queries", help="query file with query_id and text (.jsonl/.tsv/.csv, each may be gzipped; .parquet, "
+                                     ".arrow)")
     p.add_argument("-o", "--output", required=True, help="output table (.arrow or .parquet)")
     p.add_argument("--translator", choices=TRANSLATORS, default="rules")
     p.add_argument("--model", default=None,
