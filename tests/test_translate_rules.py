@@ -698,6 +698,9 @@ def test_rules10_requests_of_other_registers(text, expr):
      '("trade talks between the U.S. and Japan" AND NOT "semiconductors")'),
     ("differences between cats and dogs or birds", '("differences between cats and dogs" OR "birds")'),
     ("Is there a link between gut microbiome and autism?", '("gut microbiome" AND "autism")'),
+    # a remark in brackets ("hint:", "btw:") is the writer's
+    ("what's the link between autism and vaccines? (hint: there isn't one)", '("autism" AND "vaccines")'),
+    ("solar panels (btw: our roof faces north) and batteries", '("solar panels" AND "batteries")'),
 ])
 def test_rules11_review_cases(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-13"
+RULES_VERSION = "rules-14"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1531,7 +1531,8 @@ _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ou
                       "she his her they they're their".split())
 _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|if\s+possible|"
                                   r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
-                                  r"please|lol)\b)")   # case-sensitive: "(Mostly Harmless)" is a title
+                                  r"please|lol)\b|(?:hint|btw|fyi|ps|p\.s\.|side\s+note|note)\s*:)")
+# (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
                    "without", "to", "a", "an", "the", "AND", "OR", "NOT"}
 
