@@ -279,6 +279,12 @@ _AUX_WEAK = set("can will may might must does do did has have had".split())
 _AUX = _AUX_STRONG | _AUX_WEAK
 
 
+# The nouns of a relation between two topics ("the link between X and Y"): one list for the question, the
+# statement and the "between" that keeps its "and" (see _lex)
+_RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation", "relations", "connection",
+                   "connections", "association", "associations", "correlation", "correlations"}
+_RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + ")"
+
 # Filler at the start of the query (requests, politeness).
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|ok|okay|so|now)\b,?"
 _ASKS = [  # a sentence that starts so asks for documents
@@ -323,8 +329,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
     r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b(?!\s+to\b)",
     # "What's the link between X and Y?": the two topics (before the shorter 'what is')
-    r"(?:what(?:'s|\s+is|\s+are)|is\s+there|are\s+there)\s+(?:a|an|the|any)\s+(?:known\s+)?(?:links?|"
-    r"relationships?|relations?|connections?|associations?|correlations?)\s+between\b",
+    r"(?:what(?:'s|\s+is|\s+are)|is\s+there|are\s+there)\s+(?:a|an|the|any)\s+(?:known\s+)?" + _RELATION
+    + r"\s+between\b",
     r"(?:what|which)\s+(?:is|are|was|were)\b",
     r"what(?:'s|s)(?=\s+(?:the|a|an)\b)",   # "what's the best X" ("whats": a common typing); not "What's driving X"
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
@@ -353,10 +359,7 @@ _HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)
 # "The link between X and Y" names its two topics like the question "What's the link between X and Y?"; only
 # a text that states nothing ("The relationship between X and Y is complex." is a claim) and names two
 # ("links between pages" keeps its words)
-_RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation", "relations", "connection",
-                   "connections", "association", "associations", "correlation", "correlations"}
-_RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?(?:links?|relationships?|relations?|connections?|"
-                                r"associations?|correlations?)\s+between\s+(?=\S)")
+_RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?" + _RELATION + r"\s+between\s+(?=\S)")
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
@@ -1429,7 +1432,8 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
 # not apply).  Only requests of at most _MAX_REPHRASED characters, and every pattern is bounded in words: a
 # long text costs nothing here.
 _MAX_REPHRASED = 500
-_BULLET_RE = re.compile(r"\s*[\u2022\u2023\u25e6\u2043\u00b7]\s*")
+_BULLETS = "[\u2022\u2023\u25e6\u2043\u00b7]"
+_BULLET_RE = re.compile(r"\s*" + _BULLETS + r"\s*")
 _QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
 _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator inside, no dash alone
 
@@ -1656,7 +1660,7 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
         return cleaned, sentences
     text = cleaned.lstrip()
     if len(_BULLET_RE.findall(text)) > 1:   # "need help with: • deck staining • fence post repair": a list
-        text = _BULLET_RE.sub(", ", re.sub(r":\s*[\u2022\u2023\u25e6\u2043\u00b7]\s*", ": ", text)).strip(" ,")
+        text = _BULLET_RE.sub(", ", re.sub(r":\s*" + _BULLETS + r"\s*", ": ", text)).strip(" ,")
         sentences = _sentences(text)
     asides = _asides(text)
     if asides != text:
