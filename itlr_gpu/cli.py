@@ -165,8 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and "
-                                         "expr and/or text")
+    s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("-o", "--output", required=True,
                    help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
@@ -215,8 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and "
-                                         "expr and/or text")
+    s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("-k", type=positive_int, default=10)
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")

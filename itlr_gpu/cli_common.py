@@ -28,6 +28,7 @@ __all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spe
            "report_fallback"]
 
 DEFAULT_OPS = "product,sum,one_minus"
+QUERIES_HELP = ".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and expr and/or text"
 MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps values inside int64 everywhere
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .output import atomic_file, check_output_file
-from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read_tsv_rows, string_column,
+from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read_delimited_rows, string_column,
                        strings_to_arrow, table_from_rows, text_lines)
 
 __all__ = [
@@ -240,7 +240,7 @@ def read_delimited_table(path: Path, what: str = "query file",
     A TSV keeps quotes literally (no quoting: a field cannot hold a tab or a line break); a CSV follows CSV
     quoting, as Python's ``csv`` and pandas write it."""
     is_csv = path.name.lower().endswith((".csv", ".csv.gz"))
-    rows = read_tsv_rows(path, csv_quoting=is_csv)
+    rows = read_delimited_rows(path, csv_quoting=is_csv)
     if not rows:
         raise InputError(f"{what} is empty", str(path), expected)
     header = [c.strip() for c in rows[0][1]]

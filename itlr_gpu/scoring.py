@@ -589,8 +589,7 @@ def prepare_options(docs, program: Program, plan, ops: Ops, options: ScoreOption
                     whole_embeddings, device: torch.device) -> Prepared:
     """:func:`prepare` on the document sample of ``docs`` (what a chunked search calls once)."""
     whole = None if whole_embeddings is None else _as_tensor(whole_embeddings, device)
-    return prepare(program, plan, ops, options, terms, _sample_matrix(docs, docs.shape[0], options.sample_size, device),
-                   whole)
+    return prepare(program, plan, ops, options, terms, document_sample(docs, options, device), whole)
 
 
 def score_dense(docs, term_embeddings, program: Program, ops: Ops, options: ScoreOptions,

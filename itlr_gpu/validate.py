@@ -41,7 +41,7 @@ from .errors import InputError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_FIELD_CHARS", "MAX_MANIFEST_BYTES", "reading", "open_maybe_gzip",
            "parse_json_line", "iter_json_lines", "read_json_file", "table_from_rows", "strings_to_arrow",
-           "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_tsv_rows", "text_lines",
+           "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_delimited_rows", "text_lines",
            "NPY_ERRORS"]
 
 MAX_JSON_DEPTH = 32                 # a record deeper than this is not a corpus/query/manifest record
@@ -311,7 +311,7 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
 # --------------------------------------------------------------------------- TSV and NumPy
 
 
-def read_tsv_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[int, list[str]]]:
+def read_delimited_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[int, list[str]]]:
     """``(line number, fields)`` of a tab-separated UTF-8 file (gzipped when named ``.gz``), quotes kept
     literally; blank rows skipped.  ``csv_quoting``: a comma-separated file with CSV quoting instead (a
     quoted field may hold commas, doubled quotes and line breaks; the line number is where its row ends)."""

@@ -437,27 +437,26 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
     return {"format": BULK_FORMAT, "job": job, "num_parts": num_parts, "parts": {}, "complete": False}
 
 
-def _part_ok(out: Path, entry: Any, name: str) -> bool:
-    """The part listed by ``entry`` is the file ``name`` in ``out`` with the recorded checksum."""
+def _intact_part(out: Path, entry: Any, name: str) -> bytes | None:
+    """The bytes of the part ``name`` in ``out`` when ``entry`` (its job-file record) lists that file and its
+    checksum matches them; None when it is missing or changed (read once: checked, then parsed from these bytes)."""
     if not isinstance(entry, dict) or entry.get("file") != name:
-        return False
-    path = out / entry["file"]
+        return None
     try:
-        return path.is_file() and file_sha256(path) == entry.get("sha256")
+        data = (out / name).read_bytes()
     except OSError:
-        return False
+        return None
+    return data if "sha256:" + hashlib.sha256(data).hexdigest() == entry.get("sha256") else None
+
+
+def _part_ok(out: Path, entry: Any, name: str) -> bool:
+    return _intact_part(out, entry, name) is not None
 
 
 def _read_part(out: Path, entry: Any, name: str) -> pa.Table:
-    """The part ``name`` as the job wrote it: its bytes read once, checked against the job file's checksum,
-    then parsed."""
-    data = None
-    if isinstance(entry, dict) and entry.get("file") == name:
-        try:
-            data = (out / name).read_bytes()
-        except OSError:
-            data = None
-    if data is None or "sha256:" + hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+    """The part ``name`` as the job wrote it, or an InputError."""
+    data = _intact_part(out, entry, name)
+    if data is None:
         raise InputError(f"{name} is missing or changed since the job wrote it", str(out),
                          "the parts the job file records (rerun the same command to recompute them)")
     read = read_parquet_file if name.endswith(".parquet") else read_arrow_file

@@ -170,8 +170,7 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
         description="Score each (query_id, doc_id) candidate with the query's logical expression and write "
                     "the reordered top-k (query_id, rank, doc_id, score).")
     s.add_argument("index")
-    s.add_argument("queries", help=".jsonl/.tsv/.csv (each may be gzipped)/.parquet/.arrow with query_id and "
-                                         "expr and/or text")
+    s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("candidates", help="query_id, doc_id pairs: .tsv/.csv (header) or TREC run (qid Q0 docid rank "
                                       "score tag; .run/.trec/.txt; .gz too), .jsonl, .parquet, .arrow, or a "
                                       "result folder of itlr search")
