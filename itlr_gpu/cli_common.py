@@ -377,7 +377,7 @@ def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None
     """The hybrid's whole-query texts: the query table's ``text`` column for the rows kept (``invalid``:
     the rows left out), or None (each expression is rendered as text) when the options have no use for
     them, the queries are texts already, or a row has no text."""
-    if options is None or field != "expr" or "text" not in table.column_names:
+    if options is None or options.hybrid is None or field != "expr" or "text" not in table.column_names:
         return None
     skipped = {b["row"] for b in invalid or ()}
     whole = [t for row, t in enumerate(table.column("text").to_pylist()) if row not in skipped]

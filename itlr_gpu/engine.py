@@ -74,7 +74,7 @@ def search(
     options = check_score_options(score_options).override(hybrid=hybrid, neg_hybrid=neg_hybrid,
                                                            conj_hybrid=conj_hybrid, calibration=calibration,
                                                            guard=guard)
-    check_whole_queries(whole_queries, len(queries))
+    check_whole_queries(whole_queries, len(queries), options)
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
         raise InputError("no queries to search", "queries", "at least one query")
@@ -119,10 +119,16 @@ def check_score_options(options: ScoreOptions | str | None) -> ScoreOptions:
     return options or ScoreOptions()
 
 
-def check_whole_queries(whole_queries: Sequence[str] | None, n: int) -> None:
-    """None, or one whole-query text per query (checked before any encoding)."""
-    if whole_queries is not None and (isinstance(whole_queries, (str, bytes)) or len(whole_queries) != n):
+def check_whole_queries(whole_queries: Sequence[str] | None, n: int, options: ScoreOptions) -> None:
+    """None, or one whole-query text per query, given only where the hybrid uses them (checked before any
+    encoding: texts nobody reads would look as if they had changed the ranking)."""
+    if whole_queries is None:
+        return
+    if isinstance(whole_queries, (str, bytes)) or len(whole_queries) != n:
         raise InputError("whole_queries must be a list with one text per query", "whole_queries", f"{n} texts")
+    if options.hybrid is None:
+        raise InputError("whole_queries given but hybrid scoring is off, so they would not be used",
+                         "whole_queries", 'hybrid=alpha or score_options="recommended" with them, or no whole_queries')
 
 
 def whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:

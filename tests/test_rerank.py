@@ -241,7 +241,7 @@ def test_rerank_with_score_options_equals_full_search(saved, options, seed, k, t
     root, index = saved
     rng = np.random.default_rng(seed)
     ids = [f"q{i}" for i in range(len(EXPRS))]
-    whole = [f"whole text {i}" for i in range(len(EXPRS))] if texts else None
+    whole = [f"whole text {i}" for i in range(len(EXPRS))] if texts and options.hybrid is not None else None
     pairs = [(qid, f"d{r}") for qid in ids for r in rng.choice(len(index), size=int(rng.integers(1, 70)),
                                                                replace=False)]
     cands = pa.table({"query_id": [p[0] for p in pairs], "doc_id": [p[1] for p in pairs]})
@@ -272,6 +272,9 @@ def test_rerank_score_options_refused(saved):
         rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options=RECOMMENDED, whole_queries=["a", "b"])
     with pytest.raises(InputError, match="score_options is a dict"):
         rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options={"hybrid": 0.5})
+    with pytest.raises(InputError, match="whole_queries given but hybrid scoring is off"):
+        rerank(index, EXPRS[:1], ["q0"], cands, HashEncoder(), score_options=ScoreOptions(calibration="equalize"),
+               whole_queries=["a"])
 
 
 def test_cli_rerank_score_options(saved, tmp_path, monkeypatch, capsys):
@@ -300,6 +303,18 @@ def test_cli_rerank_score_options(saved, tmp_path, monkeypatch, capsys):
     assert err == ["itlr: error: --calibration: percentile calibration does not combine with itlr rerank (expected "
                    "equalize, zscore, minmax or none; itlr search takes it)"]
     assert not (tmp_path / "p.arrow").exists()
+    # options without a hybrid do not read the text column; search and rerank run with them as the API does
+    options = ScoreOptions(calibration="equalize")
+    full = search(index, EXPRS[:3], HashEncoder(), k=len(index), backend="torch", device="cpu",
+                  query_ids=["q0", "q1", "q2"], score_options=options)
+    assert main(["rerank", str(root / "single"), str(q), str(run), "-o", str(tmp_path / "eq.arrow"), "-k", "7",
+                 "--calibration", "equalize"]) == 0
+    assert_matches_full_search(read_table(tmp_path / "eq.arrow"), full, pairs, 7)
+    assert main(["search", str(root / "single"), str(q), "-o", str(tmp_path / "eqs.arrow"), "-k", "7",
+                 "--backend", "torch", "--device", "cpu", "--calibration", "equalize"]) == 0
+    top = search(index, EXPRS[:3], HashEncoder(), k=7, backend="torch", device="cpu",
+                 query_ids=["q0", "q1", "q2"], score_options=options)
+    assert read_table(tmp_path / "eqs.arrow").column("doc_id").equals(top.column("doc_id"))
 
 
 def test_gzipped_runs_and_result_folders_are_candidates(saved, tmp_path, monkeypatch):

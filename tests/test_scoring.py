@@ -393,6 +393,17 @@ def test_engine_bad_options(kw):
         search(index, ['"term 0"'], HashEncoder(), k=3, **kw)
 
 
+@pytest.mark.parametrize("kw", [{}, {"calibration": "equalize"}, {"guard": True}])
+def test_whole_queries_without_hybrid_refused(kw):
+    """Whole-query texts are read only by the hybrid mix: given without it they would change nothing, which
+    a caller would not see, so they are refused."""
+    from itlr_gpu.engine import search
+
+    index, _ = make_index()
+    with pytest.raises(InputError, match="whole_queries given but hybrid scoring is off"):
+        search(index, ['"term 0"'], HashEncoder(), k=3, whole_queries=["term zero"], **kw)
+
+
 def test_recommended_by_name_is_the_exported_constant():
     import itlr_gpu
     from itlr_gpu.engine import search

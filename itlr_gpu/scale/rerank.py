@@ -187,7 +187,7 @@ def rerank(
     if options is not None and options.calibration == "percentile":
         raise InputError("percentile calibration does not combine with rerank", "score_options",
                          "equalize, zscore, minmax or none")
-    check_whole_queries(whole_queries, len(queries))
+    check_whole_queries(whole_queries, len(queries), check_score_options(score_options))
     ops = Ops.parse(ops)
     query_ids = [str(q) for q in query_ids]
     check_unique_ids(query_ids, "queries")
