@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("results", help="result file (.arrow/.parquet/.jsonl), the result folder of a sharded/batched "
                                    "search, or a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a "
                                    "headerless .tsv); ties in score keep the file's rank order")
-    s.add_argument("qrels", help="BEIR qrels .tsv or TREC qrels")
+    s.add_argument("qrels", help="qrels: BEIR .tsv, TREC (qid 0 docid rel) or .csv with a header row")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")
     s.add_argument("--unanswered", choices=("zero", "skip"), default="zero",

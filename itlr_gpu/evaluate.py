@@ -1,8 +1,10 @@
 """Retrieval evaluation with ir_measures (no hand-written metrics).
 
-Qrels are read from BEIR ``.tsv`` files (header ``query-id corpus-id score``) or
-TREC qrels (``qid 0 docid rel``, whitespace-separated); the format is detected
-from the first non-blank line.
+Qrels are read from BEIR ``.tsv`` files (header ``query-id corpus-id score``),
+TREC qrels (``qid 0 docid rel``, whitespace-separated; the format is detected
+from the first non-blank line) or a ``.csv`` / ``.csv.gz`` with a header naming
+the query, document and grade columns (BEIR's names, or ``query_id``, ``doc_id``,
+``relevance`` as ir_measures and pandas users write them).
 """
 
 from __future__ import annotations
@@ -20,13 +22,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .validate import text_lines
+from .validate import read_delimited_rows, text_lines
 
 __all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures", "looks_like_qrels"]
 
 PathLike = str | os.PathLike
 
 BEIR_HEADER = ["query-id", "corpus-id", "score"]
+# A CSV's header names for the three columns (compared lowercased, "-" read as "_").
+CSV_COLUMNS = {"query": ("query_id", "qid", "query"),
+               "doc": ("corpus_id", "doc_id", "docid", "document_id", "did", "docno"),
+               "grade": ("score", "relevance", "rel", "grade", "label", "judgement", "judgment")}
+QRELS_FILES = "a BEIR .tsv, TREC qrels or .csv qrels file"
 
 
 INT32_MAX = 2**31 - 1  # trec_eval (pytrec_eval) stores grades and cutoffs as C ints
@@ -36,7 +43,13 @@ def _int(value: str, where: str) -> int:
     try:
         grade = int(value)
     except ValueError as e:
-        raise InputError(f"relevance {value!r} is not an integer", where, "an integer relevance grade") from e
+        try:   # "1.0": a grade column written by a float-typed table (pandas after a merge with NaN)
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number.is_integer()):
+            raise InputError(f"relevance {value!r} is not an integer", where, "an integer relevance grade") from e
+        grade = int(number)
     if not -INT32_MAX <= grade <= INT32_MAX:
         raise InputError(f"relevance {value!r} is out of range", where,
                          f"an integer relevance grade between {-INT32_MAX} and {INT32_MAX}")
@@ -68,19 +81,37 @@ def _qrels_format(first_line: str) -> str | None:
 
 
 def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
-    """Read BEIR (tsv with header) or TREC (``qid iter docid rel``) qrels; errors name ``file:line``."""
+    """Read BEIR (tsv with header), TREC (``qid iter docid rel``) or CSV (header row) qrels; errors name
+    ``file:line``."""
     p = Path(path)
     if p.is_dir():
-        raise InputError("is a folder", str(p), "a BEIR .tsv or TREC qrels file (in a BEIR folder: qrels/test.tsv)")
+        raise InputError("is a folder", str(p), f"{QRELS_FILES} (in a BEIR folder: qrels/test.tsv)")
     if not p.is_file():
-        raise InputError("qrels file not found", str(p), "a BEIR .tsv or TREC qrels file")
+        raise InputError("qrels file not found", str(p), QRELS_FILES)
     with open(p, "rb") as f:
         magic = f.read(6)
     if magic.startswith((b"ARROW1", b"PAR1")):   # the result table given as qrels: arguments swapped?
         raise InputError("an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first, then QRELS)", str(p),
-                         "a BEIR .tsv or TREC qrels file")
+                         QRELS_FILES)
+    judged = _csv_qrels(p) if p.name.lower().endswith((".csv", ".csv.gz")) else _text_qrels(p)
     qrels: list[ir_measures.Qrel] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
+    for lineno, qrel in judged:
+        where = f"{p}:{lineno}"
+        if not qrel.query_id or not qrel.doc_id:
+            raise InputError("empty query or document id", where, "non-empty ids")
+        first = seen.setdefault((qrel.query_id, qrel.doc_id), (lineno, qrel.relevance))
+        if first[1] != qrel.relevance:
+            raise InputError(f"document {qrel.doc_id!r} of query {qrel.query_id!r} is judged {first[1]} on line "
+                             f"{first[0]} and {qrel.relevance} here", where, "one judgement per query and document")
+        qrels.append(qrel)
+    if not qrels:
+        raise InputError("qrels file has no judgements", str(p), "at least one judgement line")
+    return qrels
+
+
+def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
+    """``(line, qrel)`` of a BEIR .tsv or TREC qrels file, the format told by its first non-blank line."""
     fmt: str | None = None
     for lineno, line in text_lines(p, "a BEIR .tsv or TREC qrels file"):
         where = f"{p}:{lineno}"
@@ -92,28 +123,45 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
                 continue
             if fmt is None:
                 raise InputError(f"cannot detect qrels format from {line!r}", where,
-                                 "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'")
+                                 "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'"
+                                 " (or a .csv file with a header row)")
         if fmt == "beir":
             fields = line.split("\t") if "\t" in line else line.split()
             if len(fields) != 3:
                 raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs")
             qid, did, rel = (x.strip() for x in fields)
-            qrels.append(ir_measures.Qrel(qid, did, _int(rel, where)))
+            yield lineno, ir_measures.Qrel(qid, did, _int(rel, where))
         else:
             fields = line.split()
             if len(fields) != 4:
                 raise InputError(f"{len(fields)} fields", where, "4 whitespace-separated fields: qid 0 docid rel")
             qid, it, did, rel = fields
-            qrels.append(ir_measures.Qrel(qid, did, _int(rel, where), it))
-        if not qid or not did:
-            raise InputError("empty query or document id", where, "non-empty ids")
-        first = seen.setdefault((qid, did), (lineno, qrels[-1].relevance))
-        if first[1] != qrels[-1].relevance:
-            raise InputError(f"document {did!r} of query {qid!r} is judged {first[1]} on line {first[0]} and "
-                             f"{qrels[-1].relevance} here", where, "one judgement per query and document")
-    if not qrels:
-        raise InputError("qrels file has no judgements", str(p), "at least one judgement line")
-    return qrels
+            yield lineno, ir_measures.Qrel(qid, did, _int(rel, where), it)
+
+
+def _csv_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
+    """``(line, qrel)`` of a CSV whose header names the query, document and grade columns (other columns,
+    such as pandas' index, are ignored)."""
+    rows = read_delimited_rows(p, csv_quoting=True)
+    if not rows:
+        raise InputError("qrels file is empty", str(p), "a header row and at least one judgement")
+    header_line, header = rows[0]
+    names = [c.strip().lower().replace("-", "_") for c in header]
+    pos: dict[str, int] = {}
+    for role, accepted in CSV_COLUMNS.items():
+        found = [i for i, n in enumerate(names) if n in accepted]
+        if len(found) != 1:
+            raise InputError(f"header {header} has {'no' if not found else 'more than one'} {role} column",
+                             f"{p}:{header_line}", "one query column (query-id or query_id), one document column "
+                             "(corpus-id or doc_id) and one grade column (score or relevance)")
+        pos[role] = found[0]
+    for lineno, row in rows[1:]:
+        where = f"{p}:{lineno}"
+        if len(row) != len(header):
+            raise InputError(f"{len(row)} comma-separated fields, header has {len(header)}", where,
+                             "one value per header column")
+        yield lineno, ir_measures.Qrel(row[pos["query"]].strip(), row[pos["doc"]].strip(),
+                                       _int(row[pos["grade"]].strip(), where))
 
 
 def parse_measures(measures: Iterable[str]) -> list[Any]:

@@ -198,8 +198,8 @@ def read_corpus(path: PathLike) -> pa.Table:
     """Read a corpus as a table of string columns ``doc_id``, ``text``, ``title``.
 
     ``path`` is a BEIR folder (with ``corpus.jsonl`` or ``corpus.jsonl.gz``) or a
-    ``.jsonl``/``.jsonl.gz``/``.tsv`` (header row required)/``.parquet``/``.arrow`` file; ``_id`` is accepted
-    for ``doc_id``.
+    ``.jsonl``/``.jsonl.gz``, ``.tsv``/``.tsv.gz`` or ``.csv``/``.csv.gz`` (header row required),
+    ``.parquet`` or ``.arrow`` file; ``_id`` is accepted for ``doc_id``.
     """
     p = _existing(path, "corpus")
     if p.is_dir():
@@ -266,8 +266,8 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
     """Read queries: ``query_id`` (or ``_id``) plus ``expr`` and/or ``text`` (``columns="text"``: a text
     column required, as for translation); other columns are kept.
 
-    Formats: ``.jsonl``/``.jsonl.gz``, ``.tsv`` (header row required), ``.parquet``, ``.arrow``.
-    ``query_id`` is returned as a string column.
+    Formats: ``.jsonl``/``.jsonl.gz``, ``.tsv``/``.tsv.gz`` and ``.csv``/``.csv.gz`` (header row required),
+    ``.parquet``, ``.arrow``.  ``query_id`` is returned as a string column.
     """
     p = _existing(path, "query file")
     if p.is_dir():
@@ -285,7 +285,7 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
     if table.num_columns == 0:
         raise InputError("query file is empty", where, "at least one query")
     table = _rename_alias(table, "query_id", "_id", where)
-    hint = " (header row required)" if kind == ".tsv" else ""
+    hint = " (header row required)" if kind in DELIMITED_EXTENSIONS else ""
     _require(table, ["query_id"], where, f" (query_id may be named _id) and {columns}" + hint)
     if columns == "text" and "text" not in table.column_names:
         raise InputError(f"missing column 'text'; found {table.column_names}", where, "a text column" + hint)

@@ -93,7 +93,8 @@ def text_lines(path: Path, expected: str) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{lineno}", "UTF-8 text") from e
+                hint = _utf16_hint(path) if lineno == 1 else ""
+                raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{lineno}", "UTF-8 text" + hint) from e
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             yield lineno, line.rstrip("\r\n")
@@ -314,25 +315,45 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
 def read_delimited_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[int, list[str]]]:
     """``(line number, fields)`` of a tab-separated UTF-8 file (gzipped when named ``.gz``), quotes kept
     literally; blank rows skipped.  ``csv_quoting``: a comma-separated file with CSV quoting instead (a
-    quoted field may hold commas, doubled quotes and line breaks; the line number is where its row ends)."""
+    quoted field may hold commas, doubled quotes and line breaks; the line number is where its row ends).
+    A NUL byte is refused: UTF-8 text has none, and a UTF-16 file without a byte-order mark decodes as
+    UTF-8 into NUL-riddled fields."""
     csv.field_size_limit(MAX_FIELD_CHARS)
     out: list[tuple[int, list[str]]] = []
+    fmt = "CSV" if csv_quoting else "TSV"
     kind = "a comma-separated (CSV) UTF-8 text file" if csv_quoting else "a tab-separated UTF-8 text file"
     with reading(path, kind), io.TextIOWrapper(open_maybe_gzip(path), encoding="utf-8-sig", newline="") as f:
         reader = csv.reader(f, delimiter="," if csv_quoting else "\t", strict=csv_quoting,
                             quoting=csv.QUOTE_MINIMAL if csv_quoting else csv.QUOTE_NONE)
+        row_start = 1   # the line the next row starts on (a quoted field may span lines)
         try:
             for row in reader:
+                if any("\0" in c for c in row):
+                    raise InputError("NUL byte in a field", f"{path}:{reader.line_num}",
+                                     "UTF-8 text without NUL bytes (a UTF-16 file must be saved as UTF-8)")
                 if row and any(c.strip() for c in row):
                     out.append((reader.line_num, row))
+                row_start = reader.line_num + 1
         except UnicodeDecodeError as e:
-            raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{reader.line_num + 1}", "UTF-8 text") from e
+            raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{reader.line_num + 1}",
+                             "UTF-8 text" + (_utf16_hint(path) if reader.line_num == 0 else "")) from e
         except csv.Error as e:
-            fmt = "CSV" if csv_quoting else "TSV"
+            if csv_quoting and "unexpected end of data" in str(e):
+                raise InputError(f"a quoted field opened in the row starting on line {row_start} is not closed "
+                                 "by the end of the file", f"{path}:{row_start}",
+                                 'a closing quote (a quote inside a quoted field is doubled: "")') from e
             raise InputError(f"unreadable {fmt} ({e})", f"{path}:{reader.line_num}",
-                             f"fields of at most {MAX_FIELD_CHARS:,} characters, no NUL bytes"
+                             f"fields of at most {MAX_FIELD_CHARS:,} characters"
                              + (", quotes closed and doubled inside a quoted field" if csv_quoting else "")) from e
     return out
+
+
+def _utf16_hint(path: Path) -> str:
+    """A hint for a file that starts with a UTF-16 byte-order mark (spreadsheets' "Unicode text" export)."""
+    with open_maybe_gzip(path) as f:
+        head = f.read(2)
+    return " (this file starts with a UTF-16 byte-order mark: save it as UTF-8)" if head in (b"\xff\xfe",
+                                                                                             b"\xfe\xff") else ""
 
 
 # What numpy raises for a malformed .npy header (it parses the header dict with ast.literal_eval).

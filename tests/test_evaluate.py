@@ -7,7 +7,7 @@ import math
 import ir_measures
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from itlr_gpu.errors import InputError
@@ -157,10 +157,58 @@ def test_qrels_errors(tmp_path, content, match):
         read_qrels(tmp_path / "q.tsv")
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(judgements=st.dictionaries(
+    st.tuples(st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=6),
+              st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=6)),
+    st.integers(-2, 3), min_size=1, max_size=12),
+       pandas_names=st.booleans(), gz=st.booleans())
+def test_csv_qrels_read_as_the_beir_tsv(tmp_path, judgements, pandas_names, gz):
+    """A CSV written by Python's csv module (ids with commas, quotes or other characters CSV quotes) reads as
+    the same judgements as BEIR's TSV of the same data; an index column before them is ignored."""
+    import csv
+    import gzip
+    import io
+
+    judgements = {(q.strip(), d.strip()): g for (q, d), g in judgements.items() if q.strip() and d.strip()
+                  and "\t" not in q + d}
+    assume(judgements)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(["", "query_id", "doc_id", "relevance"] if pandas_names else ["query-id", "corpus-id", "score"])
+    for i, ((q, d), g) in enumerate(judgements.items()):
+        w.writerow([i, q, d, g] if pandas_names else [q, d, f"{g}.0" if i % 2 else g])
+    path = tmp_path / ("q.csv.gz" if gz else "q.csv")
+    data = buf.getvalue().encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    tsv = tmp_path / "q.tsv"
+    tsv.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in judgements.items()))
+    assert read_qrels(path) == read_qrels(tsv)
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("query_id,doc_id\nq1,b\n", r"q\.csv:1: header \['query_id', 'doc_id'\] has no grade column"),
+        ("qid,query_id,doc_id,score\nq1,q1,b,1\n", r"q\.csv:1: .* has more than one query column"),
+        ("query_id,doc_id,score\nq1,b\n", r"q\.csv:2: 2 comma-separated fields, header has 3"),
+        ("query_id,doc_id,score\nq1,b,1.5\n", r"q\.csv:2: relevance '1.5' is not an integer"),
+        ("query_id,doc_id,score\nq1,b,1\nq1,b,2\n", r"q\.csv:3: document 'b' of query 'q1' is judged 1 on line 2"),
+        ('query_id,doc_id,score\n"q1,b,1\n', r"q\.csv:2: a quoted field opened in the row starting on line 2"),
+        ("query_id,doc_id,score\n", r"q\.csv.*no judgements"),
+        ("", r"q\.csv.*qrels file is empty"),
+    ],
+)
+def test_csv_qrels_errors(tmp_path, content, match):
+    (tmp_path / "q.csv").write_text(content)
+    with pytest.raises(InputError, match=match):
+        read_qrels(tmp_path / "q.csv")
+
+
 def test_qrels_folder_points_at_the_file(tmp_path):
     (tmp_path / "qrels").mkdir()
-    with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv or TREC qrels file \(in a BEIR folder: "
-                                         r"qrels/test.tsv\)\)"):
+    with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv, TREC qrels or .csv qrels file \(in a "
+                                         r"BEIR folder: qrels/test.tsv\)\)"):
         read_qrels(tmp_path)
 
 

@@ -416,6 +416,21 @@ def test_gzipped_tsv_corpus_and_queries_read_as_plain(tmp_path):
         io.read_queries(tmp_path / "dup.tsv.gz")
 
 
+@pytest.mark.parametrize("name", ["q.csv", "q.tsv"])
+def test_utf16_delimited_files_are_refused_with_a_hint(tmp_path, name):
+    """A spreadsheet's "Unicode text" export is UTF-16: with its byte-order mark it is not UTF-8 (the error
+    says what it is); without one, every other byte is NUL (refused: no UTF-8 text has NUL bytes)."""
+    sep = "," if name.endswith(".csv") else "\t"
+    text = f"query_id{sep}expr\nq1{sep}cats\n"
+    (tmp_path / name).write_bytes(text.encode("utf-16"))
+    with pytest.raises(InputError, match=rf"{name}:1: invalid UTF-8 .*this file starts with a UTF-16 byte-order "
+                                         r"mark: save it as UTF-8"):
+        io.read_queries(tmp_path / name)
+    (tmp_path / name).write_bytes(text.encode("utf-16-le"))
+    with pytest.raises(InputError, match=rf"{name}:1: NUL byte in a field \(expected UTF-8 text without NUL"):
+        io.read_queries(tmp_path / name)
+
+
 def test_csv_corpus_and_queries_follow_csv_quoting(tmp_path):
     import csv
 
@@ -432,9 +447,14 @@ def test_csv_corpus_and_queries_follow_csv_quoting(tmp_path):
     assert io.read_corpus(tmp_path / "c.csv.gz").equals(table)
     (tmp_path / "q.csv").write_text('query_id,expr\nq1,"""cats"" AND NOT ""dogs"""\n', encoding="utf-8")
     assert io.read_queries(tmp_path / "q.csv").column("expr").to_pylist() == ['"cats" AND NOT "dogs"']
-    (tmp_path / "bad.csv").write_text('query_id,expr\nq1,"open quote\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"unreadable CSV"):
+    # an unclosed quote runs to the end of the file: the error names the line its row starts on
+    (tmp_path / "bad.csv").write_text('query_id,expr\nq1,"open quote\nq2,a\nq3,b\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.csv:2: a quoted field opened in the row starting on line 2 is not "
+                                         r"closed by the end of the file"):
         io.read_queries(tmp_path / "bad.csv")
+    (tmp_path / "stray.csv").write_text('query_id,expr\nq1,"a"b\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"stray\.csv:2: unreadable CSV"):
+        io.read_queries(tmp_path / "stray.csv")
     # a TSV keeps quotes literally, and a row that does not fit its header says why
     (tmp_path / "q.tsv").write_text('query_id\texpr\nq1\t"a\tb"\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"3 tab-separated fields, header has 2.*read without quoting"):
