@@ -706,6 +706,46 @@ def test_rules11_review_cases(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a request written as a letter: salutation, the writer's circumstances, sign-off, a preference after it
+    ("Dear Sir or Madam, I work at a small museum. Could you point me to materials on conserving old maps? "
+     "Kind regards, Anna", '"conserving old maps"'),
+    ("Good evening. I run a bakery and we are looking for sourdough hydration charts. Thanks so much!",
+     '"sourdough hydration charts"'),
+    ("Hi all, I teach year 5 and would like some readings on the water cycle. Ideally short ones. Cheers",
+     '"the water cycle"'),
+    ("For a podcast we're making, I need sources on both the Tunguska event and ball lightning. Much appreciated.",
+     '("the Tunguska event" AND "ball lightning")'),
+    ("We are looking for violin etudes for beginners. We'd prefer to avoid Kreutzer, since our pupils find it hard.",
+     '("violin etudes for beginners" AND NOT "Kreutzer")'),
+    ("I'm writing a thesis on canal history. I'm not looking for anything on the Suez Canal, as it is covered.",
+     '("canal history" AND NOT "the Suez Canal")'),
+    ("I'm writing an essay on early modern trade. Find sources on the Hanseatic League.", '"the Hanseatic League"'),
+    # not a letter: a request that opens with "Best", a thanks in a title, an exclusion before the ask
+    ("I bake bread. Best practices for sourdough starters?", '"I bake bread. Best practices for sourdough starters"'),
+    ("Thanks for the Memories lyrics", '"Thanks for the Memories lyrics"'),
+    ("I'm not interested in Marvel, I want indie comics", '("indie comics" AND NOT "Marvel")'),
+    # an exclusion put first, then the writer's ask
+    ("Not interested in romance - I want thrillers set in Norway", '("thrillers set in Norway" AND NOT "romance")'),
+    ("rather than tablets, i need info on vaccines", '("vaccines" AND NOT "tablets")'),
+    ("neither jazz nor blues, i want folk songs from Brittany",
+     '(NOT "jazz" AND NOT "blues" AND "folk songs from Brittany")'),
+    ("cats, I Want You Back lyrics", '("cats" AND "I Want You Back lyrics")'),
+    # a search engine's operators on a quoted phrase, and its plus beside another operator
+    ('jaguar speed -"jaguar cars"', '("jaguar speed" AND NOT "jaguar cars")'),
+    ('volcanoes +"lava tubes"', '("volcanoes" AND "lava tubes")'),
+    ("tide pools +anemones -starfish", '("tide pools" AND "anemones" AND NOT "starfish")'),
+    ("HIV +ve patients", '"HIV +ve patients"'),
+    # a quote closed inside a term, a placeholder in an excluded term, "explained"
+    ("history of the word 'robot'", '"history of the word \'robot\'"'),
+    ("'Ode to Joy' arrangements", '"\'Ode to Joy\' arrangements"'),
+    ("jazz standards, no bebop stuff", '("jazz standards" AND NOT "bebop")'),
+    ("baby stuff", '"baby stuff"'),
+])
+def test_rules15_letters_and_search_syntax(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

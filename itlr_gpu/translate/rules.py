@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-14"
+RULES_VERSION = "rules-15"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -186,6 +186,11 @@ for _who in ("i", "we"):
             _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
+    _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
+for _who in ("i", "we"):
+    for _would in (" would", "'d"):
+        for _verb in ("prefer to avoid", "rather avoid", "like to avoid"):
+            _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "dont", "does not", "doesn't", "doesnt", "did not", "didn't", "didnt"):
@@ -296,7 +301,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:grateful|thankful|glad)\s+for\b",
     r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
     r"(?:looking|searching|hunting)\s+for\b",
-    r"(?:just\s+(?=want|need)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
+    r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
@@ -320,6 +325,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:that|on|about|for|of|regarding|into)\b",
     r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:studied|researched|written\s+(?:about|on)|"
     r"looked\s+(?:at|into)|investigated|examined|explored)\b",
+    r"point\s+(?:me|us)\s+(?:towards?|to|at|in\s+the\s+direction\s+of)\b",
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
@@ -339,7 +345,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
 ]
-_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, r"(?:about|on|regarding|concerning|re:?)\b"]]
+# the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
+# sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
+_OWN_WORK = (r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\s+on|putting\s+together)\s+(?:a|an|my|our)\s+"
+             r"(?:(?:short|long|school|university|college|master's|masters|phd|research|term|seminar|conference)\s+)?"
+             r"(?:thesis|essay|paper|report|dissertation|article|book|chapter|lecture|talk|presentation|blog\s+post|"
+             r"review|assignment|project)\s+(?:on|about|regarding|concerning)\b")
+_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
 # more is stripped after it ("how to get pregnant" keeps "get").
@@ -369,7 +381,7 @@ _GENRE = (
     r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
-    r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|"
+    r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
@@ -444,7 +456,7 @@ def _lex(text: str) -> list[_Tok]:
         if q is not None or q2 is not None or q3 is not None:
             body = re.sub(r"\\(.)", r"\1", q, flags=re.S) if q is not None else (q2 if q2 is not None else q3)
             if body.strip():
-                raw.append(_Tok("QTERM", body))
+                raw.append(_Tok("QTERM", body, spaced))
         elif paren:
             raw.append(_Tok("LP" if paren in "([{" else "RP", spaced=spaced))
         elif comma:
@@ -466,7 +478,10 @@ def _lex(text: str) -> list[_Tok]:
     short = len(text.split()) <= _MAX_SLASH_WORDS
 
     for i, t in enumerate(raw):
-        if t.kind == "WORD" and t.spaced and t.text in _DASHES and i + 1 < len(raw) and raw[i + 1].spaced:
+        if t.kind == "WORD" and t.spaced and t.text in ("-", "+") and 0 < i < len(raw) - 1 \
+                and raw[i + 1].kind == "QTERM" and not raw[i + 1].spaced and raw[i - 1].kind in ("WORD", "QTERM"):
+            t.kind = "NOT" if t.text == "-" else "AND"   # a search engine's -"phrase" / +"phrase"
+        elif t.kind == "WORD" and t.spaced and t.text in _DASHES and i + 1 < len(raw) and raw[i + 1].spaced:
             t.kind = "DASH"
         elif short and t.kind == "WORD" and t.spaced and t.text == "/" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
                 and raw[i - 1].kind == raw[i + 1].kind == "WORD" \
@@ -604,11 +619,17 @@ def _lex(text: str) -> list[_Tok]:
             t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
     # to what precedes it ("(H2A)-histone")
+    # and its plus, "X +Y" -> X AND Y, where the request holds another such operator ("coral reef cleaning
+    # stations +wrasse -shrimp"; not "HIV +ve patients")
+    def operator(t: _Tok, signs: str) -> bool:
+        return t.kind == "WORD" and len(t.text) > 1 and t.text[0] in signs and t.text[1].isalpha() and t.spaced
+
+    searchy = sum(operator(t, "-+") for t in out) > 1 or any(t.text in ("-", "+") and t.kind in ("NOT", "AND")
+                                                            for t in out)
     minus: list[_Tok] = []
     for t in out:
-        if t.kind == "WORD" and len(t.text) > 1 and t.text[0] == "-" and t.text[1].isalpha() and t.spaced \
-                and minus and minus[-1].kind in ("WORD", "QTERM"):
-            minus.extend([_Tok("NOT", "-"), _Tok("WORD", t.text[1:])])
+        if (operator(t, "-") or (searchy and operator(t, "+"))) and minus and minus[-1].kind in ("WORD", "QTERM"):
+            minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
     out = minus
@@ -704,6 +725,11 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
 
 
 _REL_RE = re.compile(r"(?:about|abt|on|regarding|concerning)\b")  # "not on X", "or about Y"
+_MAX_CLAUSE_ASK_WORDS = 40
+# the writer's ask opening a clause after a comma ("neither A nor B, i want C", "Rather than X, I want Y")
+_CLAUSE_ASK_RE = re.compile(
+    r"(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|just\s+|only\s+)?(?:want|need|like|prefer)(?:\s+to\s+(?:read|find|see|"
+    r"learn|know|get)(?:\s+(?:more\s+)?(?:about|on))?)?|(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for)\b")
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
               "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
@@ -713,6 +739,7 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     """Remove request filler at the start and genre filler at the start of every term."""
     out: list[_Tok] = []
     at_start = True  # nothing but group openers so far
+    short = sum(len(t.text.split()) for t in toks if t.kind == "WORD") <= _MAX_CLAUSE_ASK_WORDS   # no prose
     i = 0
     while i < len(toks):
         t = toks[i]
@@ -729,7 +756,9 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             elif at_start:
                 words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
-                words = _strip_prefix(words, [_GENRE_RE, _REL_RE])
+                if out[-1].kind in ("COMMA", "SEMI") and len(words) > 2 and words[1][:1].islower() and short:
+                    words = _strip_prefix(words, [_CLAUSE_ASK_RE])   # "not X, I want Y" ("I Want You Back" is
+                words = _strip_prefix(words, [_GENRE_RE, _REL_RE])   # a title)
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
             # "that mention" etc. left dangling before a group opener
@@ -753,9 +782,17 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
 def _term_text(text: str) -> str:
     text = " ".join(text.split())
     initials = _INITIALS_RE.fullmatch(text.rstrip(_EDGE_PUNCT.replace(".", "")).rsplit(" ", 1)[-1])
+    raw = text
     text = text.strip(_EDGE_PUNCT)
     if initials and not text.endswith("."):
         text += "."
+    for q in ("'", "\u2019"):   # "etymology of 'OK'": a closing quote whose opening one is inside stays
+        if text and raw.rstrip(" .,;:!?").endswith(q) and len(re.findall(rf"(?:^|\s){q}(?=\S)", text)) \
+                > len(re.findall(rf"(?<=\S){q}(?:\s|$)", text)):
+            text += q
+        elif text and raw.lstrip(" .,;:!?").startswith(q) and len(re.findall(rf"(?<=\S){q}(?:\s|$)", text)) \
+                > len(re.findall(rf"(?:^|\s){q}(?=\S)", text)):
+            text = q + text   # "'OK' etymology"
     low = text.lower()
     if low in _TRAILING_FILLER:
         return ""
@@ -1402,7 +1439,12 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
-    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+interested)\b")
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
+    r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
+# why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
+# of it"): no part of what it excludes
+_REASON_RE = re.compile(r",\s+(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
+                        r"opposed)\b))\s+.*$", re.S)
 _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
 # experience with C++", "? not anymore", "? not according to my doctor" answer or qualify the question.
@@ -1420,8 +1462,15 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
         asked = prev is not None and prev.endswith("?") and _QUESTION_EXCLUSION_RE.match(low) is not None
+        if m:
+            reason = _REASON_RE.search(s, m.end())
+            if reason:
+                s = s[:reason.start()] + s[len(s.rstrip(" .!?")):]
+                rest = _fold(s)[m.end():].strip(" .!?,;:\"'")
+        ask = _REQUEST_RE.match(_fold(prev)) if prev is not None else None   # "We are looking for X.": its
+        topic = prev[ask.end():] if ask else prev                               # "are" is the ask's
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
-                and (asked or not _has_strong_aux(prev)) and not _has_strong_aux(rest):
+                and (asked or not _has_strong_aux(topic)) and not _has_strong_aux(rest):
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -1432,6 +1481,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
 # not apply).  Only requests of at most _MAX_REPHRASED characters, and every pattern is bounded in words: a
 # long text costs nothing here.
 _MAX_REPHRASED = 500
+_MAX_LETTER = 1500   # a longer text is prose, not a letter asking for documents
 _BULLETS = "[\u2022\u2023\u25e6\u2043\u00b7]"
 _BULLET_RE = re.compile(r"\s*" + _BULLETS + r"\s*")
 _QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
@@ -1447,7 +1497,9 @@ _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator ins
 # excludes nothing ("Apart from that, ..."); text with quoted terms is left to the parser.
 _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
-    r"leaving\s+aside|setting\s+aside|ignoring|(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
+    r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|"
+    r"(?:(?:i'm|i\s+am|we're|we\s+are)\s+)?not\s+(?:interested\s+in|looking\s+for)|"
+    r"(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
     r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
     rf"(?P<what>{_WORD}(?:\s+{_WORD}){{0,7}}?)\s*(?:(?P<comma>,)|[;:]|\s[-\u2013\u2014]+|(?P<wh>(?=\s(?:what|which|how|"
     r"where|why|who|when)\b)))\s+(?P<rest>\S.*)$", re.S)
@@ -1466,7 +1518,7 @@ def _front_exclusion(sentence: str) -> str:
     if (len(words) == 1 and words[0].lower() in _PRONOUNS) or " ".join(words[:2]).lower() == "the fact":
         return rest   # "Apart from that, what about solar?", "Apart from the fact that ...,": no exclusion
     body = rest.rstrip(".?!")
-    if m.group("comma") and not m.group("care") and not rest.endswith("?") \
+    if m.group("comma") and not m.group("care") and not rest.endswith("?") and not _REQUEST_RE.match(_fold(rest)) \
             and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
         return sentence
     if words[0].lower() in _NOT_EXCLUDED or (words[0].lower().endswith("ing") and len(words) > 1) \
@@ -1651,6 +1703,54 @@ def _mutual(sentence: str) -> str:
     return sentence[start + m.start(group):start + m.end(group)]
 
 
+# A request written as a letter: a salutation before it, a sign-off and a preference after it, and the
+# writer's circumstances in front of the ask ("Dear librarian, I'm a Year 9 teacher ... Could you point me
+# towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
+_SALUTATION_RE = re.compile(
+    r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
+    r"(?:hi|hello|hey|greetings)(?:\s+(?:there|all|everyone|everybody|folks|team))?\s*[,.!]\s*)(?=\S)")
+_SIGN_OFF_RE = re.compile(
+    r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?:\s+[^\s]+){0,8}|"
+    r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
+    r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia)(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
+    r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
+    r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
+    r"(?:much|greatly|really)\s+appreciated")
+_PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus\s+(?:points\s+)?if)\b")
+# an ask after the writer's circumstances in one sentence ("I coordinate a choir and we are looking for X",
+# "For an exhibit I'm curating, I need sources on X")
+_MID_ASK_RE = re.compile(
+    r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
+    r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:i|we)\s+(?:need|want)|would\s+(?:like|love)|"
+    r"(?:could|can|would)\s+you)\b)")
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
+# the circumstances hold no ask and no exclusion of their own ("I'm not interested in X, I want Y")
+_ASK_WORDS_RE = re.compile(r"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|not|no|"
+                           r"nothing|none|never|without|except|excluding|avoid|skip|ignore|rather|instead|neither|"
+                           r"nor|don't|dont)\b")
+
+
+def _letter(text: str) -> str:
+    """The text without a letter's framing (see above); unchanged when it is no letter."""
+    salutation = _SALUTATION_RE.match(_fold(text))
+    if salutation:
+        text = text[salutation.end():]
+    sentences = _sentences(text)
+    while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
+                                  or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None):
+        sentences.pop()
+    for i, sentence in enumerate(sentences):
+        low = _fold(sentence)
+        if _REQUEST_RE.match(low):
+            break
+        m = _MID_ASK_RE.search(low)
+        if m and _FIRST_PERSON_RE.search(low[:m.start()]) and not _ASK_WORDS_RE.search(low[:m.start()]):
+            sentences[i] = sentence[m.end():]
+            break
+    joined = " ".join(sentences)
+    return joined if salutation or joined != " ".join(_sentences(text)) else text
+
+
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     """A hedge, "the link between X and Y", an exclusion put first, a topic before a colon: the text and its
     sentences as the lexer is to read them.  The exclusion and the topic only in the request (the last
@@ -1721,7 +1821,7 @@ def _drop_placeholders(node: Node) -> Node:
         # as typed in lower case: "By the Way", "Anything Goes", "With Teeth" are titles
         if len(words) > 2 and low[0] == "the" and words[-1] in _PLACEHOLDERS | {"one"}:
             words = words[:-1]
-        elif len(words) > 1 and words[-1] in ("ones", "related"):
+        elif len(words) > 1 and words[-1] in ("ones", "related", "stuff"):   # "no Dead Sea Scrolls stuff"
             words = words[:-1]
         elif len(words) > 1 and words[0] == "anything":
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
@@ -1745,6 +1845,8 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
+    if len(cleaned) <= _MAX_LETTER:
+        cleaned = _letter(cleaned)
     cleaned, found = _rephrase(cleaned, _sentences(cleaned))
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
