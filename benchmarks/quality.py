@@ -161,8 +161,10 @@ class Runner:
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
+            hybrid = options is not None and options.hybrid is not None   # the only reader of the whole texts
             table = search(self.index, forms, self.encoder, k=self.k, ops=ops, query_ids=[q.query_id for q in qs],
-                           score_options=options, whole_queries=whole, device=self.device, backend=self.backend)
+                           score_options=options, whole_queries=whole if hybrid else None, device=self.device,
+                           backend=self.backend)
         finally:
             torch.set_num_threads(threads)
         return ndcg_per_query(table, {q.query_id: q.qrels for q in qs})
