@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from itlr_gpu.cli import main
+from itlr_gpu.compiler import compile_queries
 from itlr_gpu.errors import InputError
 from itlr_gpu.io import read_table
 from itlr_gpu.output import is_temp_name
@@ -246,3 +247,44 @@ def test_hybrid_texts_are_part_of_the_job_key(index_dir, tmp_path, monkeypatch, 
     assert main(args) == 0
     (plain / "part-00001.parquet").unlink()
     assert main(args[:2] + [str(other)] + args[3:]) == 0
+
+
+def test_encoder_identity_covers_the_settings_that_decide_the_vectors():
+    """``auto`` may resolve to another backend or precision on another machine or installation: a job started
+    with one encoder must not be resumed with another of the same model name."""
+    from itlr_gpu.scale.bulk import encoder_identity
+
+    class Configured(HashEncoder):
+        name = "all-MiniLM-L6-v2"
+
+        def __init__(self, **settings):
+            self.settings = {"model": self.name, "max_length": 128, "backend": "openvino", "precision": "bf16",
+                             "weights": "sha256:0123", **settings}
+
+    base = encoder_identity(Configured())
+    assert "backend=openvino" in base and "precision=bf16" in base and "max_length=128" in base
+    for change in ({"backend": "torch"}, {"precision": "fp32"}, {"max_length": 256}, {"weights": "sha256:9999"}):
+        assert encoder_identity(Configured(**change)) != base, change
+    assert encoder_identity(Configured()) == base
+
+
+def test_a_job_encodes_each_term_once(index_dir, tmp_path):
+    """Batches that repeat terms reuse their vectors (each distinct term is encoded once per job), and the
+    results equal a job that encodes every batch afresh."""
+    class Counting(HashEncoder):
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def encode(self, texts):
+            self.seen.extend(texts)
+            return super().encode(texts)
+
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    counting = Counting()
+    searcher = BatchSearcher(index, counting, k=8, ops="product,sum,one_minus", device="cpu")
+    run_bulk(tmp_path / "once", ids, queries, searcher, k=8, ops="product,sum,one_minus",
+             index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    distinct = set(compile_queries(queries).terms)
+    assert sorted(counting.seen) == sorted(distinct)
+    assert read_results(tmp_path / "once").equals(_reference(index_dir, tmp_path / "fresh"))

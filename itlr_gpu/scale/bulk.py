@@ -35,6 +35,7 @@ import json
 import os
 import sys
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -61,6 +62,7 @@ LEGACY_MANIFEST = "manifest.json"  # itlr-bulk/1 folders
 PART_FILE = "part-{:05d}{}"
 PART_FORMATS = (".parquet", ".arrow")
 DEFAULT_BATCH_SIZE = 4096
+TERM_CACHE_BYTES = 256 << 20   # a job's term vectors kept across batches (most recently used)
 # Bump when the scores or the tie order any backend produces change (a resumed job must not mix versions).
 SCORER_VERSION = 1
 # The keys that decide the output: a rerun must match them all.
@@ -135,7 +137,9 @@ def doc_ids_checksum(index: Index) -> str:
 
 
 def encoder_identity(encoder: Any) -> str:
-    """What identifies a query encoder in a job key: its class, name and (for a local model) folder."""
+    """What identifies a query encoder in a job key: its class, name, (for a local model) folder and the
+    settings that decide its vectors (backend, precision, max length, weights: ``auto`` may pick another
+    backend on another machine or installation, and a resumed job must not mix two encoders)."""
     from ..encoders import DEFAULT_MODEL_NAME
 
     name = getattr(encoder, "name", None)
@@ -143,6 +147,9 @@ def encoder_identity(encoder: Any) -> str:
     path = getattr(encoder, "path", None)
     if path is not None and name != DEFAULT_MODEL_NAME:
         parts.append(os.path.realpath(str(path)))
+    settings = getattr(encoder, "settings", None)
+    if isinstance(settings, dict):
+        parts.append(",".join(f"{k}={settings[k]}" for k in sorted(settings) if k != "model"))
     return ":".join(parts)
 
 
@@ -155,10 +162,28 @@ def _write_json_atomic(obj: Any, path: Path) -> None:
 # --------------------------------------------------------------------------- scoring one batch
 
 
-def encode_terms(index: Index, program: Program, encoder: Encoder) -> np.ndarray:
-    """The program's term embeddings, L2-normalised float32 (T, d), checked against the index."""
+def encode_terms(index: Index, program: Program, encoder: Encoder,
+                 cache: "OrderedDict[str, np.ndarray] | None" = None) -> np.ndarray:
+    """The program's term embeddings, L2-normalised float32 (T, d), checked against the index.
+
+    ``cache`` (term text -> vector, kept across a job's batches): only terms not in it are encoded, and
+    it keeps the most recently used vectors up to :data:`TERM_CACHE_BYTES`.  A term's vector does not
+    depend on the batch it is encoded in, so a job's result is the same with or without it."""
     index.check_encoder(encoder)
-    return encode_queries(encoder, program.terms, index.dim)
+    if cache is None:
+        return encode_queries(encoder, program.terms, index.dim)
+    missing = [t for t in dict.fromkeys(program.terms) if t not in cache]
+    if missing:
+        for text, vector in zip(missing, encode_queries(encoder, missing, index.dim)):
+            cache[text] = vector
+    out = np.empty((len(program.terms), index.dim), dtype=np.float32)
+    for i, text in enumerate(program.terms):
+        cache.move_to_end(text)
+        out[i] = cache[text]
+    cap = max(len(program.terms), TERM_CACHE_BYTES // max(1, 4 * index.dim))
+    while len(cache) > cap:
+        cache.popitem(last=False)
+    return out
 
 
 @dataclass
@@ -189,6 +214,7 @@ class BatchSearcher:
     resident: bool = True                        # ray: shards stay in actors across batches (ShardPool)
     _pool: Any = field(default=None, init=False, repr=False)
     _sample: Any = field(default=None, init=False, repr=False)   # (device, the options' document sample): read once
+    _terms: "OrderedDict[str, np.ndarray]" = field(default_factory=OrderedDict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.ops = Ops.parse(self.ops)
@@ -205,7 +231,7 @@ class BatchSearcher:
         from ..engine import results_table
 
         program = compile_queries(queries, ids)
-        terms = encode_terms(self.index, program, self.encoder)
+        terms = encode_terms(self.index, program, self.encoder, self._terms)   # each term once per job
         dev = resolve_device(self.device)
         linear = self._linear(program, queries, terms, dev)
         if self.mode == "ray" and self.resident:
