@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zlib
 
@@ -406,3 +407,27 @@ def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fa
     assert main(["search", str(root / "single"), str(q), "-o", str(out), "-k", "9", "--device", "cpu",
                  "--batch-size", "2"]) != 0
     assert "options" in capsys.readouterr().err
+
+
+def test_an_unreachable_ray_address_is_refused_at_once():
+    """ray.init retries an address nobody listens on forever; the address is tried first."""
+    import socket
+    import time
+
+    from itlr_gpu.scale.distributed import _check_reachable
+
+    with socket.socket() as s:   # a port that was just free
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(InputError, match=rf"cannot reach a Ray cluster at {re.escape(address)} \("):
+            _check_reachable(address)
+    assert time.monotonic() - t0 < 5
+    with pytest.raises(InputError, match="has no valid port"):
+        _check_reachable("localhost:http")
+    with socket.socket() as server:   # a listening port passes; "auto" is left to Ray
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        _check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+    _check_reachable("auto")

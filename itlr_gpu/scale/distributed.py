@@ -90,12 +90,38 @@ def connect(config: RayConfig):
                      logging_level="ERROR", configure_logging=True)
             _STARTED_LOCAL = True
         else:
+            _check_reachable(address)
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = "local Ray" if address in (None, "", "local") else f"Ray cluster at {address}"
         raise InputError(f"cannot start or join Ray ({str(e).splitlines()[0] if str(e) else type(e).__name__})",
                          where, "a running cluster (ray start --head) or no address for a local one") from e
     return ray
+
+
+CONNECT_TIMEOUT = 10.0   # seconds for a cluster's head to accept a connection
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) that accepts no connection: ``ray.init`` would retry
+    it forever, logging a line every few seconds ("auto" is Ray's to resolve)."""
+    import socket
+
+    target = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = target.rpartition(":")
+    if address == "auto" or not sep:
+        return
+    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise InputError(f"Ray address {address!r} has no valid port", "--ray",
+                         "HOST:PORT, ray://HOST:PORT, auto, or no address for a local Ray")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as e:
+        why = f"no answer within {CONNECT_TIMEOUT:g} s" if isinstance(e, TimeoutError) else \
+            (e.strerror or type(e).__name__)
+        raise InputError(f"cannot reach a Ray cluster at {address} ({why})", "--ray",
+                         "the address a running cluster's head prints (ray start --head), auto, or no address for "
+                         "a local Ray") from e
 
 
 def shutdown_if_local() -> None:
