@@ -218,7 +218,20 @@ def query_encoder(model: str | None, index: Any) -> Any:
     from .encoders import encoder_for
 
     recorded = index.manifest.get("encoder")
-    return encoder_for(recorded, model) if recorded else make_encoder(model)
+    if not recorded:
+        return make_encoder(model)
+    encoder = encoder_for(recorded, model)
+    try:
+        encoder.settings   # resolved here: a machine that cannot embed as the documents were is told so now
+    except InputError as e:
+        if e.where not in ("--precision", "--encoder-backend", "--max-length", "encoder"):
+            raise
+        how = ", ".join(f"{k} {recorded[k]}" for k in ("backend", "precision", "max_length") if k in recorded)
+        raise InputError(f"the index's documents were embedded with {how}, which this machine cannot run for the "
+                         f"queries ({e.what})", str(index.path or "index"),
+                         "an index built on this machine (itlr index ... --encoder-backend torch --precision fp32), "
+                         "or the machine (and packages) the index was built with") from None
+    return encoder
 
 
 def index_model_path(index: Any, where: str) -> str | None:

@@ -20,6 +20,7 @@ stays on torch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -42,12 +43,22 @@ _EXPORT_VERSION = 3   # bump when the exported graphs change: a new cache folder
 _FUSION_TOLERANCE = 1e-3   # max |fused - plain| over the sample's token embeddings (float32 rounding: ~1e-6)
 
 
+@functools.lru_cache(maxsize=None)
 def runtime_available(backend: str) -> bool:
-    """Whether the Python package behind ``backend`` (onnxruntime / openvino) is installed."""
+    """Whether the Python packages behind ``backend`` (onnxruntime / openvino) are installed and import
+    (an installation that is there but broken counts as absent: ``auto`` then picks torch)."""
+    import importlib
     import importlib.util
 
     need = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnxruntime", "onnx")}[backend]
-    return all(importlib.util.find_spec(name) is not None for name in need)
+    if any(importlib.util.find_spec(name) is None for name in need):
+        return False
+    try:
+        for name in need:
+            importlib.import_module(name)
+    except Exception:   # noqa: BLE001 -- whatever a broken installation raises on import
+        return False
+    return True
 
 
 def supported(model_path: Path) -> bool:
@@ -274,7 +285,8 @@ class RuntimeEncoderCore:
             raise ValueError(backend)
         if not runtime_available(backend):
             pkg = "onnxruntime" if backend == "onnx" else "openvino"
-            raise InputError(f"--encoder-backend {backend} needs the package {pkg}", "encoder",
+            raise InputError(f"--encoder-backend {backend} needs the package {pkg} (not installed, or it does not "
+                             "import)", "encoder",
                              f"pip install 'itlr-gpu[{'onnx' if backend == 'onnx' else 'openvino'}]' "
                              "or --encoder-backend torch")
         from transformers import AutoTokenizer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -569,3 +570,41 @@ def test_export_quiet_drops_only_the_exporting_threads_records():
         log.removeHandler(handler)
     assert seen == ["export failure", "another thread", "after"]
     assert not handler.filters
+
+
+def test_a_runtime_that_does_not_import_counts_as_absent(tmp_path, monkeypatch):
+    """A broken installation (the package is there, its import fails) is no runtime: auto picks torch, and an
+    explicit backend is refused with one line instead of re-exporting the cached graph."""
+    from itlr_gpu import encode_runtime
+
+    pkg = tmp_path / "onnxruntime"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("raise ImportError('libonnxruntime.so: cannot open shared object file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "onnxruntime", raising=False)
+    encode_runtime.runtime_available.cache_clear()
+    try:
+        assert encode_runtime.runtime_available("onnx") is False
+        assert SentenceTransformerEncoder().settings["backend"] == "torch"   # conftest: a CPU without bf16
+        with pytest.raises(InputError, match=r"--encoder-backend: encoder backend onnx needs the package onnxruntime "
+                                             r"\(not installed, or it does not import\)"):
+            SentenceTransformerEncoder(backend="onnx").settings
+    finally:
+        encode_runtime.runtime_available.cache_clear()
+
+
+def test_an_index_this_machine_cannot_embed_queries_for_says_so(monkeypatch):
+    """search / rerank / bench have no --precision or --encoder-backend: the error names the index's recorded
+    encoder and what to do, not an option the command lacks."""
+    from itlr_gpu import cli_common, encode_runtime
+    from itlr_gpu.index import Index
+
+    index = Index.from_arrays(np.eye(4, 384, dtype=np.float32), ["a", "b", "c", "d"], dtype="float32",
+                              model="all-MiniLM-L6-v2")
+    index.manifest["encoder"] = {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "openvino",
+                                 "precision": "bf16", "weights": MINILM_WEIGHTS}
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: backend != "openvino")
+    with pytest.raises(InputError, match=r"the index's documents were embedded with backend openvino, precision bf16, "
+                                         r"max_length 256, which this machine cannot run for the queries .*expected an "
+                                         r"index built on this machine"):
+        cli_common.query_encoder(None, index)
