@@ -257,7 +257,8 @@ def cmd_index(args) -> int:
                      if v]
     if args.embeddings:
         if args.corpus:
-            raise UsageError("give either CORPUS or --embeddings, not both", "itlr index")
+            raise UsageError("give either CORPUS or --embeddings, not both", "itlr index",
+                             "CORPUS to encode, or --embeddings (with --ids) to import vectors")
         if encoder_flags:
             verb = "does" if len(encoder_flags) == 1 else "do"
             raise UsageError(f"{', '.join(encoder_flags)} {verb} not apply to imported embeddings", "itlr index",
@@ -410,7 +411,7 @@ def cmd_eval(args) -> int:
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
               f"{depth:,} (a deeper run measures it, where the index holds more documents: itlr search -k "
-              f"{cutoff})", file=sys.stderr)
+              f"{cutoff}, or itlr rerank -k {cutoff} for reranked candidates)", file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

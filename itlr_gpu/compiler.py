@@ -139,6 +139,10 @@ def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | No
     offsets = [0]
     max_depth = 0
     for qid, query in zip(query_ids, queries):
+        if not isinstance(query, (str, Node)):
+            what = "None" if query is None else f"a {type(query).__name__} ({query!r:.40})"
+            raise InputError(f"query {qid!r} is {what}", "queries",
+                             "expression strings or query ASTs (itlr_gpu.query.Term, And, Or, Not)")
         try:
             node = parse(query)
         except QuerySyntaxError as err:

@@ -57,6 +57,8 @@ class Ops:
             return cls()
         if isinstance(spec, Ops):
             return spec
+        if isinstance(spec, (tuple, list)):   # ("min", "max", "reciprocal")
+            spec = ",".join(map(str, spec))
         parts = [p.strip().lower() for p in str(spec).split(",")]
         if len(parts) != 3 or not all(parts):
             raise InputError(f"bad operator spec {spec!r}", "ops",

@@ -60,7 +60,8 @@ def test_index_search_eval(workdir, capsys):
     assert float(printed["nDCG@10"]) == pytest.approx(1.0)
     # the default R@100 of a top-3 run is recall at 3: said, not hidden
     assert (f"itlr: warning: R@100 looks at 100 results per query, {out} holds at most 3 (a deeper run measures it, "
-            "where the index holds more documents: itlr search -k 100)") in captured.err
+            "where the index holds more documents: itlr search -k 100, or itlr rerank -k 100 for reranked "
+            "candidates)") in captured.err
 
 
 @pytest.mark.slow

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import assume, HealthCheck, given, settings
@@ -402,6 +404,18 @@ def test_whole_queries_without_hybrid_refused(kw):
     index, _ = make_index()
     with pytest.raises(InputError, match="whole_queries given but hybrid scoring is off"):
         search(index, ['"term 0"'], HashEncoder(), k=3, whole_queries=["term zero"], **kw)
+
+
+def test_queries_of_other_types_and_ops_as_a_sequence():
+    """A query that is neither a string nor an AST is an InputError naming it; ops may be a 3-sequence."""
+    from itlr_gpu.engine import search
+
+    index, _ = make_index()
+    for bad, shown in ((None, "None"), (5, "a int (5)"), (b"x", "a bytes (b'x')")):
+        with pytest.raises(InputError, match=re.escape(f"query 'q1' is {shown}")):
+            search(index, ['"term 0"', bad], HashEncoder(), k=3)
+    a = search(index, ['"term 0" OR "term 1"'], HashEncoder(), k=3, ops=("min", "max", "reciprocal"))
+    assert a.equals(search(index, ['"term 0" OR "term 1"'], HashEncoder(), k=3, ops="min,max,reciprocal"))
 
 
 def test_recommended_by_name_is_the_exported_constant():
