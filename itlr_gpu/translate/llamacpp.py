@@ -593,9 +593,14 @@ def _silent_log(lc):
     """llama.cpp logs every load step to stderr; keep errors only."""
     global _LOG_CB
     if _LOG_CB is None:
+        last = [0]
+
         @lc.llama_log_callback
         def cb(level, text, user_data):  # noqa: ARG001
-            if level >= 4:  # GGML_LOG_LEVEL_ERROR
+            if level == 5:   # GGML_LOG_LEVEL_CONT continues the previous message (the load's progress dots)
+                level = last[0]
+            last[0] = level
+            if level == 4:  # GGML_LOG_LEVEL_ERROR
                 os.write(2, text)
 
         _LOG_CB = cb
