@@ -736,7 +736,13 @@ def test_rules11_review_cases(text, expr):
     ('volcanoes +"lava tubes"', '("volcanoes" AND "lava tubes")'),
     ("tide pools +anemones -starfish", '("tide pools" AND "anemones" AND NOT "starfish")'),
     ("HIV +ve patients", '"HIV +ve patients"'),
-    # a quote closed inside a term, a placeholder in an excluded term, "explained"
+    # an aside between two spaced dashes is a bracket (a user probe's request)
+    ("grain exports -- Canada or Australia -- but nothing about tariffs",
+     '("grain exports" AND ("Canada" OR "Australia") AND NOT "tariffs")'),
+    ("solar farms \u2014 Spain or Chile \u2014 and battery storage",
+     '("solar farms" AND ("Spain" OR "Chile") AND "battery storage")'),
+    ("Whitney Houston - I Will Always Love You - live", '"Whitney Houston I Will Always Love You live"'),
+    # a quote closed inside a term, a placeholder in an excluded term
     ("history of the word 'robot'", '"history of the word \'robot\'"'),
     ("'Ode to Joy' arrangements", '"\'Ode to Joy\' arrangements"'),
     ("jazz standards, no bebop stuff", '("jazz standards" AND NOT "bebop")'),

@@ -1730,6 +1730,23 @@ _ASK_WORDS_RE = re.compile(r"\b(?:need|want|looking\s+for|searching\s+for|like|c
                            r"nor|don't|dont)\b")
 
 
+# An aside between two spaced dashes of one kind ("debt rescheduling -- Brazil or Mexico -- but not the IMF") is
+# a bracket: a short span, no sentence punctuation or other dash inside, words on both sides.
+_DASH_PAIR_RE = re.compile(r"(?<=\S)\s+(?P<dash>--|\u2013|\u2014)\s+(?P<body>[^\s.?!;:()\[\]\u2013\u2014-]"
+                           r"[^.?!;:()\[\]\u2013\u2014]{0,78}?)\s+(?P=dash)\s+(?=\S)")
+_MAX_PAIR_WORDS = 8
+
+
+def _dash_pairs(text: str) -> str:
+    def bracket(m: re.Match) -> str:
+        body = m.group("body")
+        if len(body.split()) > _MAX_PAIR_WORDS or " - " in body:
+            return m.group(0)
+        return f" ({body}) "
+
+    return _DASH_PAIR_RE.sub(bracket, text)
+
+
 def _letter(text: str) -> str:
     """The text without a letter's framing (see above); unchanged when it is no letter."""
     salutation = _SALUTATION_RE.match(_fold(text))
@@ -1847,6 +1864,8 @@ def translate_rules(text: str) -> Node:
         raise RuleError("empty text")
     if len(cleaned) <= _MAX_LETTER:
         cleaned = _letter(cleaned)
+    if len(cleaned) <= _MAX_REPHRASED and len(_sentences(cleaned)) <= 2:   # a request, not prose
+        cleaned = _dash_pairs(cleaned)
     cleaned, found = _rephrase(cleaned, _sentences(cleaned))
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
