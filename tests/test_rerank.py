@@ -335,3 +335,10 @@ def test_gzipped_runs_and_result_folders_are_candidates(saved, tmp_path, monkeyp
                  "--batch-size", "2", "--device", "cpu"]) == 0
     pairs = read_candidates(tmp_path / "first")
     assert pairs.num_rows == 12 and sorted(set(pairs.column("query_id").to_pylist())) == ["q0", "q1", "q2"]
+
+
+@pytest.mark.parametrize("name", ["c.jsonl", "c.tsv", "c.csv", "c.run"])
+def test_an_empty_candidates_file_says_it_is_empty(tmp_path, name):
+    (tmp_path / name).write_text("")
+    with pytest.raises(InputError, match=r"is empty|no run lines"):
+        read_candidates(tmp_path / name)

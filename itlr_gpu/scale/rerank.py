@@ -110,6 +110,8 @@ def read_candidates(path: str | Path) -> pa.Table:
 
 
 def _candidate_pairs(table: pa.Table, where: str) -> pa.Table:
+    if table.num_columns == 0:   # an empty JSON-lines file
+        raise InputError("candidates file is empty", where, "(query_id, doc_id) rows")
     out = pa.table({"query_id": _pick(table, QUERY_ALIASES, "query_id", where),
                     "doc_id": _pick(table, DOC_ALIASES, "doc_id", where)})
     if out.num_rows == 0:
