@@ -51,6 +51,7 @@ CONFIGS = [
     ("--calibration equalize", "not", ScoreOptions(calibration="equalize")),
     ("--guard", "not", ScoreOptions(guard=True)),
     ("--recommended", "not", RECOMMENDED),
+    ("--recommended --neg-hybrid 0.7", "not", RECOMMENDED.override(neg_hybrid=0.7)),
     ("--recommended --neg-hybrid 1", "not", RECOMMENDED.override(neg_hybrid=1.0)),
 ]
 
