@@ -714,6 +714,7 @@ def main(argv=None) -> int:
     from itlr_gpu.scoring import RECOMMENDED
 
     out = {"settings": {"datasets": names, "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
+                        "configs": args.config,
                         "recommended": str(RECOMMENDED),
                         "model": encoder.name, "device": args.device, "doc_max_tokens": qdata.DOC_MAX_TOKENS,
                         "per_template": args.per_template, "chain_per": args.chain_per,

@@ -339,6 +339,8 @@ def write_report(out: dict, outdir: Path) -> None:
         cmd += f" --seed {st['seed']}"
     if "MiniLM" not in model:
         cmd += f' --model "$(itlr models install {model})"'
+    for name in st.get("configs") or ():
+        cmd += f' --config "{name}"'
     rel = display_path(outdir)
     if rel != DEFAULT_OUT:
         cmd += f" --out {rel}"
@@ -554,7 +556,7 @@ def write_report(out: dict, outdir: Path) -> None:
   baseline's strength where the whole-text embedding is good (queries without negation on real data: the
   paper's 0.76 vs 0.81 gap) and, on real data, also helps negated queries: the two scores make different
   mistakes.  Where the whole-text embedding is poor (Reuters topic names) it costs a little on queries
-  without negation.  `neg_hybrid` (a separate alpha for queries with NOT) is shipped but not in this grid: in exploratory runs it lost on all three real datasets.
+  without negation.  `neg_hybrid` (a separate alpha for queries with NOT: 0.7, 0.85, 1.0) is in the grid: it gains on Reuters and NFCorpus and loses on SciFact and ArguAna, whose excluded topics are mostly unrelated to the wanted one; where B overlaps A (`benchmarks/exclusion.py`) 0.7 excludes B far better than the recommended configuration.
 * **Conjunctions belong mostly to the whole query** (`conj_hybrid`: the hybrid's alpha for queries with
   neither NOT nor OR). A text naming two topics is exactly what a dense embedding represents (documents
   about both sit near it), and on NFCorpus `a AND b` (two related test queries, relevance = shared qrels) the
