@@ -724,6 +724,8 @@ def test_rules11_review_cases(text, expr):
     # not a letter: a request that opens with "Best", a thanks in a title, an exclusion before the ask
     ("I bake bread. Best practices for sourdough starters?", '"I bake bread. Best practices for sourdough starters"'),
     ("Thanks for the Memories lyrics", '"Thanks for the Memories lyrics"'),
+    ("Minimum wage rises in Germany. Thanks to them, poverty fell.",   # "thanks to" is no sign-off
+     '("Minimum wage rises in Germany. Thanks to them" AND "poverty fell")'),
     ("I'm not interested in Marvel, I want indie comics", '("indie comics" AND NOT "Marvel")'),
     # an exclusion put first, then the writer's ask
     ("Not interested in romance - I want thrillers set in Norway", '("thrillers set in Norway" AND NOT "romance")'),

@@ -1710,7 +1710,7 @@ _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
     r"(?:hi|hello|hey|greetings)(?:\s+(?:there|all|everyone|everybody|folks|team))?\s*[,.!]\s*)(?=\S)")
 _SIGN_OFF_RE = re.compile(
-    r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?:\s+[^\s]+){0,8}|"
+    r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia)(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
