@@ -723,6 +723,7 @@ def test_rules11_review_cases(text, expr):
     ("I'm writing an essay on early modern trade. Find sources on the Hanseatic League.", '"the Hanseatic League"'),
     # not a letter: a request that opens with "Best", a thanks in a title, an exclusion before the ask
     ("I bake bread. Best practices for sourdough starters?", '"I bake bread. Best practices for sourdough starters"'),
+    ("Dear all, could you share papers on microplastics in rivers? Best, Tom", '"microplastics in rivers"'),
     ("Thanks for the Memories lyrics", '"Thanks for the Memories lyrics"'),
     ("Minimum wage rises in Germany. Thanks to them, poverty fell.",   # "thanks to" is no sign-off
      '("Minimum wage rises in Germany. Thanks to them" AND "poverty fell")'),

@@ -305,7 +305,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
-    r"recommend|suggest|locate|provide|send|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
+    r"recommend|suggest|locate|provide|send|share|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
     # questions that ask for documents ("What is known about X?", "Has anyone studied X?"), before the
