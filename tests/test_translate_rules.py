@@ -724,6 +724,10 @@ def test_rules11_review_cases(text, expr):
     # not a letter: a request that opens with "Best", a thanks in a title, an exclusion before the ask
     ("I bake bread. Best practices for sourdough starters?", '"I bake bread. Best practices for sourdough starters"'),
     ("Dear all, could you share papers on microplastics in rivers? Best, Tom", '"microplastics in rivers"'),
+    ("Hi Team, need info on glacier retreat", '"glacier retreat"'),
+    ("Hello Kitty merchandise history", '"Hello Kitty merchandise history"'),
+    ("Hey Jude chords", '"Hey Jude chords"'),
+    ("Need for Speed review", '"Need for Speed review"'),
     ("Thanks for the Memories lyrics", '"Thanks for the Memories lyrics"'),
     ("Minimum wage rises in Germany. Thanks to them, poverty fell.",   # "thanks to" is no sign-off
      '("Minimum wage rises in Germany. Thanks to them" AND "poverty fell")'),

@@ -301,6 +301,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:grateful|thankful|glad)\s+for\b",
     r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
     r"(?:looking|searching|hunting)\s+for\b",
+    # "need info on X" (typed without its subject: only before a word for documents or advice)
+    r"need\s+(?=(?:some\s+|more\s+|good\s+)?(?:info|information|papers?|articles?|sources?|studies|research|"
+    r"advice|tips|data|books?|resources?|recommendations?|readings?|materials?)\b)",
     r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
@@ -753,8 +756,9 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             howto = _HOWTO_RE.match(_fold(" ".join(words))) if at_start else None
             if howto and len(words) > len(howto.group(0).split()) and words[len(howto.group(0).split())][:1].islower():
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
-            elif at_start:
-                words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])
+            elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey")
+                                   and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
+                words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
                 if out[-1].kind in ("COMMA", "SEMI") and len(words) > 2 and words[1][:1].islower() and short:
                     words = _strip_prefix(words, [_CLAUSE_ASK_RE])   # "not X, I want Y" ("I Want You Back" is
