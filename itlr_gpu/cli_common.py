@@ -224,7 +224,7 @@ def query_encoder(model: str | None, index: Any) -> Any:
     try:
         encoder.settings   # resolved here: a machine that cannot embed as the documents were is told so now
     except InputError as e:
-        if e.where not in ("--precision", "--encoder-backend", "--max-length", "encoder"):
+        if e.where not in ("--precision", "--encoder-backend", "--max-length"):
             raise
         how = ", ".join(f"{k} {recorded[k]}" for k in ("backend", "precision", "max_length") if k in recorded)
         raise InputError(f"the index's documents were embedded with {how}, which this machine cannot run for the "

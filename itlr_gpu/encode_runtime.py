@@ -35,7 +35,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["RUNTIME_BACKENDS", "runtime_available", "supported", "onnx_model_files", "RuntimeEncoderCore"]
+__all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
+           "RuntimeEncoderCore"]
 
 RUNTIME_BACKENDS = ("onnx", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -59,6 +60,14 @@ def runtime_available(backend: str) -> bool:
     except Exception:   # noqa: BLE001 -- whatever a broken installation raises on import
         return False
     return True
+
+
+def require_runtime(backend: str) -> None:
+    """An InputError unless ``backend``'s runtime is installed and imports (:func:`runtime_available`)."""
+    if not runtime_available(backend):
+        pkg = "onnxruntime" if backend == "onnx" else "openvino"
+        raise InputError(f"encoder backend {backend} needs the package {pkg} (not installed, or it does not import)",
+                         "--encoder-backend", f"pip install 'itlr-gpu[{backend}]', or torch")
 
 
 def supported(model_path: Path) -> bool:
@@ -283,12 +292,7 @@ class RuntimeEncoderCore:
     def __init__(self, model_path: Path, name: str, backend: str, precision: str, threads: int | None = None):
         if backend not in RUNTIME_BACKENDS:
             raise ValueError(backend)
-        if not runtime_available(backend):
-            pkg = "onnxruntime" if backend == "onnx" else "openvino"
-            raise InputError(f"--encoder-backend {backend} needs the package {pkg} (not installed, or it does not "
-                             "import)", "encoder",
-                             f"pip install 'itlr-gpu[{'onnx' if backend == 'onnx' else 'openvino'}]' "
-                             "or --encoder-backend torch")
+        require_runtime(backend)
         from transformers import AutoTokenizer
 
         self.pooling = _pooling(model_path)

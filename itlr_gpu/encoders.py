@@ -157,14 +157,10 @@ class SentenceTransformerEncoder:
                     if precision == "int8" and self.backend == "auto" and on_cpu else ""
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}{hint}",
                                  "--precision", " or ".join(allowed))
-            if backend in ("onnx", "openvino") and self.backend != "auto":
-                from .encode_runtime import runtime_available
+            if backend in ("onnx", "openvino") and self.backend != "auto":   # auto picked an available one
+                from .encode_runtime import require_runtime
 
-                if not runtime_available(backend):
-                    raise InputError(f"encoder backend {backend} needs the package "
-                                     f"{'onnxruntime' if backend == 'onnx' else 'openvino'} (not installed, or it "
-                                     "does not import)", "--encoder-backend",
-                                     f"pip install 'itlr-gpu[{backend}]', or torch")
+                require_runtime(backend)
             if backend in ("onnx", "openvino") and not on_cpu:
                 raise InputError(f"encoder backend {backend} runs on the CPU, not on {self.device}",
                                  "--encoder-backend", "torch (or auto) with this --device")
