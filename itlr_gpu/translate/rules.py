@@ -790,13 +790,15 @@ def _term_text(text: str) -> str:
     text = text.strip(_EDGE_PUNCT)
     if initials and not text.endswith("."):
         text += "."
-    for q in ("'", "\u2019"):   # "etymology of 'OK'": a closing quote whose opening one is inside stays
-        if text and raw.rstrip(" .,;:!?").endswith(q) and len(re.findall(rf"(?:^|\s){q}(?=\S)", text)) \
-                > len(re.findall(rf"(?<=\S){q}(?:\s|$)", text)):
+    for q in ("'", "\u2019"):   # "etymology of 'OK'", "'OK' etymology": a quote whose partner is inside stays
+        if not text:
+            break
+        opened = len(re.findall(rf"(?:^|\s){q}(?=\S)", text))   # quotes that open a word
+        closed = len(re.findall(rf"(?<=\S){q}(?:\s|$)", text))  # quotes that end one
+        if raw.rstrip(" .,;:!?").endswith(q) and opened > closed:
             text += q
-        elif text and raw.lstrip(" .,;:!?").startswith(q) and len(re.findall(rf"(?<=\S){q}(?:\s|$)", text)) \
-                > len(re.findall(rf"(?:^|\s){q}(?=\S)", text)):
-            text = q + text   # "'OK' etymology"
+        elif raw.lstrip(" .,;:!?").startswith(q) and closed > opened:
+            text = q + text
     low = text.lower()
     if low in _TRAILING_FILLER:
         return ""
@@ -1757,9 +1759,11 @@ def _letter(text: str) -> str:
     if salutation:
         text = text[salutation.end():]
     sentences = _sentences(text)
+    changed = salutation is not None
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None):
         sentences.pop()
+        changed = True
     for i, sentence in enumerate(sentences):
         low = _fold(sentence)
         if _REQUEST_RE.match(low):
@@ -1767,9 +1771,9 @@ def _letter(text: str) -> str:
         m = _MID_ASK_RE.search(low)
         if m and _FIRST_PERSON_RE.search(low[:m.start()]) and not _ASK_WORDS_RE.search(low[:m.start()]):
             sentences[i] = sentence[m.end():]
+            changed = True
             break
-    joined = " ".join(sentences)
-    return joined if salutation or joined != " ".join(_sentences(text)) else text
+    return " ".join(sentences) if changed else text
 
 
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
@@ -1868,9 +1872,12 @@ def translate_rules(text: str) -> Node:
         raise RuleError("empty text")
     if len(cleaned) <= _MAX_LETTER:
         cleaned = _letter(cleaned)
-    if len(cleaned) <= _MAX_REPHRASED and len(_sentences(cleaned)) <= 2:   # a request, not prose
-        cleaned = _dash_pairs(cleaned)
-    cleaned, found = _rephrase(cleaned, _sentences(cleaned))
+    found = _sentences(cleaned)
+    if len(cleaned) <= _MAX_REPHRASED and len(found) <= 2:   # a request, not prose
+        paired = _dash_pairs(cleaned)
+        if paired != cleaned:
+            cleaned, found = paired, _sentences(paired)
+    cleaned, found = _rephrase(cleaned, found)
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
         cleaned = " ".join(sentences)
