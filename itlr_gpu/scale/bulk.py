@@ -172,7 +172,7 @@ def encode_terms(index: Index, program: Program, encoder: Encoder,
     index.check_encoder(encoder)
     if cache is None:
         return encode_queries(encoder, program.terms, index.dim)
-    missing = [t for t in dict.fromkeys(program.terms) if t not in cache]
+    missing = [t for t in program.terms if t not in cache]   # a program's terms are distinct
     if missing:
         for text, vector in zip(missing, encode_queries(encoder, missing, index.dim)):
             cache[text] = vector

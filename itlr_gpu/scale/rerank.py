@@ -184,12 +184,12 @@ def rerank(
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
-    options = check_score_options(score_options)
-    options = options if options.active else None
+    checked = check_score_options(score_options)
+    options = checked if checked.active else None
     if options is not None and options.calibration == "percentile":
         raise InputError("percentile calibration does not combine with rerank", "score_options",
                          "equalize, zscore, minmax or none")
-    check_whole_queries(whole_queries, len(queries), check_score_options(score_options))
+    check_whole_queries(whole_queries, len(queries), checked)
     ops = Ops.parse(ops)
     query_ids = [str(q) for q in query_ids]
     check_unique_ids(query_ids, "queries")
