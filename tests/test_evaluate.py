@@ -141,20 +141,30 @@ def test_trec_qrels_file_and_unjudged_queries(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "content, match",
+    "name, content, match",
     [
-        ("query-id\tcorpus-id\tscore\nq1\tb\tx\n", r"q\.tsv:2: relevance 'x'"),
-        ("query-id\tcorpus-id\tscore\nq1\tb\n", r"q\.tsv:2: 2 fields"),
-        ("q1 0 b 1\nq1 0 c\n", r"q\.tsv:2: 3 fields"),
-        ("q1 b 1\n", r"q\.tsv:1: cannot detect qrels format"),
-        ("\n\n", r"q\.tsv.*no judgements"),
-        ("query-id\tcorpus-id\tscore\n", r"q\.tsv.*no judgements"),
+        ("q.tsv", "query-id\tcorpus-id\tscore\nq1\tb\tx\n", r"q\.tsv:2: relevance 'x'"),
+        ("q.tsv", "query-id\tcorpus-id\tscore\nq1\tb\n", r"q\.tsv:2: 2 fields"),
+        ("q.tsv", "q1 0 b 1\nq1 0 c\n", r"q\.tsv:2: 3 fields"),
+        ("q.tsv", "q1 b 1\n", r"q\.tsv:1: cannot detect qrels format"),
+        ("q.tsv", "\n\n", r"q\.tsv.*no judgements"),
+        ("q.tsv", "query-id\tcorpus-id\tscore\n", r"q\.tsv.*no judgements"),
+        # CSV qrels: a header naming the columns
+        ("q.csv", "query_id,doc_id\nq1,b\n", r"q\.csv:1: header \['query_id', 'doc_id'\] has no grade column"),
+        ("q.csv", "qid,query_id,doc_id,score\nq1,q1,b,1\n", r"q\.csv:1: .* has more than one query column"),
+        ("q.csv", "query_id,doc_id,score\nq1,b\n", r"q\.csv:2: 2 comma-separated fields, header has 3"),
+        ("q.csv", "query_id,doc_id,score\nq1,b,1.5\n", r"q\.csv:2: relevance '1.5' is not an integer"),
+        ("q.csv", "query_id,doc_id,score\nq1,b,1\nq1,b,2\n",
+         r"q\.csv:3: document 'b' of query 'q1' is judged 1 on line 2"),
+        ("q.csv", 'query_id,doc_id,score\n"q1,b,1\n', r"q\.csv:2: a quoted field opened in the row starting on line 2"),
+        ("q.csv", "query_id,doc_id,score\n", r"q\.csv.*no judgements"),
+        ("q.csv", "", r"q\.csv.*qrels file is empty"),
     ],
 )
-def test_qrels_errors(tmp_path, content, match):
-    (tmp_path / "q.tsv").write_text(content)
+def test_qrels_errors(tmp_path, name, content, match):
+    (tmp_path / name).write_text(content)
     with pytest.raises(InputError, match=match):
-        read_qrels(tmp_path / "q.tsv")
+        read_qrels(tmp_path / name)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -184,25 +194,6 @@ def test_csv_qrels_read_as_the_beir_tsv(tmp_path, judgements, pandas_names, gz):
     tsv = tmp_path / "q.tsv"
     tsv.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for (q, d), g in judgements.items()))
     assert read_qrels(path) == read_qrels(tsv)
-
-
-@pytest.mark.parametrize(
-    "content, match",
-    [
-        ("query_id,doc_id\nq1,b\n", r"q\.csv:1: header \['query_id', 'doc_id'\] has no grade column"),
-        ("qid,query_id,doc_id,score\nq1,q1,b,1\n", r"q\.csv:1: .* has more than one query column"),
-        ("query_id,doc_id,score\nq1,b\n", r"q\.csv:2: 2 comma-separated fields, header has 3"),
-        ("query_id,doc_id,score\nq1,b,1.5\n", r"q\.csv:2: relevance '1.5' is not an integer"),
-        ("query_id,doc_id,score\nq1,b,1\nq1,b,2\n", r"q\.csv:3: document 'b' of query 'q1' is judged 1 on line 2"),
-        ('query_id,doc_id,score\n"q1,b,1\n', r"q\.csv:2: a quoted field opened in the row starting on line 2"),
-        ("query_id,doc_id,score\n", r"q\.csv.*no judgements"),
-        ("", r"q\.csv.*qrels file is empty"),
-    ],
-)
-def test_csv_qrels_errors(tmp_path, content, match):
-    (tmp_path / "q.csv").write_text(content)
-    with pytest.raises(InputError, match=match):
-        read_qrels(tmp_path / "q.csv")
 
 
 def test_qrels_folder_points_at_the_file(tmp_path):
