@@ -696,7 +696,9 @@ def test_rules10_requests_of_other_registers(text, expr):
     # the first "and" / "or" after "between" joins the two ends of the "between" (a user probe's request)
     ("trade talks between the U.S. and Japan but not semiconductors",
      '("trade talks between the U.S. and Japan" AND NOT "semiconductors")'),
-    ("differences between cats and dogs or birds", '("differences between cats and dogs" OR "birds")'),
+    ("price gaps between cats and dogs or birds", '("price gaps between cats and dogs" OR "birds")'),
+    # (a difference, like a link, names its two topics: "differences between cats and dogs" is cats AND dogs)
+    ("differences between cats and dogs or birds", '(("cats" AND "dogs") OR "birds")'),
     ("Is there a link between gut microbiome and autism?", '("gut microbiome" AND "autism")'),
     # a remark in brackets ("hint:", "btw:") is the writer's
     ("what's the link between autism and vaccines? (hint: there isn't one)", '("autism" AND "vaccines")'),
@@ -756,6 +758,66 @@ def test_rules11_review_cases(text, expr):
     ("baby stuff", '"baby stuff"'),
 ])
 def test_rules15_letters_and_search_syntax(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a dictated request: hesitation words, a "like" that fills a pause, an assistant's wake words
+    ("um can you uh find stuff on glacier lakes", '"glacier lakes"'),
+    ("so like uh river dolphins but not like the Amazon ones", '("river dolphins" AND NOT "the Amazon")'),
+    ("hey siri look for papers on tidal power", '"tidal power"'),
+    ("birds that look like dinosaurs", '"birds that look like dinosaurs"'),      # no hesitation: "like" kept
+    ("uh birds that look like dinosaurs", '"birds that look like dinosaurs"'),   # a verb's "like" kept
+    ("I would like papers on moss", '"moss"'),
+    # letters and chat: a greeting with a name, a chat opener, a sign-off with a name after a comma
+    ("Hi Marta, quick question: could you find anything you can on peat fires? Thanks, Leo", '"peat fires"'),
+    ("Hey, quick one from the lab: need stuff on both zebrafish fins and regeneration",
+     '("zebrafish fins" AND "regeneration")'),
+    ("G'day, after anything on cane toads", '"cane toads"'),
+    ("Sir, I want material regarding jute exports. Please do the needful.", '"jute exports"'),
+    ("Hello Kitty, the brand's history", '("Hello Kitty" AND "the brand\'s history")'),   # no ask after it
+    # a learner's asks, "books on", "anyone know"
+    ("I search informations about wind erosion", '"wind erosion"'),
+    ("books on either the Cathars or the Waldensians", '("the Cathars" OR "the Waldensians")'),
+    ("anyone know good books on lichen identification?", '"lichen identification"'),
+    # two topics compared; a compound that stays one
+    ("Compare rooftop solar with community solar", '("rooftop solar" AND "community solar")'),
+    ("what are the differences between lagers and ales", '("lagers" AND "ales")'),
+    ("compare and contrast essay outlines", '"compare and contrast essay outlines"'),
+    # "that aren't X" between operands; a state is no exclusion
+    ("strategy games that aren't set in space", '("strategy games" AND NOT "set in space")'),
+    ("vaccines that are not licensed in Japan", '"vaccines that are not licensed in Japan"'),
+    # ", nothing on X" after an "or" list excludes from the whole list, as ", but nothing on X" does
+    ("cats or dogs, nothing on fleas", '(("cats" OR "dogs") AND NOT "fleas")'),
+    ("Sri Lanka or Nepal; anything but trekking", '(("Sri Lanka" OR "Nepal") AND NOT "trekking")'),
+    # a term's leading "a" / "an" goes (no writer keeps it); a title's, a fixed phrase's and a quoted one stay
+    ("bread without a stand mixer", '("bread" AND NOT "stand mixer")'),
+    ("an octopus or a squid", '("octopus" OR "squid")'),
+    ("A Tale of Two Cities themes", '"A Tale of Two Cities themes"'),
+    ("a priori knowledge", '"a priori knowledge"'),
+    ('"a stand mixer" or whisks', '("a stand mixer" OR "whisks")'),
+    # an unspaced slash between words in a short request is an "or"; compounds, acronyms and units stay
+    ("ski boots/bindings", '("ski boots" OR "bindings")'),
+    ("Phones: Pixel/iPhone", '("Phones" AND ("Pixel" OR "iPhone"))'),
+    ("TCP/IP tuning", '"TCP/IP tuning"'),
+    ("client/server architecture", '"client/server architecture"'),
+    ("his/her pronoun usage", '"his/her pronoun usage"'),
+    ("speed in km/h conversion", '"speed in km/h conversion"'),
+    # an exclamation mark inside a name
+    ("history of the Yahoo! search engine", '"history of the Yahoo! search engine"'),
+    # a systematic review's question by its parts
+    ("PICO -- P: smokers over 50; I: varenicline; C: nicotine patches; O: quit rates",
+     '("smokers over 50" AND "varenicline" AND "nicotine patches" AND "quit rates")'),
+    ("Population: stroke survivors. Intervention: mirror therapy. Outcome: arm function.",
+     '("stroke survivors" AND "mirror therapy" AND "arm function")'),
+    # an ask for documents before a colon; a topic before one
+    ("Need papers: peatland restoration or rewetting", '("peatland restoration" OR "rewetting")'),
+    ("research methods: surveys or interviews", '("research methods" AND ("surveys" OR "interviews"))'),
+    # the writer's reason after the request; a clause that is the topic's own
+    ("medieval siege engines, since my students keep asking about them", '"medieval siege engines"'),
+    ("bird flu in cattle, as the virus spreads", '("bird flu in cattle" AND "as the virus spreads")'),
+])
+def test_rules16_spoken_chat_compare_and_slashes(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 

@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-15"
+RULES_VERSION = "rules-16"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -161,6 +161,7 @@ _MARKERS: list[tuple[str, str]] = [
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with"}   # "the minus strand" is a word
+_NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # Words that end no operand: a marker after them is a word of the phrase ("the minus strand", "when combined
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
@@ -205,6 +206,8 @@ for _rel in ("that", "which"):
     for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt"):
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
+        _MARKERS.append((f"{_rel} {_aux}", "EXCL"))   # "open world RPGs that aren't Bethesda": between operands
+        _BETWEEN_OPERANDS.add(f"{_rel} {_aux}")
     for _verb in ("exclude", "excludes", "omit", "omits"):
         _MARKERS.append((f"{_rel} {_verb}", "EXCL"))   # "apps that exclude X": the "that" is the marker's
         _BETWEEN_OPERANDS.add(f"{_rel} {_verb}")
@@ -287,7 +290,8 @@ _AUX = _AUX_STRONG | _AUX_WEAK
 # The nouns of a relation between two topics ("the link between X and Y"): one list for the question, the
 # statement and the "between" that keeps its "and" (see _lex)
 _RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation", "relations", "connection",
-                   "connections", "association", "associations", "correlation", "correlations"}
+                   "connections", "association", "associations", "correlation", "correlations", "difference",
+                   "differences", "similarities", "comparison"}
 _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + ")"
 
 # Filler at the start of the query (requests, politeness).
@@ -300,14 +304,20 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:seeking|after|researching)\b",
     r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:grateful|thankful|glad)\s+for\b",
     r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
+    # "after anything on X" (Australian and British: "I'm after"), "I search informations about X" (a learner's)
+    r"after\s+(?=(?:anything|something|stuff|info|information|some\s+info)\b)",
+    r"(?:i|we)\s+search(?:\s+for)?\b",
+    r"(?:does\s+)?(?:anyone|anybody|someone)\s+know\s+(?:of\s+)?(?:any\s+)?(?=(?:good\s+)?(?:reading|readings|books?|"
+    r"papers?|articles?|sources?|studies|research|resources?|info|information|stuff|anything|something)\b)",
     r"(?:looking|searching|hunting)\s+for\b",
     # "need info on X" (typed without its subject: only before a word for documents or advice)
-    r"need\s+(?=(?:some\s+|more\s+|good\s+)?(?:info|information|papers?|articles?|sources?|studies|research|"
+    r"need\s+(?=(?:some\s+|more\s+|good\s+)?(?:info|informations?|stuff|papers?|articles?|sources?|studies|research|"
     r"advice|tips|data|books?|resources?|recommendations?|readings?|materials?)\b)",
     r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
+    r"pull\s+together|"
     r"recommend|suggest|locate|provide|send|share|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
@@ -381,8 +391,9 @@ _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly)\s+)*"
-    r"(?:documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
-    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|"
+    r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got)|"
+    r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
+    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
@@ -405,7 +416,7 @@ _ADVICE = (
     r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE)
-_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx"}
+_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -470,7 +481,10 @@ def _lex(text: str) -> list[_Tok]:
     for i, t in enumerate(raw):
         if t.kind == "WORD":
             last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "SEMI", "RP")
-            stripped = t.text.rstrip("?!:")
+            # "the SETI Wow! signal": an exclamation mark before a word in lower case is the name's
+            nxt = raw[i + 1] if i + 1 < len(raw) else None
+            title_mark = i > 0 and t.text.endswith("!") and nxt is not None and nxt.kind == "WORD" and nxt.text[:1].islower()
+            stripped = t.text.rstrip("?:") if title_mark else t.text.rstrip("?!:")
             if last and not _INITIALS_RE.fullmatch(stripped):   # "in the U.S." keeps its stop
                 stripped = stripped.rstrip(".")
             t.text = stripped
@@ -496,6 +510,8 @@ def _lex(text: str) -> list[_Tok]:
         elif t.kind == "WORD" and t.spaced and t.text == "+" and 0 < i < len(raw) - 1 and raw[i + 1].spaced \
                 and _plus_joins(raw, i):
             t.kind = "AND"   # "federated learning + differential privacy"
+    if short:
+        raw = _split_slashes(raw)
     raw = [t for t in raw if t.kind != "WORD" or t.text.strip(_EDGE_PUNCT)]
     # "Procter & Gamble advertising": an ampersand between capitalised words joins a name, unless every word
     # is capitalised ("Meat & Multiple Myeloma": a title, where the capitals tell nothing)
@@ -562,8 +578,9 @@ def _lex(text: str) -> list[_Tok]:
             if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
                     or (low == "combined with" and (prev == "COMMA" or _modifies(out[i - 1].text))) \
-                    or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit():
-                t.kind = "WORD"
+                    or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
+                    or (low.split()[-1] in _NEGATED_BE and _fold(out[i + 1].text).split()[0].endswith("ed")):
+                t.kind = "WORD"   # (a state: "a drug that is not approved in Europe")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
             # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
@@ -672,6 +689,50 @@ def _slash_alternative(word: str) -> bool:
     two short tokens ("TCP / IP", "AC / DC") are a compound (see _lex)."""
     w = word.strip(_EDGE_PUNCT)
     return not w[:1].isdigit() and not w[-1:].isdigit() and _fold(w) not in ("and", "or", "yes", "no")
+
+
+_SLASH_PART_RE = re.compile(r"[^\W\d_][\w'\u2019-]*[^\W\d_]", re.U)
+_SLASH_PAIRS = {"and", "or", "either", "he", "she", "his", "her", "him", "hers", "yes", "no", "on", "off", "true",
+                "false", "input", "output", "in", "out", "win", "lose", "pass", "fail", "read", "write", "open",
+                "close", "start", "stop", "up", "down", "left", "right", "buy", "sell", "male", "female", "plus",
+                "minus", "per", "with", "without", "via"}
+# Words before an unspaced slash that leave its left side one word ("the client/server model")
+_SLASH_OPENERS = {"the", "a", "an", "of", "in", "on", "for", "to", "with", "about", "and", "or", "by", "from",
+                  "at", "as", "into", "my", "our", "your", "their", "his", "her", "its"}
+
+
+def _slash_parts(word: str) -> list[str]:
+    """The alternatives of a word such as "records/turntables" (see _split_slashes); [] for any other word."""
+    parts = word.split("/")
+    if len(parts) < 2 or not all(_SLASH_PART_RE.fullmatch(p) for p in parts) or any(len(p) < 3 for p in parts) \
+            or all(p.isupper() for p in parts) or any(_fold(p) in _SLASH_PAIRS for p in parts):
+        return []
+    return parts
+
+
+def _split_slashes(raw: list[_Tok]) -> list[_Tok]:
+    """An unspaced slash between words is an "or" in a short request ("vinyl records/turntables", "Gaming
+    laptops: ASUS/Lenovo", "heat pumps/biomass boilers for off-grid homes"), unless it joins a compound: two
+    acronyms ("TCP/IP", "HIV/AIDS"), a pair that names one thing ("input/output", "his/her"), numbers or units
+    ("km/h", "24/7", "mg/day"), a path or a URL (more than one slash is no list of words unless every part is
+    a word), or two single words before the noun they share ("client/server architecture")."""
+    out: list[_Tok] = []
+    for i, t in enumerate(raw):
+        parts = _slash_parts(t.text) if t.kind == "WORD" else []
+        if not parts:
+            out.append(t)
+            continue
+        prev = raw[i - 1] if i else None
+        nxt = raw[i + 1] if i + 1 < len(raw) else None
+        single_left = prev is None or prev.kind != "WORD" or _fold(prev.text) in _SLASH_OPENERS
+        if single_left and nxt is not None and nxt.kind == "WORD":
+            out.append(t)   # "mother/daughter relationships"
+            continue
+        for k, part in enumerate(parts):
+            if k:
+                out.append(_Tok("OR", "/"))
+            out.append(_Tok("WORD", part, t.spaced if k == 0 else False))
+    return out
 
 
 def _short_token(word: str) -> bool:
@@ -880,8 +941,8 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
         if k == "NOT" and prev in _ITEM_END:
             k = "EXCL"
         if prev in ("COMMA", "SEMI"):
-            if k in ("EXCL", "NOT"):
-                out.pop()
+            if k in ("EXCL", "NOT") or (k == "ALLBUT" and len(out) > 1 and out[-2].kind in _ITEM_END):
+                out.pop()   # "cats or dogs, nothing on fleas": the clause's exclusion, as ", but nothing on"
                 k = "EXCL"
             elif k == "BUT":
                 out.pop()
@@ -1553,6 +1614,22 @@ _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore
                    "eg", "ie", "including", "like", "such"}
 
 
+_DOCUMENT_WORDS = set("source sources paper papers article articles study studies case readings reading references "
+                      "literature books material materials info information resources examples data evidence research "
+                      "some any good recent more relevant academic scholarly peer-reviewed".split())
+
+
+def _asks_for_documents(head: str) -> bool:
+    """Whether ``head`` only asks for documents: an ask and words for documents ("need sources", "looking for
+    case studies", "any good readings")."""
+    low = _fold(head)
+    ask = _REQUEST_RE.match(low)
+    rest = low[ask.end():] if ask else low
+    words = rest.split()
+    return bool(words) and (ask is not None or len(words) > 1) and all(w in _DOCUMENT_WORDS for w in words) \
+        and any(w not in ("some", "any", "good", "recent", "more", "relevant") for w in words)
+
+
 def _topic_head(sentence: str) -> str:
     m = _TOPIC_HEAD_RE.match(sentence)
     if not m:
@@ -1562,7 +1639,10 @@ def _topic_head(sentence: str) -> str:
     tail_words = [w.strip(",.!?") for w in _fold(tail).split()]
     if " ".join(head_words) in _LABELS and tail_words:
         return tail   # "Question: does aspirin prevent cancer?", "Note: not about mice"
-    if not tail_words or len(tail_words) > _MAX_GROUP or not _GROUP_WORDS & set(tail_words) \
+    if tail_words and _asks_for_documents(head):
+        return tail   # "Need sources: X", "Looking for case studies: X" (not "Looking for Alaska: themes")
+    grouped = _GROUP_WORDS & set(tail_words) or any(_slash_parts(w) for w in tail.split())   # "ASUS/Lenovo"
+    if not tail_words or len(tail_words) > _MAX_GROUP or not grouped \
             or tail_words[0] in _NO_GROUP_START | _GROUP_WORDS or _has_strong_aux(sentence):
         return sentence
     if _HEAD_STOPS & set(head_words):
@@ -1714,11 +1794,18 @@ def _mutual(sentence: str) -> str:
 # towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
-    r"(?:hi|hello|hey|greetings)(?:\s+(?:there|all|everyone|everybody|folks|team))?\s*[,.!]\s*)(?=\S)")
+    r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|team|guys|y'all))?|"
+    r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?)\s*(?:[,.!]|\s[-\u2013\u2014]+)\s*)"
+    r"(?=\S)")
+# a chat opener after the greeting ("Hi Priya, quick one -- could you ...", "Hey, quick q from the newsroom: ...")
+_CHAT_OPENER_RE = re.compile(r"(?:quick|small|short)\s+(?:one|q|question|request|favour|favor|ask)\b"
+                             r"(?:\s+(?:from|for)\s+[^,.!?:;\u2013\u2014]{1,40}?)?\s*(?:[,.!:]|\s[-\u2013\u2014]+)\s*(?=\S)")
+# "Hi Priya, ...": a greeting and a name (capitalised in the text) before a comma
+_NAMED_SALUTATION_RE = re.compile(r"\s*(?:hi|hello|hey)\s+(?P<name>[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+)?)\s*,\s*(?=\S)", re.I)
 _SIGN_OFF_RE = re.compile(
-    r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:\s+[^\s]+){0,8}|"
+    r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
-    r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia)(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
+    r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+)?do\s+the\s+needful)(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
@@ -1727,8 +1814,10 @@ _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus
 # "For an exhibit I'm curating, I need sources on X")
 _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
-    r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:i|we)\s+(?:need|want)|would\s+(?:like|love)|"
+    r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
     r"(?:could|can|would)\s+you)\b)")
+_EXCLUDING_WORDS_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|"
+                                 r"rather|instead|neither|nor|don't|dont|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
 # the circumstances hold no ask and no exclusion of their own ("I'm not interested in X, I want Y")
 _ASK_WORDS_RE = re.compile(r"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|not|no|"
@@ -1753,16 +1842,90 @@ def _dash_pairs(text: str) -> str:
     return _DASH_PAIR_RE.sub(bracket, text)
 
 
+# A dictated request ("um can you like find stuff on uh feline hyperthyroidism"): its hesitation words go, and so
+# does a "like" that only fills a pause; only in a text that holds a hesitation word or opens with an assistant's
+# wake words, where "like" is no verb ("I'd like", "looks like" keep theirs: see _FILLER_LIKE_RE).
+_WAKE_RE = re.compile(r"\s*(?:(?:ok(?:ay)?|hey|hi)\s+(?:google|siri|alexa|cortana)|alexa|siri)\b[\s,.!]*", re.I)
+_HESITATION_RE = re.compile(r"(?<![\w'-])(?:u+m+|u+h+|e+r+m+|e+r+|h+m+)(?![\w'-])[,.]?\s*")
+_FILLER_LIKE_RE = re.compile(r"(?:^|(?<=\s)|\b(?P<before>so|you|not|just|and|but|find|is|it's|what's|about|on|me|for|or|was)\s+)"
+                             r"like\b,?\s+")
+
+
+def _spoken(text: str) -> str:
+    wake = _WAKE_RE.match(text)
+    if not wake and not _HESITATION_RE.search(text):
+        return text
+    if wake:
+        text = text[wake.end():]
+    out = _HESITATION_RE.sub("", text)
+    low = _fold(out)
+    for m in reversed(list(_FILLER_LIKE_RE.finditer(low))):
+        if m.group("before") is None and m.start() > 0:
+            continue   # "birds that look like dinosaurs"
+        keep = out[m.start():m.start() + len(m.group("before")) + 1] if m.group("before") else ""
+        out = out[:m.start()] + keep + out[m.end():]
+    return out.strip() or text
+
+
+# "Compare X with Y", "comparing X and Y": the two topics
+_COMPARE_RE = re.compile(r"(?:please\s+)?(?:compare|comparing|contrast|contrasting)\s+(?=\S)")
+_COMPARE_WITH_RE = re.compile(r"\s+(?:with|to|against|and|versus|vs\.?)\s+")
+
+
+def _compare(sentence: str) -> str:
+    m = _COMPARE_RE.match(_fold(sentence))
+    if not m or _has_strong_aux(sentence):
+        return sentence
+    rest = sentence[m.end():]
+    links = list(_COMPARE_WITH_RE.finditer(_fold(rest)))
+    if len(links) != 1 or re.search(r"\b(?:and|or|not|but)\b", _fold(rest[:links[0].start()] + rest[links[0].end():])):
+        return sentence
+    return f"{rest[:links[0].start()]} and {rest[links[0].end():]}"
+
+
+# A systematic review's question by its parts ("P: adults over 65; I: befriending; O: loneliness", "Population:
+# ... Intervention: ... Outcome: ..."): each part is a topic of the search, ANDed; the parts' labels and what
+# comes before the first one ("For a Cochrane-style review --") go.
+_PICO_LABEL = (r"(?:p|population|patients?|participants|problem|i|interventions?|exposures?|e|c|comparators?|"
+               r"comparisons?|control|o|outcomes?)")
+_PICO_RE = re.compile(r"(?:^|(?<=[\s;.,(\u2013\u2014-]))" + _PICO_LABEL + r"\s*:\s*")
+
+
+def _pico(text: str) -> str:
+    low = _fold(text)
+    labels = list(_PICO_RE.finditer(low))
+    names = {m.group(0).rstrip(": ")[:1] for m in labels}   # the parts' initials: at least P or E and I or O
+    if len(labels) < 2 or not ({"p", "e"} & names and {"i", "o", "c"} & names) or len(text) > _MAX_REPHRASED:
+        return text
+    parts = [text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))] for k, m in enumerate(labels)]
+    parts = [p.strip().strip(";,.").strip() for p in parts]
+    return "; ".join(p for p in parts if p) or text
+
+
 def _letter(text: str) -> str:
     """The text without a letter's framing (see above); unchanged when it is no letter."""
     salutation = _SALUTATION_RE.match(_fold(text))
+    named = _NAMED_SALUTATION_RE.match(text) if salutation is None else None
+    if named and all(w[:1].isupper() for w in named.group("name").split()) and named.group("name") not in ("I", "I'm"):
+        rest = _fold(text[named.end():])   # "Hi Priya, could you ...", not "Hello Kitty, the brand's history"
+        if _CHAT_OPENER_RE.match(rest) or _REQUEST_RE.match(rest) or _FIRST_PERSON_RE.match(rest):
+            salutation = named
     if salutation:
         text = text[salutation.end():]
+    opener = _CHAT_OPENER_RE.match(_fold(text)) if salutation else None
+    if opener:
+        text = text[opener.end():]
     sentences = _sentences(text)
     changed = salutation is not None
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None):
         sentences.pop()
+        changed = True
+    # the writer's reason after the request ("X, since the details matter to me", "X, as I teach it next term")
+    reason = _REASON_RE.search(_fold(sentences[-1])) if sentences else None
+    if reason and reason.start() > 0 and _FIRST_PERSON_RE.search(reason.group(0)) \
+            and not _EXCLUDING_WORDS_RE.search(reason.group(0)):
+        sentences[-1] = sentences[-1][:reason.start()]
         changed = True
     for i, sentence in enumerate(sentences):
         low = _fold(sentence)
@@ -1820,6 +1983,8 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
             request = _mutual(request)
         if request == sentences[at]:
             request = _topic_head(request)
+        if request == sentences[at] and len(sentences) == 1:
+            request = _compare(request)
         if request != sentences[at]:
             sentences = sentences[:at] + [request] + sentences[at + 1:]
             text = " ".join(sentences)
@@ -1861,6 +2026,27 @@ def _drop_placeholders(node: Node) -> Node:
     return node
 
 
+_ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
+_MAX_ARTICLE_TERM = 8   # words: a request's topic, not a claim's sentence
+
+
+def _drop_articles(node: Node, quoted: set[str]) -> Node:
+    """"without an ND filter", "not a router problem", "a loft or a basement": every writer of the labelled and
+    held-out sets leaves a term's leading "a" / "an" out (none of their terms starts with one); "A Tale of Two
+    Cities", "a priori", "a cappella", a claim's sentence and a term the user quoted keep theirs."""
+    if isinstance(node, Term):
+        words = node.text.split()
+        if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("a", "an", "A", "An") \
+                and (words[0].islower() or words[1][:1].islower()) and words[1].lower() not in _ARTICLE_KEPT:
+            return Term(" ".join(words[1:]))
+        return node
+    if isinstance(node, Not):
+        return Not(_drop_articles(node.child, quoted))
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(_drop_articles(c, quoted) for c in node.children))
+    return node
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     if not isinstance(text, str):
@@ -1870,6 +2056,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
+    cleaned = _pico(_spoken(cleaned))
     if len(cleaned) <= _MAX_LETTER:
         cleaned = _letter(cleaned)
     found = _sentences(cleaned)
@@ -1888,6 +2075,7 @@ def translate_rules(text: str) -> Node:
         cleaned = " ".join(sentences[request:])
     prose = len(sentences) > 1 and request is None   # a joined exclusion is part of its sentence
     toks = _strip_filler(_lex(cleaned))
+    quoted = {" ".join(t.text.split()) for t in toks if t.kind == "QTERM"}
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words
         toks = _sentence_words(toks)
@@ -1899,7 +2087,7 @@ def translate_rules(text: str) -> Node:
         toks = _normalise(_parentheticals(toks))
         if not toks:
             raise RuleError("nothing to search for")
-        node = _drop_placeholders(_Parser(toks).parse())
+        node = _drop_articles(_drop_placeholders(_Parser(toks).parse()), quoted)
     except RuleError:
         if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at
             raise prose_error from None
