@@ -821,6 +821,42 @@ def test_rules16_spoken_chat_compare_and_slashes(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a search engine's minus after a closing bracket
+    ('tea AND (green OR "white tea") -matcha', '("tea" AND ("green" OR "white tea") AND NOT "matcha")'),
+    # emoji are no words of a topic
+    ("\U0001f431 cat allergies but no medication pls \U0001f64f", '("cat allergies" AND NOT "medication")'),
+    # a title that opens with "Not"; an exclusion that does
+    ("Not Fade Away recordings", '"Not Fade Away recordings"'),
+    ("Not the Ten O'Clock News reruns", '"Not the Ten O\'Clock News reruns"'),
+    ("Not Python but Rust", '(NOT "Python" AND "Rust")'),
+    # a preposition before a group opener belongs to no term
+    ("glacier retreat in either the Alps or the Andes", '("glacier retreat" AND ("the Alps" OR "the Andes"))'),
+    ("rail fares, in either Spain or Italy", '("rail fares" AND ("Spain" OR "Italy"))'),
+    # the writer's circumstances or a closing ask after the last comma; an ask or exclusion there stays
+    ("poultry vaccination schedules, I have an exam on it monday", '"poultry vaccination schedules"'),
+    ("I search informations about kiln design, can you help?", '"kiln design"'),
+    ("mangrove carbon storage, please send me sources", '"mangrove carbon storage"'),
+    ("tidal mills or windmills, whichever you have", '("tidal mills" OR "windmills")'),
+    ("cats, I want dogs", '("cats" AND "dogs")'),
+    ("lemurs (not ring-tailed, I've read about them)", '("lemurs" AND NOT "ring-tailed")'),
+    # more asks: "anyone have", "I am searching", "looking into", "help find", "documentation", "published on"
+    ("anyone have data on ferry delays?", '"ferry delays"'),
+    ("I am searching documents about salt marsh birds and also mudflats", '("salt marsh birds" AND "mudflats")'),
+    ("Looking into rope access techniques. Not interested in caving.", '("rope access techniques" AND NOT "caving")'),
+    ("Please help find the report about bridge scour", '"bridge scour"'),
+    ("Need documentation for either Ansible or Salt", '("Ansible" OR "Salt")'),
+    ("Is there anything published on hedgehog road deaths?", '"hedgehog road deaths"'),
+    ("@here need stuff on tram signal priority asap", '"tram signal priority"'),
+    # a letter with a long preamble about the writer, the ask last
+    ("We run a small dairy. Our cows have had more lameness this winter. We changed the bedding in October. "
+     "The vet is not sure why. I was asked to read up before the next visit. Can you find material on "
+     "digital dermatitis in dairy cattle?", '"digital dermatitis in dairy cattle"'),
+])
+def test_rules17_search_syntax_titles_closing_clauses_and_long_letters(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-16"
+RULES_VERSION = "rules-17"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -295,7 +295,7 @@ _RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation",
 _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + ")"
 
 # Filler at the start of the query (requests, politeness).
-_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|ok|okay|so|now)\b,?"
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|ok|okay|so|now|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
@@ -312,7 +312,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:looking|searching|hunting)\s+for\b",
     # "need info on X" (typed without its subject: only before a word for documents or advice)
     r"need\s+(?=(?:some\s+|more\s+|good\s+)?(?:info|informations?|stuff|papers?|articles?|sources?|studies|research|"
-    r"advice|tips|data|books?|resources?|recommendations?|readings?|materials?)\b)",
+    r"advice|tips|data|books?|resources?|recommendations?|readings?|materials?|documentation)\b)",
     r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
@@ -342,7 +342,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
-    r"help\s+(?:me|us)\s+(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
+    r"help\s+(?:(?:me|us)\s+)?(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
+    r"(?:does\s+|has\s+)?(?:anyone|anybody)\s+(?:have|got)\b",   # "anyone have data on X", "anyone got good reads on X"
+    r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching)(?:\s+into)?\b",   # "I am searching documents about X"
+    r"(?:i|we)\s+look\s+(?:for|into)\b|looking\s+into\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
     # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
@@ -356,7 +359,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
     r"examine|explore|investigate|look\s+at)\b",
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
-    r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:about|on)?\b",
+    r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:(?:published|written|out\s+there)\s+)?(?:about|on)?\b",
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
@@ -393,7 +396,7 @@ _GENRE = (
     r"interesting|related|similar|scholarly)\s+)*"
     r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got)|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
-    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|"
+    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
@@ -416,7 +419,7 @@ _ADVICE = (
     r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE)
-_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers"}
+_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -453,13 +456,17 @@ def _fold(text: str) -> str:
     return low.replace("\u2019", "'")
 
 
+# Emoji and pictographs ("urban fox behaviour \U0001f98a but no mange stuff pls \U0001f645"): no word of a topic
+_EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u20E3]")
+
+
 def _clean(text: str) -> str:
-    """Control characters and odd separators become spaces."""
+    """Control characters, odd separators and emoji become spaces."""
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
-    return "".join(out)
+    return _EMOJI_RE.sub(" ", "".join(out))
 
 
 def _lex(text: str) -> list[_Tok]:
@@ -562,6 +569,10 @@ def _lex(text: str) -> list[_Tok]:
         if not matched:
             out.append(t)
             i += 1
+    # A title that opens with "Not" ("Not the Nine O'Clock News sketches", "Not for Ourselves Alone Ken Burns"):
+    # at the start, before two capitalised words (a function word may come first); "Not Python" excludes
+    if out and out[0].kind == "NOT" and out[0].text == "Not" and _title_follows(out[1:4]):
+        out[0].kind = "WORD"
     # A spaced dash before an exclusion ("urban gardening - ignore hydroponics", "novels - no vampires, no
     # werewolves") is a comma; elsewhere it joins nothing ("Gaming laptops - ASUS or Lenovo" is no list).
     out = [_Tok("COMMA") if t.kind == "DASH" and _dash_separates(out, i) else t for i, t in enumerate(out)]
@@ -648,7 +659,7 @@ def _lex(text: str) -> list[_Tok]:
                                                             for t in out)
     minus: list[_Tok] = []
     for t in out:
-        if (operator(t, "-") or (searchy and operator(t, "+"))) and minus and minus[-1].kind in ("WORD", "QTERM"):
+        if (operator(t, "-") or (searchy and operator(t, "+"))) and minus and minus[-1].kind in ("WORD", "QTERM", "RP"):
             minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
@@ -660,6 +671,18 @@ def _lex(text: str) -> list[_Tok]:
             if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
     return out
+
+
+_TITLE_FUNCTION_WORDS = {"the", "a", "an", "for", "of", "in", "to", "my", "our", "with", "without", "on", "at"}
+
+
+def _title_follows(toks: list[_Tok]) -> bool:
+    words = [t.text for t in toks if t.kind == "WORD"]
+    if len(words) < len(toks) or not words:
+        return False
+    if words[0] in _TITLE_FUNCTION_WORDS:
+        words = words[1:]
+    return len(words) >= 2 and all(w[:1].isupper() for w in words[:2])
 
 
 def _plus_joins(toks: list[_Tok], i: int) -> bool:
@@ -874,6 +897,7 @@ def _term_text(text: str) -> str:
 
 
 _SEPS = {"AND", "OR", "COMMA", "CAND", "COR", "NOR", "SAND", "SOR"}
+_GROUP_PREPOSITIONS = {"in", "on", "at", "for", "from", "with", "by", "about", "to", "into", "of", "during", "among"}
 _STRONG = {"SAND", "SOR"}
 _ITEM_END = {"TERM", "RP"}
 _ITEM_START = {"TERM", "LP", "NOT", "EITHER", "BOTH", "NEITHER", "ALLBUT"}
@@ -915,6 +939,16 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 merged[-1] = _Tok("SEMI", t.text)
         else:
             merged.append(_Tok(t.kind, t.text))
+    # 1a. a preposition before a group opener belongs to no term ("sea ice algae in either the Barents Sea or
+    #     Fram Strait", "keepers, in either Britain or the US"): the group is the operand it introduces
+    for i in range(len(merged) - 2, -1, -1):
+        if merged[i].kind == "TERM" and merged[i + 1].kind in ("EITHER", "BOTH", "NEITHER"):
+            words = merged[i].text.split()
+            if words and words[-1].lower() in _GROUP_PREPOSITIONS:
+                if len(words) > 1:
+                    merged[i].text = " ".join(words[:-1])
+                else:
+                    del merged[i]
     # 1b. "but not both" ends the text; elsewhere it is an exclusion of a "both" group
     for i in range(len(merged) - 2, -1, -1):
         if merged[i].kind == "NOTBOTH":
@@ -1472,6 +1506,18 @@ _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "prof", "vs", "etc", "e.g", "i.
                   "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev"}
 # A sentence that asks for documents: a later one makes what comes before it a preamble.
 _MAX_PREAMBLE, _MAX_REQUEST = 3, 2  # sentences of context before a request, sentences of the request
+_MAX_LETTER_PREAMBLE = 8   # a letter's context: the writer's own circumstances, in a text of at most _MAX_LETTER
+
+
+def _preamble_limit(sentences: list[str], request: int) -> int:
+    """How many sentences of context may come before the request: more in a letter ("Our brewery has been getting
+    complaints ... We've already replaced the yeast. ... Can you find material on X?"), where most of them are
+    about the writer, than in prose that holds a request-like sentence."""
+    before = sentences[:request]
+    if sum(len(x) for x in sentences) > _MAX_LETTER or not before:
+        return _MAX_PREAMBLE
+    personal = sum(1 for x in before if _FIRST_PERSON_RE.search(_fold(x)))
+    return _MAX_LETTER_PREAMBLE if 2 * personal >= len(before) else _MAX_PREAMBLE
 _REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_ASKS + _HOWTO) + r")")
 
 
@@ -1816,6 +1862,13 @@ _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
     r"(?:could|can|would)\s+you)\b)")
+# the last clause of a request after a comma: the writer's circumstances or a closing ask
+_CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+(?:me|us))?|any\s+(?:ideas|help)|"
+                r"(?:please|pls|plz)\s+send\s+(?:me|us)\s+(?:some\s+|any\s+)?(?:sources|papers|links|articles|references)|"
+                r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier)|works))")
+_CLOSING_ASK_RE = re.compile(r",\s+" + _CLOSING_ASK)
+_CLOSING_CLAUSE_RE = re.compile(r",\s+(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s+(?!(?:want|need|would|'d)\b)[^,()\[\]]*|"
+                                + _CLOSING_ASK + r")[\s.!?]*$")
 _EXCLUDING_WORDS_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|"
                                  r"rather|instead|neither|nor|don't|dont|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
@@ -1921,10 +1974,15 @@ def _letter(text: str) -> str:
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None):
         sentences.pop()
         changed = True
-    # the writer's reason after the request ("X, since the details matter to me", "X, as I teach it next term")
-    reason = _REASON_RE.search(_fold(sentences[-1])) if sentences else None
-    if reason and reason.start() > 0 and _FIRST_PERSON_RE.search(reason.group(0)) \
-            and not _EXCLUDING_WORDS_RE.search(reason.group(0)):
+    # the writer's reason or circumstances after the request ("X, since the details matter to me", "X, I have
+    # to present on it friday"), or a closing ask ("X, can you help?", "X, whichever you have")
+    low = _fold(sentences[-1]) if sentences else ""
+    reason = _REASON_RE.search(low)
+    if not (reason and reason.start() > 0 and _FIRST_PERSON_RE.search(reason.group(0))):
+        reason = _CLOSING_CLAUSE_RE.search(low)
+        if reason and _ASK_WORDS_RE.search(reason.group(0)) and not _CLOSING_ASK_RE.match(reason.group(0)):
+            reason = None   # "X, I want Y", "X, we don't need Y"
+    if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)):
         sentences[-1] = sentences[-1][:reason.start()]
         changed = True
     for i, sentence in enumerate(sentences):
@@ -2069,7 +2127,7 @@ def translate_rules(text: str) -> Node:
     if len(sentences) < len(found):
         cleaned = " ".join(sentences)
     request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
-    if request is not None and (request > _MAX_PREAMBLE or len(sentences) - request > _MAX_REQUEST):
+    if request is not None and (request > _preamble_limit(sentences, request) or len(sentences) - request > _MAX_REQUEST):
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
