@@ -412,6 +412,12 @@ def cmd_eval(args) -> int:
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
               f"{depth:,} (a deeper run measures it, where the index holds more documents: itlr search -k "
               f"{cutoff}, or itlr rerank -k {cutoff} for reranked candidates)", file=sys.stderr)
+    if scores["judged_results"] == 0:
+        sample = ", ".join(repr(str(d)) for d in table.column("doc_id").slice(0, 2).to_pylist())
+        n = scores["judged_queries"]
+        print(f"itlr: warning: none of the retrieved documents of the {n:,} judged quer{'y' if n == 1 else 'ies'} is "
+              f"judged in {args.qrels} (doc ids such as {sample}): do the doc ids of the index and the qrels match?",
+              file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

@@ -24,3 +24,7 @@ def main() -> None:
     from .cli import main as run
 
     sys.exit(run())
+
+
+if __name__ == "__main__":   # ``python -m itlr_gpu.console``
+    main()

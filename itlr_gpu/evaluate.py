@@ -269,8 +269,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
 
     Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
-    result queries that have qrels, and ``"unanswered_queries"``: queries in the
-    qrels with no results.  Queries in the results with no qrels are simply not
+    result queries that have qrels, ``"unanswered_queries"``: queries in the
+    qrels with no results, and ``"judged_results"``: result rows whose document
+    the qrels judge (0 when the doc ids do not match the qrels').  Queries in the results with no qrels are simply not
     judged.  ``unanswered="zero"`` (default, the ir_measures convention): an
     unanswered query counts as 0 in the means, so a query whose result set is
     empty is penalised; ``"skip"``: the means are over the judged queries only
@@ -347,6 +348,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     out: dict[str, Any] = {str(m): float(means[m]) for m in parsed}   # in the order asked for
     out["judged_queries"] = len(judged)
     out["unanswered_queries"] = len(missing)
+    # result rows whose document the qrels judge (any grade): none at all means the doc ids do not match
+    judged_pairs = {(q.query_id, q.doc_id) for q in qrel_list}
+    out["judged_results"] = sum(1 for d in run if (d.query_id, d.doc_id) in judged_pairs)
     if per_query:
         table: dict[str, dict[str, float]] = {}
         for metric in ir_measures.iter_calc(parsed, qrel_list, run):

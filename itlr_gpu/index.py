@@ -77,8 +77,19 @@ def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
     out = np.empty((n, d), dtype=dtype)
     step = _block_rows(out)
     for start in range(0, n, step):
-        out[start : start + step] = l2_normalize(np.asarray(x[start : start + step]), where, row_offset=start)
+        out[start : start + step] = l2_normalize(_host_block(x[start : start + step]), where, row_offset=start)
     return out
+
+
+def _host_block(block: Any) -> np.ndarray:
+    """A block of rows as a numpy array; a torch tensor on any device and of any float dtype (bfloat16, which
+    numpy lacks, included) is widened to float32 on the CPU first."""
+    if type(block).__module__.split(".")[0] == "torch" and hasattr(block, "detach"):
+        block = block.detach()
+        if block.is_floating_point() and block.element_size() < 4:
+            block = block.float()
+        return block.cpu().numpy()
+    return np.asarray(block)
 
 
 def _ids_array(doc_ids: Any, where: str) -> pa.Array:
@@ -194,10 +205,16 @@ class Index:
         from tqdm.auto import tqdm
 
         dt = _dtype(dtype)
+        if type(corpus).__module__.split(".")[0] == "pandas" and hasattr(corpus, "columns"):
+            corpus = pa.Table.from_pandas(corpus, preserve_index=False)   # a DataFrame: its columns, no index
         if isinstance(corpus, pa.Table):
             table, where = normalize_corpus(corpus, "corpus table"), "corpus table"
-        else:
+        elif isinstance(corpus, (str, os.PathLike)):
             table, where = read_corpus(corpus), str(corpus)
+        else:
+            raise InputError(f"corpus is a {type(corpus).__name__}", "Index.build",
+                             "a path to a corpus file, a pyarrow.Table or a pandas DataFrame "
+                             "(columns doc_id / _id, text, optional title)")
         if encoder is None:
             encoder = default_encoder()
         if not isinstance(encoder, Encoder):
@@ -225,6 +242,13 @@ class Index:
                 table = table.filter(pa.array(keep))
                 texts = [t for t, k in zip(texts, keep) if k]
                 n = len(texts)
+        scant = [i for i, t in enumerate(texts) if _letters(t) < _MIN_LETTERS and _has_text(t)]
+        if scant:   # kept (they are documents), but worth a word: they behave like the empty ones above
+            first = table.column("doc_id")[scant[0]].as_py()
+            warnings.warn(f"{len(scant):,} of {n:,} documents of {where} hold almost no text (fewer than "
+                          f"{_MIN_LETTERS} letters or digits, e.g. one character or only emoji; first: {first!r}): "
+                          "their vectors lie close to many short terms, so they may rank high on OR and NOT "
+                          "queries", stacklevel=2)
         out: np.ndarray | None = None
         emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
         # Longest texts first, over the whole corpus: each call's texts are of similar length, so the encoder's
@@ -278,6 +302,11 @@ class Index:
             table = read_table(ep)
             matrix = _list_column_matrix(table, str(ep))
             if ids_path is not None:
+                own = [c for c in ("doc_id", "_id") if c in table.column_names]
+                if own:   # two id sources that may disagree: every result would be mislabelled
+                    raise InputError(f"{ep.name} has its own '{own[0]}' column and an ids file was given too "
+                                     f"({ids_path})", str(ep), "one source of ids: leave out --ids (ids_path), or "
+                                     "a table without a doc_id / _id column")
                 ids, ids_where = _read_id_file(Path(ids_path)), str(ids_path)
             else:
                 col = _id_column(table, str(ep), allow_single=False)
@@ -416,6 +445,20 @@ def INDEX_FILES(name: str) -> bool:  # noqa: N802 - a predicate used like a cons
     return name in (EMBEDDINGS_FILE, IDS_FILE, MANIFEST_FILE) or re.fullmatch(r"embeddings-[0-9]{5,}\.npy", name) is not None
 
 
+_MIN_LETTERS = 2
+
+
+def _letters(text: str) -> int:
+    """Letters and digits in ``text``, counted up to _MIN_LETTERS."""
+    count = 0
+    for ch in text:
+        if ch.isalnum():
+            count += 1
+            if count >= _MIN_LETTERS:
+                break
+    return count
+
+
 def _has_text(text: str) -> bool:
     """Whether ``text`` holds a visible character: white space, zero-width and format characters (U+200B,
     U+FEFF, ...) embed like an empty string."""
@@ -467,7 +510,7 @@ def read_doc_ids(d: Path, count: int, checksum: str | None = None) -> pa.Array:
         raise IndexIntegrityError(f"{len(ids)} doc ids but the manifest says {count} documents", str(ip),
                                   "one id per embedding row")
     try:
-        check_ids(ids, str(ip), "doc_id")
+        check_ids(ids, str(ip), "doc_id", spelling=False)   # an index saved before the spelling check loads
     except InputError as e:
         raise IndexIntegrityError(e.what, e.where, e.expected) from e
     return ids
@@ -571,6 +614,9 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
     if lines and lines[-1] == "":
         lines.pop()  # the final newline
     ids = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if ids and ids[0].strip().lower() in ("doc_id", "_id", "id", "docid", "doc-id", "ids", "document_id"):
+        raise InputError(f"the first line {ids[0].strip()!r} looks like a column header", f"{path}:1",
+                         "one id per line and no header, or a .arrow / .parquet / .jsonl table with a doc_id column")
     for lineno, doc_id in enumerate(ids, start=1):
         if not doc_id.strip():
             raise InputError("blank line", f"{path}:{lineno}", "one non-empty id per line")

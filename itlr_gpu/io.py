@@ -116,8 +116,10 @@ def _as_string(table: pa.Table, name: str, where: str, fill_null: str | None = N
     return string_column(table, name, where, ids=ids, fill_null=fill_null)
 
 
-def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id") -> None:
-    """Raise InputError naming the first null, empty or duplicate id and its 0-based row."""
+def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, spelling: bool = True) -> None:
+    """Raise InputError naming the first null, empty or duplicate id and its 0-based row; with ``spelling``
+    (ids as they come in, not those of a saved index) also one with white space at an end or a control
+    character (a tab, a line break): no qrels or run line can name it, so evaluation would score it 0."""
     if ids.null_count:
         row = pc.index(pc.is_null(ids), True).as_py()
         raise InputError(f"null {kind} at row {row}", where, f"a non-empty {kind} on every row")
@@ -125,6 +127,13 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id") -> 
     if pc.any(empty).as_py():
         row = pc.index(empty, True).as_py()
         raise InputError(f"empty {kind} at row {row}", where, f"a non-empty {kind} on every row")
+    if spelling and len(ids):
+        odd = pc.or_(pc.not_equal(pc.utf8_trim_whitespace(ids), ids),
+                     pc.match_substring_regex(ids, "[\\x00-\\x1f\\x7f]"))
+        if pc.any(odd).as_py():
+            row = pc.index(odd, True).as_py()
+            raise InputError(f"{kind} {ids[row].as_py()!r} at row {row} has white space at an end or a control character",
+                             where, f"{kind}s without leading or trailing white space, tabs or line breaks")
     if _has_duplicates(ids):
         seen: dict[str, int] = {}
         for row, value in enumerate(ids.to_pylist()):
@@ -256,6 +265,9 @@ def read_delimited_table(path: Path, what: str = "query file",
                 "one value per header column" + ("" if is_csv else " (a TSV is read without quoting: a text with "
                                                  "tabs or line breaks needs a .csv or .jsonl file)"),
             )
+        if [c.strip() for c in row] == header:   # two files joined with both headers kept
+            raise InputError("the header row again", f"{path}:{lineno}",
+                             f"one header row (line {rows[0][0]}) and then data rows")
         for values, value in zip(columns, row):
             values.append(value)
     return pa.table({name: strings_to_arrow(values, str(path), f"column '{name}'")

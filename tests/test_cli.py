@@ -324,3 +324,26 @@ def test_demo_on_too_few_documents_names_the_option(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["itlr: error: --docs: 1 document(s) are too few for the demo's queries (each needs 1 to 90% of "
                    "the corpus as answers) (expected more documents (the default is 400))"]
+
+
+def test_eval_warns_when_no_retrieved_document_is_judged(tmp_path, capsys):
+    """Doc ids that do not match the qrels' (a prefix, white space) score 0 everywhere: said, not hidden."""
+    run = pa.table({"query_id": ["q1", "q1"], "doc_id": ["doc-1", "doc-2"], "score": [0.9, 0.8]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t1\t1\n")
+    assert main(["eval", str(tmp_path / "run.parquet"), str(tmp_path / "qrels.tsv"), "--measures", "nDCG@2"]) == 0
+    err = capsys.readouterr().err
+    assert ("itlr: warning: none of the retrieved documents of the 1 judged query is judged in "
+            f"{tmp_path / 'qrels.tsv'} (doc ids such as 'doc-1', 'doc-2'): do the doc ids of the index and the "
+            "qrels match?") in err
+    (tmp_path / "qrels2.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tdoc-2\t0\n")   # judged, if not relevant
+    assert main(["eval", str(tmp_path / "run.parquet"), str(tmp_path / "qrels2.tsv"), "--measures", "nDCG@2"]) == 0
+    assert "none of the retrieved documents" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["itlr_gpu", "itlr_gpu.console"])
+def test_python_dash_m_runs_the_cli(module):
+    proc = subprocess.run([sys.executable, "-m", module, "parse", "cats AND NOT dogs"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "cats" in proc.stdout and "dogs" in proc.stdout

@@ -483,3 +483,73 @@ def test_documents_without_text_are_left_out_with_a_warning_or_kept_on_request()
     invisible = pa.table({"doc_id": ["z", "f", "n", "t"], "text": ["\u200b", "\ufeff\u00a0", "\u3000\u200b\u2060", "é"]})
     with pytest.warns(UserWarning, match=r"3 of 4 documents .* left out"):
         assert Index.build(invisible, FakeEncoder()).doc_ids.to_pylist() == ["t"]
+
+
+def test_a_table_with_its_own_ids_and_an_ids_file_is_refused(tmp_path):
+    """Two id sources that may disagree: every result would carry another document's id."""
+    pq.write_table(pa.table({"doc_id": ["a", "b"], "embedding": [[1.0, 0.0], [0.0, 1.0]]}), tmp_path / "e.parquet")
+    (tmp_path / "ids.txt").write_text("b\na\n")
+    with pytest.raises(InputError, match=r"e\.parquet has its own 'doc_id' column and an ids file was given"):
+        Index.from_embedding_files(tmp_path / "e.parquet", tmp_path / "ids.txt")
+
+
+def test_an_ids_file_with_a_header_line_says_so(tmp_path):
+    np.save(tmp_path / "e.npy", rand(2, 3))
+    (tmp_path / "ids.csv").write_text("doc_id\nx\ny\n")
+    with pytest.raises(InputError, match=r"ids\.csv:1: the first line 'doc_id' looks like a column header"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.csv")
+
+
+@pytest.mark.parametrize("bad", ["b ", " b", "b\tc", "b\nc", "b\x00"])
+def test_ids_with_white_space_at_an_end_or_control_characters_are_refused(tmp_path, bad):
+    """No qrels or run line can name such an id, so `itlr eval` would score the run 0 without a word."""
+    with pytest.raises(InputError, match=r"row 1 has white space at an end or a control character"):
+        Index.from_arrays(rand(2, 3), ["a", bad])
+    assert Index.from_arrays(rand(2, 3), ["a", "b c"]).doc_ids.to_pylist() == ["a", "b c"]   # inside: kept
+
+
+def test_torch_tensors_of_any_float_dtype_are_accepted():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(5, 8)
+    want = Index.from_arrays(x.numpy(), list("abcde"), dtype="float32").embeddings
+    for t in (x.bfloat16(), x.half(), x.double()):
+        got = Index.from_arrays(t, list("abcde"), dtype="float32").embeddings
+        np.testing.assert_allclose(got, want, atol=1e-2 if t.dtype == torch.bfloat16 else 1e-3)
+
+
+def test_build_refuses_what_is_no_corpus_by_name():
+    with pytest.raises(InputError, match=r"Index\.build: corpus is a list \(expected a path to a corpus file, "
+                                         r"a pyarrow\.Table or a pandas DataFrame"):
+        Index.build([{"doc_id": "a", "text": "x"}], encoder=object())
+
+
+def test_build_takes_a_pandas_dataframe():
+    pd = pytest.importorskip("pandas")
+
+    class Tiny:   # an Encoder: two fixed dimensions from the text's length
+        name, dim = "tiny", 2
+
+        def encode(self, texts, **kw):
+            return np.array([[1.0, len(t)] for t in texts], dtype=np.float32)
+
+    from itlr_gpu.encoders import Encoder
+    Encoder.register(Tiny)
+    ix = Index.build(pd.DataFrame({"doc_id": ["a", "b"], "text": ["x", "yy"]}), encoder=Tiny(), dtype="float32")
+    assert ix.doc_ids.to_pylist() == ["a", "b"]
+
+
+def test_documents_with_almost_no_text_are_kept_with_a_warning():
+    """A one-character or emoji-only document embeds near many short terms (a user probe found "x" ranked first
+    for "gold" AND NOT "livestock"): kept, as documents, but named."""
+    table = pa.table({"doc_id": ["a", "b", "c"], "text": ["x", "gold prices rose", "\U0001f355\U0001f525"]})
+    with pytest.warns(UserWarning, match=r"2 of 3 documents of corpus table hold almost no text .*first: 'a'"):
+        idx = Index.build(table, FakeEncoder(), dtype="float32")
+    assert idx.doc_ids.to_pylist() == ["a", "b", "c"]
+
+
+def test_a_corpus_csv_that_repeats_its_header_is_refused(tmp_path):
+    from itlr_gpu.io import read_corpus
+
+    (tmp_path / "c.csv").write_text("doc_id,text\na,cats\ndoc_id,text\nb,dogs\n")
+    with pytest.raises(InputError, match=r"c\.csv:3: the header row again"):
+        read_corpus(tmp_path / "c.csv")
