@@ -848,6 +848,19 @@ def test_rules16_spoken_chat_compare_and_slashes(text, expr):
     ("Need documentation for either Ansible or Salt", '("Ansible" OR "Salt")'),
     ("Is there anything published on hedgehog road deaths?", '"hedgehog road deaths"'),
     ("@here need stuff on tram signal priority asap", '"tram signal priority"'),
+    # letters: a thesis chapter before an exclusion, a purpose before "I require", "so please find me" after the
+    # writer's circumstances, a closing sentence that only asks; "we require" in prose is no ask
+    ("I'm writing a review chapter on soil fungi, but I'd like to exclude mycorrhizae.",
+     '("soil fungi" AND NOT "mycorrhizae")'),
+    ("For a policy memo, I require sources on congestion charging.", '"congestion charging"'),
+    ("Good morning. I run a small museum. We have had damp for years, so please find me material on lime plaster "
+     "repair. Many thanks", '"lime plaster repair"'),
+    ("Dear librarian, I am researching tin mining in Cornwall. Could you point me to relevant sources? Best, Jo",
+     '"tin mining in Cornwall"'),
+    ("We require the same standards as others.", '"We require the same standards as others"'),
+    ("yo anyone got tips on longboard slides?", '"longboard slides"'),
+    ("Yo La Tengo albums", '"Yo La Tengo albums"'),
+    ("For a briefing, I have to leave early on Friday", '"For a briefing, I have to leave early on Friday"'),
     # a letter with a long preamble about the writer, the ask last
     ("We run a small dairy. Our cows have had more lameness this winter. We changed the bedding in October. "
      "The vet is not sure why. I was asked to read up before the next visit. Can you find material on "

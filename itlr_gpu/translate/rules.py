@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-17"
+RULES_VERSION = "rules-18"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -190,7 +190,8 @@ for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
 for _who in ("i", "we"):
     for _would in (" would", "'d"):
-        for _verb in ("prefer to avoid", "rather avoid", "like to avoid"):
+        for _verb in ("prefer to avoid", "rather avoid", "like to avoid", "like to exclude", "prefer to exclude",
+                      "like to leave out", "prefer to leave out"):
             _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
 for _rel in ("that", "which"):
@@ -295,7 +296,10 @@ _RELATION_NOUNS = {"link", "links", "relationship", "relationships", "relation",
 _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + ")"
 
 # Filler at the start of the query (requests, politeness).
-_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|ok|okay|so|now|@\w+)\b,?"   # "@here": a chat mention
+# a word for documents next ("I require materials on X"; not "We require the same when ...")
+_DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sources?|papers?|articles?|information|info|"
+                   r"literature|studies|research|documents?|references?|readings?|data|evidence|reports?)\b)")
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
@@ -306,6 +310,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
     # "after anything on X" (Australian and British: "I'm after"), "I search informations about X" (a learner's)
     r"after\s+(?=(?:anything|something|stuff|info|information|some\s+info)\b)",
+    r"(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT,   # "For a briefing note, I require materials on X"
     r"(?:i|we)\s+search(?:\s+for)?\b",
     r"(?:does\s+)?(?:anyone|anybody|someone)\s+know\s+(?:of\s+)?(?:any\s+)?(?=(?:good\s+)?(?:reading|readings|books?|"
     r"papers?|articles?|sources?|studies|research|resources?|info|information|stuff|anything|something)\b)",
@@ -366,7 +371,8 @@ _ASKS = [  # a sentence that starts so asks for documents
 _OWN_WORK = (r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\s+on|putting\s+together)\s+(?:a|an|my|our)\s+"
              r"(?:(?:short|long|school|university|college|master's|masters|phd|research|term|seminar|conference)\s+)?"
              r"(?:thesis|essay|paper|report|dissertation|article|book|chapter|lecture|talk|presentation|blog\s+post|"
-             r"review|assignment|project)\s+(?:on|about|regarding|concerning)\b")
+             r"review|assignment|project)(?:\s+(?:chapter|section|draft|proposal|outline))?\s+"
+             r"(?:on|about|regarding|concerning)\b")
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
@@ -840,7 +846,7 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             howto = _HOWTO_RE.match(_fold(" ".join(words))) if at_start else None
             if howto and len(words) > len(howto.group(0).split()) and words[len(howto.group(0).split())][:1].islower():
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
-            elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey")
+            elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
@@ -1518,7 +1524,7 @@ def _preamble_limit(sentences: list[str], request: int) -> int:
         return _MAX_PREAMBLE
     personal = sum(1 for x in before if _FIRST_PERSON_RE.search(_fold(x)))
     return _MAX_LETTER_PREAMBLE if 2 * personal >= len(before) else _MAX_PREAMBLE
-_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+)?(?:" + "|".join(_ASKS + _HOWTO) + r")")
+_REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+){0,2}(?:" + "|".join(_ASKS + _HOWTO) + r")")
 
 
 def _sentences(text: str) -> list[str]:
@@ -1861,7 +1867,8 @@ _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus
 _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
-    r"(?:could|can|would)\s+you)\b)")
+    r"so\s+(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT + "|"
+    r"(?:could|can|would)\s+you|(?:please\s+)?(?:find|send|show|get)\s+(?:me|us))\b)")
 # the last clause of a request after a comma: the writer's circumstances or a closing ask
 _CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+(?:me|us))?|any\s+(?:ideas|help)|"
                 r"(?:please|pls|plz)\s+send\s+(?:me|us)\s+(?:some\s+|any\s+)?(?:sources|papers|links|articles|references)|"
@@ -1869,6 +1876,12 @@ _CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+
 _CLOSING_ASK_RE = re.compile(r",\s+" + _CLOSING_ASK)
 _CLOSING_CLAUSE_RE = re.compile(r",\s+(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s+(?!(?:want|need|would|'d)\b)[^,()\[\]]*|"
                                 + _CLOSING_ASK + r")[\s.!?]*$")
+# a clause that names a topic of its own: a relation before a noun, not a pronoun ("on the Refugee Convention";
+# not "present on it")
+_TOPIC_IN_CLAUSE_RE = re.compile(r"\b(?:on|about|regarding|concerning|into|for)\s+(?!(?:it|them|this|that|these|those|"
+                                 r"friday|monday|tuesday|wednesday|thursday|saturday|sunday|tomorrow|today|now|"
+                                 r"time|sure)\b)\w|\b(?:materials?|sources?|papers?|articles?|literature|studies|"
+                                 r"information|info|readings?|references?|documents?)\b")
 _EXCLUDING_WORDS_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|"
                                  r"rather|instead|neither|nor|don't|dont|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
@@ -1955,6 +1968,24 @@ def _pico(text: str) -> str:
     return "; ".join(p for p in parts if p) or text
 
 
+_ASK_ONLY_WORDS = _DOCUMENT_WORDS | set("me us to the a an relevant useful helpful suitable appropriate further "
+                                          "anything something where where's help with this that please".split())
+
+
+def _asks_only(sentence: str) -> bool:
+    """A sentence that asks and names nothing ("Could you point me to relevant sources?", "Can you help with
+    this?"): after an earlier sentence's topic, no topic of its own."""
+    low = _fold(sentence)
+    ask = _REQUEST_RE.match(low)
+    if not ask:
+        return False
+    rest = low[ask.end():].lstrip()
+    while (more := _REQUEST_RE.match(rest)) and more.end() > 0:   # "could you" + "point me to"
+        rest = rest[more.end():].lstrip()
+    words = rest.strip(" ?.!").split()
+    return all(w.strip(",") in _ASK_ONLY_WORDS for w in words)
+
+
 def _letter(text: str) -> str:
     """The text without a letter's framing (see above); unchanged when it is no letter."""
     salutation = _SALUTATION_RE.match(_fold(text))
@@ -1971,7 +2002,8 @@ def _letter(text: str) -> str:
     sentences = _sentences(text)
     changed = salutation is not None
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
-                                  or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None):
+                                  or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None
+                                  or _asks_only(sentences[-1])):
         sentences.pop()
         changed = True
     # the writer's reason or circumstances after the request ("X, since the details matter to me", "X, I have
@@ -1980,9 +2012,11 @@ def _letter(text: str) -> str:
     reason = _REASON_RE.search(low)
     if not (reason and reason.start() > 0 and _FIRST_PERSON_RE.search(reason.group(0))):
         reason = _CLOSING_CLAUSE_RE.search(low)
-        if reason and _ASK_WORDS_RE.search(reason.group(0)) and not _CLOSING_ASK_RE.match(reason.group(0)):
-            reason = None   # "X, I want Y", "X, we don't need Y"
-    if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)):
+        if reason and not _CLOSING_ASK_RE.match(reason.group(0)) and (
+                _ASK_WORDS_RE.search(reason.group(0)) or _TOPIC_IN_CLAUSE_RE.search(reason.group(0))):
+            reason = None   # "X, I want Y", "X, we don't need Y", "For a briefing note, I require materials on Y"
+    if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)) \
+            and not re.match(r"(?:for|as)\s", low):   # "For a briefing, I ...": the clause is the sentence's own
         sentences[-1] = sentences[-1][:reason.start()]
         changed = True
     for i, sentence in enumerate(sentences):
@@ -1990,9 +2024,13 @@ def _letter(text: str) -> str:
         if _REQUEST_RE.match(low):
             break
         m = _MID_ASK_RE.search(low)
-        if m and _FIRST_PERSON_RE.search(low[:m.start()]) and not _ASK_WORDS_RE.search(low[:m.start()]):
-            sentences[i] = sentence[m.end():]
-            changed = True
+        if m and (_FIRST_PERSON_RE.search(low[:m.start()]) or re.match(r"(?:for|as)\s", low)) \
+                and not _ASK_WORDS_RE.search(low[:m.start()]) \
+                and not re.match(_OWN_WORK, low) and not re.match(r"\s*(?:i|we)(?:'d|\s+would)\s+(?:like|prefer)\s+"
+                                                                  r"to\s+(?:exclude|avoid|skip|leave\s+out)\b",
+                                                                  low[m.end():]):
+            sentences = sentences[i + 1:] if not sentence[m.end():].strip() else [sentence[m.end():]] + sentences[i + 1:]
+            changed = True   # (the sentences before it are the writer's context too)
             break
     return " ".join(sentences) if changed else text
 
