@@ -527,7 +527,7 @@ def evaluate_llm(name: str, trans: dict, qs: list, per_q: dict, translated_rules
 
 
 def load_corpus(name: str, args) -> tuple[qdata.Corpus, int]:
-    corpus = qdata.load_dataset(name, args.data_dir)
+    corpus = qdata.load_dataset(name, args.data_dir, args.dataset_dirs.get(name))
     full_docs = len(corpus.doc_ids)
     if not args.quick:
         corpus = cap_corpus(corpus, args.max_docs.get(name))
@@ -656,7 +656,10 @@ def select_config(out: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--datasets", default=",".join(DATASETS),
+                    help="comma-separated: %s (under --data-dir), or the path of a BEIR folder of your own "
+                         "(corpus.jsonl[.gz], queries.jsonl, qrels/test.tsv), named by its folder; its compositions "
+                         "are drawn as for the shared BEIR sets" % ", ".join(DATASETS))
     ap.add_argument("--quick", action="store_true", help="small samples (CI): a few minutes")
     ap.add_argument("--config", action="append", default=None, metavar="NAME",
                     help="run only these grid configurations (repeatable; names as in the report) and the "
@@ -694,12 +697,20 @@ def main(argv=None) -> int:
         k, _, v = part.partition("=")
         caps[k.strip()] = int(v) or None
     args.max_docs = caps
-    names = [d.strip().lower() for d in args.datasets.split(",") if d.strip()]
-    bad = [d for d in names if d not in DATASETS]
-    if bad:
-        ap.error(f"unknown dataset(s) {bad}; choose from {', '.join(DATASETS)}")
+    names, args.dataset_dirs = [], {}
+    for entry in (d.strip() for d in args.datasets.split(",") if d.strip()):
+        if entry.lower() in DATASETS:
+            names.append(entry.lower())
+        elif Path(entry).is_dir():   # a BEIR folder of the user's own, named by its folder
+            name = re.sub(r"[^a-z0-9_.-]", "_", Path(entry).resolve().name.lower())
+            if name in DATASETS or name in args.dataset_dirs:
+                ap.error(f"--datasets: folder {entry} has the name {name!r} of another dataset (rename the folder)")
+            names.append(name)
+            args.dataset_dirs[name] = Path(entry)
+        else:
+            ap.error(f"--datasets: {entry!r} is neither one of {', '.join(DATASETS)} nor a folder")
     vars(args).update(query_settings(args.quick))
-    if not args.data_dir.is_dir():
+    if not args.data_dir.is_dir() and set(names) - set(args.dataset_dirs):
         print(f"data folder not found: {args.data_dir}", file=sys.stderr)
         return 2
     from benchmarks.quality.report import display_path, write_report
@@ -713,7 +724,8 @@ def main(argv=None) -> int:
         return dump_llm_queries(names, args, encoder)
     from itlr_gpu.scoring import RECOMMENDED
 
-    out = {"settings": {"datasets": names, "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
+    out = {"settings": {"datasets": names, "dataset_dirs": {n: str(d) for n, d in args.dataset_dirs.items()},
+                        "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
                         "configs": args.config,
                         "recommended": str(RECOMMENDED),
                         "model": encoder.name, "device": args.device, "doc_max_tokens": qdata.DOC_MAX_TOKENS,

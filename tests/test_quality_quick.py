@@ -165,3 +165,38 @@ def test_seed_robustness_script(tmp_path):
     assert (out / "seeds.png").stat().st_size > 0
     bad = subprocess.run(cmd[:2] + ["--seeds", "x"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--seeds" in bad.stderr
+
+
+@pytest.mark.skipif(not (DATA / "scifact").is_dir(),
+                    reason=f"evaluation data not found at {DATA} (the shared data folder is absent)")
+def test_a_beir_folder_of_ones_own_runs_under_its_folder_name(tmp_path):
+    """`--datasets PATH`: a user's BEIR folder (here SciFact's files, uncompressed, under another name) gets the
+    same compositions and report sections as the shared BEIR sets; a folder that is no BEIR folder is one line."""
+    import gzip
+    import shutil
+
+    own = tmp_path / "my-claims"
+    (own / "qrels").mkdir(parents=True)
+    with gzip.open(DATA / "scifact" / "corpus.jsonl.gz", "rb") as src, open(own / "corpus.jsonl", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.copy(DATA / "scifact" / "queries.jsonl", own / "queries.jsonl")
+    shutil.copy(DATA / "scifact" / "qrels" / "test.tsv", own / "qrels" / "test.tsv")
+    out = tmp_path / "quality"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TQDM_DISABLE="1")
+    cmd = [sys.executable, str(REPO / "benchmarks" / "quality.py"), "--quick", "--datasets", str(own), "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((out / "results.json").read_text())
+    assert list(res["datasets"]) == ["my-claims"] and res["settings"]["dataset_dirs"] == {"my-claims": str(own)}
+    s = res["datasets"]["my-claims"]["test"]["summary"]
+    assert res["datasets"]["my-claims"]["test"]["n"] > 0 and 0.0 <= s["gold|recommended"]["overall"] <= 1.0
+    report = (out / "report.md").read_text()
+    assert f"--datasets {own} --quick" in report and "### my-claims: by number of negations (test)" in report
+
+    (tmp_path / "empty").mkdir()
+    cmd[cmd.index(str(own))] = str(tmp_path / "empty")
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"{tmp_path / 'empty'}: not a BEIR folder: corpus.jsonl(.gz), queries.jsonl, qrels/test.tsv missing "
+        "(expected corpus.jsonl or corpus.jsonl.gz, queries.jsonl and qrels/test.tsv)")

@@ -90,9 +90,20 @@ def load_reuters(root: Path) -> Corpus:
 
 
 def load_beir(root: Path, name: str) -> Corpus:
+    """A BEIR folder: corpus.jsonl(.gz), queries.jsonl and qrels/test.tsv (graded; grades above 0 count)."""
+    corpus_file = next((root / n for n in ("corpus.jsonl.gz", "corpus.jsonl") if (root / n).is_file()), None)
+    missing = [n for n, ok in (("corpus.jsonl(.gz)", corpus_file is not None),
+                               ("queries.jsonl", (root / "queries.jsonl").is_file()),
+                               ("qrels/test.tsv", (root / "qrels" / "test.tsv").is_file())) if not ok]
+    if missing:
+        raise SystemExit(f"{root}: not a BEIR folder: {', '.join(missing)} missing "
+                         "(expected corpus.jsonl or corpus.jsonl.gz, queries.jsonl and qrels/test.tsv)")
     ids, texts = [], []
-    with gzip.open(root / "corpus.jsonl.gz", "rt", encoding="utf-8") as f:
+    opener = gzip.open if corpus_file.suffix == ".gz" else open
+    with opener(corpus_file, "rt", encoding="utf-8") as f:
         for line in f:
+            if not line.strip():
+                continue
             d = json.loads(line)
             ids.append(str(d["_id"]))
             title = (d.get("title") or "").strip()
@@ -100,6 +111,8 @@ def load_beir(root: Path, name: str) -> Corpus:
     queries = {}
     with open(root / "queries.jsonl", encoding="utf-8") as f:
         for line in f:
+            if not line.strip():
+                continue
             d = json.loads(line)
             queries[str(d["_id"])] = d["text"].strip()
     qrels: dict[str, dict[str, int]] = {}
@@ -116,7 +129,10 @@ def load_beir(root: Path, name: str) -> Corpus:
     return Corpus(name, ids, texts, queries=queries, qrels=qrels)
 
 
-def load_dataset(name: str, data_dir: Path) -> Corpus:
+def load_dataset(name: str, data_dir: Path, folder: Path | None = None) -> Corpus:
+    """One of the shared datasets by name, or the BEIR ``folder`` of a dataset of the user's own."""
+    if folder is not None:
+        return load_beir(folder, name)
     if name == "reuters":
         return load_reuters(data_dir / "reuters21578")
     return load_beir(data_dir / name, name)

@@ -10,8 +10,13 @@ from pathlib import Path
 import numpy as np
 
 NEG_LABELS = {0: "0", 1: "1", 2: "2", 3: "3"}
-REAL = ("scifact", "nfcorpus", "arguana")
 
+
+
+def dataset_arg(st: dict) -> str:
+    """The --datasets value that reproduces the run: a user's own BEIR folder by its path as given."""
+    dirs = st.get("dataset_dirs") or {}
+    return ",".join(dirs.get(n, n) for n in st["datasets"])
 
 def f(x, nd: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -145,7 +150,7 @@ def llm_command(st: dict, ds: dict | None = None) -> str:
         env = f"TRANSLATOR=llamacpp MODEL={short} " + env
     cmd = env + LLM_CMD
     if st.get("datasets") and len(st["datasets"]) < 4:
-        cmd += " --datasets " + ",".join(st["datasets"])
+        cmd += " --datasets " + dataset_arg(st)
     if st.get("quick"):
         cmd += " --quick"
     if st.get("seed"):
@@ -334,7 +339,7 @@ def write_report(out: dict, outdir: Path) -> None:
     model = str(out["settings"].get("model") or "MiniLM")
     L.append(f"# ITLR quality benchmark ({'MiniLM' if 'MiniLM' in model else model} on the CPU)\n")
     L.append("Every number below was produced by:\n")
-    cmd = "python benchmarks/quality.py --datasets " + ",".join(st["datasets"]) + (" --quick" if st["quick"] else "")
+    cmd = "python benchmarks/quality.py --datasets " + dataset_arg(st) + (" --quick" if st["quick"] else "")
     if st["seed"] != 0:
         cmd += f" --seed {st['seed']}"
     if "MiniLM" not in model:
@@ -444,7 +449,7 @@ def write_report(out: dict, outdir: Path) -> None:
         L.append("\n`reciprocal` NOT is 1/max(x, 1e-3) (see `itlr_gpu/ops.py`).\n")
 
     # ------------------------------------------------------------------ Tables 3/4
-    real = [n for n in REAL if n in ds]
+    real = [n for n in ds if n != "reuters"]   # the shared BEIR sets and any BEIR folder of the user's own
     if real:
         L.append("## 3. Real-data compositional queries -- paper Tables 3 and 4\n")
         L.append("Queries are compositions of each dataset's own *test* queries; relevance is set logic over their "
@@ -461,12 +466,12 @@ def write_report(out: dict, outdir: Path) -> None:
         rows = []
         for n in real:
             s = ds[n]["test"]["summary"]
-            p3 = {m: v[n] for m, v in paper["table3"].items()}
+            p3 = {m: v[n] for m, v in paper["table3"].items() if n in v}   # (no paper figures for a user's own set)
             rows.append([n, ds[n]["test"]["n"], f(s["baseline"]["overall"]), reasoning_cell(ds[n]),
                          f(s["gold|paper (raw)"]["overall"]),
                          f(s["rules|paper (raw)"]["overall"]), f(s[f"gold|{sel}"]["overall"]),
                          f(s["gold|recommended"]["overall"]), f(s["rules|recommended"]["overall"]),
-                         " / ".join(f"{v[0]:.2f}-{v[2]:.2f}" for v in p3.values())])
+                         " / ".join(f"{v[0]:.2f}-{v[2]:.2f}" for v in p3.values()) or "-"])
         L.append(table(["dataset", "queries", "Baseline", "Reasoning", "ITLR gold", "ITLR rules", "gold + best option",
                         "gold + recommended", "rules + recommended",
                         "paper Base-ITLR (NV-Embed-V1 / v3-large / mistral-7b)"], rows))
