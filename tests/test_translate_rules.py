@@ -213,6 +213,15 @@ def test_render_natural_round_trip_is_semantically_equivalent():
     assert rate >= 0.95, f"equivalence rate {rate:.3f}; first misses: {misses[:10]}"
 
 
+def test_a_run_of_spaces_after_a_closing_clause_stays_linear():
+    """rules-17's closing-clause pattern backtracked cubically on "X, i" + 1,400 spaces + "(" (2.5 s)."""
+    import time
+
+    start = time.perf_counter()
+    assert try_translate_rules("cats, i" + " " * 1400 + "(")[0] is not None
+    assert time.perf_counter() - start < 1.0
+
+
 def test_deterministic():
     texts = [p["text"] for p in load_pairs()[:50]]
     assert [r.expr for r in translate(texts)] == [r.expr for r in translate(texts)]

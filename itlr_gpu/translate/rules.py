@@ -1874,8 +1874,8 @@ _CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+
                 r"(?:please|pls|plz)\s+send\s+(?:me|us)\s+(?:some\s+|any\s+)?(?:sources|papers|links|articles|references)|"
                 r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier)|works))")
 _CLOSING_ASK_RE = re.compile(r",\s+" + _CLOSING_ASK)
-_CLOSING_CLAUSE_RE = re.compile(r",\s+(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s+(?!(?:want|need|would|'d)\b)[^,()\[\]]*|"
-                                + _CLOSING_ASK + r")[\s.!?]*$")
+_CLOSING_CLAUSE_RE = re.compile(r",\s++(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s++(?!(?:want|need|would|'d)\b)[^,()\[\]]*+|"
+                                + _CLOSING_ASK + r")[\s.!?]*+$")   # possessive: linear on a run of spaces
 # a clause that names a topic of its own: a relation before a noun, not a pronoun ("on the Refugee Convention";
 # not "present on it")
 _TOPIC_IN_CLAUSE_RE = re.compile(r"\b(?:on|about|regarding|concerning|into|for)\s+(?!(?:it|them|this|that|these|those|"
