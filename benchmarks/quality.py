@@ -527,7 +527,7 @@ def evaluate_llm(name: str, trans: dict, qs: list, per_q: dict, translated_rules
 
 
 def load_corpus(name: str, args) -> tuple[qdata.Corpus, int]:
-    corpus = qdata.load_dataset(name, args.data_dir, args.dataset_dirs.get(name))
+    corpus = qdata.load_dataset(name, args.data_dir, getattr(args, "dataset_dirs", {}).get(name))
     full_docs = len(corpus.doc_ids)
     if not args.quick:
         corpus = cap_corpus(corpus, args.max_docs.get(name))
