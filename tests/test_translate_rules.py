@@ -870,6 +870,11 @@ def test_rules16_spoken_chat_compare_and_slashes(text, expr):
     ("yo anyone got tips on longboard slides?", '"longboard slides"'),
     ("Yo La Tengo albums", '"Yo La Tengo albums"'),
     ("For a briefing, I have to leave early on Friday", '"For a briefing, I have to leave early on Friday"'),
+    # a fronted exclusion before a disjunction is no exclusion from it (it made ~300 of the quality benchmark's
+    # 6,197 Reuters compositions wrong: "everything except X; or Y" is (NOT X) OR Y)
+    ("everything except tin; or rapeseed without soybeans", '(NOT "tin" OR ("rapeseed" AND NOT "soybeans"))'),
+    ("everything except zinc, or else silver", '(NOT "zinc" OR "silver")'),
+    ("everything except zinc, what about silver?", '("silver" AND NOT "zinc")'),
     # a letter with a long preamble about the writer, the ask last
     ("We run a small dairy. Our cows have had more lameness this winter. We changed the bedding in October. "
      "The vet is not sure why. I was asked to read up before the next visit. Can you find material on "

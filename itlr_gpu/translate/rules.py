@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-18"
+RULES_VERSION = "rules-19"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1634,6 +1634,8 @@ def _front_exclusion(sentence: str) -> str:
     what = sentence[m.start("what"):m.end("what")].strip()
     words = what.split()
     rest = sentence[m.start("rest"):].rstrip()
+    if re.match(r"(?:or|and/or|nor)\b", _fold(rest)):
+        return sentence   # "everything except X; or Y" is (NOT X) OR Y, no exclusion from Y
     if (len(words) == 1 and words[0].lower() in _PRONOUNS) or " ".join(words[:2]).lower() == "the fact":
         return rest   # "Apart from that, what about solar?", "Apart from the fact that ...,": no exclusion
     body = rest.rstrip(".?!")
