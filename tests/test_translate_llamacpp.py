@@ -403,9 +403,13 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert isinstance(params, list) and len(params) == len(eng.llm.calls[0][0])
     assert all(p.grammar is not None and p.temperature == 0.0 for p in params)
     assert '"ctrl"' in params[-1].grammar and '"word"' not in params[-1].grammar
-    # a failed translation is cached as a deterministic failure only, never an engine crash
+    # a failed translation is cached as a deterministic failure only, never an engine crash; a prompt too long
+    # for the window is not stored either (a rerun with a larger --max-model-len must translate it)
     again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
-    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip())
+    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip() and r.text != long)
+    assert not next(r for r in again if r.text == long).cached
+    wider = LlamaCppTranslator(llm=EchoEngine({**answers, long: '"word"'}), max_model_len=16384)
+    assert translate([long], translator="llamacpp", engine=wider, cache_dir=tmp_path)[0].expr == '"word"'
 
 
 def test_lazy_engine_loads_only_when_a_request_is_not_cached(tmp_path):

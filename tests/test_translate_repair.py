@@ -253,3 +253,39 @@ def test_keeps_little_counts_the_kept_share_of_a_long_request(sentences, data):
     have = {w for t in kept for w in t.split()}
     want = len(words) >= LONG_REQUEST and 2 * sum(w in have for w in words) < len(words)
     assert (KEEPS_LITTLE in defects(request, form)) == want
+
+
+def test_a_short_request_after_a_long_preamble_keeps_its_distilled_form():
+    """A letter or an argued request: the rules read the request after the preamble, so keeping little of the
+    text is the right reading for both forms; r7 replaced both with the whole text (a user probe)."""
+    preamble = ("Our team has been arguing about this for weeks and nobody can settle it, because every article we "
+                "read seems to contradict the last one, and the newspapers report each new study as if it overturned "
+                "everything before it, while the experts quoted disagree about methods, samples, funding, confounders "
+                "and whether the effects are large enough to matter for ordinary people at all. Our manager "
+                "wants a short summary before the quarterly planning meeting, the union wants evidence about shift "
+                "patterns, and the occupational health nurse keeps sending links to blog posts of uneven quality. ")
+    text = preamble + "Find research on sleep deprivation and memory, excluding studies on rats."
+    rules_form = canonical(try_translate_rules(text)[0])
+    assert KEEPS_LITTLE in defects(text, rules_form)   # the rules' own form keeps little: that is the point
+    llm = '("sleep deprivation" AND "memory" AND NOT "studies on rats")'
+    assert repair(text, llm) == (llm, [])
+    assert repair(text, '"memory"')[0] == rules_form   # a real defect (a dropped term) still takes the rules'
+
+
+def test_a_term_repeated_in_one_chain_is_a_defect():
+    text = "Cataract and trachoma are the primary cause of blindness in Southern Sudan."
+    llm = '"cause of blindness in Southern Sudan" AND "cause of blindness in Southern Sudan"'
+    assert "repeats the term 'cause of blindness in Southern Sudan' in one AND / OR" in defects(text, llm)
+    fixed, found = repair(text, llm)
+    assert fixed == canonical(try_translate_rules(text)[0]) and found
+    assert not any("repeats" in d for d in defects("cats or dogs", '"cats" OR ("cats" AND "dogs")'))
+
+
+def test_a_request_in_another_language_is_left_to_the_model():
+    """The checks' cues are English: on "mais pas" or "y" they could only misread a right form (a user probe)."""
+    for text, llm in [("maladies cardiaques mais pas l'hypertension", '"maladies cardiaques" AND NOT "l\'hypertension"'),
+                      ("la dieta mediterránea y enfermedades cardiovasculares",
+                       '"la dieta mediterránea" AND "enfermedades cardiovasculares"')]:
+        assert repair(text, llm) == (llm, [])
+    # English with a foreign name keeps its checks: a NOT with no negation cue is still replaced
+    assert repair("Tour de France doping scandals and the media", '"Tour de France" AND NOT "the media"')[1]

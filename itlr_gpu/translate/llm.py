@@ -509,8 +509,11 @@ class VllmTranslator:
                 if n > limit:
                     hint = (f"; {self.examples} shared examples are part of it: lower --examples or raise "
                             "--max-model-len") if self.examples else ""
+                    # transient: it depends on --max-model-len and --examples, not on the text alone (a rerun
+                    # with a larger window must translate it, not read this error back from the cache)
                     results[i] = GenResult(error=f"prompt is {n} tokens long: with up to {budgets[i]} tokens of "
-                                                 f"translation it exceeds max_model_len {self.max_model_len}{hint}")
+                                                 f"translation it exceeds max_model_len {self.max_model_len}{hint}",
+                                           transient=True)
                     prompts.append(None)
                     continue
             prompts.append(p)

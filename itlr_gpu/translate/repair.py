@@ -48,13 +48,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..query import Node, Not, Or, Term, canonical, parse
+from ..query import And, Node, Not, Or, Term, canonical, parse
 from ..query.ast import terms as _terms
 from .rules import _MARKERS, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r7"
+REPAIR_VERSION = "r8"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
@@ -228,6 +228,38 @@ def _negated_wanted(text: str, ref: Node, node: Node) -> str | None:
     return None
 
 
+_ENGLISH = set("the and or not of in on for with to a an but without about is are from by as at than except "
+               "excluding neither nor either both any".split())
+_FOREIGN = set("le la les des du et ou mais pas sans avec pour dans sur el los las y pero sin con para del der die "
+               "das und oder nicht ohne mit für il di che non senza per não com sem".split())
+
+
+def _not_english(text: str) -> bool:
+    """A request in another language (two of its function words, none of English's): the checks' cues are the
+    rules' English lexicon, so they can only misread it ("maladies cardiaques mais pas l'hypertension")."""
+    words = {w.strip(".,;:!?\"'()").lower() for w in text.split()}
+    return not words & _ENGLISH and len(words & _FOREIGN) >= 2
+
+
+def _repeated_operand(node: Node) -> str | None:
+    """The text of a term that stands twice among one AND's or OR's operands (``"x" AND "x" AND "x"``: a
+    degenerate generation; the product would raise x to a power), else None."""
+    if isinstance(node, Not):
+        return _repeated_operand(node.child)
+    if isinstance(node, (And, Or)):
+        seen: set[str] = set()
+        for child in node.children:
+            if isinstance(child, Term):
+                key = _norm(child.text).strip()
+                if key in seen:
+                    return child.text
+                seen.add(key)
+            found = _repeated_operand(child)
+            if found is not None:
+                return found
+    return None
+
+
 def _keeps_little(text: str, node: Node) -> bool:
     """A long request (>= LONG_REQUEST content words) of which the form's terms keep under half."""
     content = [w for w in _words(text) if w not in _OPTIONAL and w not in _CONNECTIVES]
@@ -270,6 +302,9 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
             found.append('the request\'s "or" has no OR')
         if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
             found.append("the request's exclusion has no NOT")
+    repeated = _repeated_operand(node)
+    if repeated is not None:
+        found.append(f"repeats the term {repeated!r} in one AND / OR")
     clause = _regexes()[2]
     for term in _terms(node):
         low = _norm(term)
@@ -284,17 +319,23 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
 def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     """(the form to use, the defects that made it replace the LLM's; [] when kept): the rules' form
     where they translate the request without a defect, else, for a long request the form keeps
-    little of, the request itself as one term."""
-    if form is None or not isinstance(text, str):
+    little of, the request itself as one term.  Where the rules read a short request after a long
+    preamble (a letter, an argued request: their form keeps little of the text and has no other
+    defect), keeping little is the right reading, no defect of either form."""
+    if form is None or not isinstance(text, str) or _not_english(text):
         return form, []
     ast, err = try_translate_rules(text)
-    if err is not None or ast is None or defects(text, ast):
+    own = defects(text, ast) if err is None and ast is not None else None
+    distilled = own == [KEEPS_LITTLE]
+    if own is None or (own and not distilled):
         node = parse(form)
         if _keeps_little(text, node):
             whole = canonical(Term(re.sub(r"\s+", " ", text).strip()))
             return (whole, [KEEPS_LITTLE]) if whole != canonical(node) else (form, [])
         return form, []
     found = defects(text, form, reference=ast)
+    if distilled:
+        found = [d for d in found if d != KEEPS_LITTLE]
     if not found:
         return form, []
     fixed = canonical(ast)
