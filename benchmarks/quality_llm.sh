@@ -18,7 +18,8 @@
 #   VLLM_VENV   the vLLM virtualenv (default .venv-vllm, made by scripts/install_vllm_cpu.sh)
 #   PYTHON      the project's python (default .venv/bin/python)
 #   LLM_DIR     queries and translations (default benchmarks/results/quality/llm)
-#   TRANSLATE_ARGS  extra `itlr translate` options (e.g. "--dtype bfloat16 --gpu-memory-utilization 0.8")
+#   TRANSLATE_ARGS  extra `itlr translate` options for both modes (e.g. "--dtype bfloat16 --gpu-memory-utilization 0.8")
+#   LOGICAL_ARGS    extra options of the logical mode only (--examples, --nearest, --terms, --repair: a rewrite refuses them)
 # Translations are cached (translations.sqlite in the cache folder): a rerun translates nothing twice.
 # After a change of the rules or of their repair, without the cache or the model:
 #   python benchmarks/quality/repair_translations.py $LLM_DIR   (then step 3 alone)
@@ -31,6 +32,7 @@ TRANSLATOR=${TRANSLATOR:-vllm}
 MODEL=${MODEL:-}
 LLM_DIR=${LLM_DIR:-benchmarks/results/quality/llm}
 read -r -a EXTRA <<< "${TRANSLATE_ARGS:-}"
+read -r -a LOGICAL <<< "${LOGICAL_ARGS:-}"
 start=$(date +%s)
 
 step() { echo "[quality_llm $(( $(date +%s) - start ))s] $*"; }
@@ -58,9 +60,11 @@ fi
 for name in "${DATASETS[@]}"; do
   [ -n "$name" ] || continue
   for mode in logical rewrite; do
+    only=()
+    if [ "$mode" = logical ]; then only=("${LOGICAL[@]}"); fi
     step "2/3 translating $name ($(wc -l < "$LLM_DIR/$name.jsonl") queries, $mode mode, $TRANSLATOR model ${MODEL:-default})"
     run "$TPY" -m itlr_gpu.cli translate "$LLM_DIR/$name.jsonl" -o "$LLM_DIR/$name.$mode.arrow" \
-      --translator "$TRANSLATOR" --mode "$mode" "${model_args[@]}" "${EXTRA[@]}"
+      --translator "$TRANSLATOR" --mode "$mode" "${model_args[@]}" "${EXTRA[@]}" "${only[@]}"
   done
 done
 

@@ -193,6 +193,9 @@ def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", "
     shown = os.fspath(path)
     if not shown:
         raise OutputError("empty output path", "-o", "a file path")
+    if shown.endswith(("/", os.sep)) and shown.rstrip("/" + os.sep).lower().endswith(extensions):
+        raise OutputError("a folder path (it ends with a slash)", shown,
+                          "a file path (" + " or ".join(extensions) + "), without the trailing slash")
     if not shown.lower().endswith(extensions):
         raise OutputError(f"unknown output type {Path(shown).suffix or '(none)'}", shown, " or ".join(extensions))
     target = _resolve(path)

@@ -236,6 +236,8 @@ def test_integers_out_of_range_say_the_range(tmp_path, capsys, argv, message):
     (["parse", "a", "extra"], "itlr parse: unrecognized arguments: extra (see 'itlr parse --help')"),
     (["--bogus"], "itlr: error: unrecognized arguments: --bogus (see 'itlr --help')"),
     (["translate", "q.jsonl", "-o", "t.arrow", "--mode", "rewrite"], "--mode: the rules translator has no rewrite mode"),
+    (["translate", "q.jsonl", "-o", "t.arrow", "--translator", "llamacpp", "--mode", "rewrite", "--repair", "none",
+      "--examples", "5"], "--mode rewrite: --examples, --repair apply to logical mode only"),
 ])
 def test_usage_errors_exit_2_and_point_at_the_commands_help(argv, message, capsys):
     assert main(argv) == 2

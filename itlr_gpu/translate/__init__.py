@@ -294,6 +294,9 @@ OPTION_TRANSLATORS = {
 }
 
 
+LOGICAL_ONLY = ("terms", "examples", "nearest", "repair")   # options of the logical form's prompt, grammar and checks
+
+
 def check_translator_options(args) -> None:
     """Refuse options given for another translator than ``args.translator`` (one UsageError naming them)."""
     from ..errors import UsageError
@@ -303,6 +306,11 @@ def check_translator_options(args) -> None:
     if args.translator == "rules" and getattr(args, "mode", "logical") != "logical":
         raise UsageError("the rules translator has no rewrite mode", "--mode",
                          "logical (or --translator vllm / llamacpp)")
+    if getattr(args, "mode", "logical") == "rewrite":   # a rewrite is one sentence: no terms, examples or repair
+        logical = [f"--{n}" for n in LOGICAL_ONLY if getattr(args, n, None) not in (None, False)]
+        if logical:
+            raise UsageError(f"{', '.join(logical)} appl{'ies' if len(logical) == 1 else 'y'} to logical mode only",
+                             "--mode rewrite", "no logical-mode options with --mode rewrite")
     if wrong:
         flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])} only)" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
