@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .output import umask
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
            "RuntimeEncoderCore"]
@@ -122,6 +123,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         return files
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{out.name}.tmp-"))
+    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
     print(f"itlr: note: exporting {name} to ONNX once (about 10 s on 2 cores) into {out}", file=sys.stderr)
     try:
         with _quiet():

