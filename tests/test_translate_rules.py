@@ -796,6 +796,7 @@ def test_rules15_letters_and_search_syntax(text, expr):
     # "that aren't X" between operands; a state is no exclusion
     ("strategy games that aren't set in space", '("strategy games" AND NOT "set in space")'),
     ("vaccines that are not licensed in Japan", '"vaccines that are not licensed in Japan"'),
+    ("games that aren't (Bethesda or Ubisoft)", '("games" AND NOT ("Bethesda" OR "Ubisoft"))'),   # a group: no crash
     # ", nothing on X" after an "or" list excludes from the whole list, as ", but nothing on X" does
     ("cats or dogs, nothing on fleas", '(("cats" OR "dogs") AND NOT "fleas")'),
     ("Sri Lanka or Nepal; anything but trekking", '(("Sri Lanka" OR "Nepal") AND NOT "trekking")'),

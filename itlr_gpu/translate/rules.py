@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-19"
+RULES_VERSION = "rules-20"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -496,7 +496,8 @@ def _lex(text: str) -> list[_Tok]:
             last = i == len(raw) - 1 or raw[i + 1].kind in ("COMMA", "SEMI", "RP")
             # "the SETI Wow! signal": an exclamation mark before a word in lower case is the name's
             nxt = raw[i + 1] if i + 1 < len(raw) else None
-            title_mark = i > 0 and t.text.endswith("!") and nxt is not None and nxt.kind == "WORD" and nxt.text[:1].islower()
+            title_mark = (i > 0 and t.text.endswith("!") and nxt is not None and nxt.kind == "WORD"
+                          and nxt.text[:1].islower())
             stripped = t.text.rstrip("?:") if title_mark else t.text.rstrip("?!:")
             if last and not _INITIALS_RE.fullmatch(stripped):   # "in the U.S." keeps its stop
                 stripped = stripped.rstrip(".")
@@ -596,7 +597,8 @@ def _lex(text: str) -> list[_Tok]:
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
                     or (low == "combined with" and (prev == "COMMA" or _modifies(out[i - 1].text))) \
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
-                    or (low.split()[-1] in _NEGATED_BE and _fold(out[i + 1].text).split()[0].endswith("ed")):
+                    or (low.split()[-1] in _NEGATED_BE
+                        and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")):
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
