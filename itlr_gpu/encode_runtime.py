@@ -27,14 +27,13 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import warnings
 from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .output import umask
+from .output import mkdtemp_shared
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
            "RuntimeEncoderCore"]
@@ -122,8 +121,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     if all(p.is_file() for p in files.values()):
         return files
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{out.name}.tmp-"))
-    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
+    tmp = mkdtemp_shared(root, f".{out.name}.tmp-")
     print(f"itlr: note: exporting {name} to ONNX once (about 10 s on 2 cores) into {out}", file=sys.stderr)
     try:
         with _quiet():

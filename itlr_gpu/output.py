@@ -36,6 +36,7 @@ import secrets
 import shutil
 import signal
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -45,7 +46,7 @@ from .errors import InputError
 __all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "check_not_input", "atomic_file",
            "JOB_FILE", "check_not_in_result_folder",
            "atomic_dir",
-           "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask"]
+           "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask", "mkdtemp_shared"]
 
 PathLike = str | os.PathLike
 
@@ -83,6 +84,14 @@ def umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def mkdtemp_shared(dir: PathLike, prefix: str) -> Path:
+    """``tempfile.mkdtemp`` for a folder that is renamed into a cache: its mode is 0777 minus the umask, not
+    mkdtemp's 0700, which would survive the rename and keep a shared cache from the others who use it."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+    os.chmod(tmp, 0o777 & ~umask())
+    return tmp
 
 
 def _pid_alive(pid: int) -> bool:

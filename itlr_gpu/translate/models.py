@@ -23,11 +23,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from ..errors import InputError
-from ..output import umask
+from ..output import mkdtemp_shared
 
 __all__ = [
     "SMOLLM2_NAME", "SMOLLM2_GGUF", "cache_root", "find_smollm2_gguf", "convert_gguf", "ensure_smollm2",
@@ -76,8 +75,7 @@ def convert_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike, dtype
 
     gguf_path, out_dir = Path(gguf_path), Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
-    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
+    tmp = mkdtemp_shared(out_dir.parent, out_dir.name + ".")
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(

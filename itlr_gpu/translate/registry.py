@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..output import umask
+from ..output import mkdtemp_shared
 
 __all__ = [
     "Part", "ModelSpec", "REGISTRY", "MANIFEST", "model_dir", "installed", "find_parts", "install",
@@ -296,8 +296,7 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
     final = model_dir(name, cache_dir)
     final.parent.mkdir(parents=True, exist_ok=True)
     pip_tmp: Path | None = None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
-    os.chmod(tmp, 0o777 & ~umask())   # mkdtemp's 0700 would survive the rename: a shared cache stays readable
+    tmp = mkdtemp_shared(final.parent, f".{name}.")
     try:
         paths, missing = find_parts(spec, parts_dirs)
         if missing and pip:
