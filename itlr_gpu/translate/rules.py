@@ -1886,13 +1886,11 @@ _TOPIC_IN_CLAUSE_RE = re.compile(r"\b(?:on|about|regarding|concerning|into|for)\
                                  r"friday|monday|tuesday|wednesday|thursday|saturday|sunday|tomorrow|today|now|"
                                  r"time|sure)\b)\w|\b(?:materials?|sources?|papers?|articles?|literature|studies|"
                                  r"information|info|readings?|references?|documents?)\b")
-_EXCLUDING_WORDS_RE = re.compile(r"\b(?:not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|"
-                                 r"rather|instead|neither|nor|don't|dont|but)\b")
+_EXCLUDING = "not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|rather|instead|neither|nor|don't|dont"
+_EXCLUDING_WORDS_RE = re.compile(rf"\b(?:{_EXCLUDING}|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
 # the circumstances hold no ask and no exclusion of their own ("I'm not interested in X, I want Y")
-_ASK_WORDS_RE = re.compile(r"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|not|no|"
-                           r"nothing|none|never|without|except|excluding|avoid|skip|ignore|rather|instead|neither|"
-                           r"nor|don't|dont)\b")
+_ASK_WORDS_RE = re.compile(rf"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|{_EXCLUDING})\b")
 
 
 # An aside between two spaced dashes of one kind ("debt rescheduling -- Brazil or Mexico -- but not the IMF") is
