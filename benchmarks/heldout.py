@@ -29,7 +29,8 @@ from itlr_gpu.query import canonical, parse  # noqa: E402
 from itlr_gpu.translate import translate  # noqa: E402
 from itlr_gpu.translate.rules import RULES_VERSION  # noqa: E402
 
-FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"))
+FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"),
+               key=lambda p: (len(p.name), p.name))   # writer2 ... writer10
 RESULTS = ROOT / "benchmarks" / "results"
 
 
