@@ -885,6 +885,60 @@ def test_rules17_search_syntax_titles_closing_clauses_and_long_letters(text, exp
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a search spec by its labels
+    ("Topic: hedgehog hibernation. Must include: garden ponds. Must not include: road deaths.",
+     '("hedgehog hibernation" AND "garden ponds" AND NOT "road deaths")'),
+    ("Literature search.\nMust include: sourdough starters\nMust not include: commercial yeast",
+     '("sourdough starters" AND NOT "commercial yeast")'),
+    # numbered alternatives (an "and" or "all" makes them topics)
+    ("Any of these would do: 1) kelp farming 2) oyster reefs 3) seagrass planting",
+     '("kelp farming" OR "oyster reefs" OR "seagrass planting")'),
+    ("I need all of: (1) lichen dyes (2) madder root", '("lichen dyes" AND "madder root")'),
+    ("either 1) tram signalling or 2) metro automation. Not freight.",
+     '(("tram signalling" OR "metro automation") AND NOT "freight")'),
+    # examples of a topic: the topic with any of them
+    ("harbour seals (e.g. pups, moulting)", '("harbour seals" AND ("pups" OR "moulting"))'),
+    ("root vegetables such as parsnips and swedes", '("root vegetables" AND ("parsnips" OR "swedes"))'),
+    ("glaze chemistry, for example celadon or tenmoku, but not raku",
+     '("glaze chemistry" AND ("celadon" OR "tenmoku") AND NOT "raku")'),
+    ("Mutations such as BRCA1 are associated with breast cancer",   # a claim keeps its words
+     '"Mutations such as BRCA1 are associated with breast cancer"'),
+    # "in both cases" before an exclusion
+    ("either ferns or mosses, but in both cases no tropical species",
+     '(("ferns" OR "mosses") AND NOT "tropical species")'),
+    # a formal register
+    ("Information is sought regarding peat bog restoration.", '"peat bog restoration"'),
+    ("The Committee requests evidence on tidal lagoons, as distinct from barrages.",
+     '("tidal lagoons" AND NOT "barrages")'),
+    ("Counsel seeks all authorities on easements, save for those relating to rights of light.",
+     '("easements" AND NOT "rights of light")'),
+    # a question's stem and an exclusion sentence after it
+    ("What helps with tinnitus? I don't need anything on hearing aids.", '("tinnitus" AND NOT "hearing aids")'),
+    # what the writer already has
+    ("We've already got the 2019 audit, so please send other material on cladding fires.",
+     '("cladding fires" AND NOT "the 2019 audit")'),
+    ("I've read everything on Shackleton already; what else is there on polar rations?",
+     '("polar rations" AND NOT "Shackleton")'),
+    ("I already know about hand rearing. Has anyone seen research on weaning lambs?",
+     '("weaning lambs" AND NOT "hand rearing")'),
+    # a teacher's assignment
+    ("Class, for Monday please read two articles on tide pools and one on barnacles.",
+     '("tide pools" AND "barnacles")'),
+    ("Students: find papers on volcanic winters. Do not use anything on Pompeii.",
+     '("volcanic winters" AND NOT "Pompeii")'),
+    # a search string's "no"
+    ("camping stoves no gas", '("camping stoves" AND NOT "gas")'),
+    ("say no to plastic bags", '"say no to plastic bags"'),
+    ("pressing plants no longer operating", '"pressing plants no longer operating"'),
+    # asks
+    ("Would you be able to find something on clock towers?", '"clock towers"'),
+    ('pages containing the exact phrase "slow violence" and also ecocriticism', '("slow violence" AND "ecocriticism")'),
+])
+def test_rules21_specs_lists_examples_formal_asks_and_assignments(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

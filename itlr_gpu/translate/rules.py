@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-20"
+RULES_VERSION = "rules-21"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -119,7 +119,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("excluding", "EXCL"), ("exclude", "EXCL"), ("except for", "EXCL"), ("except", "EXCL"),
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
-    ("as opposed to", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
+    ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
     ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
@@ -180,11 +180,14 @@ def _modifies(word: str) -> bool:
 # ("how to skip breakfast").
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
-                             "ignore", "avoid", "avoid anything", "avoid any", "avoid all", "avoid everything"}
+                             "ignore", "avoid", "avoid anything", "avoid any", "avoid all", "avoid everything",
+                             "save for"}   # "X, save for those relating to Y" (not "how to save for retirement")
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
             _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
+        for _obj in (" anything on", " anything about", " anything regarding"):   # not "we don't need X": a claim
+            _CLAUSE_OPENERS.add(f"{_who} {_neg} need{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
@@ -298,10 +301,11 @@ _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + "
 # Filler at the start of the query (requests, politeness).
 # a word for documents next ("I require materials on X"; not "We require the same when ...")
 _DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sources?|papers?|articles?|information|info|"
-                   r"literature|studies|research|documents?|references?|readings?|data|evidence|reports?)\b)")
+                   r"literature|studies|research|documents?|references?|readings?|data|evidence|reports?|guidance|"
+                   r"case\s+law|authorities)\b)")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
-    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?",
+    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:be\s+able\s+to\s+)?",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
@@ -323,9 +327,27 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
     r"pull\s+together|"
-    r"recommend|suggest|locate|provide|send|share|collect|gather)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
+    r"recommend|suggest|locate|provide|send|share|collect|gather|furnish|obtain|supply|compile|identify)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
     r"(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
+    # a teacher's assignment: "everyone should read up on X", "read two articles on X", "each bring a reading on X"
+    r"(?:each|all|everyone|everybody|you\s+all)\s+(?:(?:should|must|will|can)\s+|needs?\s+to\s+)?"
+    r"(?=(?:find|read|bring|look|choose|pick|search|locate|collect|gather)\b)",
+    r"read(?:\s+up)?\s+(?:on|about)\b",
+    r"read\s+(?=(?:one|two|three|four|five|a|an|some|at\s+least\s+\w+)\s+(?:\w+\s+)?(?:articles?|papers?|studies|"
+    r"chapters?|readings?|books?|reviews?|sources?)\b)",
+    # "What helps with X? Not Y.", "What works for X?": the question's topic is X
+    r"what(?:'s|\s+is)?\s+(?:helps?|works?|good|best)\s+(?:with|for|against)\b",
+    # a formal register: "Material is sought on X", "Evidence is needed on X", "The Council seeks evidence
+    # regarding X", "Counsel requests all authorities concerning X", "The Department wishes to obtain literature on X"
+    r"(?:(?:some|any|all|further|more|relevant|additional)\s+)?(?:materials?|sources?|information|literature|evidence|"
+    r"research|studies|papers|articles|documents?|references?|data|guidance|authorities|case\s+law|input|views)\s+"
+    r"(?:is|are)\s+(?:being\s+|urgently\s+|now\s+)?(?:sought|needed|required|requested|wanted|invited)\b",
+    r"(?:the\s+)?(?:[a-z'-]+\s+){0,3}?(?:department|council|authority|office|ministry|committee|board|agency|"
+    r"client|counsel|firm|company|commission|directorate|service|trust|panel|court|team|unit|library|archive|"
+    r"school|university|institute|government|minister|secretariat|tribunal|inquiry)\s+(?:seeks|requires|requests|"
+    r"needs|wants|invites|wishes\s+to\s+(?:obtain|receive|see|review|consult|identify)|would\s+(?:like|welcome)|"
+    r"is\s+(?:seeking|looking\s+for|requesting))\s+(?:(?:all|the)\s+)?" + _DOCUMENTS_NEXT,
     # questions that ask for documents ("What is known about X?", "Has anyone studied X?"), before the
     # shorter "what is" below
     r"what(?:'s|\s+is|\s+are|\s+has\s+been|\s+have\s+been)\s+(?:known|there|available|out\s+there|written|"
@@ -348,7 +370,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"search\s+for|learn\s+about)\b",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
     r"help\s+(?:(?:me|us)\s+)?(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
-    r"(?:does\s+|has\s+)?(?:anyone|anybody)\s+(?:have|got)\b",   # "anyone have data on X", "anyone got good reads on X"
+    r"(?:does\s+|has\s+)?(?:anyone|anybody)\s+(?:have|got)\b",
+    r"(?:has|have)?\s*(?:anyone|anybody|someone|somebody)\s+(?:seen|read|come\s+across|found)\s+(?=(?:any|some|good|"
+    r"the)?\s*(?:research|studies|papers|articles|work|evidence|data|literature|anything|something)\b)",   # "anyone have data on X", "anyone got good reads on X"
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching)(?:\s+into)?\b",   # "I am searching documents about X"
     r"(?:i|we)\s+look\s+(?:for|into)\b|looking\s+into\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
@@ -397,7 +421,8 @@ _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?" + _RELATION + r"\s+b
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
-    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|"
+    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|one|two|three|four|"
+    r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly)\s+)*"
     r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got)|"
@@ -406,11 +431,12 @@ _GENRE = (
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
-    r"in\s+relation\s+to|with\s+respect\s+to|to\s+do\s+with|looking\s+(?:at|into)|around|into|for|in|from)\b"
+    r"in\s+relation\s+to|with\s+respect\s+to|with\s+regard\s+to|pertaining\s+to|to\s+do\s+with|looking\s+(?:at|into)|"
+    r"around|into|for|in|from)\b"
     r"|(?:that|which)\s+(?:(?:discuss|discusses|mention|mentions|cover|covers|describe|describes|"
     r"explain|explains|talk\s+about|talks\s+about|deal\s+with|deals\s+with|focus\s+on|focuses\s+on|"
     r"concern|concerns|relate\s+to|relates\s+to|look\s+at|looks\s+at|address|addresses|examine|"
@@ -678,6 +704,36 @@ def _lex(text: str) -> list[_Tok]:
             prev = out[i - 1].kind if i else None
             if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
+    return _search_string_no(out)
+
+
+# A search string's "X no Y" ("used cars under 5000 pounds no diesel", "vegan curry no coconut no peanuts"): a
+# lower-case "no" after a topic of two words or more excludes the one word after it (or a name of up to three),
+# up to the end or the next such "no", in a string of at most _MAX_SEARCH_STRING words with no verb's auxiliary
+# ("say no to drugs", "no longer", "with no", "There's no X", "best no bake cheesecake" are no such thing).
+_MAX_SEARCH_STRING = 14
+_NO_AFTER = {"say", "says", "said", "yes", "or", "and", "with", "have", "has", "had", "is", "are", "was", "were",
+             "there", "by", "of", "in", "to", "for", "at", "on", "from", "as", "if", "take", "taking", "means"}
+_NO_BEFORE = {"longer", "more", "less", "matter", "doubt", "way", "one", "fewer", "sooner", "later", "good", "problem",
+              "idea", "need", "further", "other", "such", "than", "much", "man's", "mans"}
+
+
+def _search_string_no(toks: list[_Tok]) -> list[_Tok]:
+    if len(toks) > _MAX_SEARCH_STRING or any(t.kind != "WORD" for t in toks) \
+            or any(_fold(t.text) in _AUX for t in toks):
+        return toks
+    out: list[_Tok] = []
+    for i, t in enumerate(toks):
+        if t.text == "no" and out and _fold(out[-1].text) not in _NO_AFTER and _fold(out[-1].text) != "no" \
+                and i + 1 < len(toks) and _fold(toks[i + 1].text) not in _NO_BEFORE:
+            n = next((j for j in range(i + 1, len(toks)) if toks[j].text == "no"), len(toks)) - i - 1
+            after = [x.text for x in toks[i + 1:i + 1 + n]]
+            # one word, or a name ("no Canada Goose"): "best no bake cheesecake", "no code tools" are compounds
+            if len(out) >= 2 and (n == 1 or 1 < n <= 3 and all(w[:1].isupper() for w in after)) \
+                    and not any(w[:1].isdigit() for w in after):
+                out.extend([_Tok("COMMA", ","), _Tok("NOT", t.text)])
+                continue
+        out.append(t)
     return out
 
 
@@ -1560,6 +1616,8 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
+    r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
+    r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
@@ -1571,7 +1629,9 @@ _MAX_EXCLUSION_WORDS = 12
 # experience with C++", "? not anymore", "? not according to my doctor" answer or qualify the question.
 _QUESTION_EXCLUSION_RE = re.compile(
     r"(?:(?:but|and),?\s+)?(?:not\s+interested\s+in|nothing\s+(?:on|about|abt)|excluding|exclude|except|without|"
-    r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b)"
+    r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
+    r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
+    r"(?:please\s+)?(?:leave\s+out|exclude|skip|ignore)|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b)"
     r"(?=\s|$)")
 
 
@@ -1803,12 +1863,46 @@ def _with_exclusion(request: str, excluded: str) -> str:
     return f"{body}, excluding {excluded}{request.rstrip()[len(body):]}"
 
 
+# "I've already got plenty on X, so please send me material on Y", "We already have X, so we need other evidence
+# on Y", "I've read everything on X already; what else is there on Y?": Y, excluding X
+_ALREADY_HAVE_RE = re.compile(
+    r"(?=[^,;:.!?]{0,60}?\balready\b)(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:already\s+)?(?:got|have|read|know|seen|"
+    r"covered|own)\s+(?:already\s+)?(?:(?:plenty|a\s+lot|lots|loads|enough|everything|all|most)\s+(?:on|about|of)\s+)?"
+    r"(?P<known>[^,;:.!?]{1,80}?)(?:\s+already)?\s*[,;]\s*(?:so\s+|and\s+)?(?=\S)")
+
+
+_KNOWN_SENTENCE_RE = re.compile(
+    r"(?:i|we)(?:'ve|\s+have)?\s+already\s+(?:know|knew|read|seen|covered|got|have|tried)\s+(?:(?:all|everything|"
+    r"plenty|a\s+lot|lots)\s+)?(?:about|on|of)?\s*(?P<known>[^,;:.!?]{1,60}?)\s*[.!]?")
+
+
+def _already_have(request: str) -> str:
+    m = _ALREADY_HAVE_RE.match(_fold(request))
+    if not m:
+        return request
+    rest = request[m.end():]
+    if not (_REQUEST_RE.match(_fold(rest)) or re.match(r"what\s+else\s+(?:is\s+there|have\s+you\s+got|do\s+you\s+have)",
+                                                       _fold(rest))):
+        return request
+    known = request[m.start("known"):m.end("known")].strip()
+    if _fold(known) in _BACK_REFERENCES:
+        return rest
+    if _REQUEST_RE.match(_fold(rest)):
+        rest = rest[:1].upper() + rest[1:]   # the ask opens a sentence of its own (a letter's request)
+    rest = re.sub(r"^what\s+else\s+(?:is\s+there|have\s+you\s+got|do\s+you\s+have)\s+", "", rest, flags=re.I)
+    rest = re.sub(r"\b(?:other|more|further|additional)\s+(?=(?:evidence|material|sources|papers|studies|research|"
+                  r"literature|information|work)\b)", "", rest, count=1, flags=re.I)
+    return _with_exclusion(rest, known)
+
+
 def _known_exclusions(sentences: list[str], at: int) -> list[str]:
     """The request (``sentences[at]``) with what earlier sentences, or a clause after its own dash or semicolon,
     say the writer already knows excluded; those sentences and clauses dropped."""
     request, kept = sentences[at], []
     for sentence in sentences[:at]:
         known = _already_known(sentence)
+        if known is None and (alone := _KNOWN_SENTENCE_RE.fullmatch(_fold(sentence))):
+            known = sentence[alone.start("known"):alone.end("known")]   # "I already know about X."
         if known:
             request = _with_exclusion(request, known)
         elif known is None:
@@ -1970,6 +2064,157 @@ def _pico(text: str) -> str:
     return "; ".join(p for p in parts if p) or text
 
 
+# A search written as a spec ("Topic: X. Must include: Y. Must not include: Z.", "Subject: X\nMust include: Y",
+# "Spec - must include: A; must not include: B"): each wanted part a topic, ANDed; each unwanted part excluded;
+# what comes before the first label goes when it only names the search ("Watch literature search.", "Spec -").
+_SPEC_LABEL_RE = re.compile(
+    r"(?:^|(?<=[\s;.,(\u2013\u2014-]))(?:(?P<neg>must\s+not\s+(?:include|contain|cover|mention|have)|"
+    r"mustn't\s+(?:include|contain|cover|mention|have)|should\s+not\s+(?:include|contain|cover|mention)|"
+    r"exclude|excluded|not\s+wanted|unwanted)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
+    r"should\s+(?:include|contain|cover|mention)|include|required|wanted)|(?P<topic>topic|subject|main\s+topic))"
+    r"\s*:\s*")
+_SPEC_HEAD_RE = re.compile(r"(?:.*\b(?:search|spec|specification|query|request|brief|criteria)\b)?[\s.:\-\u2013\u2014]*$")
+_MAX_SPEC = 1000
+
+
+def _spec(text: str) -> str:
+    if len(text) > _MAX_SPEC:
+        return text
+    low = _fold(text)
+    labels = list(_SPEC_LABEL_RE.finditer(low))
+    if len(labels) < 2 or not any(m.group("neg") or m.group("pos") for m in labels):
+        return text
+    head = text[:labels[0].start()]
+    if head.strip() and not _SPEC_HEAD_RE.fullmatch(_fold(head)):
+        return text   # a label inside a sentence of its own ("Please include: ...")
+    wanted, unwanted = [], []
+    for k, m in enumerate(labels):
+        part = text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))].strip().strip(";,.").strip()
+        if part:
+            (unwanted if m.group("neg") else wanted).append(part)
+    if not wanted:
+        return text
+    return "; ".join(wanted) + "".join(f"; not {p}" for p in unwanted)
+
+
+# A numbered list ("Looking for any of these: 1) X 2) Y 3) Z", "either 1) X or 2) Y"): its items are alternatives
+# (an "and" before the last one, or "all" / "both" before the list, makes them topics to AND).  A head that ends
+# with a colon and only introduces the list ("Need one of:", "Which of these is best documented:", "Topics I'd
+# take:") goes; another head stays before the list.
+_NUMBER_MARK_RE = re.compile(r"(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9])[).]\s+(?=\S)")
+_LIST_HEAD_RE = re.compile(r"(?:.*\b(?:these|following|one\s+of|any\s+of|either|options|choices|topics|ideas|"
+                           r"which|whichever|any|all|both|i'd|i\s+would|i'll|take)\b.*|)$")
+
+
+def _numbered(text: str) -> str:
+    if len(text) > _MAX_REPHRASED:
+        return text
+    marks = list(_NUMBER_MARK_RE.finditer(text))
+    if len(marks) < 2:
+        return text
+    run = [marks[0]] if marks[0].group("n") == "1" else []
+    for m in marks[1:]:
+        if run and int(m.group("n")) == int(run[-1].group("n")) + 1:
+            run.append(m)
+    if len(run) < 2:
+        return text
+    end = re.search(r"(?<=[^\s.])[.?!](?:\s+|$)", text[run[-1].end():])   # the last item ends with its sentence
+    stop = run[-1].end() + end.start() if end else len(text)
+    items, joins = [], []
+    for k, m in enumerate(run):
+        item = text[m.end():(run[k + 1].start() if k + 1 < len(run) else stop)].strip()
+        tail = re.search(r"(?:[\s,;]+(?P<c>and|or|and/or))?[\s,;]*$", item)
+        joins.append(_fold(tail.group("c") or ""))
+        items.append(item[:tail.start()].strip())
+    if not all(items):
+        return text
+    head = text[:run[0].start()].rstrip()
+    low_head = _fold(head)
+    both = "and" in joins[:-1] or re.search(r"\b(?:all|both|each|every)\b", low_head)
+    joined = (" and " if both else " or ").join(items)
+    if head.endswith(":") and _LIST_HEAD_RE.match(low_head[:-1]):
+        head = ""
+    elif re.search(r"\beither$", low_head):
+        pass
+    elif head:
+        joined = f"({joined})" if not head.endswith(":") else joined
+    rest = text[stop:]
+    return (f"{head} {joined}" if head else joined) + rest
+
+
+# Examples of a topic ("X (e.g. A, B)", "X, e.g. A or B", "X such as A and B", "X, for instance A"): the topic
+# ANDed with any of its examples; the examples run to a bracket's end, the sentence's end, or an exclusion.
+_EXAMPLES_RE = re.compile(r"(?P<open>\s*\(\s*|\s*,\s*|\s+)(?:e\.?\s?g\.?|eg|such\s+as|for\s+example|for\s+instance|"
+                          r"say)\s*[,:]?\s+(?=\S)")
+_EXAMPLES_STOP_RE = re.compile(r"\)|[.?!;](?:\s|$)|,?\s+(?:but|not|no|nothing|except|excluding|without|other\s+than|"
+                               r"rather\s+than|though|although|and\s+not|or\s+not|skip|ignore|leave\s+out)\b|$")
+_MAX_EXAMPLE_WORDS = 6
+
+
+def _examples(text: str) -> str:
+    if len(text) > _MAX_REPHRASED:
+        return text
+    low = _fold(text)
+    ask = _REQUEST_RE.match(low)
+    if any(w.strip(".,;:!?\"'()") in _AUX for w in low[ask.end() if ask else 0:].split()):
+        return text   # a claim's or a question's "such as" ("... is associated with diseases such as X")
+    for m in _EXAMPLES_RE.finditer(low):
+        before = text[:m.start()].strip()
+        if not before or not before[-1:].isalnum() and before[-1:] not in ")'\u2019":
+            continue
+        if m.group("open").strip() == "" and not re.match(r"\s+such\s+as", _fold(text[m.start():])):
+            continue   # "e.g." and "say" need a comma or a bracket before them
+        bracket = "(" in m.group("open")
+        rest = text[m.end():]
+        stop = _EXAMPLES_STOP_RE.search(rest)
+        if bracket and not rest[stop.start():].startswith(")"):
+            continue
+        body = rest[:stop.start()].strip().rstrip(",")
+        items = [p.strip() for p in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|and/or)\s+", body)]
+        if not all(items) or any(len(p.split()) > _MAX_EXAMPLE_WORDS for p in items):
+            continue
+        if len(items) > 1 and not bracket and not re.search(r"\b(?:and|or)\s+\S+(?:\s+\S+){0,5}$", body):
+            continue   # "factors, such as lncRNAs, influence X": a list without its "and" / "or" is a clause
+        after = rest[stop.end():] if bracket else rest[stop.start():]
+        group = items[0] if len(items) == 1 else "(" + " or ".join(items) + ")"
+        return f"{before} and {group}{after}"
+    return text
+
+
+# A teacher's assignment: the class it is addressed to and its date ("Class, for Thursday please read ...",
+# "Students: find ...", "For next week, everyone should read up on ..."), and "X and one on Y" (a reading on each)
+_ADDRESSEES_RE = re.compile(r"(?:class|students|pupils|everyone|everybody|team|folks|year\s+\d+|grade\s+\d+|"
+                            r"form\s+\d+\w?)\s*[,:\u2013\u2014-]\s*(?=\S)", re.I)
+_ASSIGNMENT_DATE_RE = re.compile(
+    r"for\s+(?:next\s+(?:week|class|time|lesson|session|term)|tomorrow|tonight|(?:this\s+|next\s+)?(?:monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|weekend)|(?:the|our|this|next)\s+(?:workshop|seminar|class|lecture|"
+    r"lesson|tutorial|meeting|session|exam|test|module|unit))\s*,?\s+(?=(?:please|everyone|everybody|each|all|you|"
+    r"read|find|bring|choose|pick|look)\b)", re.I)
+_ONE_ON_RE = re.compile(r"\b(?P<and>and|plus)\s+(?:one|another)\s+(?:on|about|regarding)\s+(?=\S)", re.I)
+
+
+def _assignment(text: str) -> str:
+    if len(text) > _MAX_REPHRASED:
+        return text
+    out = _ADDRESSEES_RE.sub("", text, count=1) if _ADDRESSEES_RE.match(text) else text
+    out = _ASSIGNMENT_DATE_RE.sub("", out, count=1) if _ASSIGNMENT_DATE_RE.match(out) else out
+    if out == text:
+        return text
+    return _ONE_ON_RE.sub(r"\g<and> ", out)
+
+
+# "documents containing the exact phrase "X"", "anything using the phrase "X"": the quoted phrase is the term
+_EXACT_PHRASE_RE = re.compile(
+    r"\b(?:(?:anything|something|documents?|texts?|pages?|papers?|articles?|results?|sources?)\s+)?(?:containing|using|"
+    r"with|mentioning|including|that\s+(?:contains?|uses?|mentions?|includes?))\s+the\s+(?:exact\s+)?(?:phrase|words?|"
+    r"term|expression|string)\s*(?=[\"\u201c])", re.I)
+
+
+# "A or B, but in both cases not C": the exclusion applies to the whole "or", as it does without the words
+_IN_EACH_CASE_RE = re.compile(r"(?P<but>\b(?:but|and))\s*,?\s+in\s+(?:both|either|each|any|all)\s+cases?\s*,?\s+(?=\S)",
+                              re.I)
+
+
 _ASK_ONLY_WORDS = _DOCUMENT_WORDS | set("me us to the a an relevant useful helpful suitable appropriate further "
                                           "anything something where where's help with this that please".split())
 
@@ -2048,6 +2293,10 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if len(_BULLET_RE.findall(text)) > 1:   # "need help with: • deck staining • fence post repair": a list
         text = _BULLET_RE.sub(", ", re.sub(r":\s*" + _BULLETS + r"\s*", ": ", text)).strip(" ,")
         sentences = _sentences(text)
+    examples = _examples(text)
+    if examples != text:
+        text = examples
+        sentences = _sentences(text)
     asides = _asides(text)
     if asides != text:
         text = asides
@@ -2111,6 +2360,9 @@ def _drop_placeholders(node: Node) -> Node:
             words = words[:-1]
         elif len(words) > 1 and words[-1] in ("ones", "related", "stuff"):   # "no Dead Sea Scrolls stuff"
             words = words[:-1]
+        elif len(words) > 2 and low[0] in ("those", "ones", "anything", "cases", "studies") and " ".join(low[1:3]) in (
+                "relating to", "related to", "dealing with", "concerned with"):   # "save for those relating to X"
+            words = words[3:]
         elif len(words) > 1 and words[0] == "anything":
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
         elif len(words) > 1 and words[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
@@ -2154,8 +2406,13 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    cleaned = _pico(_spoken(cleaned))
+    cleaned = _EXACT_PHRASE_RE.sub("", cleaned)
+    cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     if len(cleaned) <= _MAX_LETTER:
+        found = _sentences(cleaned)
+        known = [_already_have(s) for s in found]
+        if known != found:   # before the letter's own asks ("..., so please find me Y") take the clause away
+            cleaned = " ".join(known)
         cleaned = _letter(cleaned)
     found = _sentences(cleaned)
     if len(cleaned) <= _MAX_REPHRASED and len(found) <= 2:   # a request, not prose
