@@ -8,7 +8,9 @@ the same boolean function over the same terms as the writer's (terms compared wi
 "the": ``translate.equivalent``).
 
     python benchmarks/heldout.py                                  # the rules translator
-    python benchmarks/heldout.py --translations out.arrow ...    # forms from `itlr translate` (any translator)
+    python benchmarks/heldout.py --queries heldout.jsonl          # all requests as one query file, then
+    itlr translate heldout.jsonl -o out.arrow --translator llamacpp
+    python benchmarks/heldout.py --translations out.arrow --label NAME   # forms from any translator
 """
 
 from __future__ import annotations
@@ -34,6 +36,20 @@ FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"),
 RESULTS = ROOT / "benchmarks" / "results"
 
 
+def write_queries(out: Path) -> int:
+    """Every held-out request as one query file (query_id ``FILE:ID``: the writers' ids repeat across files)."""
+    lines = []
+    for path in FILES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                lines.append(json.dumps({"query_id": f"{path.stem}:{r['id']}", "text": r["text"]}, ensure_ascii=False))
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    return len(lines)
+
+
 def score(rows: list[dict], forms: dict[str, str | None]) -> dict:
     misses = []
     for r in rows:
@@ -47,9 +63,16 @@ def score(rows: list[dict], forms: dict[str, str | None]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--translations", nargs="*", default=None, metavar="TABLE",
-                    help="output tables of `itlr translate` (query_id = the file's id); default: run the rules")
+                    help="output tables of `itlr translate` of the file --queries writes (query_id FILE:ID, e.g. "
+                         "heldout-writer2:h001); default: run the rules")
+    ap.add_argument("--queries", default=None, metavar="OUT.jsonl",
+                    help="write every held-out request as one query file for `itlr translate` and stop")
     ap.add_argument("--label", default=None, help="name of the translator in the table (default: rules-N)")
     args = ap.parse_args(argv)
+    if args.queries:
+        n = write_queries(Path(args.queries))
+        print(f"{n} requests -> {args.queries}")
+        return 0
     label = args.label or (RULES_VERSION if args.translations is None else "translations")
     forms: dict[str, str | None] = {}
     if args.translations:
@@ -66,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             done = translate([r["text"] for r in rows], translator="rules")
             file_forms = {r["id"]: t.expr for r, t in zip(rows, done)}
         else:
-            file_forms = {r["id"]: forms.get(r["id"]) for r in rows}
+            file_forms = {r["id"]: forms.get(f"{path.stem}:{r['id']}") for r in rows}
         result = score(rows, file_forms)
         report["files"][path.name] = result
         lines.append(f"| {path.name} | {result['n']} | {result['right']} |")
