@@ -939,6 +939,47 @@ def test_rules21_specs_lists_examples_formal_asks_and_assignments(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # laid out in lines: a ticket's subject and body, markdown headers and bullets
+    ("Subject: search help\n\nBody: Hello, could you find articles on glacier lakes or moraine dams? Thanks, Sam",
+     '("glacier lakes" OR "moraine dams")'),
+    ("Subject: kelp forests\nMust include: sea urchins\nMust not include: aquaculture",
+     '("kelp forests" AND "sea urchins" AND NOT "aquaculture")'),
+    ("## Topic\nstone walls in Yorkshire\n## Not wanted\ndry stone walling courses",
+     '("stone walls in Yorkshire" AND NOT "dry stone walling courses")'),
+    ("Any of these would help:\n- bog bodies\n- peat preservation\n- Iron Age ritual",
+     '("bog bodies" OR "peat preservation" OR "Iron Age ritual")'),
+    ("Topics (all must apply):\n- eel migration\n- hydropower\n- fish passes",
+     '("eel migration" AND "hydropower" AND "fish passes")'),
+    ("- sourdough hydration\n- rye starters", '("sourdough hydration" AND "rye starters")'),
+    # the constraint first; an alternative in a sentence of its own
+    ("Nothing on cruise ships. What I need is ferry emissions in the Baltic.",
+     '("ferry emissions in the Baltic" AND NOT "cruise ships")'),
+    ("Skip the Titanic, it's been done. What I need is lifeboat regulations.",
+     '("lifeboat regulations" AND NOT "the Titanic")'),
+    ("I need research on tidal mills. Or windmill restoration would also work.", '("tidal mills" OR "windmill restoration")'),
+    ("Looking for work on moss gardens. Failing that, fern propagation is a reasonable substitute.",
+     '("moss gardens" OR "fern propagation")'),
+    # operators typed loosely
+    ("oat milk | almond milk | soy milk", '("oat milk" OR "almond milk" OR "soy milk")'),
+    ("kayak rolls + cold water - surf kayaking", '("kayak rolls" AND "cold water" AND NOT "surf kayaking")'),
+    ("Whitney Houston - I Will Always Love You lyrics", '"Whitney Houston I Will Always Love You lyrics"'),
+    # an acronym's expansion with an "and" inside
+    ("Looking for research on COPD (chronic obstructive pulmonary disease) and air pollution",
+     '("COPD (chronic obstructive pulmonary disease)" AND "air pollution")'),
+    # who asks and why: framing heads, purposes, hedges, closing chatter
+    ("Market research: oat milk pricing, excluding private labels.", '("oat milk pricing" AND NOT "private labels")'),
+    ("For a Nuffield application I need evidence on rural bus services.", '"rural bus services"'),
+    ("Maybe you have something on canal tunnels? Not sure it exists.", '"canal tunnels"'),
+    ("Possibly a long shot, but anything on medieval beekeeping?", '"medieval beekeeping"'),
+    ("I'm maybe interested in sea shanties and work songs, if that makes sense.", '("sea shanties" AND "work songs")'),
+    ("Can you pull any reports on e-bike batteries so we can size the market? Exec review Friday.", '"e-bike batteries"'),
+    ("Wind turbine blade recycling - any pointers?", '"Wind turbine blade recycling"'),
+])
+def test_rules22_layout_constraint_first_loose_operators_and_framing(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

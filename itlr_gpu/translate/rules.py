@@ -91,7 +91,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-21"
+RULES_VERSION = "rules-22"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -119,6 +119,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("excluding", "EXCL"), ("exclude", "EXCL"), ("except for", "EXCL"), ("except", "EXCL"),
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
+    ("must not be about", "EXCL"), ("should not be about", "EXCL"), ("must not include", "EXCL"),
     ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
@@ -320,8 +321,17 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"papers?|articles?|sources?|studies|research|resources?|info|information|stuff|anything|something)\b)",
     r"(?:looking|searching|hunting)\s+for\b",
     # "need info on X" (typed without its subject: only before a word for documents or advice)
-    r"need\s+(?=(?:some\s+|more\s+|good\s+)?(?:info|informations?|stuff|papers?|articles?|sources?|studies|research|"
-    r"advice|tips|data|books?|resources?|recommendations?|readings?|materials?|documentation)\b)",
+    r"need\s+(?=(?:some\s+|more\s+|good\s+|the\s+|quick\s+|some\s+quick\s+)?(?:info|informations?|stuff|papers?|"
+    r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
+    r"documentation|literature|evidence|background|clippings|references|reports|(?:market|competitive|user)\s+"
+    r"(?:research|data))\b)",
+    # "pull whatever we have on X", "pull any reports on X", "run a search for X"
+    r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|market|reports?|data|papers|articles|clippings|"
+    r"background|stats|numbers|figures)\b)",
+    r"run\s+a\s+(?:quick\s+)?search\s+(?:for|on)\b",
+    # hedged asks: "I'm hoping for X", "Maybe you have something on X"
+    r"(?:i|we)(?:'m|\s+am|'re|\s+are)\s+hoping\s+(?:for|to\s+find)\b",
+    r"(?:maybe|perhaps|possibly)\s+(?:you\s+have|you've\s+got|there's|there\s+is)\s+(?=(?:anything|something|some|any)\b)",
     r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
@@ -336,6 +346,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"read(?:\s+up)?\s+(?:on|about)\b",
     r"read\s+(?=(?:one|two|three|four|five|a|an|some|at\s+least\s+\w+)\s+(?:\w+\s+)?(?:articles?|papers?|studies|"
     r"chapters?|readings?|books?|reviews?|sources?)\b)",
+    # "Nothing on X. What I need is Y.", "What I'm after is Y"
+    r"what\s+(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:really\s+)?(?:need|want|after|looking\s+for|hoping\s+for)\s+(?:is|are)\b",
     # "What helps with X? Not Y.", "What works for X?": the question's topic is X
     r"what(?:'s|\s+is)?\s+(?:helps?|works?|good|best)\s+(?:with|for|against)\b",
     # a formal register: "Material is sought on X", "Evidence is needed on X", "The Council seeks evidence
@@ -425,7 +437,8 @@ _GENRE = (
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly)\s+)*"
-    r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got)|"
+    r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
+    r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
@@ -516,6 +529,7 @@ def _lex(text: str) -> list[_Tok]:
             raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
             raw.append(_Tok("WORD", word, spaced))
+    raw = _acronym_expansions(raw)
     # Sentence punctuation glued to words: "health?" / "decline." / "X:" (keep "E. coli" inside).
     for i, t in enumerate(raw):
         if t.kind == "WORD":
@@ -734,6 +748,35 @@ def _search_string_no(toks: list[_Tok]) -> list[_Tok]:
                 out.extend([_Tok("COMMA", ","), _Tok("NOT", t.text)])
                 continue
         out.append(t)
+    return out
+
+
+_EXPANSION_SKIP = {"and", "or", "of", "the", "to", "in", "for", "on", "&", "a", "an"}
+
+
+def _acronym_expansions(raw: list[_Tok]) -> list[_Tok]:
+    """"PONV (postoperative nausea and vomiting)": an acronym and its expansion in brackets are one word (the
+    "and" inside names one thing); the expansion's initials, in order, are the acronym's letters."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(raw):
+        t = raw[i]
+        if t.kind == "WORD" and 2 <= len(t.text) <= 8 and t.text.isupper() and t.text.isalpha() \
+                and i + 2 < len(raw) and raw[i + 1].kind == "LP":
+            end = next((j for j in range(i + 2, min(len(raw), i + 14)) if raw[j].kind != "WORD"), None)
+            if end is not None and raw[end].kind == "RP" and end > i + 2:
+                words = [w for x in raw[i + 2:end] for w in re.split(r"[-\s]+", x.text) if w]
+                initials = [w[0].lower() for w in words if w.lower() not in _EXPANSION_SKIP and w[:1].isalpha()]
+                letters = iter(t.text.lower())
+                if initials and initials[0] == t.text[0].lower() and len(initials) >= len(t.text) - 2 \
+                        and all(c in letters for c in initials) \
+                        and any(x.text.lower() in ("and", "or", "not", "&") for x in raw[i + 2:end]):
+                    body = " ".join(x.text for x in raw[i + 2:end])
+                    out.append(_Tok("WORD", f"{t.text} ({body})", t.spaced))
+                    i = end + 1
+                    continue
+        out.append(t)
+        i += 1
     return out
 
 
@@ -1617,13 +1660,15 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
+    r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
     r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
 # of it"): no part of what it excludes
-_REASON_RE = re.compile(r",\s+(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
-                        r"opposed)\b))\s+.*$", re.S)
+_REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
+                        r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*)$",
+                        re.S)
 _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
 # experience with C++", "? not anymore", "? not according to my doctor" answer or qualify the question.
@@ -1635,11 +1680,51 @@ _QUESTION_EXCLUSION_RE = re.compile(
     r"(?=\s|$)")
 
 
+# A sentence that adds an alternative to the request before it ("Or Y would also work.", "Failing that, Y is a
+# reasonable substitute.", "Alternatively Y."): joined to it as an "or else"; its closing words go.
+_ALTERNATIVE_SENTENCE_RE = re.compile(r"(?:or|failing\s+that|alternatively|otherwise|or\s+else)\b[\s,]*(?:failing\s+that\b[\s,]*)?"
+                                      r"(?:maybe\s+|perhaps\s+|possibly\s+)?(?=\S)")
+_ALTERNATIVE_TAIL_RE = re.compile(r"\s+(?:would|could|might|will)\s+(?:also\s+)?(?:work|do|help|suffice|be\s+(?:fine|ok|okay|"
+                                  r"good|useful|helpful|great|acceptable|welcome))(?:\s+as\s+(?:a|an)\s+\w+)?|\s+(?:is|are)"
+                                  r"\s+(?:also\s+)?(?:fine|ok|okay|good|acceptable|a\s+(?:reasonable|good|fine|acceptable)\s+"
+                                  r"(?:substitute|alternative|fallback))|\s+(?:also\s+)?works?(?:\s+too)?|\s+(?:too|as\s+well)"
+                                  r"(?=[\s.!?]*$)")
+_MAX_ALTERNATIVE_WORDS = 20
+
+
+def _first_exclusion_last(sentences: list[str]) -> list[str]:
+    """"Nothing on X. What I need is Y.": a short exclusion-only sentence right before the request is joined to it,
+    after it."""
+    if len(sentences) < 2:
+        return sentences
+    before, last = _fold(sentences[-2]), _fold(sentences[-1])
+    m = _EXCLUSION_SENTENCE_RE.match(before) or re.match(r"(?:skip|ignore|exclude|leave\s+out)\s+(?=\S)", before)
+    reason = _REASON_RE.search(sentences[-2])
+    if m and reason:   # "Skip Black Summer, it's been done."
+        sentences = sentences[:-2] + [sentences[-2][:reason.start()] + ".", sentences[-1]]
+        before = _fold(sentences[-2])
+    if not m or _EXCLUSION_SENTENCE_RE.match(last) or len(sentences[-2].split()) > _MAX_EXCLUSION_WORDS \
+            or not before[m.end():].strip(" .!?,;:\"'") or _has_strong_aux(before[m.end():]):
+        return sentences
+    verb = re.match(r"(?:skip|ignore|exclude|leave\s+out)\s+", before)
+    if verb:   # "Skip Black Summer." ("skip" alone opens no clause in the lexer: "skip hire")
+        return sentences[:-2] + [_with_exclusion(sentences[-1], sentences[-2][verb.end():].rstrip(" .!"))]
+    return sentences[:-2] + [sentences[-1].rstrip(" .!") + "; " + sentences[-2]]
+
+
 def _join_exclusions(sentences: list[str]) -> list[str]:
     out: list[str] = []
-    for s in sentences:
+    for s in _first_exclusion_last(sentences):
         prev = out[-1] if out else None
         low = _fold(s)
+        alternative = _ALTERNATIVE_SENTENCE_RE.match(low) if prev is not None else None
+        if alternative and len(s.split()) <= _MAX_ALTERNATIVE_WORDS and not s.startswith("OR") \
+                and not any(q in s + prev for q in _QUOTES):   # (the operator, and a quoted span's sentences)
+            body = s[alternative.end():].rstrip(" .!")
+            body = _ALTERNATIVE_TAIL_RE.sub("", body).rstrip(" ,.!")
+            if body:
+                out[-1] = prev.rstrip(" .!?") + ", or else " + body   # "X. Or Y would also work."
+                continue
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
         asked = prev is not None and prev.endswith("?") and _QUESTION_EXCLUSION_RE.match(low) is not None
@@ -1724,6 +1809,15 @@ _HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "excep
 _LABELS = {"topic", "topics", "query", "question", "q", "request", "search", "subject", "keywords", "keyword", "re",
            "title", "task", "terms", "search terms", "looking for", "interested in", "need", "note", "nb", "fyi",
            "example", "examples", "context", "background", "tldr"}
+# a head that says who asks or what kind of search it is ("Prior art search:", "Market research ask from product:",
+# "Newsroom library request:", "Quick ask for the science desk:", "PM here --", "Grant writer here:")
+_FRAMING_HEAD_RE = re.compile(
+    r"(?:.*\b(?:request|ask|question|search|prior[\s-]art|eli5|til|iirc|tl;?dr)\b.*|.*\bhere|"
+    r"(?:market|competitive|user|desk|background|product|literature|lit)\s+(?:research|review|search|question|"
+    r"needed|wanted)(?:\s.*)?|(?:for|from)\s+(?:the|our)\s+\w+(?:\s+\w+)?\s+(?:desk|team|section|unit)|"
+    r"(?:new|quick|small|urgent)\s+(?:one|request|ask|question)|prior\s+art(?:\s+needed)?|"
+    r".*\b(?:for|from)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}(?:proposal|application|bid|grant|profile|piece|story|"
+    r"feature|explainer|briefing|brief)\b.*)")
 _MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
@@ -1753,8 +1847,8 @@ def _topic_head(sentence: str) -> str:
     head, tail = m.group("head").strip(), m.group("tail").strip()
     head_words = _fold(head).split()
     tail_words = [w.strip(",.!?") for w in _fold(tail).split()]
-    if " ".join(head_words) in _LABELS and tail_words:
-        return tail   # "Question: does aspirin prevent cancer?", "Note: not about mice"
+    if (" ".join(head_words) in _LABELS or _FRAMING_HEAD_RE.fullmatch(" ".join(head_words))) and tail_words:
+        return tail   # "Question: does aspirin prevent cancer?", "Note: not about mice", "Prior art search: X"
     if tail_words and _asks_for_documents(head):
         return tail   # "Need sources: X", "Looking for case studies: X" (not "Looking for Alaska: themes")
     grouped = _GROUP_WORDS & set(tail_words) or any(_slash_parts(w) for w in tail.split())   # "ASUS/Lenovo"
@@ -1960,20 +2054,42 @@ _SIGN_OFF_RE = re.compile(
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
 _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus\s+(?:points\s+)?if)\b")
+# a ticket's or a newsroom's closing chatter: no topic ("Please advise.", "Nothing urgent.", "Deadline is 4pm.",
+# "Ticket priority: low.", "Exec review Friday.", "Need it for a pricing review.", "Running an explainer next week.")
+_CHATTER_SENTENCE_RE = re.compile(
+    r"(?:please\s+advise|nothing\s+urgent|no\s+(?:rush|hurry)|not\s+urgent|(?:ticket\s+)?priority\s*:?\s*\w+|"
+    r"ref(?:erence)?\s*(?:no\.?|number|#)?\s*:?\s*#?\w+|(?:the\s+)?deadline\s+is\s+[^.!?]{1,30}|"
+    r"(?:due|needed|need\s+it)\s+(?:by|before|on)\s+[^.!?]{1,30}|(?:exec(?:utive)?|board|team)\s+(?:review|meeting)\s+"
+    r"[^.!?]{1,20}|need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
+    r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
+    r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?)[\s.!?]*")
+_SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?"
+                           r"(?:\s*,\s*[A-Za-z][\w .()'-]{0,40})?\s*$")
 # an ask after the writer's circumstances in one sentence ("I coordinate a choir and we are looking for X",
 # "For an exhibit I'm curating, I need sources on X")
+# "For a Wellcome application I need evidence on X": after a purpose, the ask needs no comma
+_PURPOSE_ASK_RE = re.compile(r"\s+(?=(?:i|we)\s+(?:need|want|require|am\s+looking\s+for|'m\s+looking\s+for)\b)")
 _MID_ASK_RE = re.compile(
-    r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
+    r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*|\s+[-\u2013\u2014]+\s+)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
     r"so\s+(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT + "|"
-    r"(?:could|can|would)\s+you|(?:please\s+)?(?:find|send|show|get)\s+(?:me|us))\b)")
+    r"(?:could|can|would)\s+you|(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|please\s+(?:send|find|pull)\b)\b)")
 # the last clause of a request after a comma: the writer's circumstances or a closing ask
-_CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+(?:me|us))?|any\s+(?:ideas|help)|"
+_CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+(?:me|us))?|"
+                r"[^,]{1,40}?\s+(?:preferred|preferable|a\s+plus|welcome)|any\s+(?:jurisdiction|language|year|date|format|"
+                r"country|region|period)|"
+                r"any\s+(?:ideas|help|thoughts|pointers|suggestions|leads|tips)|"
+                r"(?:does\s+)?(?:anyone|anybody)\s+know\s+where\s+to\s+(?:start|look)|where\s+(?:should|do|would|can)\s+"
+                r"(?:i|we)\s+(?:start|look|begin)|if\s+(?:any(?:\s+\w+)?\s+exists?|that\s+makes\s+sense|any|you\s+can)|"
                 r"(?:please|pls|plz)\s+send\s+(?:me|us)\s+(?:some\s+|any\s+)?(?:sources|papers|links|articles|references)|"
                 r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier)|works))")
-_CLOSING_ASK_RE = re.compile(r",\s+" + _CLOSING_ASK)
-_CLOSING_CLAUSE_RE = re.compile(r",\s++(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s++(?!(?:want|need|would|'d)\b)[^,()\[\]]*+|"
-                                + _CLOSING_ASK + r")[\s.!?]*+$")   # possessive: linear on a run of spaces
+# the writer's purpose after the request: "... so we can size the market", "... to inform a feature"
+_PURPOSE_TAIL_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?(?:we|i)\s+(?:can|could)|to\s+inform\s+(?:a|an|the|our|my))\s+[^,;:.!?]{1,40}"
+                              r"[.!?]?$")
+_CLOSING_ASK_RE = re.compile(r"(?:,|\s[-\u2013\u2014]+)\s+" + _CLOSING_ASK)
+_CLOSING_CLAUSE_RE = re.compile(r"(?:,\s++(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s++(?!(?:want|need|would|'d)\b)[^,()\[\]]*+|"
+                                + _CLOSING_ASK + r")|\s[-\u2013\u2014]++\s++" + _CLOSING_ASK
+                                + r")[\s.!?]*+$")   # possessive: linear on a run of spaces
 # a clause that names a topic of its own: a relation before a noun, not a pronoun ("on the Refugee Convention";
 # not "present on it")
 _TOPIC_IN_CLAUSE_RE = re.compile(r"\b(?:on|about|regarding|concerning|into|for)\s+(?!(?:it|them|this|that|these|those|"
@@ -2064,14 +2180,100 @@ def _pico(text: str) -> str:
     return "; ".join(p for p in parts if p) or text
 
 
+# A request laid out in lines (an e-mail or a ticket, markdown): read before the lines are joined.  A subject line
+# with a body after it goes (the body asks), as do a "Body:" label, markdown's "#" and emphasis; a short header
+# line labels what follows ("## Topic" / "## Not wanted": a spec's labels); bullet lines are a list, joined with
+# "or" where the text says any one will do ("any of these", "Either is fine.", "- OR X"), with "and" where it
+# says all ("all must apply", "Need all three covered together."), else with commas; a line that introduces the
+# list and names no topic ("Need sources on any of these:", "Topics needed (all must apply):") goes.
+_SUBJECT_RE = re.compile(r"\s*(?:subject|subj|re|fwd?)\s*:", re.I)
+_BODY_RE = re.compile(r"\s*body\s*:\s*", re.I)
+_TICKET_SUBJECT_RE = re.compile(r"\b(?:search|query|queries|help|request|ticket|question|results?|filter|access|loan|"
+                                r"login|re|fwd|follow-up|please|urgent)\b")
+_BULLET_LINE_RE = re.compile(r"\s*(?:[-*\u2022\u2023\u25e6\u2043]|\d{1,2}[.)])\s+(?=\S)")
+_HEADER_RE = re.compile(r"\s*#{1,6}\s*")
+_EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+_ALL_CUE_RE = re.compile(r"\b(?:all|both|each|every|together)\b")
+_ANY_CUE_RE = re.compile(r"\b(?:any|either|one\s+of|whichever)\b")
+_CUE_SENTENCE_RE = re.compile(r"(?:need\s+|want\s+)?(?:all|both|each|any|either)\b[^.!?]{0,40}?\b(?:covered|together|fine|"
+                              r"works?|ok|okay|do|apply|applies|good|one|welcome)\b[^.!?]{0,20}[.!]?")
+
+
+def _layout(text: str) -> str:
+    lines = [ln.strip() for ln in re.split(r"\r\n|\r|\n", text)]
+    lines = [ln for ln in lines if ln]
+    if len(lines) < 2 or len(text) > _MAX_LETTER:
+        return text
+    subject = _SUBJECT_RE.match(lines[0])
+    if subject and (_BODY_RE.match(lines[1]) or _TICKET_SUBJECT_RE.search(_fold(lines[0][subject.end():]))
+                    or _SALUTATION_RE.match(_fold(lines[1])) or _REQUEST_RE.match(_fold(lines[1]))):
+        lines = lines[1:]   # (a "Subject:" before "Must include:" lines is the spec's topic)
+    out: list[str] = []   # sentences
+    items: list[str] = []
+    head = ""
+
+    def flush_list(after: str) -> None:
+        nonlocal head
+        if not items:
+            return
+        low = _fold(head + " " + after)
+        ors = [bool(re.match(r"or\s+", _fold(x))) for x in items]
+        plain = [re.sub(r"^(?:or|and)\s+", "", x, flags=re.I).rstrip(" .;,") for x in items]
+        if any(ors) or (_ANY_CUE_RE.search(low) and not _ALL_CUE_RE.search(low)):
+            body = " or ".join(plain)
+        elif _ALL_CUE_RE.search(low):
+            body = " and ".join(plain)
+        else:
+            body = ", ".join(plain)
+        h = head.rstrip(" :")
+        if out and out[-1] == head:
+            out.pop()
+        if h and not _LIST_HEAD_RE.fullmatch(_fold(h)) and not _asks_for_documents(h):
+            out.append(f"{h}: {body}")
+        else:
+            out.append(body)
+        items.clear()
+
+    for k, line in enumerate(lines):
+        line = _BODY_RE.sub("", _EMPHASIS_RE.sub("", line), count=1).strip()
+        if not line:
+            continue
+        header = _HEADER_RE.match(line)
+        if header and line.startswith("#"):
+            line = line[header.end():].strip()
+            if len(line.split()) <= 4 and not line.endswith(":"):
+                line += ":"
+        bullet = _BULLET_LINE_RE.match(line)
+        if bullet:
+            if not items and out:
+                head = out[-1]
+            items.append(line[bullet.end():].strip())
+            continue
+        if items:
+            cue = _CUE_SENTENCE_RE.fullmatch(_fold(line))
+            flush_list(line if cue else "")
+            if cue:
+                continue
+        out.append(line)
+    flush_list("")
+    joined = []
+    for sentence in out:   # a label's line joins what follows; other lines are sentences
+        if joined and joined[-1].endswith(":"):
+            joined[-1] += " " + sentence
+        else:
+            joined.append(sentence)
+    return " ".join(x if x[-1:] in ".?!:;" else x + "." for x in joined)
+
+
 # A search written as a spec ("Topic: X. Must include: Y. Must not include: Z.", "Subject: X\nMust include: Y",
 # "Spec - must include: A; must not include: B"): each wanted part a topic, ANDed; each unwanted part excluded;
 # what comes before the first label goes when it only names the search ("Watch literature search.", "Spec -").
 _SPEC_LABEL_RE = re.compile(
     r"(?:^|(?<=[\s;.,(\u2013\u2014-]))(?:(?P<neg>must\s+not\s+(?:include|contain|cover|mention|have)|"
     r"mustn't\s+(?:include|contain|cover|mention|have)|should\s+not\s+(?:include|contain|cover|mention)|"
-    r"exclude|excluded|not\s+wanted|unwanted)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
-    r"should\s+(?:include|contain|cover|mention)|include|required|wanted)|(?P<topic>topic|subject|main\s+topic))"
+    r"exclude|excluded|not\s+wanted|unwanted|not|no|avoid)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
+    r"should\s+(?:include|contain|cover|mention)|include|required|wanted|need|needed)|(?P<topic>topic|subject|"
+    r"main\s+topic)|(?P<skip>format|type|deadline|due|date|dates|years?|language|notes?|priority|ref|ticket))"
     r"\s*:\s*")
 _SPEC_HEAD_RE = re.compile(r"(?:.*\b(?:search|spec|specification|query|request|brief|criteria)\b)?[\s.:\-\u2013\u2014]*$")
 _MAX_SPEC = 1000
@@ -2090,7 +2292,7 @@ def _spec(text: str) -> str:
     wanted, unwanted = [], []
     for k, m in enumerate(labels):
         part = text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))].strip().strip(";,.").strip()
-        if part:
+        if part and not m.group("skip"):
             (unwanted if m.group("neg") else wanted).append(part)
     if not wanted:
         return text
@@ -2102,8 +2304,9 @@ def _spec(text: str) -> str:
 # with a colon and only introduces the list ("Need one of:", "Which of these is best documented:", "Topics I'd
 # take:") goes; another head stays before the list.
 _NUMBER_MARK_RE = re.compile(r"(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9])[).]\s+(?=\S)")
-_LIST_HEAD_RE = re.compile(r"(?:.*\b(?:these|following|one\s+of|any\s+of|either|options|choices|topics|ideas|"
-                           r"which|whichever|any|all|both|i'd|i\s+would|i'll|take)\b.*|)$")
+_LIST_HEAD_RE = re.compile(r"(?:.*\b(?:these|following|one\s+of|any\s+of|either|options|choices|topics?|ideas|"
+                           r"which|whichever|any|all|both|i'd|i\s+would|i'll|take|terms|request|search|list|needed|"
+                           r"apply|items)\b.*|)$")
 
 
 def _numbered(text: str) -> str:
@@ -2193,6 +2396,16 @@ _ASSIGNMENT_DATE_RE = re.compile(
 _ONE_ON_RE = re.compile(r"\b(?P<and>and|plus)\s+(?:one|another)\s+(?:on|about|regarding)\s+(?=\S)", re.I)
 
 
+_MAYBE_RE = re.compile(r"\b(?P<who>i'm|i\s+am|i'd|i\s+would|we're|we'd|we\s+would)\s+(?:maybe|possibly|perhaps)\s+", re.I)
+_LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\s+|this\s+is\s+a\s+)?(?:long\s+shot|"
+                           r"niche\s+one|weird\s+one|odd\s+one|strange\s+one|tough\s+one|big\s+ask|random\s+one)"
+                           r"\s*(?:[,:;]|\s[-\u2013\u2014]+)\s*(?:but\s+)?(?=\S)", re.I)
+
+
+def _hedged(text: str) -> str:
+    return _MAYBE_RE.sub(r"\g<who> ", _LONG_SHOT_RE.sub("", text, count=1) if _LONG_SHOT_RE.match(text) else text)
+
+
 def _assignment(text: str) -> str:
     if len(text) > _MAX_REPHRASED:
         return text
@@ -2208,6 +2421,21 @@ _EXACT_PHRASE_RE = re.compile(
     r"\b(?:(?:anything|something|documents?|texts?|pages?|papers?|articles?|results?|sources?)\s+)?(?:containing|using|"
     r"with|mentioning|including|that\s+(?:contains?|uses?|mentions?|includes?))\s+the\s+(?:exact\s+)?(?:phrase|words?|"
     r"term|expression|string)\s*(?=[\"\u201c])", re.I)
+
+
+# Boolean operators typed loosely in a search string: "A | B | C" is an "or"; with a spaced " + " in the string,
+# a spaced " - " before a word excludes ("social housing + energy retrofits - heat pumps").
+_PIPE_RE = re.compile(r"(?<=\S)\s+\|\s+(?=\S)")
+_LOOSE_MINUS_RE = re.compile(r"(?<=\w)\s+-\s+(?=[^\W\d])")
+
+
+def _loose_operators(text: str) -> str:
+    if len(text) > _MAX_REPHRASED:
+        return text
+    text = _PIPE_RE.sub(" or ", text)
+    if re.search(r"\w\s+\+\s+\w", text):
+        text = _LOOSE_MINUS_RE.sub(" but not ", text)
+    return text
 
 
 # "A or B, but in both cases not C": the exclusion applies to the whole "or", as it does without the words
@@ -2246,9 +2474,14 @@ def _letter(text: str) -> str:
     opener = _CHAT_OPENER_RE.match(_fold(text)) if salutation else None
     if opener:
         text = text[opener.end():]
-    sentences = _sentences(text)
     changed = salutation is not None
+    signature = _SIGNATURE_RE.search(text)
+    if signature:   # "... Deadline is 4pm. -- Dev", "Nothing urgent. -- Kim, Vet Library"
+        text = text[:signature.start()]
+    sentences = _sentences(text)
+    changed = changed or signature is not None
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
+                                  or _CHATTER_SENTENCE_RE.fullmatch(_fold(sentences[-1])) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None
                                   or _asks_only(sentences[-1])):
         sentences.pop()
@@ -2262,6 +2495,10 @@ def _letter(text: str) -> str:
         if reason and not _CLOSING_ASK_RE.match(reason.group(0)) and (
                 _ASK_WORDS_RE.search(reason.group(0)) or _TOPIC_IN_CLAUSE_RE.search(reason.group(0))):
             reason = None   # "X, I want Y", "X, we don't need Y", "For a briefing note, I require materials on Y"
+    purpose = _PURPOSE_TAIL_RE.search(low) if low else None
+    if purpose and purpose.start() > 0 and not reason:
+        sentences[-1] = sentences[-1][:purpose.start()]
+        changed = True
     if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)) \
             and not re.match(r"(?:for|as)\s", low):   # "For a briefing, I ...": the clause is the sentence's own
         sentences[-1] = sentences[-1][:reason.start()]
@@ -2270,8 +2507,8 @@ def _letter(text: str) -> str:
         low = _fold(sentence)
         if _REQUEST_RE.match(low):
             break
-        m = _MID_ASK_RE.search(low)
-        if m and (_FIRST_PERSON_RE.search(low[:m.start()]) or re.match(r"(?:for|as)\s", low)) \
+        m = _MID_ASK_RE.search(low) or (_PURPOSE_ASK_RE.search(low) if re.match(r"for\s", low) else None)
+        if m and (_FIRST_PERSON_RE.search(low[:m.start()]) or re.match(r"(?:for|as|preparing|drafting|writing)\s", low)) \
                 and not _ASK_WORDS_RE.search(low[:m.start()]) \
                 and not re.match(_OWN_WORK, low) and not re.match(r"\s*(?:i|we)(?:'d|\s+would)\s+(?:like|prefer)\s+"
                                                                   r"to\s+(?:exclude|avoid|skip|leave\s+out)\b",
@@ -2361,8 +2598,10 @@ def _drop_placeholders(node: Node) -> Node:
         elif len(words) > 1 and words[-1] in ("ones", "related", "stuff"):   # "no Dead Sea Scrolls stuff"
             words = words[:-1]
         elif len(words) > 2 and low[0] in ("those", "ones", "anything", "cases", "studies") and " ".join(low[1:3]) in (
-                "relating to", "related to", "dealing with", "concerned with"):   # "save for those relating to X"
-            words = words[3:]
+                "relating to", "related to", "dealing with", "concerned with", "specific to"):   # "save for those
+            words = words[3:]                                                                  # relating to X"
+        elif len(words) > 4 and low[0] == "any" and " ".join(low[2:4]) in ("relating to", "related to", "specific to"):
+            words = words[4:]   # "excluding any disclosures relating to X"
         elif len(words) > 1 and words[0] == "anything":
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
         elif len(words) > 1 and words[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
@@ -2403,10 +2642,10 @@ def translate_rules(text: str) -> Node:
         raise RuleError(f"text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY_CHARS:
         raise RuleError(f"text is {len(text)} characters long (at most {MAX_QUERY_CHARS})")
-    cleaned = _clean(text)
+    cleaned = _clean(_layout(text) if "\n" in text or "\r" in text else text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    cleaned = _EXACT_PHRASE_RE.sub("", cleaned)
+    cleaned = _hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned)))
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
