@@ -47,7 +47,14 @@ def __getattr__(name):
         from . import scoring
 
         return getattr(scoring, name)
-    raise AttributeError(name)
+    raise AttributeError(f"module 'itlr_gpu' has no attribute {name!r}")
+
+
+def __dir__():
+    # the lazily loaded names too: dir(), tab completion and IDEs list the public API
+    own = {n for n, v in globals().items()   # not the standard modules this file imports (os, sys, ...)
+           if n.startswith("__") or getattr(v, "__name__", "").startswith(__name__ + ".")}
+    return sorted(own | set(__all__))
 
 
 class _SourceCheckoutKernels(importlib.abc.MetaPathFinder):

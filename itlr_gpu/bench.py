@@ -219,10 +219,13 @@ def machine_info() -> dict:
 
 def render(report: dict) -> str:
     q, ix = report["queries"], report["index"]
-    lines = [f"{q['count']:,} queries ({q['terms']:,} terms) x {ix['documents']:,} documents (d={ix['dim']}, "
+    lines = [f"{q['count']:,} quer{'y' if q['count'] == 1 else 'ies'} ({q['terms']:,} term{'' if q['terms'] == 1 else 's'})"
+             f" x {ix['documents']:,} documents (d={ix['dim']}, "
              f"{ix['dtype']}), k={report['k']}, median of {report['repeat']} after {report['warmup']} warm-up",
              f"{'backend':<11} {'median s':>9} {'queries/s':>11} {'docs x queries/s':>17} {'vs floor':>9} "
              f"{'peak GiB':>9}"]
+    if any(r.get("memory_kind", "").startswith("process peak") for r in report["rows"]):
+        lines[1] += "  (CPU rows: the process's peak so far, which only grows from row to row)"
     for r in report["rows"]:
         lines.append(f"{r['backend']:<11} {r['median_s']:>9.3f} {r['queries_per_s']:>11,.1f} "
                      f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")

@@ -215,12 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="throughput of an index and a query file on this machine, per backend")
     s.add_argument("index")
     s.add_argument("queries", help=cli_common.QUERIES_HELP)
-    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
-    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto")
+    s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
+                   help="the query column to run: expr (logical) or text (whole query); auto: expr where present")
     s.add_argument("--backends", type=cli_common.backend_list, default="auto",
-                   help="comma-separated: " + ", ".join(cli_common.BENCH_BACKENDS)
-                        + " (default: every one available here)")
+                   help="auto (default: every one available here) or comma-separated: "
+                        + ", ".join(cli_common.BENCH_BACKENDS))
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
     s.add_argument("--warmup", type=non_negative_int, default=1,
@@ -387,7 +388,7 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
 
 def cmd_eval(args) -> int:
     from .evaluate import evaluate, looks_like_qrels, shallow_measures
-    from .io import is_trec_run, read_table, read_trec_run
+    from .io import read_run
     from .scale.bulk import read_results
 
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
@@ -396,22 +397,15 @@ def cmd_eval(args) -> int:
     if looks_like_qrels(args.results):
         raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
                          "a result file, a result folder or a TREC run")
-    if os.path.isdir(args.results):
-        table = read_results(args.results)
-    elif is_trec_run(args.results):
-        table = read_trec_run(args.results)
-    elif args.results.lower().endswith((".tsv", ".tsv.gz")):
-        raise InputError("a .tsv is read as a TREC run, and its first line is not a run line", args.results,
-                         "qid Q0 docid rank score tag (no header), or a result file (.arrow/.parquet/.jsonl)")
-    else:
-        table = read_table(args.results)
+    # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated
+    table = read_results(args.results) if os.path.isdir(args.results) else read_run(args.results, "results")
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
-              f"{depth:,} (a deeper run measures it, where the index holds more documents: itlr search -k "
-              f"{cutoff}, or itlr rerank -k {cutoff} for reranked candidates)", file=sys.stderr)
+              f"{depth:,} (a deeper run measures it: itlr search -k {cutoff}, where the index holds more documents; "
+              f"a reranked run holds at most each query's candidates found in the index)", file=sys.stderr)
     if scores["judged_results"] == 0:
         sample = ", ".join(repr(str(d)) for d in table.column("doc_id").slice(0, 2).to_pylist())
         n = scores["judged_queries"]
@@ -465,6 +459,9 @@ def cmd_bench(args) -> int:
     report["index"] = {"path": args.index, **report["index"]}
     report["queries"] = {"path": args.queries, **report["queries"]}
     print(bench.render(report))
+    if args.backends == "auto" and not single and bench.faiss_available():
+        print("itlr: note: faiss left out: it runs single-term queries only, and some of these queries hold "
+              "more terms", file=sys.stderr)
     if args.json:
         with atomic_file(args.json, "w", encoding="utf-8") as f:
             f.write(json.dumps(report, indent=2) + "\n")

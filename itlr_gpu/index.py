@@ -95,6 +95,8 @@ def _host_block(block: Any) -> np.ndarray:
 def _ids_array(doc_ids: Any, where: str) -> pa.Array:
     if isinstance(doc_ids, pa.ChunkedArray):
         doc_ids = doc_ids.combine_chunks()
+    if isinstance(doc_ids, pa.Array) and pa.types.is_dictionary(doc_ids.type):
+        doc_ids = doc_ids.dictionary_decode()   # a pandas "category" column
     if not isinstance(doc_ids, pa.Array):
         if isinstance(doc_ids, str):
             raise InputError("doc_ids is a single string", where, "a sequence of ids")

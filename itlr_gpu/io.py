@@ -29,6 +29,8 @@ __all__ = [
     "read_table",
     "read_delimited_table",
     "read_trec_run",
+    "read_run",
+    "run_columns",
     "is_trec_run",
     "write_table",
     "check_ids",
@@ -254,6 +256,10 @@ def read_delimited_table(path: Path, what: str = "query file",
         raise InputError(f"{what} is empty", str(path), expected)
     header = [c.strip() for c in rows[0][1]]
     dupes = sorted({c for c in header if header.count(c) > 1})
+    if header and all(_looks_numeric(c) for c in header):   # "1<TAB>10608397<TAB>1": data, not column names
+        raise InputError(f"the first line holds values, not column names ({header})", f"{path}:{rows[0][0]}",
+                         expected + " (a headerless file needs a header line first, e.g. query_id"
+                         + ("," if is_csv else "<TAB>") + "doc_id)")
     if dupes:
         raise InputError(f"header repeats column(s) {dupes}", f"{path}:{rows[0][0]}", "unique column names")
     columns: list[list[str]] = [[] for _ in header]
@@ -272,6 +278,14 @@ def read_delimited_table(path: Path, what: str = "query file",
             values.append(value)
     return pa.table({name: strings_to_arrow(values, str(path), f"column '{name}'")
                      for name, values in zip(header, columns)})
+
+
+def _looks_numeric(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
@@ -388,6 +402,104 @@ def read_trec_run(path: PathLike, numbers: bool = True) -> pa.Table:
         "doc_id": pa.array(dids, pa.string()),
         "score": pa.array(scores if numbers else [None] * n, pa.float64()),
     })
+
+
+# --------------------------------------------------------------------------- runs: (query, document) rows
+
+RUN_QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
+RUN_DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
+RUN_EXTENSIONS = (".tsv", ".tsv.gz", ".csv", ".csv.gz", *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet",
+                  ".arrow")
+
+
+def _run_ids(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
+    for name in aliases:
+        if name in table.column_names:
+            col = table.column(name).combine_chunks()
+            if pa.types.is_dictionary(col.type):
+                col = col.dictionary_decode()   # a pandas "category" column
+            if not pa.types.is_string(col.type):
+                if not (pa.types.is_integer(col.type) or pa.types.is_large_string(col.type)):
+                    raise InputError(f"column '{name}' has type {col.type}", where, "string or integer ids")
+                col = pc.cast(col, pa.string())
+            if col.null_count:
+                row = pc.index(pc.is_null(col), True).as_py()
+                raise InputError(f"null {what} at row {row}", where, f"a {what} on every row")
+            return col
+    raise InputError(f"no {what} column; found {table.column_names}", where,
+                     f"a column named one of {', '.join(aliases)} (or a TREC run: qid Q0 docid rank score tag)")
+
+
+def _run_numbers(table: pa.Table, name: str, where: str, text: bool) -> pa.Array | None:
+    """The ``rank`` or ``score`` column as int64 / float64 (``text``: a delimited file's strings, parsed), None
+    when absent."""
+    if name not in table.column_names:
+        return None
+    col = table.column(name).combine_chunks()
+    want = pa.int64() if name == "rank" else pa.float64()
+    if text and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        try:
+            col = pc.cast(col, want)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            bad = next(v for v in col.to_pylist() if v is not None and not _parses(v, want))
+            raise InputError(f"{name} {bad!r}", f"{where} column '{name}'",
+                             "integer ranks" if name == "rank" else "numeric scores") from None
+    elif name == "rank" and not pa.types.is_integer(col.type):
+        raise InputError(f"column has type {col.type}", f"{where} column 'rank'", "integer ranks")
+    elif name == "score" and not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+        raise InputError(f"column has type {col.type}", f"{where} column 'score'", "numbers")
+    return col
+
+
+def _parses(value: str, want: pa.DataType) -> bool:
+    try:
+        int(value) if pa.types.is_integer(want) else float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def read_run(path: PathLike, what: str = "run") -> pa.Table:
+    """(query, document) rows of a file in file order -- a first stage's candidates, or a run to evaluate -- as
+    :func:`run_columns` gives them.
+
+    One reader for ``itlr rerank`` and ``itlr eval``: TREC runs (``qid Q0 docid rank score tag``; ``.run``,
+    ``.trec``, ``.txt`` or a headerless ``.tsv``, gzipped too), ``.tsv`` / ``.csv`` with a header, ``.jsonl``,
+    ``.parquet``, ``.arrow``.  (A result folder of ``itlr search`` is read by ``scale.bulk.read_results``.)"""
+    p = Path(path)
+    where = str(p)
+    if p.is_dir():
+        raise InputError("is a folder", where, f"a {what} file")
+    if not p.is_file():
+        raise InputError(f"{what} file not found", where, "an existing file, or a result folder of itlr search")
+    kind = _kind(p, RUN_EXTENSIONS, what)
+    if kind in TREC_RUN_EXTENSIONS or is_trec_run(p):
+        table = read_trec_run(p)
+    elif kind in (".tsv", ".tsv.gz", ".csv", ".csv.gz"):
+        table = read_delimited_table(p, f"{what} file", "a header row and (query_id, doc_id) rows, or a TREC run "
+                                     "(qid Q0 docid rank score tag)")
+        return run_columns(table, where, what, text=True)
+    else:
+        table = read_table(p)
+    return run_columns(table, where, what)
+
+
+def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = False) -> pa.Table:
+    """``query_id, doc_id`` strings (from any of :data:`RUN_QUERY_ALIASES` / :data:`RUN_DOC_ALIASES`, integer and
+    dictionary columns converted) plus ``rank`` and ``score`` where the table has them (``text``: a delimited
+    file's strings, parsed; a typed table's must be numbers already)."""
+    if table.num_columns == 0:   # an empty JSON-lines file
+        raise InputError(f"{what} file is empty", where, "(query_id, doc_id) rows")
+    columns = {"query_id": _run_ids(table, RUN_QUERY_ALIASES, "query_id", where),
+               "doc_id": _run_ids(table, RUN_DOC_ALIASES, "doc_id", where)}
+    for name in ("rank", "score"):
+        col = _run_numbers(table, name, where, text)
+        if col is not None:
+            columns[name] = col
+    out = pa.table(columns)
+    if out.num_rows == 0:
+        raise InputError("no rows", where, "at least one (query_id, doc_id) row")
+    return out
 
 
 def write_table(table: pa.Table, path: PathLike) -> None:

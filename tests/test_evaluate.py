@@ -6,6 +6,7 @@ import math
 
 import ir_measures
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -276,9 +277,17 @@ def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
     assert main(["eval", str(qrels), str(arrow)]) == 1
     assert main(["eval", str(arrow), str(arrow)]) == 1
     assert "an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first" in capsys.readouterr().err
+    # a .tsv / .csv with a header, Parquet with qid/docid: what itlr rerank reads as candidates is a run here too
     (tmp_path / "hdr.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta\t1\n")
-    assert main(["eval", str(tmp_path / "hdr.tsv"), str(qrels)]) == 1
-    assert "a .tsv is read as a TREC run, and its first line is not a run line" in capsys.readouterr().err
+    (tmp_path / "hdr.csv").write_text("qid,docid,score\nq1,a,1\n")
+    pq.write_table(pa.table({"qid": ["q1"], "docid": ["a"], "score": [1.0]}), tmp_path / "aliases.parquet")
+    for name in ("hdr.tsv", "hdr.csv", "aliases.parquet"):
+        assert main(["eval", str(tmp_path / name), str(qrels)]) == 0, name
+        assert "judged_queries\t1" in capsys.readouterr().out
+    # MS MARCO's headerless qid<TAB>pid<TAB>rank: named as data without a header, not as a header's problem
+    (tmp_path / "msmarco.tsv").write_text("1\t10608397\t1\n1\t1\t2\n")
+    assert main(["eval", str(tmp_path / "msmarco.tsv"), str(qrels)]) == 1
+    assert "the first line holds values, not column names (['1', '10608397', '1'])" in capsys.readouterr().err
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 a one 3.5 bm25\n")
     with pytest.raises(InputError, match=r"bad\.run:1: rank 'one'"):

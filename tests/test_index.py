@@ -553,3 +553,22 @@ def test_a_corpus_csv_that_repeats_its_header_is_refused(tmp_path):
     (tmp_path / "c.csv").write_text("doc_id,text\na,cats\ndoc_id,text\nb,dogs\n")
     with pytest.raises(InputError, match=r"c\.csv:3: the header row again"):
         read_corpus(tmp_path / "c.csv")
+
+
+def test_the_python_api_is_listed_and_its_errors_name_keywords():
+    """dir() shows the lazily loaded names; errors name the keyword a Python caller passed, not a CLI flag; a
+    dictionary-encoded (pandas "category") id column is read as strings."""
+    import itlr_gpu
+
+    names = dir(itlr_gpu)
+    assert {"Index", "search", "ScoreOptions", "RECOMMENDED", "compile_queries", "translate"} <= set(names)
+    assert "os" not in names and "sys" not in names
+    rng = np.random.default_rng(0)
+    ids = pa.array([f"d{i}" for i in range(6)]).dictionary_encode()
+    idx = Index.from_arrays(rng.random((6, 8), dtype=np.float32), ids)
+    assert idx.doc_ids.type == pa.string() and idx.doc_ids.to_pylist()[0] == "d0"
+    enc = type("E", (), {"encode": lambda self, texts: rng.random((len(texts), 8), dtype=np.float32)})()
+    with pytest.raises(InputError, match=r"^backend: unknown backend 'faiss'"):
+        itlr_gpu.search(idx, ["a"], encoder=enc, backend="faiss")
+    with pytest.raises(InputError, match=r"^device: unknown device 'tpu'"):
+        itlr_gpu.search(idx, ["a"], encoder=enc, device="tpu")

@@ -148,7 +148,7 @@ def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
     assert main(["rerank", str(root / "sharded"), str(q), str(run), "-o", str(out), "-k", "3"]) == 0
     captured = capsys.readouterr()
     assert "itlr: warning: 1 candidate(s) name doc ids not in the index (first: 'missing-doc')" in captured.err
-    assert "6 of 7 candidates scored (1 skipped or repeated) for 2 queries" in captured.out
+    assert "6 of 7 candidates scored (1 skipped) for 2 queries" in captured.out
     table = read_table(out)
     got = by_query(table)
     pairs = [(ln.split()[0], ln.split()[2]) for ln in lines]
@@ -342,3 +342,35 @@ def test_an_empty_candidates_file_says_it_is_empty(tmp_path, name):
     (tmp_path / name).write_text("")
     with pytest.raises(InputError, match=r"is empty|no run lines"):
         read_candidates(tmp_path / name)
+
+
+def test_cli_rerank_checks_the_first_stage_as_eval_does(saved, tmp_path, monkeypatch, capsys):
+    """Repeated pairs: a warning naming the first (an error with --strict); a rank or score that eval refuses is
+    refused here too; a pandas "category" (dictionary) id column is read."""
+    import pyarrow.parquet as pq
+
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    root, _ = saved
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS[:1], ["q0"])
+    out = tmp_path / "r.arrow"
+    dup = tmp_path / "dup.run"
+    dup.write_text("q0 Q0 d5 1 3 bm25\nq0 Q0 d9 2 2 bm25\nq0 Q0 d5 3 1 bm25\n")
+    assert main(["rerank", str(root / "sharded"), str(q), str(dup), "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert ("itlr: warning: 1 candidate(s) repeat a (query, document) pair already listed (first: document 'd5' for "
+            "query 'q0'); scored once") in captured.err
+    assert "2 of 3 candidates scored (1 repeated)" in captured.out
+    out.unlink()
+    assert main(["rerank", str(root / "sharded"), str(q), str(dup), "-o", str(out), "--strict"]) == 1
+    assert "repeat a (query, document) pair" in capsys.readouterr().err and not out.exists()
+    for line, message in (("q0 Q0 d5 four 3 bm25", "rank 'four'"), ("q0 Q0 d5 1 NaN bm25", "score at row 0 is nan")):
+        bad = tmp_path / "bad.run"
+        bad.write_text(line + "\n")
+        assert main(["rerank", str(root / "sharded"), str(q), str(bad), "-o", str(out)]) == 1
+        assert message in capsys.readouterr().err and not out.exists()
+    cats = tmp_path / "cats.parquet"
+    pq.write_table(pa.table({"qid": pa.array(["q0", "q0"]).dictionary_encode(), "docid": ["d5", "d9"]}), cats)
+    assert main(["rerank", str(root / "sharded"), str(q), str(cats), "-o", str(out)]) == 0
+    assert "2 of 2 candidates scored" in capsys.readouterr().out

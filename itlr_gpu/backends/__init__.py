@@ -67,9 +67,9 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError("device cuda requested but no CUDA GPU is visible", "--device", "auto or cpu")
+        raise InputError("device cuda requested but no CUDA GPU is visible", "device", "auto or cpu")
     if name.split(":")[0] not in ("cpu", "cuda"):
-        raise InputError(f"unknown device {name!r}", "--device", " or ".join(DEVICES))
+        raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES))
     return torch.device(name)
 
 
@@ -78,7 +78,7 @@ def get_backend(name: str, device: torch.device) -> Backend:
     batch, by :func:`choose_cuda_backend`); on a CPU with numba :class:`CpuAutoBackend` (the fused numba
     loop for large searches); otherwise the torch reference."""
     if name not in BACKENDS:
-        raise InputError(f"unknown backend {name!r}", "--backend", " or ".join(BACKENDS))
+        raise InputError(f"unknown backend {name!r}", "backend", " or ".join(BACKENDS))
     if name == "auto":
         if device.type == "cuda" and triton_available():
             return AutoBackend()

@@ -207,8 +207,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                            score_options=options, whole_queries=cli_common.whole_texts(query_table, field, options))
     print_warnings(report)
     write_table(table, args.output)
-    left_out = report.candidates - report.scored
-    note = f" ({left_out:,} skipped or repeated)" if left_out else ""
+    parts = [f"{n:,} {what}" for n, what in ((report.unknown_docs + report.unknown_queries, "skipped"),
+                                              (report.duplicates, "repeated")) if n]
+    note = f" ({', '.join(parts)})" if parts else ""
     print(f"{report.scored:,} of {counted(report.candidates, 'candidate')} scored{note} for "
           f"{counted(len(ids), 'query', 'queries')}, k={args.k} -> {args.output}")
     return 0

@@ -39,8 +39,7 @@ from ..encoders import Encoder
 from ..engine import check_score_options, check_whole_queries, whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
-from ..io import (DELIMITED_EXTENSIONS, RESULT_SCHEMA, TREC_RUN_EXTENSIONS, is_trec_run, read_delimited_table,
-                  read_table, read_trec_run)
+from ..io import RESULT_SCHEMA, RUN_EXTENSIONS, read_run, run_columns
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
@@ -50,80 +49,36 @@ from .shards import slice_program
 
 __all__ = ["read_candidates", "rerank", "RerankReport", "CANDIDATE_EXTENSIONS"]
 
-CANDIDATE_EXTENSIONS = (*DELIMITED_EXTENSIONS, *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
-QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
-DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
+CANDIDATE_EXTENSIONS = RUN_EXTENSIONS
 SHOW_FIRST = 5
 
 
-def _kind(path: Path) -> str:
-    name = path.name.lower()
-    for ext in sorted(CANDIDATE_EXTENSIONS, key=len, reverse=True):
-        if name.endswith(ext):
-            return ext
-    raise InputError(f"unknown candidates file type '{path.suffix or path.name}'", str(path),
-                     "one of " + ", ".join(CANDIDATE_EXTENSIONS))
-
-
-def _read_delimited(path: Path) -> pa.Table:
-    """A TSV or CSV with a header, or a headerless TREC run (what first-stage retrievers write)."""
-    if is_trec_run(path):
-        return read_trec_run(path, numbers=False)
-    return read_delimited_table(path, "candidates file", "a header row and (query_id, doc_id) rows")
-
-
-def _pick(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
-    for name in aliases:
-        if name in table.column_names:
-            col = table.column(name).combine_chunks()
-            if not pa.types.is_string(col.type):
-                if not (pa.types.is_integer(col.type) or pa.types.is_large_string(col.type)):
-                    raise InputError(f"column '{name}' has type {col.type}", where, "string or integer ids")
-                col = pc.cast(col, pa.string())
-            if col.null_count:
-                row = pc.index(pc.is_null(col), True).as_py()
-                raise InputError(f"null {what} at row {row}", where, f"a {what} on every row")
-            return col
-    raise InputError(f"no {what} column; found {table.column_names}", where,
-                     f"a column named one of {', '.join(aliases)} (or a TREC run: qid Q0 docid rank score tag)")
-
-
 def read_candidates(path: str | Path) -> pa.Table:
-    """Candidates as a table of strings ``query_id, doc_id`` in file order (a result folder of ``itlr search``
-    too)."""
+    """Candidates as a table ``query_id, doc_id`` (strings, file order; ``rank`` / ``score`` where the file has
+    them, checked as ``itlr eval`` checks a run: a first stage whose file cannot be evaluated is refused here
+    too), from a file (:func:`itlr_gpu.io.read_run`) or a result folder of ``itlr search``."""
     p = Path(path)
     if p.is_dir():
         from .bulk import read_results
 
-        table = read_results(p)
-        return _candidate_pairs(table, str(p))
-    if not p.is_file():
-        raise InputError("candidates file not found", str(p), "an existing file, or a result folder of itlr search")
-    kind = _kind(p)
-    if kind in TREC_RUN_EXTENSIONS:
-        table = read_trec_run(p, numbers=False)
-    elif kind in DELIMITED_EXTENSIONS:
-        table = _read_delimited(p)
+        table = run_columns(read_results(p), str(p), "candidates")
     else:
-        table = read_table(p)
-    return _candidate_pairs(table, str(p))
-
-
-def _candidate_pairs(table: pa.Table, where: str) -> pa.Table:
-    if table.num_columns == 0:   # an empty JSON-lines file
-        raise InputError("candidates file is empty", where, "(query_id, doc_id) rows")
-    out = pa.table({"query_id": _pick(table, QUERY_ALIASES, "query_id", where),
-                    "doc_id": _pick(table, DOC_ALIASES, "doc_id", where)})
-    if out.num_rows == 0:
-        raise InputError("no candidates", where, "at least one (query_id, doc_id) row")
-    return out
+        table = read_run(p, "candidates")
+    if "score" in table.column_names:
+        finite = pc.is_finite(table.column("score"))
+        if not pc.all(finite).as_py():
+            row = pc.index(finite, False).as_py()
+            raise InputError(f"score at row {row} is {table.column('score')[row].as_py()}",
+                             f"{p} column 'score'", "finite scores (no NaN or infinity)")
+    return table
 
 
 @dataclass
 class RerankReport:
     candidates: int = 0         # rows of the candidates table
     scored: int = 0             # distinct (query, document) pairs scored: the rest were skipped or repeated
-    duplicates: int = 0
+    duplicates: int = 0         # repeated (query, document) pairs, scored once
+    duplicate_example: tuple[str, str] | None = None
     unknown_docs: int = 0
     unknown_doc_examples: list[str] = field(default_factory=list)
     unknown_queries: int = 0
@@ -141,8 +96,18 @@ class RerankReport:
                        f"{', '.join(map(repr, self.unknown_query_examples))})")
         return out
 
+    def repeated(self) -> str | None:
+        """The repeated (query, document) pairs, in words; None when there are none."""
+        if not self.duplicates:
+            return None
+        q, d = self.duplicate_example
+        return (f"{self.duplicates:,} candidate(s) repeat a (query, document) pair already listed (first: document "
+                f"{d!r} for query {q!r})")
+
     def warnings(self) -> list[str]:
         out = [f"{line}; skipped (--strict makes this an error)" for line in self.unknown()]
+        if self.repeated():
+            out.append(f"{self.repeated()}; scored once (--strict makes this an error)")
         if self.queries_without_candidates:
             n = self.queries_without_candidates
             out.append(f"{n} quer{'y has' if n == 1 else 'ies have'} no candidates and get{'s' if n == 1 else ''} "
@@ -221,6 +186,11 @@ def rerank(
         dup = np.zeros(len(q), dtype=bool)
         dup[1:] = (q[1:] == q[:-1]) & (r[1:] == r[:-1])
         report.duplicates = int(dup.sum())
+        if report.duplicates:
+            first = int(np.flatnonzero(dup)[0])
+            report.duplicate_example = (query_ids[q[first]], index.doc_ids[int(r[first])].as_py())
+            if strict:
+                raise InputError(report.repeated(), where, "each document at most once per query (--strict)")
         q, r = q[~dup], r[~dup]
     report.scored = len(q)
     if not report.candidates:
