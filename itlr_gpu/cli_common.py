@@ -419,6 +419,8 @@ def report_fallback(fallback: list[dict], total: int, where: str) -> None:
     """One stderr line for the rows ``--fallback-text`` searched by their text."""
     if fallback:
         first = fallback[0]
-        print(f"itlr: {counted(len(fallback), 'query', 'queries')} of {total:,} with no valid expr searched by "
-              f"their text (first {first['query_id']!r}, {where} row {first['row']}: {first['error']})",
+        one = len(fallback) == 1
+        print(f"itlr: note: {counted(len(fallback), 'query', 'queries')} of {total:,} with no valid expr "
+              f"{'is' if one else 'are'} searched by {'its' if one else 'their'} text (first {first['query_id']!r}, "
+              f"{where} row {first['row']}: {first['error']})",
               file=sys.stderr)

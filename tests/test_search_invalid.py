@@ -155,7 +155,7 @@ def test_fallback_text_searches_a_bad_row_by_its_text(tmp_path, capsys):
             extra[0].write_text("query_id\tdoc_id\n" + "".join(f"q{q}\td{d}\n" for q in range(3) for d in range(40)))
         rc, _, err = run_cli([command, index, queries, *extra, "-o", out, "--fallback-text", "-k", "5"], capsys)
         assert rc == 0, err
-        assert "itlr: 2 queries of 3 with no valid expr searched by their text (first 'q1', " in err
+        assert "itlr: note: 2 queries of 3 with no valid expr are searched by their text (first 'q1', " in err
         got = read_table(out)
         texts = tmp_path / "texts.jsonl"
         texts.write_text("".join(json.dumps({"query_id": r["query_id"], "text": r["text"]}) + "\n" for r in rows))
