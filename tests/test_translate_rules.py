@@ -980,6 +980,47 @@ def test_rules22_layout_constraint_first_loose_operators_and_framing(text, expr)
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # "only" / "just" restrict; titles and claims keep them
+    ("Only barn owls in Wales, not tawny owls.", '("barn owls in Wales" AND NOT "tawny owls")'),
+    ("just cargo bikes, no e-scooters", '("cargo bikes" AND NOT "e-scooters")'),
+    ("I only want sourdough starters or rye breads, not yeast", '(("sourdough starters" OR "rye breads") AND NOT "yeast")'),
+    ("Only a minority of patients respond to the drug", '"Only a minority of patients respond to the drug"'),
+    ("just war theory", '"just war theory"'),
+    # conditions that exclude; "not just X but also Y"
+    ("tidal energy, unless it's about barrages", '("tidal energy" AND NOT "barrages")'),
+    ("roof gardens are fine as long as it isn't about green walls", '("roof gardens" AND NOT "green walls")'),
+    ("I want papers on not just ankle sprains but also wrist sprains", '("ankle sprains" AND "wrist sprains")'),
+    # "similar to X but without Y"; dates the search cannot use
+    ("something like canal restoration but without the tourism angle",
+     '("canal restoration" AND NOT "the tourism angle")'),
+    ("Since 1990, what's been written about hedgerow loss?", '"hedgerow loss"'),
+    ("Research from the 1980s on acid rain and lakes", '("acid rain" AND "lakes")'),
+    ("Post-2015 work: peat restoration", '"peat restoration"'),
+    ("Incidence of asthma has risen from 2009 to 2014", '"Incidence of asthma has risen from 2009 to 2014"'),
+    # forms
+    ("topic=moth traps; exclude=light pollution", '("moth traps" AND NOT "light pollution")'),
+    ('{"must": ["slow worms", "gardens"], "must_not": ["grass snakes"]}',
+     '("slow worms" AND "gardens" AND NOT "grass snakes")'),
+    ('{"any_of": ["otters", "mink"], "topic": "river surveys"}', '("river surveys" AND ("otters" OR "mink"))'),
+    ("Keywords: tide mills; millponds.", '("tide mills" AND "millponds")'),
+    ("subject: organ pipes | subtopic: voicing", '("organ pipes" AND "voicing")'),
+    # homework, an assistant addressed, speech
+    ("for my homework I need to find out about how volcanoes form", '"how volcanoes form"'),
+    ("My teacher says we need 2 sources about castles or moats", '("castles" OR "moats")'),
+    ("Hey assistant, can you pull up research on frog calls and rainfall?", '("frog calls" AND "rainfall")'),
+    ("uh yeah so im looking for stuff about ski wax and also snow friction", '("ski wax" AND "snow friction")'),
+    ("find me papers about bread or pastry i mean either one is fine", '("bread" OR "pastry")'),
+    # what the writer already has
+    ("I've got Smith 2019 on dune grasses; need other work on dune stabilisation",
+     '("dune stabilisation" AND NOT "Smith 2019 on dune grasses")'),
+    ("bog snorkelling history, but I have Jones et al. 2001 already",
+     '("bog snorkelling history" AND NOT "Jones et al. 2001")'),
+])
+def test_rules23_restrictions_conditions_dates_forms_homework(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

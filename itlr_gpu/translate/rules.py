@@ -80,6 +80,7 @@ message instead, returned by :func:`try_translate_rules`.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-22"
+RULES_VERSION = "rules-23"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -120,6 +121,17 @@ _MARKERS: list[tuple[str, str]] = [
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
     ("must not be about", "EXCL"), ("should not be about", "EXCL"), ("must not include", "EXCL"),
+    # conditions that exclude: "X, unless it's about Y", "X is fine as long as it isn't about Y", "X, except when
+    # the focus is Y"
+    ("unless it's about", "EXCL"), ("unless it is about", "EXCL"), ("unless they're about", "EXCL"),
+    ("unless they are about", "EXCL"), ("unless it's for", "EXCL"), ("unless they're for", "EXCL"),
+    ("unless it's", "EXCL"), ("unless they're", "EXCL"), ("unless it involves", "EXCL"),
+    ("as long as it isn't about", "EXCL"), ("as long as it isn't", "EXCL"), ("as long as it's not about", "EXCL"),
+    ("as long as it's not", "EXCL"), ("as long as they aren't", "EXCL"), ("as long as they're not", "EXCL"),
+    ("is fine as long as it isn't about", "EXCL"), ("is fine as long as it isn't", "EXCL"),
+    ("are fine as long as they aren't", "EXCL"), ("are fine as long as it isn't about", "EXCL"),
+    ("are fine as long as it isn't", "EXCL"), ("except when the focus is", "EXCL"),
+    ("except when it's about", "EXCL"), ("except when they're about", "EXCL"), ("except where it concerns", "EXCL"),
     ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
@@ -304,10 +316,10 @@ _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + "
 _DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sources?|papers?|articles?|information|info|"
                    r"literature|studies|research|documents?|references?|readings?|data|evidence|reports?|guidance|"
                    r"case\s+law|authorities)\b)")
-_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|@\w+)\b,?"   # "@here": a chat mention
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:be\s+able\s+to\s+)?",
-    r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
+    r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:seeking|after|researching)\b",
@@ -325,6 +337,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
     r"documentation|literature|evidence|background|clippings|references|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
+    # homework: "for my homework I need to find out about X", "My teacher says we need 3 sources about X"
+    r"(?:for\s+(?:my|our)\s+(?:homework|assignment|class|project|essay|report)\s*,?\s*)?(?:(?:i|we)\s+)?(?:need|have)\s+"
+    r"to\s+(?:find\s+out|learn|research|read\s+up|write)\s+(?:about|on)\b",
+    r"(?:my|our|the)\s+(?:teacher|professor|prof|tutor|lecturer|supervisor|boss|manager)\s+(?:says|said)\s+"
+    r"(?:that\s+)?(?:we|i)\s+(?:need|have\s+to\s+find|should\s+find)\s+(?:\d+\s+|some\s+|three\s+|two\s+)?",
     # "pull whatever we have on X", "pull any reports on X", "run a search for X"
     r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|market|reports?|data|papers|articles|clippings|"
     r"background|stats|numbers|figures)\b)",
@@ -362,6 +379,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"is\s+(?:seeking|looking\s+for|requesting))\s+(?:(?:all|the)\s+)?" + _DOCUMENTS_NEXT,
     # questions that ask for documents ("What is known about X?", "Has anyone studied X?"), before the
     # shorter "what is" below
+    r"what(?:'s|\s+has)\s+been\s+(?:written|published|said|done|reported)\s+(?:about|on|regarding)\b",
     r"what(?:'s|\s+is|\s+are|\s+has\s+been|\s+have\s+been)\s+(?:known|there|available|out\s+there|written|"
     r"published|said|reported)\s+(?:about|on|regarding|concerning)\b",
     # "What do historians know about X?", "What does the law say on X?": only subjects that are no topic
@@ -404,10 +422,11 @@ _ASKS = [  # a sentence that starts so asks for documents
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
-_OWN_WORK = (r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\s+on|putting\s+together)\s+(?:a|an|my|our)\s+"
+_OWN_WORK = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\s+on|putting\s+together|doing)\s+(?:a|an|my|our)\s+"
              r"(?:(?:short|long|school|university|college|master's|masters|phd|research|term|seminar|conference)\s+)?"
              r"(?:thesis|essay|paper|report|dissertation|article|book|chapter|lecture|talk|presentation|blog\s+post|"
-             r"review|assignment|project)(?:\s+(?:chapter|section|draft|proposal|outline))?\s+"
+             r"review|assignment|project|homework)(?:\s+(?:chapter|section|draft|proposal|outline))?"
+             r"(?:\s+for\s+(?:class|school|college|uni|university|my\s+\w+))?\s+"
              r"(?:on|about|regarding|concerning)\b")
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
@@ -444,7 +463,7 @@ _GENRE = (
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -1817,7 +1836,8 @@ _FRAMING_HEAD_RE = re.compile(
     r"needed|wanted)(?:\s.*)?|(?:for|from)\s+(?:the|our)\s+\w+(?:\s+\w+)?\s+(?:desk|team|section|unit)|"
     r"(?:new|quick|small|urgent)\s+(?:one|request|ask|question)|prior\s+art(?:\s+needed)?|"
     r".*\b(?:for|from)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}(?:proposal|application|bid|grant|profile|piece|story|"
-    r"feature|explainer|briefing|brief)\b.*)")
+    r"feature|explainer|briefing|brief|thesis|dissertation|essay|homework|assignment|coursework)\b.*|"
+    r"(?:[\w-]+\s+){0,2}(?:assignment|homework|coursework|essay|project)(?:\s+\w+)?)")
 _MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
@@ -1970,13 +1990,28 @@ _KNOWN_SENTENCE_RE = re.compile(
     r"plenty|a\s+lot|lots)\s+)?(?:about|on|of)?\s*(?P<known>[^,;:.!?]{1,60}?)\s*[.!]?")
 
 
+_GOT_RE = re.compile(r"(?:i|we)(?:'ve|\s+have)\s+(?:got|read)\s+(?P<known>[^,;:!?]{1,80}?)\s*[,;]\s*(?:so\s+)?"
+                     r"(?=(?:(?:i|we)\s+)?(?:need|want)\s+(?:other|more|further)|(?:other|more|further)\s+)")
+_OTHER_WORK_RE = re.compile(r"(?:(?:i|we)\s+)?(?:need|want)?\s*(?:some\s+)?(?:other|more|further|additional)\s+(?:work|papers|"
+                            r"research|studies|evidence|material|sources|literature)\s+(?:on|about)\s+")
+# "X, but I have Y already": X excluding Y
+_HAVE_ALREADY_TAIL_RE = re.compile(r",?\s+but\s+(?:i|we)(?:'ve|\s+have)?\s+(?:have|got|read)\s+(?P<known>[^,;:!?]{1,60}?)"
+                                   r"\s+already[.!]?$")
+
+
 def _already_have(request: str) -> str:
-    m = _ALREADY_HAVE_RE.match(_fold(request))
+    tail = _HAVE_ALREADY_TAIL_RE.search(_fold(request))
+    if tail and tail.start() > 0:
+        return _with_exclusion(request[:tail.start()], request[tail.start("known"):tail.end("known")])
+    m = _ALREADY_HAVE_RE.match(_fold(request)) or _GOT_RE.match(_fold(request))
     if not m:
         return request
     rest = request[m.end():]
-    if not (_REQUEST_RE.match(_fold(rest)) or re.match(r"what\s+else\s+(?:is\s+there|have\s+you\s+got|do\s+you\s+have)",
-                                                       _fold(rest))):
+    other = _OTHER_WORK_RE.match(_fold(rest))
+    if other:   # "..., so other work on Y please", "...; need other work on Y"
+        rest = rest[other.end():]
+    elif not (_REQUEST_RE.match(_fold(rest)) or re.match(r"what\s+else\s+(?:is\s+there|have\s+you\s+got|do\s+you\s+have)",
+                                                         _fold(rest))):
         return request
     known = request[m.start("known"):m.end("known")].strip()
     if _fold(known) in _BACK_REFERENCES:
@@ -2082,7 +2117,8 @@ _CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+
                 r"(?:does\s+)?(?:anyone|anybody)\s+know\s+where\s+to\s+(?:start|look)|where\s+(?:should|do|would|can)\s+"
                 r"(?:i|we)\s+(?:start|look|begin)|if\s+(?:any(?:\s+\w+)?\s+exists?|that\s+makes\s+sense|any|you\s+can)|"
                 r"(?:please|pls|plz)\s+send\s+(?:me|us)\s+(?:some\s+|any\s+)?(?:sources|papers|links|articles|references)|"
-                r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier)|works))")
+                r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier|quicker)|works)"
+                r"(?:\s+to\s+find)?|(?:ideally|preferably)\s+[^,]{1,40})")
 # the writer's purpose after the request: "... so we can size the market", "... to inform a feature"
 _PURPOSE_TAIL_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?(?:we|i)\s+(?:can|could)|to\s+inform\s+(?:a|an|the|our|my))\s+[^,;:.!?]{1,40}"
                               r"[.!?]?$")
@@ -2273,25 +2309,64 @@ _SPEC_LABEL_RE = re.compile(
     r"mustn't\s+(?:include|contain|cover|mention|have)|should\s+not\s+(?:include|contain|cover|mention)|"
     r"exclude|excluded|not\s+wanted|unwanted|not|no|avoid)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
     r"should\s+(?:include|contain|cover|mention)|include|required|wanted|need|needed)|(?P<topic>topic|subject|"
-    r"main\s+topic)|(?P<skip>format|type|deadline|due|date|dates|years?|language|notes?|priority|ref|ticket))"
-    r"\s*:\s*")
+    r"main\s+topic|keywords?|subtopic|query)|(?P<skip>format|type|deadline|due|date|dates|years?|language|"
+    r"notes?|priority|ref|ticket))\s*[:=]\s*")
 _SPEC_HEAD_RE = re.compile(r"(?:.*\b(?:search|spec|specification|query|request|brief|criteria)\b)?[\s.:\-\u2013\u2014]*$")
 _MAX_SPEC = 1000
+
+
+_JSON_KEYS = {"must": "and", "include": "and", "all": "and", "all_of": "and", "topic": "and", "topics": "and",
+              "keywords": "and", "query": "and", "subject": "and", "required": "and", "any": "or", "any_of": "or",
+              "should": "or", "either": "or", "one_of": "or", "must_not": "not", "exclude": "not", "none_of": "not",
+              "not": "not", "excluded": "not", "without": "not"}
+
+
+def _json_spec(text: str) -> str | None:
+    """A search written as JSON ({"must": [...], "must_not": [...], "any_of": [...], "topic": "..."}): as words
+    the lexer reads (each string quoted: a JSON value is one term); None when it is no such object."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not obj:
+        return None
+    parts: dict[str, list[str]] = {"and": [], "or": [], "not": []}
+    for key, value in obj.items():
+        kind = _JSON_KEYS.get(str(key).strip().lower().replace("-", "_"))
+        values = value if isinstance(value, list) else [value]
+        if kind is None or not all(isinstance(v, str) and v.strip() for v in values):
+            return None
+        parts[kind] += [v.strip() for v in values]
+    if not parts["and"] and not parts["or"]:
+        return None
+    quote = lambda v: '"' + v.replace('"', "'") + '"'   # noqa: E731
+    groups = [quote(v) for v in parts["and"]]
+    if parts["or"]:
+        groups.append("(" + " or ".join(quote(v) for v in parts["or"]) + ")" if len(parts["or"]) > 1
+                      else quote(parts["or"][0]))
+    return " and ".join(groups) + "".join(f" and not {quote(v)}" for v in parts["not"])
 
 
 def _spec(text: str) -> str:
     if len(text) > _MAX_SPEC:
         return text
+    if text.lstrip().startswith("{"):
+        as_json = _json_spec(text.strip())
+        if as_json is not None:
+            return as_json
     low = _fold(text)
     labels = list(_SPEC_LABEL_RE.finditer(low))
-    if len(labels) < 2 or not any(m.group("neg") or m.group("pos") for m in labels):
+    if len(labels) == 1 and labels[0].start() == 0 and labels[0].group("topic") and ";" in text[labels[0].end():]:
+        return text[labels[0].end():]   # "Keywords: A; B."
+    if len(labels) < 2 or not (any(m.group("neg") or m.group("pos") for m in labels)
+                               or all(m.group("topic") for m in labels)):   # "subject: X | subtopic: Y"
         return text
     head = text[:labels[0].start()]
     if head.strip() and not _SPEC_HEAD_RE.fullmatch(_fold(head)):
         return text   # a label inside a sentence of its own ("Please include: ...")
     wanted, unwanted = [], []
     for k, m in enumerate(labels):
-        part = text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))].strip().strip(";,.").strip()
+        part = text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))].strip().strip(";,.|").strip()
         if part and not m.group("skip"):
             (unwanted if m.group("neg") else wanted).append(part)
     if not wanted:
@@ -2386,8 +2461,9 @@ def _examples(text: str) -> str:
 
 # A teacher's assignment: the class it is addressed to and its date ("Class, for Thursday please read ...",
 # "Students: find ...", "For next week, everyone should read up on ..."), and "X and one on Y" (a reading on each)
-_ADDRESSEES_RE = re.compile(r"(?:class|students|pupils|everyone|everybody|team|folks|year\s+\d+|grade\s+\d+|"
-                            r"form\s+\d+\w?)\s*[,:\u2013\u2014-]\s*(?=\S)", re.I)
+_ADDRESSEES_RE = re.compile(r"(?:(?:hey|hi|ok|okay|yo)\s+)?(?:class|students|pupils|everyone|everybody|team|folks|"
+                            r"year\s+\d+|grade\s+\d+|form\s+\d+\w?|assistant|bot|computer|ai)\s*[,:\u2013\u2014-]\s*(?=\S)",
+                            re.I)
 _ASSIGNMENT_DATE_RE = re.compile(
     r"for\s+(?:next\s+(?:week|class|time|lesson|session|term)|tomorrow|tonight|(?:this\s+|next\s+)?(?:monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday|weekend)|(?:the|our|this|next)\s+(?:workshop|seminar|class|lecture|"
@@ -2436,6 +2512,51 @@ def _loose_operators(text: str) -> str:
     if re.search(r"\w\s+\+\s+\w", text):
         text = _LOOSE_MINUS_RE.sub(" but not ", text)
     return text
+
+
+# "Only X, not Y", "just X, no Y", "I only want X", "X only -- not Y": the restriction is the exclusion that
+# follows; "only" / "just" name no topic ("just war theory", "Only Fools and Horses" keep theirs)
+_ONLY_RE = re.compile(r"(?:(?<=^)|(?<=[:;,.!?]\s))(?:(?:[Ii]|[Ww]e)\s+)?(?:(?:[Oo]nly|[Jj]ust)\s+looking\s+(?:at|for|into)\s+|"
+                      r"(?:[Oo]nly|[Jj]ust)\s+(?:(?:want|need|care\s+about)\s+)?"
+                      r"(?=(?!(?:war|cause|transition|in\s+time|deserts|culture|world|sayings|about|curious|like|a|an|the|"
+                      r"one|few|some|half|when|if|after|once|then|those|these|this|that|because|as|to|for|in)\b)"
+                      r"(?:[a-z]|[A-Z]{2,}\b)))")
+_NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)?\S)", re.I)   # "not just X but also Y"
+_ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+only(?=\s*(?:[,;:\u2013\u2014]|\s-\s|$))")
+# "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
+_SIMILAR_RE = re.compile(r"(?:(?:something|anything|papers?|work|research|studies|articles?)\s+)?(?:similar\s+to|like)\s+"
+                         r"(?:(?:work|research|papers?|studies)\s+on\s+)?(?=\S)", re.I)
+_SIMILAR_CUE_RE = re.compile(r"\b(?:but\s+without|but\s+not|minus|without|except)\b", re.I)
+# Dates the search cannot use: "after 2015", "since 2000,", "Post-2018 work:", "2010-2020", "1970s through 1990s",
+# "Anything published before 1980 about X", "Research from the 1990s on X"
+_YEAR = r"(?:1[5-9]|20)\d\d"
+_DATES_RE = re.compile(
+    rf"^(?:since|after|before)\s+{_YEAR}s?\s*,\s*"                                   # "Since 2000, what's been ..."
+    rf"|^(?P<lead>(?:anything|something|research|studies|papers|work|articles)\s+)(?:(?:published|written)\s+)?"
+    rf"(?:(?:from\s+the\s+{_YEAR}s)|(?:after|before|since)\s+{_YEAR}|{_YEAR}\s*[-\u2013]\s*{_YEAR})\s+(?=on\b|about\b)"
+    rf"|^(?:post|pre)-?{_YEAR}\s+(?:work|research|studies|papers)\s*:\s*"           # "Post-2018 work: X"
+    rf"|,\s*(?:the\s+)?{_YEAR}s?\s+(?:through|to|until)\s+(?:the\s+)?{_YEAR}s?\s*$", re.I)   # "X, 1970s through 1990s"
+
+
+# an unpunctuated closing remark ("... i mean either one is fine", "... would work for me", "... whatever you have")
+_SPOKEN_TAIL_RE = re.compile(r"\s+(?:(?:i\s+mean\s+)?(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+(?:do|work))(?:\s+fine)?|"
+                             r"would\s+(?:work|do|be\s+fine)\s+for\s+(?:me|us)|whatever\s+you\s+(?:have|got|can\s+find))"
+                             r"[\s.!]*$", re.I)
+
+
+def _restrictions(text: str) -> str:
+    if len(text) > _MAX_REPHRASED:
+        return text
+    text = _SPOKEN_TAIL_RE.sub("", text)
+    out = _ONLY_AFTER_RE.sub("", _ONLY_RE.sub("", _NOT_JUST_RE.sub("", text)))
+    similar = _SIMILAR_RE.match(out)
+    if similar and _SIMILAR_CUE_RE.search(out, similar.end()):
+        out = out[similar.end():]
+    dated = _DATES_RE.sub(lambda m: m.group("lead") or "", out)
+    if dated != out and re.search(r"[^\W\d_]{3}", dated):   # something left to search for
+        out = re.sub(r"\s{2,}", " ", dated).strip(" ,;")
+        out = re.sub(r"^[,;:]\s*|\s+([,;:])", lambda m: m.group(1) or "", out)
+    return out
 
 
 # "A or B, but in both cases not C": the exclusion applies to the whole "or", as it does without the words
@@ -2645,8 +2766,8 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(_layout(text) if "\n" in text or "\r" in text else text)
     if not cleaned.strip():
         raise RuleError("empty text")
-    cleaned = _hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned)))
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
+    cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
         known = [_already_have(s) for s in found]
