@@ -51,6 +51,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"itlr: error: {where}{message} (see '{prog} --help')\n")
 
 
+def _resume_hint(args) -> str:
+    """For a bulk job (a result folder), that rerunning the command resumes it."""
+    output = getattr(args, "output", None)
+    if getattr(args, "func", None) is not cmd_search or not output:
+        return ""
+    from .scale.bulk import is_dataset_path
+
+    return "; the same command resumes the job after its last finished part" if is_dataset_path(output) else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``itlr`` with ``argv``; returns the exit status (0 ok, 1 bad input, 2 usage, 130/143 interrupted)."""
     try:
@@ -79,10 +89,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {line}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("itlr: interrupted", file=sys.stderr)
+        print(f"itlr: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
     except Terminated as err:
-        print(f"itlr: interrupted ({err})", file=sys.stderr)
+        print(f"itlr: interrupted ({err}){_resume_hint(args)}", file=sys.stderr)
         return 128 + err.signum
     except BrokenPipeError:
         # The reader went away (`itlr parse x | head -c0`): stop quietly, like other Unix tools.

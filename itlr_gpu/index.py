@@ -65,6 +65,25 @@ def _checksum(x: np.ndarray) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def _mapped_checksum(matrix: np.memmap, path: Path) -> str:
+    """:func:`_checksum` of a memory-mapped C-order matrix, from the file with plain reads: hashing through the map
+    would make every page of it resident in the process (RSS the size of the matrix, whatever --memory-cap says);
+    read, the pages stay in the OS page cache only."""
+    if not matrix.flags.c_contiguous:
+        return _checksum(matrix)
+    h = hashlib.sha256()
+    left = matrix.nbytes
+    with open(path, "rb") as f:
+        f.seek(matrix.offset)
+        while left:
+            block = f.read(min(left, 8 << 20))
+            if not block:
+                break   # a short file: the sum differs, and the mismatch says so
+            h.update(block)
+            left -= len(block)
+    return "sha256:" + h.hexdigest()
+
+
 def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
     """Validate ``x`` and return its rows L2-normalised (computed in float32) as ``dtype``."""
     if not hasattr(x, "shape"):
@@ -387,7 +406,7 @@ class Index:
             )
         ids = read_doc_ids(d, manifest["count"], manifest.get("ids_checksum"))
         if verify:
-            actual = _checksum(matrix)
+            actual = _mapped_checksum(matrix, ep) if isinstance(matrix, np.memmap) else _checksum(matrix)
             if actual != manifest["checksum"]:
                 raise IndexIntegrityError(
                     f"checksum mismatch: manifest has {manifest['checksum']}, file has {actual}",

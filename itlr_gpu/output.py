@@ -44,7 +44,7 @@ from typing import IO, Any
 from .errors import InputError
 
 __all__ = ["OutputError", "Terminated", "check_output_file", "check_output_folder", "check_not_input", "atomic_file",
-           "JOB_FILE", "check_not_in_result_folder",
+           "JOB_FILE", "LOCK_FILE", "folder_lock", "check_not_in_result_folder",
            "atomic_dir",
            "remove_stale_temps", "is_temp_name", "handle_signals", "temp_name", "umask", "mkdtemp_shared"]
 
@@ -195,6 +195,43 @@ def _check_parent(target: Path, shown: str) -> None:
 
 JOB_FILE = "_itlr_job.json"
 """The job file of a result folder (``itlr search -o FOLDER``), which marks the folder as one dataset."""
+LOCK_FILE = "_itlr_job.lock"
+"""Held (``flock``) by the job writing a result folder; dataset readers skip names starting with '_'."""
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s :data:`LOCK_FILE` for the block, or refuse at once when another process holds it (two
+    jobs into one result folder would each think the folder theirs, and write parts of different jobs side by
+    side).  The lock goes with the process (a kill -9 leaves a stale file, which the next job simply locks)."""
+    try:
+        import fcntl
+    except ImportError:   # no flock here (Windows): nothing to hold
+        yield
+        return
+    path = folder / LOCK_FILE
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise InputError("another itlr job is writing this result folder now", str(folder),
+                             "one job per output folder (wait for it to end, or use another folder)") from None
+        try:   # the file we locked is still the folder's (not one a finishing job just removed)
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)   # while still held: a job waiting on the old file retries on a new one
+        os.close(fd)
 
 
 def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:

@@ -288,3 +288,65 @@ def test_a_job_encodes_each_term_once(index_dir, tmp_path):
     distinct = set(compile_queries(queries).terms)
     assert sorted(counting.seen) == sorted(distinct)
     assert read_results(tmp_path / "once").equals(_reference(index_dir, tmp_path / "fresh"))
+
+
+def test_a_second_job_into_a_folder_being_written_is_refused(index_dir, tmp_path):
+    """Two jobs into one result folder (a retry, Enter pressed twice) would write parts of both side by side:
+    the second is refused while the first holds the folder's lock; a lock file a killed job left behind is no
+    obstacle, and a finished job leaves none."""
+    import multiprocessing as mp
+
+    from itlr_gpu.output import LOCK_FILE, folder_lock
+
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+    kw = dict(k=8, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
+              progress=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    ready, release = mp.Event(), mp.Event()
+    holder = mp.get_context("fork").Process(target=_hold_lock, args=(out, ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(InputError, match="another itlr job is writing this result folder now"):
+            run_bulk(out, ids, queries, searcher, **kw)
+        assert sorted(os.listdir(out)) == [LOCK_FILE]   # nothing of the refused job
+    finally:
+        release.set()
+        holder.join(30)
+    (out / LOCK_FILE).write_text("")   # as a kill -9 leaves it
+    report = run_bulk(out, ids, queries, searcher, **kw)
+    assert report.written and LOCK_FILE not in os.listdir(out)
+    with folder_lock(out):   # held and released in one process too
+        pass
+    assert LOCK_FILE not in os.listdir(out)
+
+
+def _hold_lock(folder, ready, release):
+    from itlr_gpu.output import folder_lock
+
+    with folder_lock(folder):
+        ready.set()
+        release.wait(30)
+
+
+def test_an_interrupted_bulk_job_says_that_rerunning_resumes_it(index_dir, tmp_path, monkeypatch, capsys):
+    import itlr_gpu.cli_common as cli_common
+    import itlr_gpu.scale.bulk as bulk
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS, [f"q{i}" for i in range(len(EXPRS))])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bulk, "run_bulk", interrupted)
+    base = ["search", str(index_dir), str(q), "-k", "4", "--device", "cpu", "-o"]
+    assert main(base + [str(tmp_path / "dataset")]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == ("itlr: interrupted; the same command resumes the job "
+                                                                "after its last finished part")
+    monkeypatch.setattr(cli_common, "make_encoder", interrupted)
+    assert main(base + [str(tmp_path / "one.arrow")]) == 130   # one file: nothing to resume
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "itlr: interrupted"

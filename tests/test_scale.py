@@ -143,6 +143,26 @@ def test_out_of_core_equals_in_memory(saved, layout, shard_rows, ops):
     np.testing.assert_array_equal(got[0], want[0])
 
 
+def test_a_shard_changed_while_the_index_is_open_is_refused(saved, tmp_path):
+    """The shard checksums are checked when the index is opened; a shard file rewritten in place afterwards
+    (during a long job) is refused at its next read, not scored."""
+    import shutil
+
+    root, _ = saved
+    shutil.copytree(root / "sharded", tmp_path / "sharded")
+    loaded = load_index(tmp_path / "sharded")
+    program, terms = program_and_terms()
+    search_out_of_core(loaded, terms, program, Ops(), 5, "cpu", shard_rows=500)   # intact: reads fine
+    shard = sorted((tmp_path / "sharded").glob("embeddings-*.npy"))[2]
+    with open(shard, "r+b") as f:
+        f.seek(-64, 2)
+        tail = f.read(64)
+        f.seek(-64, 2)
+        f.write(bytes(b ^ 0x40 for b in tail))
+    with pytest.raises(IndexIntegrityError, match=r"the file changed while the index was open"):
+        search_out_of_core(loaded, terms, program, Ops(), 5, "cpu", shard_rows=500)
+
+
 def test_out_of_core_memory_cap_default_chunks_and_row_range(saved):
     root, index = saved
     program, terms = program_and_terms()

@@ -49,7 +49,7 @@ from ..errors import InputError
 from ..index import Index
 from ..index import file_sha256
 from ..io import RESULT_SCHEMA, write_table
-from ..output import JOB_FILE, atomic_file, check_output_folder, is_temp_name, remove_stale_temps
+from ..output import JOB_FILE, LOCK_FILE, atomic_file, check_output_folder, folder_lock, is_temp_name, remove_stale_temps
 from ..validate import read_arrow_file, read_json_file, read_parquet_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
@@ -347,9 +347,11 @@ def run_bulk(
         "batch_size": int(batch_size), "part_format": part_format,
     }
     created = not out.exists()
-    manifest = _open_manifest(out, job, num_parts)
+    out.mkdir(parents=True, exist_ok=True)
     try:
-        return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
+        with folder_lock(out):   # before the job file is read: a second job into this folder is refused
+            manifest = _open_manifest(out, job, num_parts)
+            return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
     except BaseException:
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
@@ -395,7 +397,7 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
             if table.schema != RESULT_SCHEMA:
                 table = table.cast(RESULT_SCHEMA)
             name = PART_FILE.format(p, part_format)
-            if not (out / JOB_FILE).is_file():  # the folder and job file appear with the first part
+            if not (out / JOB_FILE).is_file():  # the job file appears with the first part
                 _write_json_atomic(manifest, out / JOB_FILE)
             write_table(table, out / name)
             done[str(p)] = {"file": name, "queries": [lo, hi], "rows": table.num_rows,
@@ -455,7 +457,7 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
         return manifest
     if out.exists():
         remove_stale_temps(out)
-        others = sorted(n for n in os.listdir(out) if not is_temp_name(n))
+        others = sorted(n for n in os.listdir(out) if not is_temp_name(n) and n != LOCK_FILE)
         if others:
             shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
             raise InputError(f"folder is not empty and has no {JOB_FILE} (holds {shown})", str(out),

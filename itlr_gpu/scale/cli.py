@@ -100,6 +100,10 @@ def _ray_config(args: argparse.Namespace):
     from .distributed import RayConfig, require_ray
 
     require_ray()
+    cores = os.cpu_count() or 1
+    if args.ray in (None, "local") and args.workers and args.workers > cores:
+        print(f"itlr: warning: --workers {args.workers} on a local Ray of {cores} CPU(s): each worker holds its own "
+              "encoder and buffers, and more workers than CPUs only add memory and start-up time", file=sys.stderr)
     return RayConfig(address=None if args.ray in (None, "local") else args.ray, num_workers=args.workers,
                      shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None))
 

@@ -179,6 +179,11 @@ class NpyLayout:
     shape: tuple[int, ...]
     dtype: np.dtype
     fortran: bool
+    stamp: tuple[int, int, int] = (0, 0, 0)   # (inode, size, mtime_ns) when the header was read
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
@@ -192,14 +197,15 @@ def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
             else:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             offset = f.tell()
-            size = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
+            size = st.st_size
     except (OSError, *NPY_ERRORS) as e:
         raise IndexIntegrityError(f"unreadable .npy header ({e})", where or p, "a .npy file written by numpy.save") from e
     need = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if size < need:
         raise IndexIntegrityError(f"file is truncated ({size} bytes, {need} needed)", where or p,
                                   "the complete .npy file")
-    return NpyLayout(p, offset, tuple(int(s) for s in shape), np.dtype(dtype), bool(fortran))
+    return NpyLayout(p, offset, tuple(int(s) for s in shape), np.dtype(dtype), bool(fortran), _stamp(st))
 
 
 def _pread_into(fd: int, buf: np.ndarray, offset: int, where: str) -> None:
@@ -270,6 +276,12 @@ class RowSource:
             if a >= b:
                 continue
             fd = self._fd(layout.path, label)
+            # a file changed since its checksum was checked (at load) would score garbage without a word: a
+            # stat per read (a shard's full hash is the Ray stream's, per task)
+            if _stamp(os.fstat(fd)) != layout.stamp:
+                raise IndexIntegrityError("the file changed while the index was open (its checksum was checked when "
+                                          "it was opened)", label, "an index left alone while a job reads it "
+                                          "(rerun: a bulk job resumes after its last complete part)")
             _pread_into(fd, view[a - lo:b - lo], layout.offset + (a - s_lo) * row_bytes, label)
         return view
 
