@@ -120,6 +120,9 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
 
     check_search_args(args)
     check_unique_ids(ids, args.queries)
+    if args.k > len(index):
+        print(f"itlr: note: -k {args.k:,} is above the corpus size {len(index):,}: every document is returned for "
+              "each query", file=sys.stderr)
     if args.ray is not None:
         mode, ray_config = "ray", _ray_config(args)
     else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -83,6 +84,8 @@ def connect(config: RayConfig):
     if ray.is_initialized():
         return ray
     address = config.address
+    if address not in (None, "", "local"):
+        _check_reachable(address)   # its own error line (not wrapped in the one below)
     try:
         if address in (None, "", "local"):
             num_cpus = config.num_workers or os.cpu_count() or 1
@@ -90,12 +93,16 @@ def connect(config: RayConfig):
                      logging_level="ERROR", configure_logging=True)
             _STARTED_LOCAL = True
         else:
-            _check_reachable(address)
             ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = "local Ray" if address in (None, "", "local") else f"Ray cluster at {address}"
+        expected = "a running cluster (ray start --head) or no address for a local one"
+        if re.search(r"auth|token", str(e), re.I) or where != "local Ray":
+            # Ray >= 2.5x starts clusters with token authentication: a driver without the token cannot join
+            expected += ("; a cluster started with token authentication needs its token, or RAY_AUTH_MODE=disabled "
+                         "for ray start and this command alike (docs/distributed.md)")
         raise InputError(f"cannot start or join Ray ({str(e).splitlines()[0] if str(e) else type(e).__name__})",
-                         where, "a running cluster (ray start --head) or no address for a local one") from e
+                         where, expected) from e
     return ray
 
 
