@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             forms.update(zip(table.column("query_id").to_pylist(), table.column("expr").to_pylist()))
     report = {"translator": label, "files": {}}
     lines = [f"# Held-out requests: {label}", "",
-             "Command: `python benchmarks/heldout.py" + (" --translations ..." if args.translations else "") + "`", "",
+             "Command: `python benchmarks/heldout.py"
+             + (" --translations " + " ".join(Path(t).name for t in args.translations) + f" --label {label}"
+                if args.translations else "") + "`", "",
              "| file | requests | right (same boolean function, same terms) |", "| --- | ---: | ---: |"]
     for path in FILES:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
