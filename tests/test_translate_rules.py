@@ -1021,6 +1021,37 @@ def test_rules23_restrictions_conditions_dates_forms_homework(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # hashtags, loose plus signs, bracket asides, shorthand
+    ("#tidepools #limpets -#tourism", '("tidepools" AND "limpets" AND NOT "tourism")'),
+    ("#hedgehogs OR #dormice", '("hedgehogs" OR "dormice")'),
+    ("peat bogs + carbon storage + drainage", '("peat bogs" AND "carbon storage" AND "drainage")'),
+    ("kinetic + potential energy formula", '"kinetic + potential energy formula"'),
+    ("Ctrl + Alt + Delete not working", '"Ctrl + Alt + Delete not working"'),
+    ("canal locks [excl. restoration]", '("canal locks" AND NOT "restoration")'),
+    ("lighthouse lenses {or lighthouse lamps}", '("lighthouse lenses" OR "lighthouse lamps")'),
+    ("orchard pollination excl. honeybees", '("orchard pollination" AND NOT "honeybees")'),
+    ("need refs on hedge laying & dormice b/c our farm has old hedges", '("hedge laying" AND "dormice")'),
+    # preferences and narrowing
+    ("flood defences, esp. in the Fens", '"flood defences"'),
+    ("earthquake prediction, preferably not deep learning", '("earthquake prediction" AND NOT "deep learning")'),
+    ("Seed banks, in particular cryopreservation", '("Seed banks" AND "cryopreservation")'),
+    ("Looking at fungal networks. Specifically nitrogen transfer. Nothing on truffles.",
+     '("fungal networks" AND "nitrogen transfer" AND NOT "truffles")'),
+    # "(or both)", "including", "at least one of"
+    ("otters or beavers (or both) and river restoration", '(("otters" OR "beavers") AND "river restoration")'),
+    ("Wetland birds, including waders and ducks. Both have to be covered.", '("Wetland birds" AND "waders" AND "ducks")'),
+    ("at least one of kestrels, buzzards, kites", '("kestrels" OR "buzzards" OR "kites")'),
+    ("any of iron and steel, rubber or soybeans", '("iron and steel" OR "rubber" OR "soybeans")'),
+    # fixed pairs, negated questions
+    ("costs and benefits of rewilding; skip ethics", '("costs and benefits of rewilding" AND NOT "ethics")'),
+    ("Isn't there any research on hiccups in infants?", '"hiccups in infants"'),
+    ("Why hasn't anyone looked at moss on gravestones?", '"moss on gravestones"'),
+])
+def test_rules24_hashtags_shorthand_narrowing_and_alternatives(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-23"
+RULES_VERSION = "rules-24"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -121,6 +121,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
     ("must not be about", "EXCL"), ("should not be about", "EXCL"), ("must not include", "EXCL"),
+    ("excl.", "EXCL"), ("excl", "EXCL"), ("but excl.", "EXCL"),
+
     # conditions that exclude: "X, unless it's about Y", "X is fine as long as it isn't about Y", "X, except when
     # the focus is Y"
     ("unless it's about", "EXCL"), ("unless it is about", "EXCL"), ("unless they're about", "EXCL"),
@@ -244,6 +246,8 @@ _BINOMIALS = {
     tuple(p.split())
     for p in (
         "research and development", "rock and roll", "salt and pepper", "pros and cons",
+        "costs and benefits", "benefits and costs", "benefits and risks", "risks and benefits", "benefits and harms",
+        "harms and benefits", "strengths and weaknesses", "advantages and disadvantages", "opportunities and risks",
         "supply and demand", "trial and error", "law and order", "black and white", "bread and butter",
         "fish and chips", "mergers and acquisitions", "checks and balances", "cause and effect",
         "arts and crafts", "q and a", "r and b", "rhythm and blues", "bed and breakfast",
@@ -335,7 +339,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "need info on X" (typed without its subject: only before a word for documents or advice)
     r"need\s+(?=(?:some\s+|more\s+|good\s+|the\s+|quick\s+|some\s+quick\s+)?(?:info|informations?|stuff|papers?|"
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
-    r"documentation|literature|evidence|background|clippings|references|reports|(?:market|competitive|user)\s+"
+    r"documentation|literature|evidence|background|clippings|references|refs|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
     # homework: "for my homework I need to find out about X", "My teacher says we need 3 sources about X"
     r"(?:for\s+(?:my|our)\s+(?:homework|assignment|class|project|essay|report)\s*,?\s*)?(?:(?:i|we)\s+)?(?:need|have)\s+"
@@ -394,7 +398,18 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?:any\s+)?(?:evidence|research|studies|data|papers|literature|work)\s+"
     r"(?:that|on|about|for|of|regarding|into)\b",
     r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:studied|researched|written\s+(?:about|on)|"
-    r"looked\s+(?:at|into)|investigated|examined|explored)\b",
+    r"looked\s+(?:at|into)|investigated|examined|explored|modell?ed|tested|measured|compared|reviewed|analy[sz]ed)\b",
+    # negated questions: "Isn't there research on X?", "Why don't we have more studies on X?", "Why hasn't anyone
+    # looked at X?", "Why aren't there more studies on X?", "Don't we have anything on X?"
+    r"(?:isn't|is\s+not|aren't|are\s+not)\s+there\s+(?:any\s+)?(?:research|studies|work|evidence|papers|literature|data)\s+"
+    r"(?:on|about|into)\b",
+    r"why\s+(?:don't|do\s+not)\s+(?:we|you|they|i)\s+have\s+(?:more\s+|any\s+)?(?:studies|research|work|papers|data|"
+    r"evidence|literature)\s+(?:on|about|into)\b",
+    r"why\s+(?:hasn't|has\s+not|haven't|have\s+not)\s+(?:anyone|anybody|someone|more\s+people|researchers)\s+(?:looked\s+"
+    r"(?:at|into)|studied|researched|examined)\b",
+    r"why\s+(?:aren't|are\s+not|isn't|is\s+not)\s+there\s+(?:more\s+|any\s+)?(?:studies|research|work|papers|data|"
+    r"evidence|literature)\s+(?:on|about|into)\b",
+    r"(?:don't|do)\s+(?:we|you)\s+have\s+(?:anything|something|any\s+\w+)\s+(?:on|about)\b",
     r"point\s+(?:me|us)\s+(?:towards?|to|at|in\s+the\s+direction\s+of)\b",
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
@@ -404,7 +419,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:has|have)?\s*(?:anyone|anybody|someone|somebody)\s+(?:seen|read|come\s+across|found)\s+(?=(?:any|some|good|"
     r"the)?\s*(?:research|studies|papers|articles|work|evidence|data|literature|anything|something)\b)",   # "anyone have data on X", "anyone got good reads on X"
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:looking|searching)(?:\s+into)?\b",   # "I am searching documents about X"
-    r"(?:i|we)\s+look\s+(?:for|into)\b|looking\s+into\b",
+    r"(?:i|we)\s+look\s+(?:for|into)\b|looking\s+(?:into|at)\b",
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
     # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
@@ -463,7 +478,7 @@ _GENRE = (
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -1736,6 +1751,11 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
     for s in _first_exclusion_last(sentences):
         prev = out[-1] if out else None
         low = _fold(s)
+        narrowing = re.match(r"(?:more\s+)?(?:specifically|in\s+particular|particularly)\b[\s,:]*(?=\S)", low) \
+            if prev is not None else None
+        if narrowing and len(s.split()) <= _MAX_ALTERNATIVE_WORDS and not _has_strong_aux(s):
+            out[-1] = prev.rstrip(" .!?") + "; " + s[narrowing.end():]   # "Looking at X. Specifically Y."
+            continue
         alternative = _ALTERNATIVE_SENTENCE_RE.match(low) if prev is not None else None
         if alternative and len(s.split()) <= _MAX_ALTERNATIVE_WORDS and not s.startswith("OR") \
                 and not any(q in s + prev for q in _QUOTES):   # (the operator, and a quoted span's sentences)
@@ -1897,7 +1917,7 @@ _ASIDE_ALTERNATIVE_RE = re.compile(r"or(?:\s+maybe|\s+perhaps|\s+possibly)?\s+(?
 _ASIDE_ADDITION_RE = re.compile(r"(?:and|plus)(?:\s+also)?\s+(?=\S)")   # "(and antibody engineering too)"
 _ASIDE_TOO_RE = re.compile(r"\s+(?:too|as\s+well|also)$")
 # "(or lack thereof)", "(or not)", "(or so)", "(or similar)": no alternative topic
-_NO_ALTERNATIVE = set("lack not otherwise so something anything whatever similar equivalent vice more less rather "
+_NO_ALTERNATIVE = set("lack not otherwise so something anything whatever similar equivalent vice more less rather both all "
                       "it them that this thereabouts".split())
 _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ours us you you're your yours he "
                       "she his her they they're their".split())
@@ -2097,7 +2117,10 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"(?:due|needed|need\s+it)\s+(?:by|before|on)\s+[^.!?]{1,30}|(?:exec(?:utive)?|board|team)\s+(?:review|meeting)\s+"
     r"[^.!?]{1,20}|need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
     r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
-    r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?)[\s.!?]*")
+    r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?|"
+    r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|(?:i\s+need\s+)?(?:papers|sources|studies)\s+"
+    r"that\s+cover\s+(?:both|all)(?:\s+of\s+them)?|that's\s+the\s+only\s+(?:part|thing|aspect)\s+i\s+care\s+about)"
+    r"[\s.!?]*")
 _SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?"
                            r"(?:\s*,\s*[A-Za-z][\w .()'-]{0,40})?\s*$")
 # an ask after the writer's circumstances in one sentence ("I coordinate a choir and we are looking for X",
@@ -2505,9 +2528,85 @@ _PIPE_RE = re.compile(r"(?<=\S)\s+\|\s+(?=\S)")
 _LOOSE_MINUS_RE = re.compile(r"(?<=\w)\s+-\s+(?=[^\W\d])")
 
 
+# "A or B (or both) and C": the remark closes the alternatives ("A or B, and C"), it names nothing
+_OR_BOTH_RE = re.compile(r"\s*\((?:or|and/or)\s+(?:both|all\s+(?:three|of\s+them))\)(?P<more>(?=\s+\w))?", re.I)
+# "X; skip Y", "X, skip Y": an exclusion ("skip hire", "skip counting" after a comma are still topics)
+_SKIP_CLAUSE_RE = re.compile(r"(?<=[;,])\s*skip\s+(?!(?:the|any|anything|everything|all|hire|hires|rope|bins?|lorr(?:y|ies)|"
+                             r"counting|breakfast|meals?|"
+                             r"school|class|classes|work|a\s+grade|generation|tracing|list|lists)\b)(?=\w)", re.I)
+# "X, including A and B": the parts named are required too
+_INCLUDING_RE = re.compile(r"\s*,\s*including\s+(?:both\s+)?(?=\S)", re.I)
+# "at least one of A, B, C", "any of the following: A, B or C": alternatives, to the clause's end
+_ANY_OF_RE = re.compile(r"\b(?:at\s+least\s+one\s+of|any\s+(?:one\s+)?of)(?:\s+the\s+following)?\s*:?\s+(?=\S)", re.I)
+
+
+def _any_of_lists(text: str) -> str:
+    m = _ANY_OF_RE.search(text)
+    if not m:
+        return text
+    end = re.search(r"\s+[-\u2013\u2014]+\s|[;.!?](?:\s|$)|$", text[m.end():])
+    body = text[m.end():m.end() + end.start()]
+    if re.search(r"\b(?:or|and|nor)\b", text[m.end():], re.I):
+        return text   # "any of A, B or C": the connectives group it already ("iron and steel" is one item)
+    items = [p.strip() for p in body.split(",") if p.strip()]   # "at least one of A, B, C": commas only
+    if len(items) < 2 or any(len(p.split()) > 8 for p in items):
+        return text
+    return text[:m.start()] + "(" + " or ".join(items) + ")" + text[m.end() + end.start():]
+
+
+# "X, in particular Y", "X -- specifically Y", "X: specifically Y": Y narrows X, and both are required
+_NARROWING_RE = re.compile(r"(?P<sep>\s*[,:]\s*|\s+[-\u2013\u2014]+\s*)(?:in\s+particular|specifically|more\s+specifically)"
+                           r"\s*,?\s+(?=\S)", re.I)
+_HASHTAG_RE = re.compile(r"(?<![\w#])(?P<sign>[-+]?)#(?P<tag>\w[\w'-]*)")
+_BRACKET_ASIDE_RE = re.compile(r"(?<=\S)\s+[\[{](?P<body>[^\[\]{}()]{1,160})[\]}](?=[\s,;.!?]|$)")
+_SPACED_PLUS_RE = re.compile(r"(?<=[^\W\d_])\s+\+\s+(?=[^\W\d_])")
+# "X, esp. Y", "X w/ a focus on Y": a preference, not a requirement (the writers drop it)
+_PREFERENCE_TAIL_RE = re.compile(r"(?:,\s*|\s+)(?:esp\.|especially|particularly|preferably|ideally|(?:w/|with)\s+(?:a\s+|"
+                                 r"particular\s+|special\s+)?(?:focus|emphasis)\s+on)\s+(?!(?:not|no|without|excluding)\b)"
+                                 r"[^,;.!?()]{1,80}(?=[,;.!?]|$)", re.I)
+# the writer's reason at the end: "... b/c our farm has heavy clay"
+_BECAUSE_TAIL_RE = re.compile(r"\s+(?:b/c|bc|because|cuz)\s+(?:our|my|we|we're|i|i'm|the\s+client)\b[^.;?!\u2013\u2014]{0,120}$",
+                              re.I)
+_KEYS = {"ctrl", "alt", "shift", "cmd", "command", "option", "delete", "del", "tab", "enter", "esc", "fn", "win", "super"}
+
+
+def _hashtags(text: str) -> str:
+    """"#KelpFarming #BlueCarbon -#Subsidies": two hashtags or more with nothing else but operators are topics,
+    ANDed ("-#X" excludes, "OR" stays)."""
+    tags = list(_HASHTAG_RE.finditer(text))
+    if len(tags) < 2:
+        return text
+    rest = _HASHTAG_RE.sub(" ", text)
+    if re.sub(r"\b(?:AND|OR|NOT|and|or|not)\b|[()\s,]", "", rest):
+        return text
+    out, prev_end = [], 0
+    for m in tags:
+        gap = text[prev_end:m.start()]
+        if prev_end and not re.search(r"\b(?:AND|OR|NOT|and|or|not)\b|[()]", gap):
+            gap = " and "
+        out.append(gap + ("not " if m.group("sign") == "-" else "") + m.group("tag"))
+        prev_end = m.end()
+    return "".join(out) + text[prev_end:]
+
+
 def _loose_operators(text: str) -> str:
     if len(text) > _MAX_REPHRASED:
         return text
+    text = _OR_BOTH_RE.sub(lambda m: "," if m.group("more") is not None else "", text)
+    text = _SKIP_CLAUSE_RE.sub(" excluding ", text)
+    text = _INCLUDING_RE.sub(", and ", text)
+    text = _any_of_lists(text)
+    text = _NARROWING_RE.sub(lambda m: " and " if m.group("sep").strip() in ("", "-", "\u2013", "\u2014") else ", and ",
+                             _hashtags(text))
+    text = _BRACKET_ASIDE_RE.sub(lambda m: f" ({m.group('body')})", text)   # "X [not Y]", "X {or Y}": asides
+    if not _has_strong_aux(text) and len(_sentences(text)) == 1:   # a request's tail, not an argument's words
+        text = _BECAUSE_TAIL_RE.sub("", _PREFERENCE_TAIL_RE.sub("", text))
+    # "biochar + soil microbiome + drought" (two pluses or more; "kinetic + potential energy formula" and
+    # "Ctrl + Alt + Delete" name one thing)
+    pluses = list(_SPACED_PLUS_RE.finditer(text))
+    if len(pluses) >= 2 and not re.search(r"\s-\s", text) and not any(
+            _fold(w) in _KEYS for m in pluses for w in (text[:m.start()].split()[-1:] + text[m.end():].split()[:1])):
+        text = _SPACED_PLUS_RE.sub(" and ", text)
     text = _PIPE_RE.sub(" or ", text)
     if re.search(r"\w\s+\+\s+\w", text):
         text = _LOOSE_MINUS_RE.sub(" but not ", text)
