@@ -2272,7 +2272,6 @@ def _layout(text: str) -> str:
     head = ""
 
     def flush_list(after: str) -> None:
-        nonlocal head
         if not items:
             return
         low = _fold(head + " " + after)
