@@ -1052,6 +1052,34 @@ def test_rules24_hashtags_shorthand_narrowing_and_alternatives(text, expr):
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # notes, one per sentence; question chains
+    ("Mill ponds. Water voles. Winter surveys.", '("Mill ponds" AND "Water voles" AND "Winter surveys")'),
+    ("Cider apples. Somerset only. No perry pears.", '("Cider apples" AND "Somerset" AND NOT "perry pears")'),
+    ("Tram depots. Leeds or Sheffield. Not buses.", '("Tram depots" AND ("Leeds" OR "Sheffield") AND NOT "buses")'),
+    ("Sewing machines. Singer. Or Jones. No treadles.",
+     '("Sewing machines" AND ("Singer" OR "Jones") AND NOT "treadles")'),
+    ("Rome. Nothing else matters.", '"Rome. Nothing else matters"'),   # two sentences: a statement
+    ("Anything on tide clocks? What about tide tables? And tide mills?",
+     '("tide clocks" AND "tide tables" AND "tide mills")'),
+    # labels
+    ("Scope: canal boats in winter. Exclusions: hire boats.", '("canal boats in winter" AND NOT "hire boats")'),
+    ("Topic: sundials. Alternatives: moondials, nocturnals or astrolabes.",
+     '("sundials" AND ("moondials" OR "nocturnals" OR "astrolabes"))'),
+    # double negation; a librarian's instructions
+    ("green walls -- not without some maintenance costs please", '("green walls" AND "maintenance costs")'),
+    ("bonsai pots -- I don't want anything that isn't about glazes", '("bonsai pots" AND "glazes")'),
+    ("Pull everything on tin mines; drop anything that mentions Cornwall.", '("tin mines" AND NOT "Cornwall")'),
+    ("ice roads in Finland, nothing to do with trucks", '("ice roads in Finland" AND NOT "trucks")'),
+    # emphasis; a learner's asks
+    ("*only* otters, **not** beavers", '("otters" AND NOT "beavers")'),
+    ("Please to find documents about clock repair", '"clock repair"'),
+    ("Where I can find the researches on salt caves?", '"salt caves"'),
+])
+def test_rules25_notes_question_chains_labels_double_negation_and_instructions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

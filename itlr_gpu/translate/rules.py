@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-24"
+RULES_VERSION = "rules-25"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -196,7 +196,11 @@ def _modifies(word: str) -> bool:
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
                              "ignore", "avoid", "avoid anything", "avoid any", "avoid all", "avoid everything",
-                             "save for"}   # "X, save for those relating to Y" (not "how to save for retirement")
+                             "save for",   # "X, save for those relating to Y" (not "how to save for retirement")
+                             # a librarian's instructions: "Pull X; drop anything that mentions Y"
+                             "drop anything", "drop everything", "weed out", "weed out anything", "throw out",
+                             "throw out anything", "strike out", "strike out anything", "remove anything",
+                             "discard anything", "filter out", "filter out anything", "nothing to do with"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -369,6 +373,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"chapters?|readings?|books?|reviews?|sources?)\b)",
     # "Nothing on X. What I need is Y.", "What I'm after is Y"
     r"what\s+(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:really\s+)?(?:need|want|after|looking\s+for|hoping\s+for)\s+(?:is|are)\b",
+    # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
+    # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
+    r"(?:please\s+)?to\s+find\b",
+    r"(?:i|we)\s+(?:am|are)\s+(?:wanting|needing|need|want|searching|looking)\b",
+    r"(?:i|we)\s+want\s+(?:to\s+)?know\s+(?:about|on)\b",
+    r"where\s+(?:i|we)\s+can\s+(?:find|get|read)\b",
+    r"give\s+(?:me|us)\s+please\b",
     # "What helps with X? Not Y.", "What works for X?": the question's topic is X
     r"what(?:'s|\s+is)?\s+(?:helps?|works?|good|best)\s+(?:with|for|against)\b",
     # a formal register: "Material is sought on X", "Evidence is needed on X", "The Council seeks evidence
@@ -478,7 +489,8 @@ _GENRE = (
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
-    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
+    r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
+    r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
@@ -1746,11 +1758,62 @@ def _first_exclusion_last(sentences: list[str]) -> list[str]:
     return sentences[:-2] + [sentences[-1].rstrip(" .!") + "; " + sentences[-2]]
 
 
+_MAX_FRAGMENT_WORDS = 6
+_CHAIN_LEAD_RE = re.compile(r"(?P<lead>and|also|plus|what\s+about|how\s+about|or)\b[\s,]*(?:(?:on|in|about|for)\s+)?(?=\S)")
+
+
+def _fragment(sentence: str) -> bool:
+    """A telegraphic sentence: a few words naming a topic ("Ghost towns.", "Pacific only."), no verb's auxiliary,
+    no ask, no question."""
+    words = sentence.split()
+    low = _fold(sentence)
+    return 0 < len(words) <= _MAX_FRAGMENT_WORDS and sentence.rstrip().endswith(".") \
+        and not any(_fold(w.strip(".,;:!?")) in _AUX for w in words) and "," not in sentence \
+        and not re.match(r"(?:specifically|in\s+particular|particularly)\b", low) \
+        and not _REQUEST_RE.match(low) and not _EXCLUSION_SENTENCE_RE.match(low) and not any(q in sentence for q in _QUOTES)
+
+
+def _telegraphic(sentences: list[str]) -> bool:
+    """Three sentences or more, each a fragment, an exclusion-only sentence or an "Also X." / "Or X." (a text of
+    notes: "Ghost towns. American West. Mining booms."); two sentences may be a statement ("Rome. Nothing else
+    matters.")."""
+    def note(x: str) -> bool:
+        low = _fold(x)
+        lead = _CHAIN_LEAD_RE.match(low)
+        return _fragment(x) or bool(_EXCLUSION_SENTENCE_RE.match(low)) and len(x.split()) <= _MAX_FRAGMENT_WORDS \
+            or bool(lead and lead.group("lead") in ("also", "or") and _fragment(x[lead.end():]))
+    return len(sentences) >= 3 and all(note(x) for x in sentences)
+
+
 def _join_exclusions(sentences: list[str]) -> list[str]:
     out: list[str] = []
+    notes = _telegraphic(sentences)
     for s in _first_exclusion_last(sentences):
         prev = out[-1] if out else None
         low = _fold(s)
+        # a chain of questions ("Anything on X? What about Y? And Z?", "X? Or Y?") or of telegraphic sentences
+        # ("Ghost towns. American West. Also mining booms."): one request, its parts ANDed (an "Or" ORed)
+        chain = _CHAIN_LEAD_RE.match(low) if prev is not None and len(s.split()) <= _MAX_ALTERNATIVE_WORDS else None
+        if chain and prev.rstrip().endswith("?") and not _has_strong_aux(s[chain.end():]):
+            joint = ", or " if chain.group("lead") == "or" else "; "
+            out[-1] = prev.rstrip(" ?") + joint + s[chain.end():].rstrip(" ?") + "?"
+            continue
+        last = prev.split("; ")[-1] if prev is not None else ""
+        if notes and prev is not None and _fragment(last if last.endswith(".") else last + ".") \
+                and (_fragment(s) or (chain and chain.group("lead") in ("also", "or") and _fragment(s[chain.end():]))):
+            part = s[chain.end():] if chain and chain.group("lead") in ("also", "or") else s
+            part = part.rstrip(" .")
+            if re.search(r"\b(?:or|and)\b", _fold(part)):
+                part = f"({part})"   # "UK or Germany." stays one part of the AND
+            head = prev.rstrip(" .")
+            if chain and chain.group("lead") == "or":   # "Olivetti. Or Olympia.": an alternative to the last part
+                cut = head.rfind("; ")
+                head = head[:cut + 2] + "(" + head[cut + 2:] + " or " + part.strip("()") + ")" if cut >= 0 \
+                    else head + " or " + part.strip("()")
+                out[-1] = head + "."
+            else:
+                out[-1] = head + "; " + part + "."
+            continue
         narrowing = re.match(r"(?:more\s+)?(?:specifically|in\s+particular|particularly)\b[\s,:]*(?=\S)", low) \
             if prev is not None else None
         if narrowing and len(s.split()) <= _MAX_ALTERNATIVE_WORDS and not _has_strong_aux(s):
@@ -2329,9 +2392,10 @@ def _layout(text: str) -> str:
 _SPEC_LABEL_RE = re.compile(
     r"(?:^|(?<=[\s;.,(\u2013\u2014-]))(?:(?P<neg>must\s+not\s+(?:include|contain|cover|mention|have)|"
     r"mustn't\s+(?:include|contain|cover|mention|have)|should\s+not\s+(?:include|contain|cover|mention)|"
-    r"exclude|excluded|not\s+wanted|unwanted|not|no|avoid)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
+    r"exclude|excluded|exclusions?|not\s+wanted|unwanted|not|no|avoid)|(?P<alt>alternatives|options|either|any\s+of)|(?P<pos>must\s+(?:include|contain|cover|mention|have)|"
     r"should\s+(?:include|contain|cover|mention)|include|required|wanted|need|needed)|(?P<topic>topic|subject|"
-    r"main\s+topic|keywords?|subtopic|query)|(?P<skip>format|type|deadline|due|date|dates|years?|language|"
+    r"main\s+topic|keywords?|subtopic|query|scope|region|era|period|aspect|context|setting|place|country|focus|"
+    r"also)|(?P<skip>format|type|deadline|due|date|dates|years?|language|"
     r"notes?|priority|ref|ticket))\s*[:=]\s*")
 _SPEC_HEAD_RE = re.compile(r"(?:.*\b(?:search|spec|specification|query|request|brief|criteria)\b)?[\s.:\-\u2013\u2014]*$")
 _MAX_SPEC = 1000
@@ -2380,7 +2444,7 @@ def _spec(text: str) -> str:
     labels = list(_SPEC_LABEL_RE.finditer(low))
     if len(labels) == 1 and labels[0].start() == 0 and labels[0].group("topic") and ";" in text[labels[0].end():]:
         return text[labels[0].end():]   # "Keywords: A; B."
-    if len(labels) < 2 or not (any(m.group("neg") or m.group("pos") for m in labels)
+    if len(labels) < 2 or not (any(m.group("neg") or m.group("pos") or m.group("alt") for m in labels)
                                or all(m.group("topic") for m in labels)):   # "subject: X | subtopic: Y"
         return text
     head = text[:labels[0].start()]
@@ -2389,7 +2453,10 @@ def _spec(text: str) -> str:
     wanted, unwanted = [], []
     for k, m in enumerate(labels):
         part = text[m.end():(labels[k + 1].start() if k + 1 < len(labels) else len(text))].strip().strip(";,.|").strip()
-        if part and not m.group("skip"):
+        if part and m.group("alt"):   # "Alternatives: A, B, or C"
+            items = [x.strip() for x in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", part) if x.strip()]
+            wanted.append("(" + " or ".join(items) + ")" if len(items) > 1 else part)
+        elif part and not m.group("skip"):
             (unwanted if m.group("neg") else wanted).append(part)
     if not wanted:
         return text
@@ -2527,6 +2594,14 @@ _PIPE_RE = re.compile(r"(?<=\S)\s+\|\s+(?=\S)")
 _LOOSE_MINUS_RE = re.compile(r"(?<=\w)\s+-\s+(?=[^\W\d])")
 
 
+_EMPHASIS_MARK_RE = re.compile(r"(?<![\w*])\*{1,2}(?P<word>[^\W_][\w'-]*(?:\s+[\w'-]+){0,3})\*{1,2}(?![\w*])")
+# a double negation requires: "X -- not without Y", "X, and nothing that doesn't use Y", "X -- I don't want
+# anything that isn't about Y", "X -- no results that aren't about Y", "X -- skip anything not about Y"
+_DOUBLE_NEGATION_RE = re.compile(
+    r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s*|\s+)(?:and\s+|but\s+)?(?:not\s+without|(?:nothing|no\s+(?:results?|papers|studies|"
+    r"articles|sources)|(?:skip|ignore|drop)\s+anything|(?:i|we)\s+(?:don't|do\s+not)\s+want\s+(?:anything|results|papers|"
+    r"studies))\s+(?:that\s+|which\s+)?(?:(?:doesn't|don't|isn't|aren't|does\s+not|do\s+not|is\s+not|are\s+not)\s+"
+    r"(?:use|mention|cover|include|deal\s+with|about)|lacks?|not\s+about))\s+(?:some\s+|any\s+)?(?=\S)", re.I)
 # "A or B (or both) and C": the remark closes the alternatives ("A or B, and C"), it names nothing
 _OR_BOTH_RE = re.compile(r"\s*\((?:or|and/or)\s+(?:both|all\s+(?:three|of\s+them))\)(?P<more>(?=\s+\w))?", re.I)
 # "X; skip Y", "X, skip Y": an exclusion ("skip hire", "skip counting" after a comma are still topics)
@@ -2591,6 +2666,10 @@ def _hashtags(text: str) -> str:
 def _loose_operators(text: str) -> str:
     if len(text) > _MAX_REPHRASED:
         return text
+    text = _EMPHASIS_MARK_RE.sub(lambda m: m.group("word"), text)   # "*only*", "**not**"
+    text = re.sub(r"(?<=[^\W\d_]),(?=[^\W\d_])", ", ", text)            # "trout,not catfish"
+    if len(text) <= 200 and len(_sentences(text)) == 1:   # a request's, not an argument's ("at least not without")
+        text = _DOUBLE_NEGATION_RE.sub(" and ", text)
     text = _OR_BOTH_RE.sub(lambda m: "," if m.group("more") is not None else "", text)
     text = _SKIP_CLAUSE_RE.sub(" excluding ", text)
     text = _INCLUDING_RE.sub(", and ", text)
@@ -2615,12 +2694,12 @@ def _loose_operators(text: str) -> str:
 # "Only X, not Y", "just X, no Y", "I only want X", "X only -- not Y": the restriction is the exclusion that
 # follows; "only" / "just" name no topic ("just war theory", "Only Fools and Horses" keep theirs)
 _ONLY_RE = re.compile(r"(?:(?<=^)|(?<=[:;,.!?]\s))(?:(?:[Ii]|[Ww]e)\s+)?(?:(?:[Oo]nly|[Jj]ust)\s+looking\s+(?:at|for|into)\s+|"
-                      r"(?:[Oo]nly|[Jj]ust)\s+(?:(?:want|need|care\s+about)\s+)?"
+                      r"(?:[Oo]nly|ONLY|[Jj]ust)\s+(?:(?:want|need|care\s+about)\s+)?"
                       r"(?=(?!(?:war|cause|transition|in\s+time|deserts|culture|world|sayings|about|curious|like|a|an|the|"
                       r"one|few|some|half|when|if|after|once|then|those|these|this|that|because|as|to|for|in)\b)"
                       r"(?:[a-z]|[A-Z]{2,}\b)))")
 _NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)?\S)", re.I)   # "not just X but also Y"
-_ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+only(?=\s*(?:[,;:\u2013\u2014]|\s-\s|$))")
+_ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+(?:only|ONLY)(?=\s*(?:[,;:.\u2013\u2014]|\s-\s|$))")
 # "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
 _SIMILAR_RE = re.compile(r"(?:(?:something|anything|papers?|work|research|studies|articles?)\s+)?(?:similar\s+to|like)\s+"
                          r"(?:(?:work|research|papers?|studies)\s+on\s+)?(?=\S)", re.I)
@@ -2821,6 +2900,12 @@ def _drop_placeholders(node: Node) -> Node:
             words = words[3:]                                                                  # relating to X"
         elif len(words) > 4 and low[0] == "any" and " ".join(low[2:4]) in ("relating to", "related to", "specific to"):
             words = words[4:]   # "excluding any disclosures relating to X"
+        elif len(words) > 2 and low[0] in ("that", "which") and low[1] in ("mentions", "mention", "discusses", "covers",
+                                                                           "concerns", "involves"):
+            words = words[2:]   # "drop anything that mentions X" (the opener took "anything")
+        elif len(words) > 3 and low[0] in ("anything", "everything", "items") and low[1] in ("that", "which") \
+                and low[2] in ("mentions", "mention", "discusses", "covers", "concerns", "involves", "is"):
+            words = words[4:] if low[2] == "is" and low[3] == "about" else words[3:]   # "anything that mentions X"
         elif len(words) > 1 and words[0] == "anything":
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
         elif len(words) > 1 and words[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
