@@ -1080,6 +1080,38 @@ def test_rules25_notes_question_chains_labels_double_negation_and_instructions(t
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    # self-corrections
+    ("Wren song, hold on, I mean robin song in winter.", '"robin song in winter"'),
+    ("Apple scab in Kent, sorry, in Sussex", '"Apple scab in Sussex"'),
+    ("cats, no dogs", '("cats" AND NOT "dogs")'),   # "no" alone is no correction
+    # a reason for each exclusion
+    ("Pond liners. No clay, because it cracks; no concrete either, since we're on chalk.",
+     '("Pond liners" AND NOT "clay" AND NOT "concrete")'),
+    ("UK trade statistics, excluding the years since we left the EU",
+     '("UK trade statistics" AND NOT "the years since we left the EU")'),
+    # "things like" examples; a qualifier's alternatives after a comma
+    ("Garden birds, things like wrens, robins.", '("Garden birds" AND ("wrens" OR "robins"))'),
+    ("the effect of frost on grapevines, in Riesling or Pinot Noir",
+     '("the effect of frost on grapevines" AND ("Riesling" OR "Pinot Noir"))'),
+    ("glaze chemistry, for example celadon or tenmoku, but not raku",
+     '("glaze chemistry" AND ("celadon" OR "tenmoku") AND NOT "raku")'),
+    # a formal register's repeated relations
+    ("Material is sought in respect of harbour dues, regarding fishing boats, and concerning Orkney.",
+     '("harbour dues" AND "fishing boats" AND "Orkney")'),
+    # question tags, statements that ask
+    ("There's research on otter holts, right?", '"otter holts"'),
+    ("You'd have stuff on tide mills or watermills, yeah?", '("tide mills" OR "watermills")'),
+    # conditions numbered in prose
+    ("First, it has to be about dew ponds; second, it should cover chalk downland; and thirdly, not cattle troughs.",
+     '("dew ponds" AND "chalk downland" AND NOT "cattle troughs")'),
+    ("One: peat cutting. Two: place names. Three: skip anything on whisky.",
+     '("peat cutting" AND "place names" AND NOT "whisky")'),
+])
+def test_rules26_corrections_reasons_qualifiers_tags_and_numbered_conditions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-25"
+RULES_VERSION = "rules-26"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -373,6 +373,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"chapters?|readings?|books?|reviews?|sources?)\b)",
     # "Nothing on X. What I need is Y.", "What I'm after is Y"
     r"what\s+(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:really\s+)?(?:need|want|after|looking\s+for|hoping\s+for)\s+(?:is|are)\b",
+    # asks put as statements with a question tag ("There's research on X, right?", "You'd have stuff on X, yeah?")
+    r"there's\s+(?:research|something|stuff|work|anything|literature|evidence)\s+(?:on|about)\b",
+    r"you'd\s+have\s+(?:stuff|something|anything|papers|research)\s+(?:on|about)\b",
+    r"you\s+can\s+(?:pull\s+up|find|get)\b",
+    r"look\s?up\b:?",
     # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
     # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
     r"(?:please\s+)?to\s+find\b",
@@ -454,7 +459,8 @@ _OWN_WORK = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\
              r"review|assignment|project|homework)(?:\s+(?:chapter|section|draft|proposal|outline))?"
              r"(?:\s+for\s+(?:class|school|college|uni|university|my\s+\w+))?\s+"
              r"(?:on|about|regarding|concerning)\b")
-_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?)\b"]]
+_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?|in\s+respect\s+of|"
+                                                                   r"with\s+regard\s+to|pertaining\s+to)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
 # more is stripped after it ("how to get pregnant" keeps "get").
@@ -1917,7 +1923,7 @@ _FRAMING_HEAD_RE = re.compile(
     r"(?:.*\b(?:request|ask|question|search|prior[\s-]art|eli5|til|iirc|tl;?dr)\b.*|.*\bhere|"
     r"(?:market|competitive|user|desk|background|product|literature|lit)\s+(?:research|review|search|question|"
     r"needed|wanted)(?:\s.*)?|(?:for|from)\s+(?:the|our)\s+\w+(?:\s+\w+)?\s+(?:desk|team|section|unit)|"
-    r"(?:new|quick|small|urgent)\s+(?:one|request|ask|question)|prior\s+art(?:\s+needed)?|"
+    r"(?:new|quick|small|urgent)\s+(?:one|request|ask|question)|prior\s+art(?:\s+needed)?|.*\b(?:opposite|contrary)\b.*|"
     r".*\b(?:for|from)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}(?:proposal|application|bid|grant|profile|piece|story|"
     r"feature|explainer|briefing|brief|thesis|dissertation|essay|homework|assignment|coursework)\b.*|"
     r"(?:[\w-]+\s+){0,2}(?:assignment|homework|coursework|essay|project)(?:\s+\w+)?)")
@@ -2512,7 +2518,7 @@ def _numbered(text: str) -> str:
 # Examples of a topic ("X (e.g. A, B)", "X, e.g. A or B", "X such as A and B", "X, for instance A"): the topic
 # ANDed with any of its examples; the examples run to a bracket's end, the sentence's end, or an exclusion.
 _EXAMPLES_RE = re.compile(r"(?P<open>\s*\(\s*|\s*,\s*|\s+)(?:e\.?\s?g\.?|eg|such\s+as|for\s+example|for\s+instance|"
-                          r"say)\s*[,:]?\s+(?=\S)")
+                          r"say|things\s+like|stuff\s+like)\s*[,:]?\s+(?=\S)")
 _EXAMPLES_STOP_RE = re.compile(r"\)|[.?!;](?:\s|$)|,?\s+(?:but|not|no|nothing|except|excluding|without|other\s+than|"
                                r"rather\s+than|though|although|and\s+not|or\s+not|skip|ignore|leave\s+out)\b|$")
 _MAX_EXAMPLE_WORDS = 6
@@ -2529,7 +2535,8 @@ def _examples(text: str) -> str:
         before = text[:m.start()].strip()
         if not before or not before[-1:].isalnum() and before[-1:] not in ")'\u2019":
             continue
-        if m.group("open").strip() == "" and not re.match(r"\s+such\s+as", _fold(text[m.start():])):
+        if m.group("open").strip() == "" and not re.match(r"\s+(?:such\s+as|things\s+like|stuff\s+like)",
+                                                          _fold(text[m.start():])):
             continue   # "e.g." and "say" need a comma or a bracket before them
         bracket = "(" in m.group("open")
         rest = text[m.end():]
@@ -2540,7 +2547,8 @@ def _examples(text: str) -> str:
         items = [p.strip() for p in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|and/or)\s+", body)]
         if not all(items) or any(len(p.split()) > _MAX_EXAMPLE_WORDS for p in items):
             continue
-        if len(items) > 1 and not bracket and not re.search(r"\b(?:and|or)\s+\S+(?:\s+\S+){0,5}$", body):
+        if len(items) > 1 and not bracket and not re.search(r"\b(?:and|or)\s+\S+(?:\s+\S+){0,5}$", body) \
+                and not re.match(r"(?:things|stuff)\s+like", low[m.start():].strip(" ,")):
             continue   # "factors, such as lncRNAs, influence X": a list without its "and" / "or" is a clause
         after = rest[stop.end():] if bracket else rest[stop.start():]
         group = items[0] if len(items) == 1 else "(" + " or ".join(items) + ")"
@@ -2716,15 +2724,78 @@ _DATES_RE = re.compile(
 
 
 # an unpunctuated closing remark ("... i mean either one is fine", "... would work for me", "... whatever you have")
-_SPOKEN_TAIL_RE = re.compile(r"\s+(?:(?:i\s+mean\s+)?(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+(?:do|work))(?:\s+fine)?|"
+_SPOKEN_TAIL_RE = re.compile(r",?\s+(?:(?:right|yeah|yes|ok|okay|no)\?|(?:don't|doesn't|isn't|aren't|won't|can't)\s+(?:they|it|there|"
+                             r"you|we)\?)$|"
+                             r"\s+(?:(?:i\s+mean\s+)?(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+(?:do|work))(?:\s+fine)?|"
                              r"would\s+(?:work|do|be\s+fine)\s+for\s+(?:me|us)|whatever\s+you\s+(?:have|got|can\s+find))"
                              r"[\s.!]*$", re.I)
+
+
+# A writer correcting themselves: "X -- sorry, I meant Y", "X, no, I meant Y", "X -- scratch that, I meant Y",
+# "X, hold on, I mean Y": Y replaces X (a preposition's phrase only: "hops in Kent, sorry, in Herefordshire")
+_CORRECTION_RE = re.compile(r"\s*(?:--|\u2014|\u2013|,|\.)\s*(?:(?:no|sorry|oops|scratch\s+that|hold\s+on|wait|that's\s+wrong|"
+                            r"correction)[,.:]\s+|(?:sorry|oops|scratch\s+that|hold\s+on|that's\s+wrong)\s+)+"
+                            r"(?:(?:actually,?\s+)?i\s+mean[t]?,?\s+)?(?=\S)", re.I)
+_PREPOSITIONS = ("in", "on", "for", "from", "at", "under", "with", "of", "during", "among")
+# a reason given for an exclusion ("No PVA, because it isn't reversible; no animal glue either, since ..."): it
+# names nothing to search for
+_EXCLUSION_REASON_RE = re.compile(
+    r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,]))(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
+    r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
+    r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
+    r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
+# "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" keeps its
+# reading: the head stays with the nearer alternative)
+_QUALIFIER_ALTERNATIVES_RE = re.compile(
+    r",\s+(?:in|for(?!\s+(?:example|instance)\b)|among)\s+(?P<a>[^,;.()]{1,60}?)\s+or\s+(?:in\s+|for\s+|among\s+)?"
+    r"(?P<b>[^,;.()]{1,60}?)"
+    r"(?=\s*(?:[,;.]|but\b|$))", re.I)
+# a formal register's relations between parts: "X, regarding Y, and concerning Z"
+_FORMAL_RELATION_RE = re.compile(r",\s+(?:and\s+)?(?:regarding|concerning|in\s+respect\s+of|with\s+regard\s+to|pertaining\s+to)"
+                                 r"\s+(?=\S)", re.I)
+
+
+def _corrected(text: str) -> str:
+    m = _CORRECTION_RE.search(text)
+    if not m or m.start() == 0:
+        return text
+    old, new = text[:m.start()], text[m.end():]
+    first = _fold(new.split()[0]) if new.split() else ""
+    if first in _PREPOSITIONS and f" {first} " in _fold(old):   # "hops in Kent, sorry, in Herefordshire"
+        return old[:_fold(old).rfind(f" {first} ")] + " " + new
+    if len(new.split()) < 2 and not re.search(r"\bmean", _fold(m.group(0))):
+        return text
+    ask = _REQUEST_RE.match(_fold(old))
+    return (old[:ask.end()] + " " if ask and ask.end() < len(old) else "") + new
+
+
+# conditions numbered in prose: "First, X; second, Y; and thirdly, not Z", "One: X. Two: Y.", "First condition: X"
+_ORDINAL_RE = re.compile(r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,.]))\s*(?:and\s+)?(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|"
+                         r"one|two|three|four)(?:\s+condition)?\s*[,:]\s*(?:it\s+(?:has\s+to|must|should)\s+(?:be\s+about|cover|"
+                         r"include)\s+|(?:the\s+topic\s+is|it's)\s+)?(?=\S)", re.I)
+_CONDITIONS_HEAD_RE = re.compile(r"(?:two|three|four|some|these)\s+conditions\s*:\s*", re.I)
+
+
+def _ordinals(text: str) -> str:
+    marks = list(_ORDINAL_RE.finditer(text))
+    if len(marks) < 2 or not re.match(r"\s*(?:first|one)", text[marks[0].start():], re.I):
+        return text
+    out = _CONDITIONS_HEAD_RE.sub("", _ORDINAL_RE.sub(lambda m: " " if m.start() else "", text)).strip()
+    return re.sub(r"(?<=\w)\.\s+(?=[a-z])", "; ", out)   # "One: X. Two: Y." -> "X; y"
 
 
 def _restrictions(text: str) -> str:
     if len(text) > _MAX_REPHRASED:
         return text
     text = _SPOKEN_TAIL_RE.sub("", text)
+    text = _ordinals(_CONDITIONS_HEAD_RE.sub("", text) if _CONDITIONS_HEAD_RE.match(text) else text)
+    if not _has_strong_aux(text) or len(_sentences(text)) <= 2:
+        text = _corrected(text)
+    text = _EXCLUSION_REASON_RE.sub(lambda m: m.group("keep"), text)
+    if not _has_strong_aux(text):
+        text = _QUALIFIER_ALTERNATIVES_RE.sub(lambda m: f" and ({m.group('a')} or {m.group('b')})", text)
+        text = _FORMAL_RELATION_RE.sub(", and ", text)
+
     out = _ONLY_AFTER_RE.sub("", _ONLY_RE.sub("", _NOT_JUST_RE.sub("", text)))
     similar = _SIMILAR_RE.match(out)
     if similar and _SIMILAR_CUE_RE.search(out, similar.end()):
