@@ -2569,6 +2569,7 @@ _ASSIGNMENT_DATE_RE = re.compile(
 _ONE_ON_RE = re.compile(r"\b(?P<and>and|plus)\s+(?:one|another)\s+(?:on|about|regarding)\s+(?=\S)", re.I)
 
 
+# Hedged asks: "I'm maybe interested in X", "Possibly a long shot, but anything on X?": the hedge names nothing
 _MAYBE_RE = re.compile(r"\b(?P<who>i'm|i\s+am|i'd|i\s+would|we're|we'd|we\s+would)\s+(?:maybe|possibly|perhaps)\s+", re.I)
 _LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\s+|this\s+is\s+a\s+)?(?:long\s+shot|"
                            r"niche\s+one|weird\s+one|odd\s+one|strange\s+one|tough\s+one|big\s+ask|random\s+one)"
