@@ -1112,6 +1112,21 @@ def test_rules26_corrections_reasons_qualifiers_tags_and_numbered_conditions(tex
     assert canonical(translate_rules(text)) == expr
 
 
+@pytest.mark.parametrize("text, expr", [
+    ("roof tiles made from either slate or clay", '("roof tiles" AND ("slate" OR "clay"))'),
+    ("leaf damage caused by either aphids or mites", '("leaf damage" AND ("aphids" OR "mites"))'),
+    ("bridge repair using either steel plates or carbon fibre", '("bridge repair" AND ("steel plates" OR "carbon fibre"))'),
+    ("can u find stuff on canal history", '"canal history"'),
+    ("How effective are speed bumps in school zones?", '"speed bumps in school zones"'),
+    ("Is there a study on hiccups in horses?", '"hiccups in horses"'),
+    ("I'm a beekeeper, want studies about varroa mites and oxalic acid", '("varroa mites" AND "oxalic acid")'),
+    ("cycling or walking, for commuting in winter", '(("cycling" OR "walking") AND "commuting in winter")'),
+    ("AI regulation in the EU rather than in the US", '("AI regulation in the EU" AND NOT "in the US")'),
+])
+def test_rules27_participles_before_either_and_everyday_asks(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
 @pytest.mark.parametrize("text", ["cats but not", "cats excluding", "cats, not", "tea without"])
 def test_an_exclusion_with_nothing_after_it_is_an_error_row(text):
     ast, err = try_translate_rules(text)

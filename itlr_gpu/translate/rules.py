@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-26"
+RULES_VERSION = "rules-27"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -326,7 +326,7 @@ _DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sour
                    r"case\s+law|authorities)\b)")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
-    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:be\s+able\s+to\s+)?",
+    r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?",
     r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
@@ -378,6 +378,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"you'd\s+have\s+(?:stuff|something|anything|papers|research)\s+(?:on|about)\b",
     r"you\s+can\s+(?:pull\s+up|find|get)\b",
     r"look\s?up\b:?",
+    # "How effective are X?", "Is there a study on X?", "..., want studies about X"
+    r"how\s+(?:effective|useful|safe|common|accurate|reliable|successful)\s+(?:is|are|were|was)\b",
+    r"(?:is|are)\s+there\s+(?:a|any)\s+(?:study|paper|review|trial|meta-analysis|report)\s+(?:on|about|of|into)\b",
+    r"want\s+(?=(?:some\s+|more\s+|good\s+)?(?:studies|papers|articles|research|literature|sources|info|data|evidence)\b)",
     # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
     # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
     r"(?:please\s+)?to\s+find\b",
@@ -1056,6 +1060,8 @@ def _term_text(text: str) -> str:
 
 
 _SEPS = {"AND", "OR", "COMMA", "CAND", "COR", "NOR", "SAND", "SOR"}
+_LINKING_PARTICIPLES = {"made", "caused", "related", "dealing", "treated", "based", "written", "produced", "driven",
+                        "funded", "led", "built", "used", "focused", "focusing"}
 _GROUP_PREPOSITIONS = {"in", "on", "at", "for", "from", "with", "by", "about", "to", "into", "of", "during", "among"}
 _STRONG = {"SAND", "SOR"}
 _ITEM_END = {"TERM", "RP"}
@@ -1103,7 +1109,12 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
     for i in range(len(merged) - 2, -1, -1):
         if merged[i].kind == "TERM" and merged[i + 1].kind in ("EITHER", "BOTH", "NEITHER"):
             words = merged[i].text.split()
-            if words and words[-1].lower() in _GROUP_PREPOSITIONS:
+            # "electrodes made from either A or B", "erosion caused by either A or B", "books dealing with either"
+            if len(words) > 2 and words[-2].lower() in _LINKING_PARTICIPLES and words[-1].lower() in _GROUP_PREPOSITIONS:
+                words = words[:-1]
+            if len(words) > 1 and words[-1].lower() in _LINKING_PARTICIPLES | {"using", "via", "through"}:
+                merged[i].text = " ".join(words[:-1])
+            elif words and words[-1].lower() in _GROUP_PREPOSITIONS:
                 if len(words) > 1:
                     merged[i].text = " ".join(words[:-1])
                 else:
@@ -2751,6 +2762,10 @@ _QUALIFIER_ALTERNATIVES_RE = re.compile(
     r",\s+(?:in|for(?!\s+(?:example|instance)\b)|among)\s+(?P<a>[^,;.()]{1,60}?)\s+or\s+(?:in\s+|for\s+|among\s+)?"
     r"(?P<b>[^,;.()]{1,60}?)"
     r"(?=\s*(?:[,;.]|but\b|$))", re.I)
+# "A or B, for X" / "A or B, in X": X qualifies the whole "or" ("ketogenic diet or modified Atkins diet, for
+# epilepsy in kids")
+_ALTERNATIVES_THEN_PURPOSE_RE = re.compile(r"^(?P<alts>[^,;.]{1,80}\bor\b[^,;.]{1,80}),\s+(?:for|in|among)\s+"
+                                           r"(?P<x>(?:(?!\bor\b)[^,;.]){1,80})(?P<end>[.!?]?)$", re.I)
 # a formal register's relations between parts: "X, regarding Y, and concerning Z"
 _FORMAL_RELATION_RE = re.compile(r",\s+(?:and\s+)?(?:regarding|concerning|in\s+respect\s+of|with\s+regard\s+to|pertaining\s+to)"
                                  r"\s+(?=\S)", re.I)
@@ -2796,6 +2811,7 @@ def _restrictions(text: str) -> str:
     if not _has_strong_aux(text):
         text = _QUALIFIER_ALTERNATIVES_RE.sub(lambda m: f" and ({m.group('a')} or {m.group('b')})", text)
         text = _FORMAL_RELATION_RE.sub(", and ", text)
+        text = _ALTERNATIVES_THEN_PURPOSE_RE.sub(lambda m: f"{m.group('alts')}, and {m.group('x')}", text)
 
     out = _ONLY_AFTER_RE.sub("", _ONLY_RE.sub("", _NOT_JUST_RE.sub("", text)))
     similar = _SIMILAR_RE.match(out)
@@ -2982,6 +2998,7 @@ def _drop_placeholders(node: Node) -> Node:
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
         elif len(words) > 1 and words[0] in ("with", "by"):   # "not with tofu", "not by Christopher Nolan"
             words = words[1:]
+
         text = " ".join(words).rstrip(_EDGE_PUNCT)
         return Not(Term(text)) if text and text != node.child.text else node
     if isinstance(node, Not):
