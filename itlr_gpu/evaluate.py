@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
+from .io import run_number_column
 from .validate import read_delimited_rows, text_lines
 
 __all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures", "looks_like_qrels"]
@@ -302,19 +303,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
                 or pa.types.is_integer(results.column(name).type)):
             raise InputError(f"column has type {results.column(name).type}", f"{where} column '{name}'",
                              "strings or integers")
-    score_type = results.column("score").type
-    if not (pa.types.is_floating(score_type) or pa.types.is_integer(score_type)):
-        raise InputError(f"column has type {score_type}", f"{where} column 'score'", "numbers")
-    if pa.types.is_floating(score_type):
-        finite = pc.is_finite(results.column("score"))
-        if not pc.all(finite).as_py():
-            row = pc.index(finite, False).as_py()
-            raise InputError(f"score at row {row} is {results.column('score')[row].as_py()}",
-                             f"{where} column 'score'", "finite scores (no NaN or infinity)")
-    if "rank" in results.column_names:
-        rank = results.column("rank")
-        if not pa.types.is_integer(rank.type):
-            raise InputError(f"column has type {rank.type}", f"{where} column 'rank'", "integer ranks")
+    run_number_column(results, "score", where)   # numbers, finite (the reader of itlr eval and rerank checks alike)
+    rank = run_number_column(results, "rank", where)
+    if rank is not None:
         if rank.null_count:
             row = next(i for i, v in enumerate(rank.to_pylist()) if v is None)
             raise InputError(f"null rank at row {row}", f"{where} column 'rank'", "no nulls")

@@ -31,6 +31,7 @@ __all__ = [
     "read_trec_run",
     "read_run",
     "run_columns",
+    "run_number_column",
     "is_trec_run",
     "write_table",
     "check_ids",
@@ -256,7 +257,7 @@ def read_delimited_table(path: Path, what: str = "query file",
         raise InputError(f"{what} is empty", str(path), expected)
     header = [c.strip() for c in rows[0][1]]
     dupes = sorted({c for c in header if header.count(c) > 1})
-    if header and all(_looks_numeric(c) for c in header):   # "1<TAB>10608397<TAB>1": data, not column names
+    if header and all(_parses(c, pa.float64()) for c in header):   # "1<TAB>10608397<TAB>1": data, not column names
         raise InputError(f"the first line holds values, not column names ({header})", f"{path}:{rows[0][0]}",
                          expected + " (a headerless file needs a header line first, e.g. query_id"
                          + ("," if is_csv else "<TAB>") + "doc_id)")
@@ -280,9 +281,10 @@ def read_delimited_table(path: Path, what: str = "query file",
                      for name, values in zip(header, columns)})
 
 
-def _looks_numeric(cell: str) -> bool:
+def _parses(value: str, want: pa.DataType) -> bool:
+    """Whether ``value`` reads as a number of type ``want`` (an integer type, else a float)."""
     try:
-        float(cell)
+        int(value) if pa.types.is_integer(want) else float(value)
     except ValueError:
         return False
     return True
@@ -369,10 +371,9 @@ def is_trec_run(path: PathLike) -> bool:
     return False
 
 
-def read_trec_run(path: PathLike, numbers: bool = True) -> pa.Table:
+def read_trec_run(path: PathLike) -> pa.Table:
     """A TREC run as a result table ``query_id, rank, doc_id, score`` (rank int64, score float64), in file
-    order.  ``numbers=False`` leaves rank and score unread (null): for candidate lists, where only the pairs
-    count."""
+    order."""
     p = _existing(path, "TREC run")
     qids, ranks, dids, scores = [], [], [], []
     for lineno, line in text_lines(p, TREC_RUN_LINE):
@@ -384,23 +385,21 @@ def read_trec_run(path: PathLike, numbers: bool = True) -> pa.Table:
             raise InputError(f"{len(parts)} fields", where, TREC_RUN_LINE)
         qids.append(parts[0])
         dids.append(parts[2])
-        if numbers:
-            try:
-                ranks.append(int(parts[3]))
-            except ValueError:
-                raise InputError(f"rank {parts[3]!r}", where, "an integer rank (" + TREC_RUN_LINE + ")") from None
-            try:
-                scores.append(float(parts[4]))
-            except ValueError:
-                raise InputError(f"score {parts[4]!r}", where, "a number (" + TREC_RUN_LINE + ")") from None
+        try:
+            ranks.append(int(parts[3]))
+        except ValueError:
+            raise InputError(f"rank {parts[3]!r}", where, "an integer rank (" + TREC_RUN_LINE + ")") from None
+        try:
+            scores.append(float(parts[4]))
+        except ValueError:
+            raise InputError(f"score {parts[4]!r}", where, "a number (" + TREC_RUN_LINE + ")") from None
     if not qids:
         raise InputError("no run lines", str(p), TREC_RUN_LINE)
-    n = len(qids)
     return pa.table({
         "query_id": pa.array(qids, pa.string()),
-        "rank": pa.array(ranks if numbers else [None] * n, pa.int64()),
+        "rank": pa.array(ranks, pa.int64()),
         "doc_id": pa.array(dids, pa.string()),
-        "score": pa.array(scores if numbers else [None] * n, pa.float64()),
+        "score": pa.array(scores, pa.float64()),
     })
 
 
@@ -408,8 +407,7 @@ def read_trec_run(path: PathLike, numbers: bool = True) -> pa.Table:
 
 RUN_QUERY_ALIASES = ("query_id", "qid", "query-id", "_id")
 RUN_DOC_ALIASES = ("doc_id", "docid", "corpus-id", "pid", "doc")
-RUN_EXTENSIONS = (".tsv", ".tsv.gz", ".csv", ".csv.gz", *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet",
-                  ".arrow")
+RUN_EXTENSIONS = (*DELIMITED_EXTENSIONS, *TREC_RUN_EXTENSIONS, ".jsonl", ".jsonl.gz", ".parquet", ".arrow")
 
 
 def _run_ids(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -> pa.Array:
@@ -430,9 +428,10 @@ def _run_ids(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -
                      f"a column named one of {', '.join(aliases)} (or a TREC run: qid Q0 docid rank score tag)")
 
 
-def _run_numbers(table: pa.Table, name: str, where: str, text: bool) -> pa.Array | None:
-    """The ``rank`` or ``score`` column as int64 / float64 (``text``: a delimited file's strings, parsed), None
-    when absent."""
+def run_number_column(table: pa.Table, name: str, where: str, text: bool = False) -> pa.Array | None:
+    """The ``rank`` or ``score`` column, checked: integer ranks, numeric scores (``text``: a delimited file's
+    strings, parsed to int64 / float64); None when absent.  The one check of a run's numbers, for ``itlr eval``'s
+    tables and ``itlr rerank``'s candidates alike."""
     if name not in table.column_names:
         return None
     col = table.column(name).combine_chunks()
@@ -448,15 +447,13 @@ def _run_numbers(table: pa.Table, name: str, where: str, text: bool) -> pa.Array
         raise InputError(f"column has type {col.type}", f"{where} column 'rank'", "integer ranks")
     elif name == "score" and not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
         raise InputError(f"column has type {col.type}", f"{where} column 'score'", "numbers")
+    if name == "score" and pa.types.is_floating(col.type):
+        finite = pc.is_finite(col)
+        if not pc.all(finite).as_py():
+            row = pc.index(finite, False).as_py()
+            raise InputError(f"score at row {row} is {col[row].as_py()}", f"{where} column 'score'",
+                             "finite scores (no NaN or infinity)")
     return col
-
-
-def _parses(value: str, want: pa.DataType) -> bool:
-    try:
-        int(value) if pa.types.is_integer(want) else float(value)
-    except ValueError:
-        return False
-    return True
 
 
 def read_run(path: PathLike, what: str = "run") -> pa.Table:
@@ -475,7 +472,7 @@ def read_run(path: PathLike, what: str = "run") -> pa.Table:
     kind = _kind(p, RUN_EXTENSIONS, what)
     if kind in TREC_RUN_EXTENSIONS or is_trec_run(p):
         table = read_trec_run(p)
-    elif kind in (".tsv", ".tsv.gz", ".csv", ".csv.gz"):
+    elif kind in DELIMITED_EXTENSIONS:
         table = read_delimited_table(p, f"{what} file", "a header row and (query_id, doc_id) rows, or a TREC run "
                                      "(qid Q0 docid rank score tag)")
         return run_columns(table, where, what, text=True)
@@ -493,7 +490,7 @@ def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = Fal
     columns = {"query_id": _run_ids(table, RUN_QUERY_ALIASES, "query_id", where),
                "doc_id": _run_ids(table, RUN_DOC_ALIASES, "doc_id", where)}
     for name in ("rank", "score"):
-        col = _run_numbers(table, name, where, text)
+        col = run_number_column(table, name, where, text)
         if col is not None:
             columns[name] = col
     out = pa.table(columns)

@@ -64,12 +64,6 @@ def read_candidates(path: str | Path) -> pa.Table:
         table = run_columns(read_results(p), str(p), "candidates")
     else:
         table = read_run(p, "candidates")
-    if "score" in table.column_names:
-        finite = pc.is_finite(table.column("score"))
-        if not pc.all(finite).as_py():
-            row = pc.index(finite, False).as_py()
-            raise InputError(f"score at row {row} is {table.column('score')[row].as_py()}",
-                             f"{p} column 'score'", "finite scores (no NaN or infinity)")
     return table
 
 
