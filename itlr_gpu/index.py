@@ -66,22 +66,12 @@ def _checksum(x: np.ndarray) -> str:
 
 
 def _mapped_checksum(matrix: np.memmap, path: Path) -> str:
-    """:func:`_checksum` of a memory-mapped C-order matrix, from the file with plain reads: hashing through the map
-    would make every page of it resident in the process (RSS the size of the matrix, whatever --memory-cap says);
-    read, the pages stay in the OS page cache only."""
+    """:func:`_checksum` of a memory-mapped C-order matrix, from the file with plain reads (:func:`file_sha256`):
+    hashing through the map would make every page of it resident in the process (RSS the size of the matrix,
+    whatever --memory-cap says)."""
     if not matrix.flags.c_contiguous:
         return _checksum(matrix)
-    h = hashlib.sha256()
-    left = matrix.nbytes
-    with open(path, "rb") as f:
-        f.seek(matrix.offset)
-        while left:
-            block = f.read(min(left, 8 << 20))
-            if not block:
-                break   # a short file: the sum differs, and the mismatch says so
-            h.update(block)
-            left -= len(block)
-    return "sha256:" + h.hexdigest()
+    return file_sha256(path, matrix.offset, matrix.nbytes)
 
 
 def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
@@ -497,11 +487,20 @@ def write_doc_ids(doc_ids: pa.Array, path: Path) -> str:
     return file_sha256(path)
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: Path, offset: int = 0, size: int | None = None) -> str:
+    """SHA-256 of the file's bytes (from ``offset``, ``size`` of them or to the end), read in blocks: the pages go
+    through the OS page cache, never into the process (a file cut short hashes what it holds)."""
     h = hashlib.sha256()
+    left = size
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(8 << 20), b""):
+        f.seek(offset)
+        while left is None or left > 0:
+            block = f.read(8 << 20 if left is None else min(left, 8 << 20))
+            if not block:
+                break
             h.update(block)
+            if left is not None:
+                left -= len(block)
     return "sha256:" + h.hexdigest()
 
 
