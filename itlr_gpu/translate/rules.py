@@ -1785,7 +1785,7 @@ def _fragment(sentence: str) -> bool:
     words = sentence.split()
     low = _fold(sentence)
     return 0 < len(words) <= _MAX_FRAGMENT_WORDS and sentence.rstrip().endswith(".") \
-        and not any(_fold(w.strip(".,;:!?")) in _AUX for w in words) and "," not in sentence \
+        and not _has_any_aux(sentence) and "," not in sentence \
         and not re.match(r"(?:specifically|in\s+particular|particularly)\b", low) \
         and not _REQUEST_RE.match(low) and not _EXCLUSION_SENTENCE_RE.match(low) and not any(q in sentence for q in _QUOTES)
 
@@ -1906,7 +1906,7 @@ def _front_exclusion(sentence: str) -> str:
         return rest   # "Apart from that, what about solar?", "Apart from the fact that ...,": no exclusion
     body = rest.rstrip(".?!")
     if m.group("comma") and not m.group("care") and not rest.endswith("?") and not _REQUEST_RE.match(_fold(rest)) \
-            and not any(_fold(w.strip(".,;:!?\"'")) in _AUX for w in body.split()):
+            and not _has_any_aux(body):
         return sentence
     if words[0].lower() in _NOT_EXCLUDED or (words[0].lower().endswith("ing") and len(words) > 1) \
             or not body.strip(_EDGE_PUNCT) or (m.group("comma") and "," in body) \
@@ -2540,7 +2540,7 @@ def _examples(text: str) -> str:
         return text
     low = _fold(text)
     ask = _REQUEST_RE.match(low)
-    if any(w.strip(".,;:!?\"'()") in _AUX for w in low[ask.end() if ask else 0:].split()):
+    if _has_any_aux(low[ask.end() if ask else 0:]):
         return text   # a claim's or a question's "such as" ("... is associated with diseases such as X")
     for m in _EXAMPLES_RE.finditer(low):
         before = text[:m.start()].strip()
@@ -2964,6 +2964,11 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
 def _has_strong_aux(sentence: str) -> bool:
     """Whether a sentence holds a verb's auxiliary (``is``, ``was``, ``don't`` ...): a claim, not a topic."""
     return any(_fold(w.strip(".,;:!?\"'")) in _AUX_STRONG for w in sentence.split())
+
+
+def _has_any_aux(text: str) -> bool:
+    """Whether the words hold an auxiliary or a modal (``is``, ``can``, ``has`` ...): a sentence, not notes."""
+    return any(_fold(w.strip(".,;:!?\"'()")) in _AUX for w in text.split())
 
 
 def _drop_placeholders(node: Node) -> Node:
