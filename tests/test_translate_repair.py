@@ -63,6 +63,10 @@ def test_no_gold_form_has_a_defect():
     ("cats but not dogs", 'NOT "cats" AND NOT "dogs"', '"cats" AND NOT "dogs"', "negates the request's wanted term"),
     ("vitamin D benefits but not bone health", 'NOT ("vitamin D benefits" OR "bone health")',
      '"vitamin D benefits" AND NOT "bone health"', "negates the request's wanted term"),
+    ("kelp farming for biofuel or animal feed", '"kelp farming for biofuel" OR "animal feed"',
+     '"kelp farming" AND ("biofuel" OR "animal feed")', "phrase shared by alternatives"),
+    ("tremor or stiffness in early Parkinson's patients", '"tremor" OR "stiffness in early Parkinson\'s patients"',
+     '("tremor" OR "stiffness") AND "early Parkinson\'s patients"', "phrase shared by alternatives"),
 ])
 def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
     found = defects(text, llm, reference=rules_reading(text))

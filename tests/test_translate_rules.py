@@ -400,7 +400,7 @@ def test_rules6_hyphens_minus_and_with_or_without(text, expr):
     ("vegan desserts w/o coconut or cashews", '("vegan desserts" AND NOT "coconut" AND NOT "cashews")'),
     # names and set phrases that hold an "and" are one term; other pairs still split
     ("employment law in Trinidad and Tobago or Barbados",
-     '("employment law in Trinidad and Tobago" OR "Barbados")'),
+     '("employment law" AND ("Trinidad and Tobago" OR "Barbados"))'),
     ("baked mac and cheese recipes", '"baked mac and cheese recipes"'),
     ("Bonnie and Clyde's crime spree", '"Bonnie and Clyde\'s crime spree"'),
     ("search and seizure law", '"search and seizure law"'),
@@ -468,7 +468,7 @@ def test_rules7_numbers_names_capitals_and_questions(text, expr):
     ("risks of opioids when combined with alcohol", '"risks of opioids when combined with alcohol"'),
     ("whichever of ACL or meniscus injuries", '("ACL" OR "meniscus injuries")'),
     # an infinitive is no auxiliary verb: the "or" stays an operator
-    ("things to do in Lisbon or Porto", '("things to do in Lisbon" OR "Porto")'),
+    ("things to do in Lisbon or Porto", '("things to do" AND ("Lisbon" OR "Porto"))'),
     ("carbon capture and storage costs", '"carbon capture and storage costs"'),
     ("Standard and Poor's downgrades", '"Standard and Poor\'s downgrades"'),
     # what a joined sentence or an opener must not take (review of rules-8)
@@ -1153,3 +1153,53 @@ def test_translate_wants_a_list_of_texts(texts, kind):
 
     with pytest.raises(InputError, match=f"translate\\(\\): texts is {kind} \\(expected a list of texts"):
         translate(texts)
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a phrase shared by alternatives is shared out: before them ...
+    ("flood insurance claims in Louisiana or Mississippi", '("flood insurance claims" AND ("Louisiana" OR "Mississippi"))'),
+    ("peer tutoring for dyslexic pupils, autistic pupils or ESL pupils",
+     '("peer tutoring" AND ("dyslexic pupils" OR "autistic pupils" OR "ESL pupils"))'),
+    ("beekeeping in Scotland or Wales, not varroa", '("beekeeping" AND ("Scotland" OR "Wales") AND NOT "varroa")'),
+    ("kelp farming for biofuel or for animal feed", '("kelp farming" AND ("biofuel" OR "animal feed"))'),
+    # ... and after them
+    ("tremor or stiffness in early Parkinson's patients", '(("tremor" OR "stiffness") AND "early Parkinson\'s patients")'),
+    ("coffee or tea with oat milk", '(("coffee" OR "tea") AND "oat milk")'),
+    # not a time, a quoted term, a title, a sentence, "of", alternatives a comma keeps apart
+    ("tattoo fading or blistering after a week", '("tattoo fading" OR "blistering after a week")'),
+    ('"piracy in Somalia" or Yemen', '("piracy in Somalia" OR "Yemen")'),
+    ("Treating Eczema With Oats or honey", '("Treating Eczema With Oats" OR "honey")'),
+    ("Is sugar harmful in children or adults?", '"sugar harmful in children or adults"'),
+    ("balance of payments, wheat or cotton", '("balance of payments" OR "wheat" OR "cotton")'),
+    ("either grazing in uplands, or hedgerows", '("grazing in uplands" OR "hedgerows")'),
+    # two topics linked or compared; a title keeps its "vs."
+    ("ozone exposure linked to preterm birth", '("ozone exposure" AND "preterm birth")'),
+    ("bike lanes compared with bus lanes", '("bike lanes" AND "bus lanes")'),
+    ("heat pumps vs gas boilers, running costs", '("heat pumps" AND "gas boilers" AND "running costs")'),
+    ("Kramer vs. Kramer", '"Kramer vs. Kramer"'),
+    ("Caloric Restriction vs. Plant-Based Diets", '"Caloric Restriction vs. Plant-Based Diets"'),
+    # a document search's document types and asks
+    ("search forum posts for brake squeal on the Model 3", '"brake squeal on the Model 3"'),
+    ("Please pull support tickets mentioning refund delays", '"refund delays"'),
+    ("customer reviews complaining about battery swelling", '"battery swelling"'),
+    ("Court rulings on data scraping, excluding the EU", '("data scraping" AND NOT "the EU")'),
+    ("patents regarding sodium-ion cathodes", '"sodium-ion cathodes"'),
+    ("What do we have on grain silo explosions?", '"grain silo explosions"'),
+    ("What's new on lithium recycling?", '"lithium recycling"'),
+    ("Search the news archive for dam failures in Brazil", '"dam failures in Brazil"'),
+    ("support tickets: printer driver crashes", '"printer driver crashes"'),
+    ("abstracts: gut microbiome and autism", '("gut microbiome" AND "autism")'),
+    ("Looking for any kind of news on hail damage to vineyards", '"hail damage to vineyards"'),
+    # what the writer says of their own "and" / "or", and who they are
+    ("wind farm noise and sleep quality - all three must appear - and property values",
+     '("wind farm noise" AND "sleep quality" AND "property values")'),
+    ("Either rye or spelt sourdough, doesn't matter which.", '("rye" OR "spelt sourdough")'),
+    ("drone deliveries, but only if not Amazon", '("drone deliveries" AND NOT "Amazon")'),
+    ("hi im a vet tech, need info on feline asthma thx", '"feline asthma"'),
+    ("cant find anything on shipwreck law in Malta", '"shipwreck law in Malta"'),
+    ("My editor asked me to find coverage of the port strike", '"the port strike"'),
+    ("Any research on hoof abscesses in donkeys? I'm a farrier lol", '"hoof abscesses in donkeys"'),
+    ("IM apps in schools", '"IM apps in schools"'),
+])
+def test_rules28_shared_phrases_comparisons_and_document_types(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -22,7 +22,9 @@ and, measured against the rules' own reading of the request (``reference``):
   of the rules' lexicon outside the form's terms, the rules read a NOT, the LLM's form has none;
 * **a wanted term negated**: ``Other than statins, what lowers LDL cholesterol?`` ->
   ``"statins" AND NOT "LDL cholesterol"``: every word of a term the rules read as wanted that the form
-  keeps is inside the form's negated terms.
+  keeps is inside the form's negated terms;
+* **a shared phrase kept with one alternative**: ``hiking in Patagonia or Iceland`` ->
+  ``"hiking in Patagonia" OR "Iceland"``: shared out, the form's terms are the rules' terms.
 
 and, without the rules (they refuse texts this long):
 
@@ -50,11 +52,11 @@ from functools import lru_cache
 
 from ..query import And, Node, Not, Or, Term, canonical, parse
 from ..query.ast import terms as _terms
-from .rules import _MARKERS, try_translate_rules
+from .rules import _MARKERS, _split_shared, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r8"
+REPAIR_VERSION = "r9"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
@@ -302,6 +304,9 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
             found.append('the request\'s "or" has no OR')
         if _has_not(ref) and not _has_not(node) and _lost_not(text, node):
             found.append("the request's exclusion has no NOT")
+        shared = _split_shared(node, set(re.findall(r'"([^"]+)"', text)))
+        if shared != node and {_norm(t).strip() for t in _terms(shared)} == {_norm(t).strip() for t in _terms(ref)}:
+            found.append("keeps a phrase shared by alternatives with one of them")
     repeated = _repeated_operand(node)
     if repeated is not None:
         found.append(f"repeats the term {repeated!r} in one AND / OR")

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-27"
+RULES_VERSION = "rules-28"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -148,7 +148,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("though", "BUT"),
     ("although", "BUT"), ("however", "BUT"), ("nor", "NOR"), ("not", "NOT"),
     ("either", "EITHER"), ("both", "BOTH"), ("neither", "NEITHER"), ("not only", "SKIP"),
-    ("but never", "EXCL"), ("and never", "EXCL"),
+    ("but never", "EXCL"), ("and never", "EXCL"), ("but only if not", "EXCL"), ("only if not", "EXCL"),
     # a hedged negation ("X, preferably not Y"); the hedge alone stays a word of its phrase
     ("preferably not", "NOT"), ("ideally not", "NOT"), ("preferably without", "EXCL"), ("ideally without", "EXCL"),
     # more exclusions: "X not counting Y" (it and "alongside" only between operands: see _lex), "X but skip
@@ -160,8 +160,9 @@ _MARKERS: list[tuple[str, str]] = [
     ("please leave out", "EXCL"), ("please ignore", "EXCL"), ("please skip", "EXCL"), ("alongside", "AND"),
     # "X, whether A or B": a group opener only after a comma or at the start and before an "or" (see _lex)
     ("whether", "EITHER"), ("whichever of", "EITHER"),
-    # "X combined with Y": only between operands, like "alongside"
-    ("combined with", "AND"),
+    # "X combined with Y": only between operands, like "alongside"; so are two compared topics ("X vs Y": both
+    # topics, as nearly every outside writer reads it)
+    ("combined with", "AND"), ("vs.", "AND"), ("vs", "AND"), ("versus", "AND"),
     # "A or B but not both": exactly one of the two; only at the end ("but not both A and B" is an exclusion)
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
@@ -175,12 +176,30 @@ _MARKERS: list[tuple[str, str]] = [
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
-_BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with"}   # "the minus strand" is a word
+_BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with", "vs.", "vs", "versus"}   # "the minus strand" is a word
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # Words that end no operand: a marker after them is a word of the phrase ("the minus strand", "when combined
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
                    "be", "been", "being", "not"}
+
+
+def _in_title(toks: list, i: int) -> bool:
+    """Token ``i`` stands inside a title or a name: the capitalised (or small) words around it, two at least
+    ("Veggies vs. Cancer", "Caloric Restriction vs. Plant-Based Diets"), or the same word on both sides ("Kramer
+    vs. Kramer")."""
+    def title_word(t) -> bool:
+        return t.kind == "WORD" and (t.text[:1].isupper() or t.text.lower() in _TITLE_SMALL)
+    lo, hi = i, i
+    while lo > 0 and title_word(toks[lo - 1]):
+        lo -= 1
+    while hi + 1 < len(toks) and title_word(toks[hi + 1]):
+        hi += 1
+    while lo < i and toks[lo].text.lower() in _TITLE_SMALL:   # "anything on Caloric Restriction vs. ..."
+        lo += 1
+    if _title_cased(" ".join(t.text for t in toks[lo:hi + 1]), least=2):
+        return True
+    return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower()
 
 
 def _modifies(word: str) -> bool:
@@ -341,7 +360,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"papers?|articles?|sources?|studies|research|resources?|info|information|stuff|anything|something)\b)",
     r"(?:looking|searching|hunting)\s+for\b",
     # "need info on X" (typed without its subject: only before a word for documents or advice)
-    r"need\s+(?=(?:some\s+|more\s+|good\s+|the\s+|quick\s+|some\s+quick\s+)?(?:info|informations?|stuff|papers?|"
+    r"need\s+(?=(?:some\s+|more\s+|good\s+|the\s+|quick\s+|some\s+quick\s+|all\s+)?(?:info|informations?|stuff|papers?|"
+    r"everything|anything|news|abstracts|patents|wire\s+stories|(?:product\s+)?(?:defect\s+)?reports|"
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
     r"documentation|literature|evidence|background|clippings|references|refs|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
@@ -352,8 +372,24 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:that\s+)?(?:we|i)\s+(?:need|have\s+to\s+find|should\s+find)\s+(?:\d+\s+|some\s+|three\s+|two\s+)?",
     # "pull whatever we have on X", "pull any reports on X", "run a search for X"
     r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|market|reports?|data|papers|articles|clippings|"
+    r"stuff|abstracts|patents|notes|clinical|news|stories|wire|posts|tickets|records|filings|transcripts|support|"
+    r"customer|forum|product|court|policy|press|user|"
     r"background|stats|numbers|figures)\b)",
     r"run\s+a\s+(?:quick\s+)?search\s+(?:for|on)\b",
+    # a search of one collection: "search the wire for X", "search clinical notes for X", "search the news
+    # archive for X"; "help search about X" (a learner's)
+    r"search\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?(?:wire|archives?|database|notes|tickets|records|posts|forums?|"
+    r"filings|docs|documents|abstracts|patents|reviews|news|corpus|collection|transcripts)\s+for\b",
+    r"help\s+(?:me\s+|us\s+)?(?:to\s+)?(?:search|find|look)(?:\s+(?:for|about|on))?\b",
+    # "cant find anything on X" (the writer's failed search is the ask), "Dr. Patel asked me to find articles on X"
+    r"(?:i\s+)?(?:can't|cannot|couldn't|can\s+not)\s+(?:seem\s+to\s+)?find\s+(?:anything|much|stuff|info|information|"
+    r"any\s+(?:info|information|papers|studies|research|articles|data))\s+(?:on|about|regarding)\b",
+    r"(?:(?:my|our|the)\s+)?(?:[\w.'-]+\s+){1,3}?asked\s+(?:me|us)\s+to\s+(?:find|look\s+for|pull|get|dig\s+up|"
+    r"search\s+for|track\s+down|gather)\b",
+    # "What do we have on X?", "What's new on X?", "Could I get everything on X?"
+    r"what\s+(?:do|did)\s+(?:we|you)\s+have\s+(?:on|about|regarding)\b",
+    r"what(?:'s|\s+is)\s+new\s+(?:on|about|with|in)\b",
+    r"(?:could|can|may)\s+(?:i|we)\s+(?:please\s+)?(?:get|have|see)\s+(?=(?:everything|anything|all|any|some|the)\b)",
     # hedged asks: "I'm hoping for X", "Maybe you have something on X"
     r"(?:i|we)(?:'m|\s+am|'re|\s+are)\s+hoping\s+(?:for|to\s+find)\b",
     r"(?:maybe|perhaps|possibly)\s+(?:you\s+have|you've\s+got|there's|there\s+is)\s+(?=(?:anything|something|some|any)\b)",
@@ -491,8 +527,16 @@ _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|one|two|three|four|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar|scholarly)\s+)*"
-    r"(?:(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
+    r"interesting|related|similar|scholarly|(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
+    # the document types of a document search, named with the collection they come from ("forum posts", "court
+    # rulings", "clinical notes", "support tickets", "wire stories", "patent applications")
+    r"(?:(?:forum|product|customer|user|support|help[- ]?desk|service|bug|incident|wire|press|policy|court|"
+    r"clinical|patent|legal|government|regulatory|consumer|app|hotel|earnings|analyst|hospital|discharge)\s+"
+    r"(?:posts?|reviews?|tickets?|notes|stories|documents?|docs|reports?|decisions?|rulings?|opinions?|"
+    r"judg(?:e)?ments?|releases?|transcripts?|filings?|records?|threads?|complaints?|e-?mails?|applications?|"
+    r"papers?|articles?)|"
+    r"tickets(?=\s+(?:about|abt|re|regarding|mentioning|on|that|which)\b)|"
+    r"(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|"
@@ -500,13 +544,17 @@ _GENRE = (
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
+    r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
-    r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing|covering|mentioning|describing|explaining|"
+    r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
+    r"complaining\s+about|saying(?:\s+that)?|re:?|"
+    r"where\s+(?:users|people|customers|patients|buyers|owners|someone|somebody|anyone)\s+(?:talk|talks|complain|"
+    r"complains|write|writes|post|posts|ask|asks)\s+about|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
     r"related\s+to|relating\s+to|dealing\s+with|talking\s+about|focusing\s+on|focused\s+on|"
     r"in\s+relation\s+to|with\s+respect\s+to|with\s+regard\s+to|pertaining\s+to|to\s+do\s+with|looking\s+(?:at|into)|"
     r"around|into|for|in|from)\b"
-    r"|(?:that|which)\s+(?:(?:discuss|discusses|mention|mentions|cover|covers|describe|describes|"
+    r"|(?:that|which)\s+(?:(?:are\s+discussing(?:\s+about)?|discuss|discusses|mention|mentions|cover|covers|describe|describes|"
     r"explain|explains|talk\s+about|talks\s+about|deal\s+with|deals\s+with|focus\s+on|focuses\s+on|"
     r"concern|concerns|relate\s+to|relates\s+to|look\s+at|looks\s+at|address|addresses|examine|"
     r"examines|investigate|investigates|explore|explores|analy[sz]e|analy[sz]es|involve|involves|"
@@ -561,13 +609,19 @@ def _fold(text: str) -> str:
 _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u20E3]")
 
 
+# contractions typed without their apostrophe ("im a nursing student", "cant find anything on X"); "IM" (instant
+# messaging) and "Ive" as a name keep theirs
+_TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b))")
+
+
 def _clean(text: str) -> str:
-    """Control characters, odd separators and emoji become spaces."""
+    """Control characters, odd separators and emoji become spaces; texted contractions get their apostrophe."""
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
-    return _EMOJI_RE.sub(" ", "".join(out))
+    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)],
+                                      _EMOJI_RE.sub(" ", "".join(out)))
 
 
 def _lex(text: str) -> list[_Tok]:
@@ -694,8 +748,9 @@ def _lex(text: str) -> list[_Tok]:
                     or (low == "combined with" and (prev == "COMMA" or _modifies(out[i - 1].text))) \
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
                     or (low.split()[-1] in _NEGATED_BE
-                        and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")):
-                t.kind = "WORD"   # (a state: "a drug that is not approved in Europe")
+                        and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
+                    or (low in ("vs", "vs.", "versus") and _in_title(out, i)):
+                t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
             # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
@@ -1946,7 +2001,11 @@ _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore
 
 _DOCUMENT_WORDS = set("source sources paper papers article articles study studies case readings reading references "
                       "literature books material materials info information resources examples data evidence research "
-                      "some any good recent more relevant academic scholarly peer-reviewed".split())
+                      "some any good recent more relevant academic scholarly peer-reviewed abstracts patents rulings "
+                      "filings transcripts tickets posts reviews reports news stories documents docs notes decisions "
+                      "support customer forum product court clinical wire policy patent press user".split())
+# a document type that alone, before a colon, names what to search ("abstracts: X"; not "Research: X", "Reading: X")
+_DOCUMENT_LABELS = {"abstracts", "patents", "rulings", "filings", "transcripts", "tickets", "papers", "articles"}
 
 
 def _asks_for_documents(head: str) -> bool:
@@ -1956,7 +2015,8 @@ def _asks_for_documents(head: str) -> bool:
     ask = _REQUEST_RE.match(low)
     rest = low[ask.end():] if ask else low
     words = rest.split()
-    return bool(words) and (ask is not None or len(words) > 1) and all(w in _DOCUMENT_WORDS for w in words) \
+    return bool(words) and (ask is not None or len(words) > 1 or words[0] in _DOCUMENT_LABELS) \
+        and all(w in _DOCUMENT_WORDS for w in words) \
         and any(w not in ("some", "any", "good", "recent", "more", "relevant") for w in words)
 
 
@@ -2189,6 +2249,9 @@ _SIGN_OFF_RE = re.compile(
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
 _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus\s+(?:points\s+)?if)\b")
+# who the writer is, said after the request ("... in toddlers? I'm a worried mom lol", "I am a nursing student.")
+_IDENTITY_SENTENCE_RE = re.compile(r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:just\s+|only\s+)?(?:a|an)\s+[\w' -]{1,40}?"
+                                   r"(?:\s+(?:lol|haha|lmao|btw|here))*")
 # a ticket's or a newsroom's closing chatter: no topic ("Please advise.", "Nothing urgent.", "Deadline is 4pm.",
 # "Ticket priority: low.", "Exec review Friday.", "Need it for a pricing review.", "Running an explainer next week.")
 _CHATTER_SENTENCE_RE = re.compile(
@@ -2198,7 +2261,11 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"[^.!?]{1,20}|need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
     r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
     r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?|"
-    r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|(?:i\s+need\s+)?(?:papers|sources|studies)\s+"
+    r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|"
+    r"(?:both|all\s+(?:two|three|four|five)|all\s+of\s+them)\s+(?:(?:have|has|need|needs)\s+to|must|should)\s+"
+    r"(?:be\s+(?:in\s+there|there|present|in\s+it|included|mentioned)|appear|show\s+up)|"
+    r"(?:it\s+)?(?:doesn't|does\s+not)\s+matter\s+which(?:\s+one)?|"
+    r"results?\s+by\s+[^.!?]{1,30}?\s+would\s+be\s+(?:great|good|ideal|helpful|perfect)|only\s+in\s+english(?:\s+please)?|(?:i\s+need\s+)?(?:papers|sources|studies)\s+"
     r"that\s+cover\s+(?:both|all)(?:\s+of\s+them)?|that's\s+the\s+only\s+(?:part|thing|aspect)\s+i\s+care\s+about)"
     r"[\s.!?]*")
 _SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?"
@@ -2602,6 +2669,13 @@ def _assignment(text: str) -> str:
 
 
 # "documents containing the exact phrase "X"", "anything using the phrase "X"": the quoted phrase is the term
+# what the writer says of the "and" or "or" they typed: "Both have to be in there", "- all three must appear -",
+# "Both must appear:", ", doesn't matter which" (the reading is the same without it)
+_BOTH_REQUIRED_RE = re.compile(
+    r"(?:(?<=^)|(?<=[,;:.!?(])|\s+[-\u2013\u2014]+)\s*(?:(?:both|all\s+(?:two|three|four|five)|all\s+of\s+them|each\s+of\s+them)"
+    r"\s+(?:(?:have|has|need|needs)\s+to|must|should)\s+(?:be\s+(?:in\s+there|there|present|in\s+it|included|mentioned)|"
+    r"appear|show\s+up)|(?:it\s+)?(?:doesn't|does\s+not)\s+matter\s+which(?:\s+one)?|either\s+(?:one\s+)?is\s+fine)"
+    r"\s*(?:[.!:;)]+|\s[-\u2013\u2014]+|,|$)", re.I)
 _EXACT_PHRASE_RE = re.compile(
     r"\b(?:(?:anything|something|documents?|texts?|pages?|papers?|articles?|results?|sources?)\s+)?(?:containing|using|"
     r"with|mentioning|including|that\s+(?:contains?|uses?|mentions?|includes?))\s+the\s+(?:exact\s+)?(?:phrase|words?|"
@@ -2869,6 +2943,8 @@ def _letter(text: str) -> str:
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                   or _CHATTER_SENTENCE_RE.fullmatch(_fold(sentences[-1])) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None
+                                  or (_IDENTITY_SENTENCE_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
+                                      and not _EXCLUDING_WORDS_RE.search(_fold(sentences[-1])))
                                   or _asks_only(sentences[-1])):
         sentences.pop()
         changed = True
@@ -3034,6 +3110,93 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
     return node
 
 
+# A phrase shared by alternatives: "wheat crop reports for Ukraine or Kazakhstan" is the reports AND either
+# country, "sepsis or septic shock in post-op patients" either condition AND the patients (not the first
+# alternative with the phrase and the second alone); "X linked to Y", "X compared with Y" name two topics.
+# Not "of" ("balance of payments, corn or livestock"), not titles ("Foods for Glaucoma or flax oil"), not
+# alternatives a comma keeps apart ("either X in A, or B").
+_SHARED_LINKS = ("linked to", "compared with", "compared to", "in", "on", "for", "to", "from", "at", "among", "by",
+                 "with", "during", "after", "across", "within")
+_SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
+                             r"(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo)\b)", re.I)   # Latin: "in vitro"
+_MAX_SHARED_ALT = 3     # words of the alternative beside the shared phrase
+_MAX_OTHER_ALT = 4      # words of each other alternative
+_MAX_SHARED_PHRASE = 6  # words of a trailing shared phrase
+_MAX_SHARED_HEAD = 8    # words of a leading shared phrase
+_NO_SHARED_HEAD_END = {"the", "a", "an", "either", "both", "between", "whether", "and", "or", "not"}
+_TIME_UNITS = {"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month",
+               "months", "year", "years", "while", "time"}   # "itching after a week": a time, not a topic
+_TITLE_SMALL = {"a", "an", "the", "and", "or", "of", "in", "on", "for", "to", "from", "at", "by", "with", "as", "vs",
+                "vs.", "into", "over", "than"}
+
+
+def _title_cased(text: str, least: int = 3) -> bool:
+    """The first word and every other but the small ones capitalised, three (``least``) at least: a title ("Heart
+    Disease Starts in Childhood"; not "the Industrial Revolution in Britain", nor "Hiking in Patagonia")."""
+    words = text.split()
+    big = [w for w in words if w.lower() not in _TITLE_SMALL]
+    return len(big) >= least and words[0][:1].isupper() and all(w[:1].isupper() or not w[:1].isalpha() for w in big)
+
+
+def _mixed_case(alternatives: list[str]) -> bool:
+    """Capitalised and lower-case alternatives side by side ("chickpeas or Foods for Glaucoma"): a title or a name
+    among topics, whose words are not to be shared out (acronyms and numbers count as neither)."""
+    kinds = {"cap" if w[:1].isupper() and w[1:2].islower() else "low" if w[:1].islower() else None
+             for w in (a.split()[0] for a in alternatives if a.split())}
+    return {"cap", "low"} <= kinds
+
+
+def _links(text: str) -> list[re.Match]:
+    return list(_SHARED_LINK_RE.finditer(f" {text} "))
+
+
+def _split_shared(node: Node, quoted: set[str]) -> Node:
+    if isinstance(node, Not):
+        return Not(_split_shared(node.child, quoted))
+    if isinstance(node, And):
+        return make_and([_split_shared(c, quoted) for c in node.children])
+    if isinstance(node, Term):
+        if node.text in quoted:
+            return node
+        link = next((m for m in _links(node.text) if m.group(1).lower() in _SHARED_LINKS[:3]), None)
+        padded = f" {node.text} "
+        if link is not None and len(_links(node.text)) == 1:   # "wildfire smoke linked to asthma admissions"
+            x, y = padded[:link.start()].strip(), padded[link.end():].strip()
+            if x and y and x.split()[-1].lower() not in _NO_SHARED_HEAD_END:
+                return make_and([Term(x), Term(y)])
+        return node
+    if not isinstance(node, Or):
+        return node
+    kids = node.children
+    if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids):
+        return make_or([_split_shared(c, quoted) for c in kids])
+    first, last = kids[0].text, kids[-1].text
+    # the head first: "X in A or B", "X for A, B or C"; the last link of the first alternative
+    heads = _links(first)
+    if heads:
+        m = heads[-1]
+        padded = f" {first} "
+        x, a, link = padded[:m.start()].strip(), padded[m.end():].strip(), m.group(1).lower()
+        others = [re.sub(rf"^{re.escape(link)}\s+", "", c.text, flags=re.I) for c in kids[1:]]
+        if x and a and len(a.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_HEAD \
+                and x.split()[-1].lower() not in _NO_SHARED_HEAD_END \
+                and all(len(o.split()) <= _MAX_OTHER_ALT and not _links(o) for o in others) \
+                and not _mixed_case([a] + others):
+            return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])])
+    # the phrase last: "A or B in X"; the first link of the last alternative
+    tails = _links(last)
+    if tails and not any(_links(c.text) for c in kids[:-1]):
+        m = tails[0]
+        padded = f" {last} "
+        b, x = padded[:m.start()].strip(), padded[m.end():].strip()
+        if b and x and len(b.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_PHRASE and len(tails) == 1 \
+                and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
+                and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
+                and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
+            return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
+    return node
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     if not isinstance(text, str):
@@ -3044,6 +3207,7 @@ def translate_rules(text: str) -> Node:
     if not cleaned.strip():
         raise RuleError("empty text")
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
+    cleaned = _BOTH_REQUIRED_RE.sub(" ", cleaned).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
@@ -3080,6 +3244,8 @@ def translate_rules(text: str) -> Node:
         if not toks:
             raise RuleError("nothing to search for")
         node = _drop_articles(_drop_placeholders(_Parser(toks).parse()), quoted)
+        if not sentence_like and not re.search(r",\s*or\b", cleaned, re.I):
+            node = _drop_articles(_split_shared(node, quoted), quoted)
     except RuleError:
         if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at
             raise prose_error from None
