@@ -1200,6 +1200,12 @@ def test_translate_wants_a_list_of_texts(texts, kind):
     ("My editor asked me to find coverage of the port strike", '"the port strike"'),
     ("Any research on hoof abscesses in donkeys? I'm a farrier lol", '"hoof abscesses in donkeys"'),
     ("IM apps in schools", '"IM apps in schools"'),
+    ("Can you pull clinical notes with chest pain or syncope?", '("chest pain" OR "syncope")'),
+    ("papers with code on diffusion", '"papers with code on diffusion"'),
+    ("bug reports about sync failures on Windows or macOS", '("sync failures" AND ("Windows" OR "macOS"))'),
+    ("Hola, I need news of the peso rally", '"the peso rally"'),
+    ("Urgent!! need all wire stories about the rail strike", '"the rail strike"'),
+    ("urgent care clinics in Ohio", '"urgent care clinics in Ohio"'),
 ])
 def test_rules28_shared_phrases_comparisons_and_document_types(text, expr):
     assert canonical(translate_rules(text)) == expr

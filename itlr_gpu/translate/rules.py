@@ -522,6 +522,16 @@ _HEDGE_RE = re.compile(r"(?:(?:i'm|i\s+am)\s+)?(?:(?:not\s+sure|no\s+idea|dunno)
 # ("links between pages" keeps its words)
 _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?" + _RELATION + r"\s+between\s+(?=\S)")
 
+# A document search's document types, named with the collection they come from ("forum posts", "court rulings",
+# "clinical notes", "support tickets", "wire stories", "patent applications"); with them "with" is a relation too
+# ("clinical notes with tick bites")
+_TYPED_DOCUMENTS = (
+    r"(?:forum|product|customer|user|support|help[- ]?desk|service|bug|incident|wire|press|policy|court|"
+    r"clinical|patent|legal|government|regulatory|consumer|app|hotel|earnings|analyst|hospital|discharge)\s+"
+    r"(?:posts?|reviews?|tickets?|notes|stories|documents?|docs|reports?|decisions?|rulings?|opinions?|"
+    r"judg(?:e)?ments?|releases?|transcripts?|filings?|records?|threads?|complaints?|e-?mails?|applications?|"
+    r"papers?|articles?)")
+
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|one|two|three|four|"
@@ -530,11 +540,7 @@ _GENRE = (
     r"interesting|related|similar|scholarly|(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
     # the document types of a document search, named with the collection they come from ("forum posts", "court
     # rulings", "clinical notes", "support tickets", "wire stories", "patent applications")
-    r"(?:(?:forum|product|customer|user|support|help[- ]?desk|service|bug|incident|wire|press|policy|court|"
-    r"clinical|patent|legal|government|regulatory|consumer|app|hotel|earnings|analyst|hospital|discharge)\s+"
-    r"(?:posts?|reviews?|tickets?|notes|stories|documents?|docs|reports?|decisions?|rulings?|opinions?|"
-    r"judg(?:e)?ments?|releases?|transcripts?|filings?|records?|threads?|complaints?|e-?mails?|applications?|"
-    r"papers?|articles?)|"
+    r"(?:" + _TYPED_DOCUMENTS + "|"
     r"tickets(?=\s+(?:about|abt|re|regarding|mentioning|on|that|which)\b)|"
     r"(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
@@ -567,7 +573,7 @@ _ADVICE = (
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
     r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
 )
-_GENRE_RE = re.compile(_GENRE + "|" + _ADVICE)
+_GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
@@ -2234,7 +2240,8 @@ def _mutual(sentence: str) -> str:
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|team|guys|y'all))?|"
-    r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?)\s*(?:[,.!]|\s[-\u2013\u2014]+)\s*)"
+    r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
+    r"merhaba|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
     r"(?=\S)")
 # a chat opener after the greeting ("Hi Priya, quick one -- could you ...", "Hey, quick q from the newsroom: ...")
 _CHAT_OPENER_RE = re.compile(r"(?:quick|small|short)\s+(?:one|q|question|request|favour|favor|ask)\b"
@@ -3141,7 +3148,7 @@ def _title_cased(text: str, least: int = 3) -> bool:
 def _mixed_case(alternatives: list[str]) -> bool:
     """Capitalised and lower-case alternatives side by side ("chickpeas or Foods for Glaucoma"): a title or a name
     among topics, whose words are not to be shared out (acronyms and numbers count as neither)."""
-    kinds = {"cap" if w[:1].isupper() and w[1:2].islower() else "low" if w[:1].islower() else None
+    kinds = {"cap" if w[:1].isupper() and w[1:2].islower() else "low" if w[:1].islower() and w.islower() else None
              for w in (a.split()[0] for a in alternatives if a.split())}
     return {"cap", "low"} <= kinds
 
