@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True,
                    help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
-    s.add_argument("-k", type=positive_int, default=10)
+    s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
@@ -200,9 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
-    s.add_argument("results", help="result file (.arrow/.parquet/.jsonl), the result folder of a sharded/batched "
-                                   "search, or a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a "
-                                   "headerless .tsv); ties in score keep the file's rank order")
+    s.add_argument("results", help="result file (.arrow/.parquet/.jsonl, or .tsv/.csv with a header naming the query "
+                                   "id, doc id and score columns), the result folder of a sharded/batched search, or "
+                                   "a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a headerless .tsv); "
+                                   "ties in score keep the file's rank order")
     s.add_argument("qrels", help="qrels: BEIR .tsv, TREC (qid 0 docid rel) or .csv with a header row")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")

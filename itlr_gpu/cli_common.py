@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -119,11 +120,23 @@ def fraction(text: str) -> float:
     return value
 
 
+def _top_level_split(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` outside brackets: "nDCG(gains={0:0,1:5})@10,R@100" is two measures."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}" and depth > 0
+        if ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
 def measure_list(text: str) -> list[str]:
     """``type=`` for ``--measures``: comma-separated ir-measures names, each parsed and range-checked."""
     from .evaluate import parse_measures
 
-    names = [m.strip() for m in text.split(",") if m.strip()]
+    names = [m.strip() for m in _top_level_split(text) if m.strip()]
     try:
         parse_measures(names)
     except InputError as e:
@@ -377,9 +390,13 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
     try:
         options = base.override(hybrid=args.hybrid, conj_hybrid=args.conj_hybrid, neg_hybrid=args.neg_hybrid,
                                 calibration=args.calibration, guard=args.guard)
-    except InputError as e:
-        raise UsageError(e.what, f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
-                         e.expected) from e
+    except InputError as e:   # the API's keyword names become the options' ("neg_hybrid" -> "--neg-hybrid")
+        def flags(text: str) -> str:
+            return re.sub(r"\b(neg_hybrid|conj_hybrid|hybrid|calibration|guard|adaptive)\b",
+                          lambda m: "--" + m.group(1).replace("_", "-"), text)
+        expected = flags(e.expected) + (" (or --recommended)" if "--hybrid" in flags(e.expected) else "")
+        raise UsageError(flags(e.what), f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
+                         expected) from e
     if no_percentile and options.calibration == "percentile":
         raise UsageError(f"percentile calibration does not combine with {no_percentile}", "--calibration",
                          "equalize, zscore, minmax or none" + (f"; {elsewhere}" if elsewhere else ""))

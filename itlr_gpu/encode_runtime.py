@@ -67,7 +67,8 @@ def require_runtime(backend: str) -> None:
     if not runtime_available(backend):
         pkg = "onnxruntime" if backend == "onnx" else "openvino"
         raise InputError(f"encoder backend {backend} needs the package {pkg} (not installed, or it does not import)",
-                         "--encoder-backend", f"pip install 'itlr-gpu[{backend}]', or torch")
+                         "--encoder-backend", f"pip install {pkg} (in the repository: pip install -e '.[{backend}]'), "
+                         "or --encoder-backend torch")
 
 
 def supported(model_path: Path) -> bool:

@@ -64,13 +64,25 @@ def looks_like_qrels(path: PathLike) -> bool:
     if not p.is_file() or p.name.lower().endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
         return False
     try:
+        fmt, seen = None, 0
         for _, line in text_lines(p, "text"):
-            if line.strip():
+            if not line.strip():
+                continue
+            if fmt is None:
                 fmt = _qrels_format(line)
-                return fmt == "beir" or (fmt == "trec" and line.split()[1] == "0")
+                if fmt != "beir":
+                    return fmt == "trec" and line.split()[1] == "0"
+                continue
+            # a BEIR header over scores that are not grades (0.354...) heads a result file, not qrels
+            score = line.split()[-1] if line.split() else ""
+            if not re.fullmatch(r"[+-]?\d+", score):
+                return False
+            seen += 1
+            if seen >= 100:
+                break
+        return fmt == "beir"
     except InputError:   # not text
         return False
-    return False
 
 
 def _qrels_format(first_line: str) -> str | None:
@@ -169,7 +181,7 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
     """Parse measure names such as ``nDCG@10``; unknown names raise InputError."""
     if isinstance(measures, str):
         measures = [measures]
-    parsed, unknown = [], []
+    parsed, unknown, refused = [], [], []
     for name in measures:
         try:
             measure = ir_measures.parse_measure(str(name))
@@ -179,10 +191,18 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
             unknown.append(f"{name!r}" + (f" (did you mean {hint!r}?)" if hint else f" ({why})"))
             continue
         _check_params(measure, str(name))
+        why = _unsupported(measure)
+        if why:
+            refused.append(f"{name!r} ({why})")
+            continue
         parsed.append(measure)
     if unknown:   # every unknown name at once, not one per run
         raise InputError(f"unknown measure{'s' if len(unknown) > 1 else ''} " + ", ".join(unknown), "measures",
                          "ir_measures names such as nDCG@10, R@100, AP, P@5, RR")
+    if refused:
+        raise InputError(f"measure{'s' if len(refused) > 1 else ''} not computed by the installed evaluation "
+                         "providers: " + ", ".join(refused), "measures",
+                         "measures and parameters a provider takes, e.g. nDCG@10, R@100, AP, P@5, RR")
     if not parsed:
         raise InputError("no measures given", "measures", "at least one measure such as nDCG@10")
     return parsed
@@ -227,6 +247,18 @@ def shallow_measures(results: pa.Table, measures: Iterable[str]) -> list[tuple[s
         if isinstance(cutoff, int) and cutoff > depth:
             out.append((str(measure), cutoff, depth))
     return out
+
+
+def _unsupported(measure: Any) -> str | None:
+    """Why no installed evaluation provider computes ``measure`` (an unknown parameter, one a provider refuses, a
+    measure whose provider is not installed), found on a one-document run before any file is read; None when
+    it is computed."""
+    try:
+        ir_measures.calc_aggregate([measure], [ir_measures.Qrel("q", "d", 1)], [ir_measures.ScoredDoc("q", "d", 1.0)])
+    except Exception as e:   # the providers raise KeyError, ValueError, AssertionError, ... for what they refuse
+        text = " ".join(str(e).split())[:200]
+        return type(e).__name__ + (f": {text}" if text else "")
+    return None
 
 
 def _check_params(measure: Any, name: str) -> None:

@@ -199,7 +199,7 @@ def test_scoring_options(workdir, tmp_path, capsys):
     assert read_table(conj).num_rows == 6
     assert main(["search", str(workdir / "idx"), str(workdir / "queries.jsonl"), "-o", str(tmp_path / "y.arrow"),
                  "--conj-hybrid", "0.2"]) == 2
-    assert "conj_hybrid given without hybrid" in capsys.readouterr().err
+    assert "--conj-hybrid given without --hybrid (expected --hybrid set as well (or --recommended))" in capsys.readouterr().err
     assert not (tmp_path / "y.arrow").exists()
     # --neg-hybrid 1: queries with a NOT scored by the logic alone (strict exclusions), the rest as recommended
     from itlr_gpu.cli import build_parser

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import ir_measures
 import pyarrow as pa
@@ -292,3 +293,26 @@ def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
     bad.write_text("q1 Q0 a one 3.5 bm25\n")
     with pytest.raises(InputError, match=r"bad\.run:1: rank 'one'"):
         read_trec_run(bad)
+
+
+@pytest.mark.parametrize("name", ["nDCG(foo=1)@10", "NERR10@10", "INST(T=1)", "alpha_nDCG@10"])
+def test_a_measure_no_provider_computes_is_one_error_before_any_file(name):
+    from itlr_gpu.evaluate import parse_measures
+
+    with pytest.raises(InputError, match="not computed by the installed evaluation providers: " + re.escape(repr(name))):
+        parse_measures([name])
+
+
+def test_measure_parameters_may_hold_commas():
+    from itlr_gpu.cli_common import measure_list
+
+    assert measure_list("nDCG(gains={0:0,1:5})@10, R@100") == ["nDCG(gains={0:0,1:5})@10", "R@100"]
+
+
+def test_a_beir_headed_file_of_scores_is_results_not_qrels(tmp_path):
+    from itlr_gpu.evaluate import looks_like_qrels
+
+    results, qrels = tmp_path / "res.tsv", tmp_path / "qrels.tsv"
+    results.write_text("query-id\tcorpus-id\tscore\nq1\td1\t0.354\nq1\td2\t0.2\n")
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t0\n")
+    assert not looks_like_qrels(results) and looks_like_qrels(qrels)

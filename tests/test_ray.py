@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'itlr-gpu[ray]'); Ray tests skipped")
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install ray); Ray tests skipped")
 
 from itlr_gpu import Ops  # noqa: E402
 from itlr_gpu.backends.reference import search_reference  # noqa: E402

@@ -482,7 +482,7 @@ def _installed(name):
 @pytest.fixture(scope="module")
 def qwen_engine():
     if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install 'itlr-gpu[llamacpp]')")
+        pytest.skip("llama-cpp-python is not installed (bash scripts/install_llamacpp.sh)")
     name = os.environ.get("ITLR_LLM_MODEL", "qwen2.5-coder-1.5b")
     if _installed(name) is None:
         pytest.skip(f"{name} is not installed (itlr models install {name})")

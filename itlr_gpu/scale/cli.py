@@ -217,8 +217,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     parts = [f"{n:,} {what}" for n, what in ((report.unknown_docs + report.unknown_queries, "skipped"),
                                               (report.duplicates, "repeated")) if n]
     note = f" ({', '.join(parts)})" if parts else ""
+    with_candidates = len(ids) - report.queries_without_candidates
     print(f"{report.scored:,} of {counted(report.candidates, 'candidate')} scored{note} for "
-          f"{counted(len(ids), 'query', 'queries')}, k={args.k} -> {args.output}")
+          f"{counted(with_candidates, 'query', 'queries')}"
+          + (f" of {len(ids):,}" if with_candidates != len(ids) else "") + f", k={args.k} -> {args.output}")
     return 0
 
 

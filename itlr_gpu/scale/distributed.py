@@ -17,7 +17,7 @@
   dead actor is restarted (its shard reloaded) and the call retried, with the
   same limit and the same error.
 
-Ray is optional: ``pip install 'itlr-gpu[ray]'``.
+Ray is optional: ``pip install ray`` (from the repository: ``pip install -e '.[ray]'``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def require_ray():
         import ray  # noqa: F401
     except ImportError as e:
         raise InputError("Ray is not installed", "--ray",
-                         "pip install 'itlr-gpu[ray]' (or pip install ray) to run on a Ray cluster") from e
+                         "pip install ray (in the repository: pip install -e '.[ray]') to run on a Ray cluster") from e
     return ray
 
 

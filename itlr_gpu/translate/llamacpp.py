@@ -26,12 +26,14 @@ Decoding is greedy (``temperature`` must be 0).  :class:`LlamaCppEngine` impleme
 backend with llama-cpp-python's C bindings and exposes the ``generate(prompts, params)``
 interface of vLLM's ``LLM`` that :class:`~.llm.VllmTranslator` drives, so
 :class:`LlamaCppTranslator` shares its prompt, error rows, batch splitting and retry logic.
-Install: ``pip install 'itlr-gpu[llamacpp]'`` (builds llama.cpp from source: minutes).
+Install: ``bash scripts/install_llamacpp.sh`` in the repository (builds llama.cpp from source for this CPU:
+minutes; a plain ``pip install -e '.[llamacpp]'`` crashes on CPUs with AMX when GCC builds it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -358,6 +360,10 @@ class PrefixStore:
 # --------------------------------------------------------------------------- llama.cpp
 
 
+_ENGINE_INSTALL = ("`bash scripts/install_llamacpp.sh` in the itlr-gpu repository (builds llama.cpp for this CPU: "
+                   "several minutes)")
+
+
 class LlamaCppEngine:
     """A GGUF model in llama.cpp (llama-cpp-python's C bindings): :class:`Backend`, a tokenizer
     (``encode``, ``chat_template``, ``apply_chat_template``) and vLLM's ``generate`` interface."""
@@ -367,8 +373,7 @@ class LlamaCppEngine:
         try:
             import llama_cpp as lc
         except ImportError as e:
-            raise InputError("llama-cpp-python is not installed", "--translator llamacpp",
-                             "`pip install 'itlr-gpu[llamacpp]'` (builds llama.cpp: several minutes)") from e
+            raise InputError("llama-cpp-python is not installed", "--translator llamacpp", _ENGINE_INSTALL) from e
         self.lc = lc
         lc.llama_backend_init()
         lc.llama_log_set(_silent_log(lc), None)
@@ -672,7 +677,13 @@ class LlamaCppTranslator(VllmTranslator):
     def _identify(self) -> Path:
         if self.temperature:
             raise InputError("the llama.cpp backend decodes greedily", "temperature", "0")
-        path = resolve_gguf(self.model, self.cache_dir)
+        try:
+            path = resolve_gguf(self.model, self.cache_dir)
+        except InputError as e:   # the engine first: a model installed for a missing engine is 1 GB for nothing
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise InputError(f"llama-cpp-python is not installed (and {e.what})", "--translator llamacpp",
+                                 f"{_ENGINE_INSTALL}; then for the model: {e.expected}") from None
+            raise
         self.model_id = f"llamacpp:{path.stem.lower()}@{_fingerprint(path)}"
         return path
 
