@@ -297,7 +297,6 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     queries: list[Any] = []
     kept: list[str] = []
     bad: list[dict] = []
-    any_syntax = False
     for row, value in enumerate(values):
         empty = value is None or not str(value).strip()
         problem = (f"no {field} (null)" if value is None else f"empty {field}") if empty else None
@@ -323,7 +322,6 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
         if empty and not reason and has_text:
             problem += " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
         bad.append({"query_id": ids[row], "row": row, "error": problem})
-        any_syntax = any_syntax or not empty
     if bad and (invalid is None or not queries):   # with --skip-invalid too when nothing is left to score
         skip_hint = skip_hint and invalid is None
         first = bad[0]
@@ -341,8 +339,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
         if len(bad) > 1:
             err.details = [f"invalid query {b['query_id']!r} ({where} row {b['row']}): {b['error']}"
                            for b in bad[:MAX_LISTED]]
-        if any_syntax:
-            err.exit_code = 2  # query syntax, as for a single query
+        err.exit_code = 2  # a query that does not parse (an empty one neither), as `itlr parse` exits
         raise err
     if invalid is not None:
         invalid.extend(bad)

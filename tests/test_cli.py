@@ -349,3 +349,17 @@ def test_python_dash_m_runs_the_cli(module):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "cats" in proc.stdout and "dogs" in proc.stdout
+
+
+def test_a_long_product_and_that_underflows_is_named(workdir, tmp_path, capsys):
+    words = ("wheat corn gold bank trade tariff port steel coal iron copper zinc nickel sugar cocoa rubber cotton "
+             "wool silk rice barley oats palm fuel rail truck plane loan debt bond stock yen dollar euro peso franc "
+             "lira rand salt lime glass paper timber granite marble quartz amber opal pearl").split()
+    queries = tmp_path / "long.jsonl"
+    queries.write_text(json.dumps({"query_id": "long", "expr": " AND ".join(words)}) + "\n"
+                       + json.dumps({"query_id": "short", "expr": "coffee AND black holes"}) + "\n")
+    out = tmp_path / "long.arrow"
+    assert main(["search", str(workdir / "idx"), str(queries), "-o", str(out), "-k", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "1 query (the first 'long') scored every document 0 or below float32's range" in err
+    assert read_table(out).num_rows == 4   # the results are still written

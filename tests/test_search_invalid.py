@@ -131,7 +131,7 @@ def test_a_missing_expr_is_named_so_and_points_at_the_rows_text(tmp_path, capsys
     queries.write_text('{"query_id": "a", "expr": "cats AND NOT dogs", "text": "cats not dogs"}\n'
                        '{"query_id": "b", "text": "only a text"}\n{"query_id": "c", "expr": " ", "text": ""}\n')
     rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "out.arrow"], capsys)
-    assert_clean_failure(rc, err, codes=(1,))
+    assert_clean_failure(rc, err, codes=(2,))
     listed = [line for line in err.splitlines() if line.startswith("  invalid query")]
     assert "no expr (null) (the row has a text: --field text" in listed[0]
     assert listed[1].endswith("empty expr")
