@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
 import re
 import signal
@@ -33,14 +34,20 @@ class _Parser(argparse.ArgumentParser):
         # "expected one argument"; no option of ours starts with a digit, so any "-<digit>..." is a value
         # and reaches its type check, which says what is wrong with it.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
-        self.set_defaults(command_prog=self.prog)   # the deepest (sub)command parsed sets it last
+        self.set_defaults(command_prog=self.prog, command_parser=self)   # the deepest (sub)command parsed sets it last
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
         # Words no parser took are found by the top level, after the command's parser: name the command.
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             prog = getattr(parsed, "command_prog", self.prog)
-            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+            parser = getattr(parsed, "command_parser", self)
+            options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+            hints = [close[0] for x in extras if x.startswith("--")
+                     for close in [difflib.get_close_matches(x.split("=", 1)[0], options, n=1, cutoff=0.75)] if close]
+            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}"
+                       + (f" (did you mean {', '.join(hints)}?)" if hints else ""))
+        del parsed.command_parser
         return parsed
 
     def error(self, message: str):  # type: ignore[override]

@@ -363,3 +363,8 @@ def test_a_long_product_and_that_underflows_is_named(workdir, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 query (the first 'long') scored every document 0 or below float32's range" in err
     assert read_table(out).num_rows == 4   # the results are still written
+
+
+def test_a_misspelt_option_gets_a_suggestion(capsys):
+    assert main(["search", "idx", "q.jsonl", "-o", "out.arrow", "--recomended"]) == 2
+    assert "unrecognized arguments: --recomended (did you mean --recommended?)" in capsys.readouterr().err
