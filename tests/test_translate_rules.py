@@ -1209,3 +1209,36 @@ def test_translate_wants_a_list_of_texts(texts, kind):
 ])
 def test_rules28_shared_phrases_comparisons_and_document_types(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # preferences among kinds of sources, the writer's purpose and thanks: no topic
+    ("tinnitus and hearing aids. Trial results preferred but reviews are fine too.", '("tinnitus" AND "hearing aids")'),
+    ("beech bark disease. Case series are fine.", '"beech bark disease"'),
+    ("bog bodies in Denmark. Nothing too technical please.", '"bog bodies in Denmark"'),
+    ("carbon border taxes. Government or academic sources ideally.", '"carbon border taxes"'),
+    ("research on kelp forests, review articles also okay", '"kelp forests"'),
+    ("Hello, I search documents about tea rust in Kenya, is for my master thesis. Thank you",
+     '"tea rust in Kenya"'),
+    ("Do you have documents on fresco cleaning? It is for a conservation project in Padua.", '"fresco cleaning"'),
+    ("I need articles about salt glaze kilns. Is possible to find also in German language?", '"salt glaze kilns"'),
+    ("Habari. I am looking for research on solar mini-grids in Tanzania. Asante sana", '"solar mini-grids in Tanzania"'),
+    ("Kindly provide the studies on snakebite antivenom. Kindly do the needful.", '"snakebite antivenom"'),
+    # the verdict on the alternatives, and what the writer already has, are not topics
+    ("pension reform, Chile or Peru both ok", '("pension reform" OR "Chile" OR "Peru")'),
+    ("rammed earth walls. Either Moroccan or Spanish would do.", '("rammed earth walls" AND ("Moroccan" OR "Spanish"))'),
+    ("tiny house zoning, Oregon or Vermont ideally", '("tiny house zoning" OR "Oregon" OR "Vermont")'),
+    ("bank bail-ins, but not Cyprus - we have plenty on that already.", '("bank bail-ins" AND NOT "Cyprus")'),
+    ("Send anything on preprint servers, unless it's about physics (already have those).",
+     '("preprint servers" AND NOT "physics")'),
+    # document kinds and asks
+    ("find case law on drone surveillance", '"drone surveillance"'),
+    ("standards for boiler inspection on heritage railways", '"boiler inspection on heritage railways"'),
+    ("theses on the Zanzibar clove trade", '"the Zanzibar clove trade"'),
+    ("Can someone send me a short overview on hybrid work and productivity?", '("hybrid work" AND "productivity")'),
+    # kept: a word that only looks like a preference, "would do" inside a sentence
+    ("applications of graph theory, chemistry is better", '"applications of graph theory, chemistry is better"'),
+    ("You have to ask why a teacher would do this.", '"You have to ask why a teacher would do this"'),
+])
+def test_rules29_preferences_purposes_and_verdicts(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-28"
+RULES_VERSION = "rules-29"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -346,6 +346,7 @@ _DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sour
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?",
+    r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?(?=(?:send|find|give|pull|share|dig)\b)",
     r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
@@ -537,7 +538,8 @@ _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|one|two|three|four|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar|scholarly|(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
+    r"interesting|related|similar|scholarly|newest|technical|working|primary|"
+    r"(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
     # the document types of a document search, named with the collection they come from ("forum posts", "court
     # rulings", "clinical notes", "support tickets", "wire stories", "patent applications")
     r"(?:" + _TYPED_DOCUMENTS + "|"
@@ -550,7 +552,8 @@ _GENRE = (
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
-    r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|"
+    r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
+    r"theses|standards|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
     r"complaining\s+about|saying(?:\s+that)?|re:?|"
@@ -569,7 +572,7 @@ _GENRE = (
 # Advice words are scaffolding too, with a relation that names a topic ("tips on X", "advice for X",
 # "explanations of X"; not "tips of the iceberg", "recommendations of the 9/11 commission")
 _ADVICE = (
-    r"(?:(?:some|any|good|practical|simple|easy|quick|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
+    r"(?:(?:a|an|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
     r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
 )
@@ -2241,7 +2244,7 @@ _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|team|guys|y'all))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
-    r"merhaba|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
+    r"merhaba|habari|naomba\s+msaada|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
     r"(?=\S)")
 # a chat opener after the greeting ("Hi Priya, quick one -- could you ...", "Hey, quick q from the newsroom: ...")
 _CHAT_OPENER_RE = re.compile(r"(?:quick|small|short)\s+(?:one|q|question|request|favour|favor|ask)\b"
@@ -2251,11 +2254,34 @@ _NAMED_SALUTATION_RE = re.compile(r"\s*(?:hi|hello|hey)\s+(?P<name>[^\s,.!?:;]+(
 _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
-    r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+)?do\s+the\s+needful)(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
+    r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
+    # thanks in the writer's first language
+    r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
+    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie)"
+    r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
 _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus\s+(?:points\s+)?if)\b")
+# a sentence of preferences among kinds of sources ("Trial results preferred but reviews are fine too.", "Case
+# series are fine.", "Government or academic sources ideally.", "Nothing too technical please."): no topic
+_SOURCE_WORDS = set("source sources result results trial trials review reviews case series study studies paper papers "
+                    "article articles report reports data government academic peer-reviewed scholarly official grey "
+                    "literature preprints preprint theses thesis books book news standards guidelines guideline "
+                    "meta-analyses meta-analysis rcts rct clinical systematic primary secondary ones".split())
+_PREFERENCE_WORDS = set("preferred preferable fine ok okay too also ideally would be great best ideal welcome are is "
+                        "but or and nothing technical too please better good the a mainly mostly only more less "
+                        "very".split())
+
+
+def _source_preference(sentence: str) -> bool:
+    words = [w.strip(",.;:!?()") for w in _fold(sentence).split()]
+    words = [w for w in words if w]
+    prefers = {"preferred", "preferable", "fine", "ok", "okay", "ideally", "welcome", "better", "technical"}
+    words = [w for w in words if w not in ("synthetic", "older", "newer", "recent")]   # "synthetic ones also okay"
+    sources = {w for w in words if w in _SOURCE_WORDS} - {"ones"}
+    return bool(words) and len(words) <= 12 and bool(prefers & set(words) or sources) \
+        and all(w in _SOURCE_WORDS or w in _PREFERENCE_WORDS for w in words)
 # who the writer is, said after the request ("... in toddlers? I'm a worried mom lol", "I am a nursing student.")
 _IDENTITY_SENTENCE_RE = re.compile(r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:just\s+|only\s+)?(?:a|an)\s+[\w' -]{1,40}?"
                                    r"(?:\s+(?:lol|haha|lmao|btw|here))*")
@@ -2269,9 +2295,11 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
     r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?|"
     r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|"
-    r"(?:both|all\s+(?:two|three|four|five)|all\s+of\s+them)\s+(?:(?:have|has|need|needs)\s+to|must|should)\s+"
-    r"(?:be\s+(?:in\s+there|there|present|in\s+it|included|mentioned)|appear|show\s+up)|"
-    r"(?:it\s+)?(?:doesn't|does\s+not)\s+matter\s+which(?:\s+one)?|"
+    # what the writer needs it for, the language wanted ("It is for a conservation project in Chartres.", "Is
+    # possible to find also in Russian language?")
+    r"(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:a|an|my|our|the)\s+[^.!?]{1,60}|"
+    r"(?:is\s+(?:it\s+)?possible\s+to\s+(?:find|get|have)\s+(?:it\s+|them\s+|some\s+)?)?(?:also\s+)?(?:in|into)\s+"
+    r"(?:the\s+)?[a-z]+\s+language|"
     r"results?\s+by\s+[^.!?]{1,30}?\s+would\s+be\s+(?:great|good|ideal|helpful|perfect)|only\s+in\s+english(?:\s+please)?|(?:i\s+need\s+)?(?:papers|sources|studies)\s+"
     r"that\s+cover\s+(?:both|all)(?:\s+of\s+them)?|that's\s+the\s+only\s+(?:part|thing|aspect)\s+i\s+care\s+about)"
     r"[\s.!?]*")
@@ -2683,6 +2711,29 @@ _BOTH_REQUIRED_RE = re.compile(
     r"\s+(?:(?:have|has|need|needs)\s+to|must|should)\s+(?:be\s+(?:in\s+there|there|present|in\s+it|included|mentioned)|"
     r"appear|show\s+up)|(?:it\s+)?(?:doesn't|does\s+not)\s+matter\s+which(?:\s+one)?|either\s+(?:one\s+)?is\s+fine)"
     r"\s*(?:[.!:;)]+|\s[-\u2013\u2014]+|,|$)", re.I)
+# "China or Japan both ok", "Either British or Irish would do", "UK or Iceland ideally": the alternatives are the
+# writer's, the verdict is not
+_EITHER_FINE_RE = re.compile(
+    r"\s+(?i:(?:i\s+mean\s+)?(?:both|either(?:\s+one)?|any\s+of\s+them)\s+(?:is\s+|are\s+)?(?:ok|okay|fine|good)|(?:both\s+|either\s+)?"
+    r"would\s+do(?:\s+fine)?|ideally|preferably)(?=\s*(?:[.!?]+\s*)?(?:$|[.!?]|\s[A-Z]))")
+# "..., but not Argentina -- we have plenty on that already", "(already have those)": the writer's reason
+_HAVE_PLENTY_RE = re.compile(
+    r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
+    r"(?:plenty|enough|lots|loads|those|that|them|these)(?:\s+(?:on|of|about)\s+(?:that|those|it|them|these))?"
+    r"(?:\s+already)?\s*\)?(?=\s*(?:[.!?]|$))", re.I)
+# ", is for my master thesis", ", it's for our NGO report" closing a request: the writer's purpose
+_PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
+                                r"(?=\s*(?:[.!?]|$))", re.I)
+# ", clinical trial is better", ", synthetic ones also okay": a preference among kinds of sources
+_PREFERENCE_CLAUSE_RE = re.compile(r",\s*(?P<clause>[^,;.!?]{1,60})(?=\s*[.!?]*\s*$)")
+
+
+def _drop_preference_clause(text: str) -> str:
+    m = _PREFERENCE_CLAUSE_RE.search(text)
+    return text[:m.start()] + text[m.end("clause"):] if m and m.start() > 0 and _source_preference(m.group("clause")) \
+        else text
+
+
 _EXACT_PHRASE_RE = re.compile(
     r"\b(?:(?:anything|something|documents?|texts?|pages?|papers?|articles?|results?|sources?)\s+)?(?:containing|using|"
     r"with|mentioning|including|that\s+(?:contains?|uses?|mentions?|includes?))\s+the\s+(?:exact\s+)?(?:phrase|words?|"
@@ -2950,6 +3001,7 @@ def _letter(text: str) -> str:
     while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                   or _CHATTER_SENTENCE_RE.fullmatch(_fold(sentences[-1])) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None
+                                  or _source_preference(sentences[-1])
                                   or (_IDENTITY_SENTENCE_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                       and not _EXCLUDING_WORDS_RE.search(_fold(sentences[-1])))
                                   or _asks_only(sentences[-1])):
@@ -3214,7 +3266,8 @@ def translate_rules(text: str) -> Node:
     if not cleaned.strip():
         raise RuleError("empty text")
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
-    cleaned = _BOTH_REQUIRED_RE.sub(" ", cleaned).strip()
+    cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
+    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", cleaned)).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
