@@ -2703,7 +2703,6 @@ def _assignment(text: str) -> str:
     return _ONE_ON_RE.sub(r"\g<and> ", out)
 
 
-# "documents containing the exact phrase "X"", "anything using the phrase "X"": the quoted phrase is the term
 # what the writer says of the "and" or "or" they typed: "Both have to be in there", "- all three must appear -",
 # "Both must appear:", ", doesn't matter which" (the reading is the same without it)
 _BOTH_REQUIRED_RE = re.compile(
@@ -2734,6 +2733,7 @@ def _drop_preference_clause(text: str) -> str:
         else text
 
 
+# "documents containing the exact phrase "X"", "anything using the phrase "X"": the quoted phrase is the term
 _EXACT_PHRASE_RE = re.compile(
     r"\b(?:(?:anything|something|documents?|texts?|pages?|papers?|articles?|results?|sources?)\s+)?(?:containing|using|"
     r"with|mentioning|including|that\s+(?:contains?|uses?|mentions?|includes?))\s+the\s+(?:exact\s+)?(?:phrase|words?|"
@@ -2888,8 +2888,8 @@ _EXCLUSION_REASON_RE = re.compile(
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
     r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
     r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
-# "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" keeps its
-# reading: the head stays with the nearer alternative)
+# "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
+# out after parsing: _split_shared)
 _QUALIFIER_ALTERNATIVES_RE = re.compile(
     r",\s+(?:in|for(?!\s+(?:example|instance)\b)|among)\s+(?P<a>[^,;.()]{1,60}?)\s+or\s+(?:in\s+|for\s+|among\s+)?"
     r"(?P<b>[^,;.()]{1,60}?)"
