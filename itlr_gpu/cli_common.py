@@ -391,7 +391,8 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
         def flags(text: str) -> str:
             return re.sub(r"\b(neg_hybrid|conj_hybrid|hybrid|calibration|guard|adaptive)\b",
                           lambda m: "--" + m.group(1).replace("_", "-"), text)
-        expected = flags(e.expected) + (" (or --recommended)" if "--hybrid" in flags(e.expected) else "")
+        expected = flags(e.expected)
+        expected += " (or --recommended)" if "--hybrid" in expected else ""
         raise UsageError(flags(e.what), f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
                          expected) from e
     if no_percentile and options.calibration == "percentile":

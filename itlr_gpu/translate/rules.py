@@ -2270,17 +2270,16 @@ _SOURCE_WORDS = set("source sources result results trial trials review reviews c
                     "literature preprints preprint theses thesis books book news standards guidelines guideline "
                     "meta-analyses meta-analysis rcts rct clinical systematic primary secondary ones".split())
 _PREFERENCE_WORDS = set("preferred preferable fine ok okay too also ideally would be great best ideal welcome are is "
-                        "but or and nothing technical too please better good the a mainly mostly only more less "
+                        "but or and nothing technical please better good the a mainly mostly only more less "
                         "very".split())
+_PREFERS = {"preferred", "preferable", "fine", "ok", "okay", "ideally", "welcome", "better", "technical"}
+_SOURCE_QUALITIES = {"synthetic", "older", "newer", "recent"}   # "synthetic ones also okay"
 
 
 def _source_preference(sentence: str) -> bool:
-    words = [w.strip(",.;:!?()") for w in _fold(sentence).split()]
-    words = [w for w in words if w]
-    prefers = {"preferred", "preferable", "fine", "ok", "okay", "ideally", "welcome", "better", "technical"}
-    words = [w for w in words if w not in ("synthetic", "older", "newer", "recent")]   # "synthetic ones also okay"
-    sources = {w for w in words if w in _SOURCE_WORDS} - {"ones"}
-    return bool(words) and len(words) <= 12 and bool(prefers & set(words) or sources) \
+    words = [w for w in (w.strip(",.;:!?()") for w in _fold(sentence).split()) if w and w not in _SOURCE_QUALITIES]
+    named = set(words) & _PREFERS or (set(words) & _SOURCE_WORDS) - {"ones"}
+    return bool(words) and len(words) <= 12 and bool(named) \
         and all(w in _SOURCE_WORDS or w in _PREFERENCE_WORDS for w in words)
 # who the writer is, said after the request ("... in toddlers? I'm a worried mom lol", "I am a nursing student.")
 _IDENTITY_SENTENCE_RE = re.compile(r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:just\s+|only\s+)?(?:a|an)\s+[\w' -]{1,40}?"
@@ -3209,6 +3208,12 @@ def _links(text: str) -> list[re.Match]:
     return list(_SHARED_LINK_RE.finditer(f" {text} "))
 
 
+def _around(text: str, link: re.Match) -> tuple[str, str]:
+    """The words of ``text`` before and after ``link`` (a match of :func:`_links`, on the padded text)."""
+    padded = f" {text} "
+    return padded[:link.start()].strip(), padded[link.end():].strip()
+
+
 def _split_shared(node: Node, quoted: set[str]) -> Node:
     if isinstance(node, Not):
         return Not(_split_shared(node.child, quoted))
@@ -3217,10 +3222,9 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
     if isinstance(node, Term):
         if node.text in quoted:
             return node
-        link = next((m for m in _links(node.text) if m.group(1).lower() in _SHARED_LINKS[:3]), None)
-        padded = f" {node.text} "
-        if link is not None and len(_links(node.text)) == 1:   # "wildfire smoke linked to asthma admissions"
-            x, y = padded[:link.start()].strip(), padded[link.end():].strip()
+        links = _links(node.text)
+        if len(links) == 1 and links[0].group(1).lower() in _SHARED_LINKS[:3]:   # "smoke linked to asthma admissions"
+            x, y = _around(node.text, links[0])
             if x and y and x.split()[-1].lower() not in _NO_SHARED_HEAD_END:
                 return make_and([Term(x), Term(y)])
         return node
@@ -3234,8 +3238,7 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
     heads = _links(first)
     if heads:
         m = heads[-1]
-        padded = f" {first} "
-        x, a, link = padded[:m.start()].strip(), padded[m.end():].strip(), m.group(1).lower()
+        (x, a), link = _around(first, m), m.group(1).lower()
         others = [re.sub(rf"^{re.escape(link)}\s+", "", c.text, flags=re.I) for c in kids[1:]]
         if x and a and len(a.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_HEAD \
                 and x.split()[-1].lower() not in _NO_SHARED_HEAD_END \
@@ -3245,9 +3248,7 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
     # the phrase last: "A or B in X"; the first link of the last alternative
     tails = _links(last)
     if tails and not any(_links(c.text) for c in kids[:-1]):
-        m = tails[0]
-        padded = f" {last} "
-        b, x = padded[:m.start()].strip(), padded[m.end():].strip()
+        b, x = _around(last, tails[0])
         if b and x and len(b.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_PHRASE and len(tails) == 1 \
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
