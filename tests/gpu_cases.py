@@ -113,3 +113,45 @@ def linearize_eval(docs32, vectors, lin) -> np.ndarray:
     from oracles import eval_linear
 
     return eval_linear(docs32.cpu().numpy(), lin, vectors.cpu().numpy())
+
+
+class SeededTermEncoder:
+    """A stand-in query encoder for ``itlr bench`` where no model is installed (the GPU machine): each text
+    maps to a fixed unit vector drawn from a seed derived from the text, so repeated runs embed alike."""
+
+    name = "seeded-test-encoder"
+
+    def __init__(self, dim: int):
+        self.dim = dim
+
+    def encode(self, texts):
+        import zlib
+
+        return np.stack([unit_rows(np.random.default_rng(zlib.crc32(t.encode())), 1, self.dim)[0] for t in texts])
+
+
+def bench_report(tmp_path, monkeypatch, backends: list[str], n: int, dim: int = 384, queries: int = 24):
+    """``itlr bench`` of a random float16 index of ``n`` rows and ``queries`` mixed queries with ``backends``
+    (``--json``), the query encoder replaced by :class:`SeededTermEncoder`; returns (report, stdout text)."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from itlr_gpu import cli_common
+    from itlr_gpu.cli import main
+
+    rng = np.random.default_rng(n)
+    np.save(tmp_path / "emb.npy", unit_rows(rng, n, dim).astype(np.float16))
+    (tmp_path / "ids.txt").write_text("".join(f"d{i}\n" for i in range(n)))
+    assert main(["index", "--embeddings", str(tmp_path / "emb.npy"), "--ids", str(tmp_path / "ids.txt"),
+                 "-o", str(tmp_path / "idx")]) == 0
+    exprs = [MIXED[i % len(MIXED)].replace('"a"', f'"a{i}"') for i in range(queries)]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "expr": e}) + "\n"
+                                              for i, e in enumerate(exprs)))
+    monkeypatch.setattr(cli_common, "query_encoder", lambda model, index: SeededTermEncoder(dim))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["bench", str(tmp_path / "idx"), str(tmp_path / "q.jsonl"), "-k", "10", "--repeat", "3",
+                     "--backends", ",".join(backends), "--json", str(tmp_path / "bench.json")])
+    assert code == 0
+    return json.loads((tmp_path / "bench.json").read_text()), out.getvalue()

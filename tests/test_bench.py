@@ -88,3 +88,20 @@ def test_bench_runs_every_available_backend(imported, capsys):
     assert 0 < report["encoder"]["share_of_end_to_end"] < 1
     assert report["machine"]["loadavg"] and report["queries"]["single_term"]
     assert "queries/s" in capsys.readouterr().out
+
+
+def test_bench_report_with_a_stand_in_encoder(tmp_path, monkeypatch):
+    """The path the GPU test takes (tests/test_gpu.py), on the CPU: every row timed, the floor reported."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import gpu_cases
+
+    report, text = gpu_cases.bench_report(tmp_path, monkeypatch, ["torch-cpu"], n=2_000, dim=64)
+    assert [r["backend"] for r in report["rows"]] == ["torch-cpu"]
+    row = report["rows"][0]
+    assert len(row["times_s"]) == 3 and row["vs_floor"] > 0 and row["memory_kind"] == "process peak RSS so far"
+    assert report["queries"]["count"] == 24 and not report["queries"]["single_term"]
+    assert report["encoder"]["name"] == "seeded-test-encoder" and "cuda" not in report["floors"]
+    assert "torch-cpu" in text and "queries/s" in text

@@ -112,3 +112,16 @@ def test_out_of_core_cuda_pipeline_pinned_buffers_and_copy_stream(tmp_path, monk
     want = search_reference(emb, terms, program, Ops(), 25, device=torch.device("cuda"))
     np.testing.assert_allclose(got[0], want[0], rtol=5e-4, atol=2e-5)
     assert (got[1] == want[1]).mean() > 0.95
+
+
+def test_itlr_bench_on_cuda_times_both_gpu_backends(tmp_path, monkeypatch):
+    """``itlr bench`` on CUDA (issue: "works on CPU and on CUDA"): torch on the GPU and the fused kernel, each
+    against cuBLAS's matmul floor on the resident matrix, the peak memory CUDA's allocator saw."""
+    report, text = gpu_cases.bench_report(tmp_path, monkeypatch, ["torch-cuda", "triton"], n=200_000)
+    rows = {r["backend"]: r for r in report["rows"]}
+    assert set(rows) == {"torch-cuda", "triton"}
+    assert report["floors"]["cuda"]["blas"] == "cuBLAS" and report["floors"]["cuda"]["s"] > 0
+    for r in rows.values():
+        assert r["memory_kind"] == "CUDA max allocated" and 0 < r["peak_memory_gib"] < 50
+        assert len(r["times_s"]) == 3 and r["vs_floor"] > 0
+    print(text)   # the table, in the GPU check's log
