@@ -99,11 +99,12 @@ bench = dest / "gpu_kernel.json"
 if bench.exists():
     data = json.loads(bench.read_text())
     print(f"\nGPU: {data['info']['gpu']}\n")
-    print("| N | k | fused ms | x matmul floor | x vs unfused | peak/docs |\n|---|---|---|---|---|---|")
+    print("| N | k | fused ms | x matmul floor | x vs unfused | auto runs | peak/docs |\n|---|---|---|---|---|---|---|")
     for r in data["results"]:
         vs = f"{r['speedup_vs_unfused']:.2f}" if "speedup_vs_unfused" in r else "-"
         peak = f"{r['peak_over_docs']:.3f}" if r.get("peak_over_docs") is not None else "-"
-        print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} | {peak} |")
+        print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} "
+              f"| {r.get('auto', '-')} | {peak} |")
     if data.get("targets"):
         print("\n| target | measured | met |\n|---|---|---|")
         for t in data["targets"]:

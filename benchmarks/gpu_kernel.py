@@ -236,13 +236,15 @@ def fused_options(docs, terms, whole, program, k, cfg):
 
 
 TILE_CANDIDATES = [dict(block_n=128, block_q=64, block_d=64, num_warps=8, num_stages=3),
-                   dict(block_n=128, block_q=32, block_d=64, num_warps=8, num_stages=3)]
+                   dict(block_n=128, block_q=32, block_d=64, num_warps=8, num_stages=3),
+                   dict(block_n=64, block_q=32, block_d=64, num_warps=8, num_stages=3)]   # the default until 12-04
 
 
 def autotune(docs, terms, program, repeat) -> tuple[dict, list]:
     """Time default_config (spill-free by construction) against larger tiles that may spill (k = 10);
     the fastest is recorded, the benchmark rows keep the default (what users get)."""
-    candidates = [fk.default_config(docs, program.max_depth, 10)] + TILE_CANDIDATES
+    default = fk.default_config(docs, program.max_depth, 10)
+    candidates = [default] + [c for c in TILE_CANDIDATES if c != default]
     rows = []
     for cfg in candidates:
         try:
@@ -279,10 +281,17 @@ def rule_batches(d: int, smoke: bool) -> list[tuple]:
     return out
 
 
-def rule_check(docs, batches, repeat: int) -> list[dict]:
-    """(f) fused vs torch at the corners of the provisional --backend auto rule."""
+def auto_rule(docs, program, k: int) -> str:
+    """What ``--backend auto`` picks for this batch on these documents (itlr_gpu.backends.choose_cuda_backend)."""
     from itlr_gpu.backends import choose_cuda_backend
 
+    sms = torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 132
+    return choose_cuda_backend(k, program.max_depth, program.num_queries, n_docs=docs.shape[0], dim=docs.shape[1],
+                               itemsize=docs.element_size(), num_terms=len(program.terms), sms=sms)
+
+
+def rule_check(docs, batches, repeat: int) -> list[dict]:
+    """(f) fused vs torch at the corners of the --backend auto rule."""
     rows = []
     for q, depth, k, program, t in batches:
         k_eff = min(k, docs.shape[0])
@@ -290,7 +299,7 @@ def rule_check(docs, batches, repeat: int) -> list[dict]:
         sec_t, _ = timed(lambda: search_reference(docs, t, program, OPS, k_eff, device=DEV), repeat)
         rows.append(dict(queries=q, depth=program.max_depth, k=k_eff, fused_s=sec_f, torch_s=sec_t,
                          faster="triton" if sec_f < sec_t else "torch",
-                         rule=choose_cuda_backend(k_eff, program.max_depth, q)))
+                         rule=auto_rule(docs, program, k_eff)))
         print(f"  rule check: {q} queries, depth {program.max_depth}, k={k_eff}: fused {sec_f * 1e3:.2f} ms, "
               f"torch {sec_t * 1e3:.2f} ms; rule says {rows[-1]['rule']}", flush=True)
     return rows
@@ -318,6 +327,7 @@ def main() -> int:
     whole_np = make_batch(args.queries, args.d, seed=2)[1][:args.queries]   # one whole-query vector per query
     terms16 = torch.from_numpy(terms_np).to(DEV, torch.float16)
     info["terms"] = len(program.terms)
+    info["max_depth"] = program.max_depth
     push_count = int((program.opcodes == 0).sum())
     results = []
     notes = []
@@ -389,6 +399,7 @@ def main() -> int:
             name_c, sec_c = single_term_search(docs, terms16, k, max(1, args.repeat // 2))
             row.update(single_term_impl=name_c, single_term_s=sec_c,
                        single_term_qps=terms16.shape[0] / sec_c)
+            row["auto"] = auto_rule(docs, program, k)   # what --backend auto runs for this batch
             results.append(row)
             write_outputs(info, results, args, quiet=True)
             print(f"  k={k:<5} fused {sec_a * 1e3:9.2f} ms  ({row['fraction_of_matmul_rate']:.0%} of matmul rate, "
@@ -439,15 +450,16 @@ def write_outputs(info, results, args, quiet: bool = False):
     tgt = targets(results)
     payload = dict(info=info, results=results, rule_check=info.get("rule_check", []), notes=info.get("notes", []),
                    targets=[dict(target=t, measured=m, met=ok) for t, m, ok in tgt])
-    header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | rows same "
+    header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | auto runs | rows same "
               "| single-term ms | peak/docs | with options ms (x fused) |")
-    lines = [header, "|" + "---|" * 12]
+    lines = [header, "|" + "---|" * 13]
     for r in results:
         lines.append(
             f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['fused_qps']:,.0f} | "
             f"{r['fraction_of_matmul_rate']:.0%} | {r['vs_matmul_floor']:.2f} | "
-            + (f"{r['unfused_s'] * 1e3:.1f} | {r['speedup_vs_unfused']:.1f} | {r['same_rows']:.1%} | "
-               if "unfused_s" in r else "- | - | - | ")
+            + (f"{r['unfused_s'] * 1e3:.1f} | {r['speedup_vs_unfused']:.1f} | " if "unfused_s" in r else "- | - | ")
+            + f"{r.get('auto', '-')} | "
+            + (f"{r['same_rows']:.1%} | " if "unfused_s" in r else "- | ")
             + f"{r['single_term_s'] * 1e3:.2f} | "
             + (f"{r['peak_over_docs']:.3f} |" if r["peak_over_docs"] is not None else "- |")
             + (f" {r['options_s'] * 1e3:.2f} ({r['options_over_fused']:.2f}x) |" if "options_s" in r else " - |"))

@@ -68,13 +68,16 @@ def matrix(name: str) -> list[dict]:
     if name == "budget":
         corner = [batch(dt, HEAVY_OPS, depth, k, True, True) for dt in ("fp32", "fp16") for depth in (1, 2, 4)
                   for k in (10, 1000)]
+        # the heaviest form of the tiles that HYBRID does not take (S = 4 on 16-bit documents: 128 x 32)
+        affine_only = [batch(dt, HEAVY_OPS, 4, k, True, False) for dt in ("fp16", "bf16") for k in (10, 1000)]
         families = [batch("fp16", PAPER_OPS, 2, 10, False, False),
                     batch("bf16", ("sum", "sum", "one_minus"), 3, 100, True, False)]
         beyond = [batch("fp16", PAPER_OPS, 6, 100, False, False)]
-        return corner + families + beyond
+        return corner + affine_only + families + beyond
     if name == "ci":
         return [batch("fp32", HEAVY_OPS, 4, 1000, True, True), batch("fp16", HEAVY_OPS, 4, 1000, True, True),
                 batch("fp16", HEAVY_OPS, 2, 10, True, True), batch("fp16", PAPER_OPS, 2, 10, False, False),
+                batch("fp16", HEAVY_OPS, 4, 1000, True, False),
                 batch("bf16", ("sum", "sum", "one_minus"), 3, 100, True, False),
                 batch("fp16", PAPER_OPS, 6, 100, False, False)]
     if name == "table":

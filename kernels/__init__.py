@@ -80,13 +80,18 @@ def kernel_module(interpret: bool):
         module = importlib.util.module_from_spec(spec)
         old = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1"
+        sys.modules[_INTERPRETED_NAME] = module   # registered while it runs, as importlib does (dataclasses look it up)
         try:
             spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[_INTERPRETED_NAME]
+            raise
         finally:
             if old is None:
                 os.environ.pop("TRITON_INTERPRET", None)
             else:
                 os.environ["TRITON_INTERPRET"] = old
-        assert module.INTERPRETED, "Triton did not honour TRITON_INTERPRET=1"
-        sys.modules[_INTERPRETED_NAME] = module
+        if not module.INTERPRETED:
+            del sys.modules[_INTERPRETED_NAME]
+            raise RuntimeError("Triton did not honour TRITON_INTERPRET=1")
         return module

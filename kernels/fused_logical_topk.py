@@ -82,6 +82,7 @@ is wrong), so interpreter scores equal fp32 math on the dtype-rounded inputs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -348,24 +349,29 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid
 
 
-def default_config(docs: torch.Tensor, max_depth: int, k: int = 10) -> dict:
+def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool = False) -> dict:
     """The launch configuration for a batch of stack depth ``max_depth`` and top-``k`` over ``docs``' dtype.
 
     Chosen so that no specialisation spills registers on sm_90 for stack depth <= 4 and k <= 1000
     (ptxas's report, checked by tests/test_triton_compile.py; the table per depth, k, dtype and option
     is benchmarks/results/kernel_registers.md).  Every tile-sized float32 value (each of the S stack
     slots, the dot accumulator, the score) costs BLOCK_N * BLOCK_Q / (32 * num_warps) registers per
-    thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 4, 8), and S >= 16
-    gets 16 lanes.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
+    thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 8), and S >= 16
+    gets 16 lanes.  S = 4 on 16-bit documents takes 128 x 32 tiles (16 per value): on one H200 they ran
+    1.47x faster than 64 x 32 (N = 1M, k = 10, depth 3: 55.1 vs 80.8 ms, benchmarks/results/gpu_kernel.json,
+    "autotune"), spill-free up to 255 registers except with HYBRID's extra dot (~200 bytes), which keeps
+    64 x 32.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
     both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
     spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
     k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
     """
     s = next_pow2(max(1, max_depth))
-    wide = s <= 2 and docs.element_size() <= 2
+    half = docs.element_size() <= 2
+    wide = s <= 2 and half
     block_q = 64 if wide else 32 if s <= 8 else 16
-    block_d = 64 if docs.element_size() <= 2 else 16
-    return dict(block_n=64, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3)
+    block_n = 128 if s == 4 and half and not hybrid else 64
+    block_d = 64 if half else 16
+    return dict(block_n=block_n, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3)
 
 
 def list_len(k: int, block_n: int) -> int:
@@ -379,7 +385,7 @@ def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affi
     """(constexprs, launch options) of the kernel for one batch: what ``fused_search`` launches, and what
     the sm_90 compile tests and benchmarks/kernel_registers.py compile.  ``config`` overrides
     ``default_config`` (block_n, block_q, block_d, num_warps, num_stages)."""
-    cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k)
+    cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k, hybrid=hybrid)
     cfg.update({key: v for key, v in config.items() if v is not None})
     L = list_len(k, cfg["block_n"])
     constexprs = dict(
@@ -390,6 +396,63 @@ def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affi
         AFFINE=bool(affine), HYBRID=bool(hybrid),
     )
     return constexprs, dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], enable_fp_fusion=False)
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How :func:`fused_search` lays a batch out: ``nsplit`` document splits per query block, ``cap`` append
+    slots per (lane, split), queries per launch.  ``starved``: the memory budget cut the plan below what
+    keeps the kernel fast -- the append area under half the sorted list (a merge after nearly every tile
+    with a candidate), fewer programs than multiprocessors, or several launches.  The first H200 run measured
+    such plans 3.6x to 8.9x slower than the torch path (N = 1M, k = 1000, 1,024 queries: cap = BLOCK_N,
+    4 splits; benchmarks/results/gpu_kernel.md), and ``--backend auto`` sends them there."""
+
+    L: int
+    cap: int
+    nsplit: int
+    tiles_per_split: int
+    queries_per_launch: int
+    launches: int
+    mem_budget: int
+    starved: bool
+
+
+def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, block_n: int, block_q: int,
+                L: int, *, sms: int, nsplit: int | None = None, cap: int | None = None,
+                mem_budget: int | None = None, max_queries_per_launch: int | None = None) -> LaunchPlan:
+    """The launch plan for ``q`` queries, top-``k`` over ``n`` x ``d`` documents of ``itemsize`` bytes on a GPU
+    with ``sms`` multiprocessors (explicit arguments override the planner's choices)."""
+    num_tiles = -(-n // block_n)
+    if mem_budget is None:
+        # Everything beyond the documents within ~4.5 % of them: the key buffer gets what is left after
+        # the term matrix, the outputs (Q x k x 12 bytes) and the host-merge temporaries.
+        fixed = num_terms * d * itemsize + q * k * 12 + 5 * min(q, MERGE_GROUP) * k * 8
+        mem_budget = max(16 << 20, int(0.045 * n * d * itemsize) - fixed)
+    nb_total = -(-q // block_q)
+    wanted = max(1, min(-(-2 * sms // nb_total), num_tiles))   # two programs per multiprocessor
+    nsplit = max(1, min(int(nsplit if nsplit is not None else wanted), num_tiles))
+    if cap is None:
+        # Largest append area (fewer merges) that keeps the buffer in budget; shrink it before the splits.
+        cap = L
+        while cap > block_n and nb_total * block_q * nsplit * (L + cap) * 8 > mem_budget:
+            cap //= 2
+    cap = int(min(L, max(block_n, cap)))
+    # Each program owns block_q * (L + cap) keys: the budget bounds the programs in flight.
+    programs_max = max(1, mem_budget // (block_q * (L + cap) * 8))
+    if nb_total * nsplit > programs_max:
+        # Fewer splits first (one launch); if even one split per block does not fit, several launches.
+        nsplit = max(1, programs_max // nb_total)
+    if max_queries_per_launch is None:
+        max_queries_per_launch = max(1, programs_max // nsplit) * block_q
+    blocks_per_launch = max(1, max_queries_per_launch // block_q)
+    launches = -(-nb_total // blocks_per_launch)
+    # One program per multiprocessor at a time (8 warps x ~255 registers fill one): fewer programs than
+    # multiprocessors leave some idle for the whole launch.
+    programs = min(nb_total, blocks_per_launch) * nsplit
+    starved = cap < L // 2 or programs < min(sms, nb_total * num_tiles) or launches > 1
+    tiles_per_split = -(-num_tiles // nsplit)
+    nsplit = -(-num_tiles // tiles_per_split)     # no empty split
+    return LaunchPlan(L, cap, nsplit, tiles_per_split, max_queries_per_launch, launches, mem_budget, starved)
 
 
 def fused_search(
@@ -449,38 +512,12 @@ def fused_search(
         interpreted=INTERPRETED, block_n=block_n, block_q=block_q, block_d=block_d, num_warps=num_warps,
         num_stages=num_stages)
     block_n, block_q, L = constexprs["BLOCK_N"], constexprs["BLOCK_Q"], constexprs["L"]
-    num_tiles = -(-n // block_n)
 
-    doc_bytes = n * d * docs.element_size()
-    if mem_budget is None:
-        # Everything beyond the documents within ~4.5 % of them: the key buffer gets what is left after
-        # the term matrix, the outputs (Q x k x 12 bytes) and the host-merge temporaries.
-        fixed = terms.numel() * terms.element_size() + q * k_eff * 12 + 5 * min(q, MERGE_GROUP) * k_eff * 8
-        mem_budget = max(16 << 20, int(0.045 * doc_bytes) - fixed)
-    nb_total = -(-q // block_q)
-    if nsplit is None:
-        if INTERPRETED:
-            target = 1
-        else:
-            sms = torch.cuda.get_device_properties(device).multi_processor_count
-            target = max(1, -(-2 * sms // nb_total))
-        nsplit = target
-    nsplit = max(1, min(int(nsplit), num_tiles))
-    if cap is None:
-        # Largest append area (fewer merges) that keeps the buffer in budget; shrink it before the splits.
-        cap = L
-        while cap > block_n and nb_total * block_q * nsplit * (L + cap) * 8 > mem_budget:
-            cap //= 2
-    cap = int(min(L, max(block_n, cap)))
-    # Each program owns block_q * (L + cap) keys: the budget bounds the programs in flight.
-    programs_max = max(1, mem_budget // (block_q * (L + cap) * 8))
-    if nb_total * nsplit > programs_max:
-        # Fewer splits first (one launch); if even one split per block does not fit, several launches.
-        nsplit = max(1, programs_max // nb_total)
-    if max_queries_per_launch is None:
-        max_queries_per_launch = max(1, programs_max // nsplit) * block_q
-    tiles_per_split = -(-num_tiles // nsplit)
-    nsplit = -(-num_tiles // tiles_per_split)
+    plan = plan_launch(n, d, docs.element_size(), q, k_eff, len(terms), block_n, block_q, L,
+                       sms=1 if INTERPRETED else torch.cuda.get_device_properties(device).multi_processor_count,
+                       nsplit=nsplit, cap=cap, mem_budget=mem_budget, max_queries_per_launch=max_queries_per_launch)
+    nsplit, cap, tiles_per_split = plan.nsplit, plan.cap, plan.tiles_per_split
+    max_queries_per_launch = plan.queries_per_launch
 
     n_inst = len(program.opcodes)
     if lit_affine is not None and any(np.shape(x) != (n_inst,) for x in lit_affine):

@@ -103,30 +103,53 @@ def get_backend(name: str, device: torch.device) -> Backend:
 
 
 # ---- ``--backend auto`` on CUDA -----------------------------------------------------------------------
-# PROVISIONAL: these thresholds come from the kernel's register budget on sm_90 (ptxas's report,
-# benchmarks/results/kernel_registers.md) and its design, not from GPU timings yet.  benchmarks/gpu_kernel.py
-# times both paths at the rule's corners ("auto rule" table); the GPU results confirm or correct them here.
-AUTO_MAX_K = 1024          # k above: the merge's L = 2048 list spills registers; the torch path keeps up
-AUTO_MAX_DEPTH = 8         # deeper stacks: S = 16 register tiles per lane cannot stay in registers
-AUTO_MIN_QUERIES = 4       # fewer queries fill < 1/16 of a 64-lane block; the torch matmul is HBM-bound alike
+# From the first H200 run (benchmarks/results/gpu_kernel.md, "auto rule" table and rows; docs/gpu.md): the fused
+# kernel won at k <= 100 (2.8x-3.6x the torch path at 1M-10M documents), at 8 queries, at stack depth 8 and 12,
+# and at k = 1000 on 10M documents (3.3x); it lost 3.6x-8.9x at k = 1000 on 1M documents with 1,024 queries, where
+# its memory budget (4.5 % of the documents) starved the launch plan, and 74x at k = 2048.
+AUTO_MAX_K = 1024          # k above: L = 2048 lists (measured 74x slower at k = 2048); the torch path keeps up
+AUTO_MAX_DEPTH = 16        # measured faster up to depth 12 (16 stack slots); deeper stacks are unmeasured
+AUTO_MIN_QUERIES = 4       # at 2 queries the two paths tied (20.3 vs 21.3 ms at 1M); from 8 the kernel won
+DEFAULT_SMS = 132          # an H100/H200, for a plan asked without a device
 
 
-def choose_cuda_backend(k: int, max_depth: int, num_queries: int) -> str:
+def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int | None = None,
+                        dim: int | None = None, itemsize: int = 2, num_terms: int | None = None,
+                        sms: int = DEFAULT_SMS) -> str:
     """``"triton"`` (the fused kernel) or ``"torch"`` (the chunked torch path) for one batch on a CUDA GPU.
 
-    The rule (provisional until the GPU benchmark confirms it; see the constants above):
-    the fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
-    ``<= AUTO_MAX_DEPTH`` and it has ``>= AUTO_MIN_QUERIES`` queries; the torch path otherwise.
-    Both give the same top-k (up to float32 summation order), so the rule only decides speed.
+    The fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
+    ``<= AUTO_MAX_DEPTH``, it has ``>= AUTO_MIN_QUERIES`` queries and -- when the document matrix's shape is
+    given (``n_docs`` x ``dim``, ``itemsize`` bytes per value) -- the kernel's launch plan for it is not
+    starved by its memory budget (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path
+    otherwise.  Both give the same top-k (up to float32 summation order), so the rule only decides speed.
     """
     if k > AUTO_MAX_K or max_depth > AUTO_MAX_DEPTH or num_queries < AUTO_MIN_QUERIES:
         return "torch"
+    if n_docs is not None and dim is not None:
+        from ..kernels import fused_logical_topk as fk
+
+        k_eff = min(int(k), int(n_docs))
+        const, _ = fk.specialisation(torch.float32 if itemsize == 4 else torch.float16, Ops(), max_depth, k_eff)
+        plan = fk.plan_launch(int(n_docs), int(dim), int(itemsize), int(num_queries), k_eff,
+                              int(num_terms if num_terms is not None else num_queries), const["BLOCK_N"],
+                              const["BLOCK_Q"], const["L"], sms=sms)
+        if plan.starved:
+            return "torch"
     return "triton"
+
+
+def _shape_of(docs) -> dict:
+    """The document matrix's shape arguments of :func:`choose_cuda_backend` (numpy array or torch tensor)."""
+    if docs is None or getattr(docs, "ndim", 0) != 2:
+        return {}
+    itemsize = docs.element_size() if isinstance(docs, torch.Tensor) else np.dtype(docs.dtype).itemsize
+    return dict(n_docs=int(docs.shape[0]), dim=int(docs.shape[1]), itemsize=int(itemsize))
 
 
 class AutoBackend:
     """``--backend auto`` on CUDA: each batch goes to the fused kernel or the chunked torch path by
-    :func:`choose_cuda_backend` (k, stack depth, batch size)."""
+    :func:`choose_cuda_backend` (k, stack depth, batch size, the kernel's launch plan for the documents)."""
 
     name = "auto"
 
@@ -135,8 +158,12 @@ class AutoBackend:
         self._triton = None
         self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
 
-    def _pick(self, program: Program, k: int):
-        choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries))
+    def _pick(self, program: Program, k: int, docs, device):
+        device = torch.device(device)
+        sms = (torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda"
+               else DEFAULT_SMS)
+        choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries),
+                                     num_terms=len(program.terms), sms=sms, **_shape_of(docs))
         self.last_choice = choice
         if choice == "torch":
             return self._torch
@@ -147,18 +174,18 @@ class AutoBackend:
         return self._triton
 
     def search(self, docs, term_embeddings, program, ops, k, *, device, chunk_size=None, on_chunk=None):
-        return self._pick(program, k).search(docs, term_embeddings, program, ops, k, device=device,
-                                             chunk_size=chunk_size, on_chunk=on_chunk)
+        return self._pick(program, k, docs, device).search(docs, term_embeddings, program, ops, k, device=device,
+                                                           chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
                             device, chunk_size=None, on_chunk=None):
-        return self._pick(program, k).search_with_options(docs, term_embeddings, program, ops, k, options,
-                                                          whole_embeddings, device=device, chunk_size=chunk_size,
-                                                          on_chunk=on_chunk)
+        return self._pick(program, k, docs, device).search_with_options(
+            docs, term_embeddings, program, ops, k, options, whole_embeddings, device=device,
+            chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
-        return self._pick(lin.program, k).search_linear(docs, lin, k, device=device, chunk_size=chunk_size,
-                                                        on_chunk=on_chunk)
+        return self._pick(lin.program, k, docs, device).search_linear(docs, lin, k, device=device,
+                                                                      chunk_size=chunk_size, on_chunk=on_chunk)
 
 
 # ---- ``--backend auto`` on a CPU ------------------------------------------------------------------------
