@@ -11,6 +11,7 @@ import torch
 from itlr_gpu import Ops, compile_queries
 from itlr_gpu import backends as B
 from itlr_gpu.backends.reference import search_reference
+from itlr_gpu.scoring import ScoreOptions
 
 
 def test_auto_on_cpu_is_numba_when_installed(monkeypatch):
@@ -97,7 +98,7 @@ class Recorder:
 
 class Lin:
     def __init__(self, program):
-        self.program = program
+        self.program, self.mix = program, None
 
 
 @pytest.mark.parametrize("queries,k,want", [
@@ -114,7 +115,7 @@ def test_auto_backend_dispatches_every_entry_point(queries, k, want):
     auto._torch, auto._triton = Recorder("torch"), Recorder("triton")
     dev = torch.device("cpu")
     assert auto.search(None, None, program, Ops(), k, device=dev) == want
-    assert auto.search_with_options(None, None, program, Ops(), k, None, device=dev) == want
+    assert auto.search_with_options(None, None, program, Ops(), k, ScoreOptions(), device=dev) == want
     assert auto.search_linear(None, Lin(program), k, device=dev) == want
     assert auto.last_choice == want
     used = auto._triton if want == "triton" else auto._torch

@@ -115,13 +115,13 @@ DEFAULT_SMS = 132          # an H100/H200, for a plan asked without a device
 
 def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int | None = None,
                         dim: int | None = None, itemsize: int = 2, num_terms: int | None = None,
-                        sms: int = DEFAULT_SMS) -> str:
+                        sms: int = DEFAULT_SMS, hybrid: bool = False) -> str:
     """``"triton"`` (the fused kernel) or ``"torch"`` (the chunked torch path) for one batch on a CUDA GPU.
 
     The fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
     ``<= AUTO_MAX_DEPTH``, it has ``>= AUTO_MIN_QUERIES`` queries and -- when the document matrix's shape is
-    given (``n_docs`` x ``dim``, ``itemsize`` bytes per value) -- the kernel's launch plan for it is not
-    starved by its memory budget (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path
+    given (``n_docs`` x ``dim``, ``itemsize`` bytes per value; ``hybrid``: the scoring options' whole-query
+    dot, which takes other tiles) -- the kernel's launch plan for it is not starved by its memory budget (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path
     otherwise.  Both give the same top-k (up to float32 summation order), so the rule only decides speed.
     """
     if k > AUTO_MAX_K or max_depth > AUTO_MAX_DEPTH or num_queries < AUTO_MIN_QUERIES:
@@ -130,7 +130,8 @@ def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int
         from ..kernels import fused_logical_topk as fk
 
         k_eff = min(int(k), int(n_docs))
-        const, _ = fk.specialisation(torch.float32 if itemsize == 4 else torch.float16, Ops(), max_depth, k_eff)
+        const, _ = fk.specialisation(torch.float16 if itemsize <= 2 else torch.float32, Ops(), max_depth, k_eff,
+                                     hybrid=hybrid)
         plan = fk.plan_launch(int(n_docs), int(dim), int(itemsize), int(num_queries), k_eff,
                               int(num_terms if num_terms is not None else num_queries), const["BLOCK_N"],
                               const["BLOCK_Q"], const["L"], sms=sms)
@@ -144,7 +145,8 @@ def _shape_of(docs) -> dict:
     if docs is None or getattr(docs, "ndim", 0) != 2:
         return {}
     itemsize = docs.element_size() if isinstance(docs, torch.Tensor) else np.dtype(docs.dtype).itemsize
-    return dict(n_docs=int(docs.shape[0]), dim=int(docs.shape[1]), itemsize=int(itemsize))
+    # the kernel reads 16-bit matrices as they are and anything else as float32 (TritonBackend._upload)
+    return dict(n_docs=int(docs.shape[0]), dim=int(docs.shape[1]), itemsize=2 if itemsize == 2 else 4)
 
 
 class AutoBackend:
@@ -158,12 +160,12 @@ class AutoBackend:
         self._triton = None
         self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
 
-    def _pick(self, program: Program, k: int, docs, device):
+    def _pick(self, program: Program, k: int, docs, device, hybrid: bool = False):
         device = torch.device(device)
         sms = (torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda"
                else DEFAULT_SMS)
         choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries),
-                                     num_terms=len(program.terms), sms=sms, **_shape_of(docs))
+                                     num_terms=len(program.terms), sms=sms, hybrid=hybrid, **_shape_of(docs))
         self.last_choice = choice
         if choice == "torch":
             return self._torch
@@ -179,13 +181,13 @@ class AutoBackend:
 
     def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
                             device, chunk_size=None, on_chunk=None):
-        return self._pick(program, k, docs, device).search_with_options(
+        return self._pick(program, k, docs, device, hybrid=options.hybrid is not None).search_with_options(
             docs, term_embeddings, program, ops, k, options, whole_embeddings, device=device,
             chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
-        return self._pick(lin.program, k, docs, device).search_linear(docs, lin, k, device=device,
-                                                                      chunk_size=chunk_size, on_chunk=on_chunk)
+        return self._pick(lin.program, k, docs, device, hybrid=lin.mix is not None).search_linear(
+            docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
 
 # ---- ``--backend auto`` on a CPU ------------------------------------------------------------------------
