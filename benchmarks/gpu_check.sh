@@ -105,6 +105,13 @@ if bench.exists():
         peak = f"{r['peak_over_docs']:.3f}" if r.get("peak_over_docs") is not None else "-"
         print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} "
               f"| {r.get('auto', '-')} | {peak} |")
+    tiles = data["info"].get("autotune_by_n", [])
+    if tiles:
+        print("\n| tiles at k = 10: N | BLOCK_N x BLOCK_Q | ms |\n|---|---|---|")
+        for t in tiles:
+            for r in t["rows"]:
+                ms = f"{r['seconds'] * 1e3:.2f}" if "seconds" in r else r.get("error", "-")[:40]
+                print(f"| {t['n']:,} | {r['config']['block_n']} x {r['config']['block_q']} | {ms} |")
     if data.get("targets"):
         print("\n| target | measured | met |\n|---|---|---|")
         for t in data["targets"]:
