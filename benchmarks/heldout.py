@@ -11,6 +11,8 @@ the same boolean function over the same terms as the writer's (terms compared wi
     python benchmarks/heldout.py --queries heldout.jsonl          # all requests as one query file, then
     itlr translate heldout.jsonl -o out.arrow --translator llamacpp
     python benchmarks/heldout.py --translations out.arrow --label NAME   # forms from any translator
+    python benchmarks/heldout.py --translations out.arrow --form llm --files writer17,writer18 --label NAME
+                                  # the model's own forms (before the repair), on some writers' files only
 """
 
 from __future__ import annotations
@@ -72,7 +74,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", default=None, metavar="OUT.jsonl",
                     help="write every held-out request as one query file for `itlr translate` and stop")
     ap.add_argument("--label", default=None, help="name of the translator in the table (default: rules-N)")
+    ap.add_argument("--form", choices=("expr", "llm"), default="expr",
+                    help="with --translations: expr (default), the output's form; llm, the model's own form where "
+                         "the repair replaced it (llm_expr), i.e. the LLM alone")
+    ap.add_argument("--files", default=None, metavar="NAMES",
+                    help="comma-separated writers' files to score (e.g. writer17,writer18; default: every file)")
     args = ap.parse_args(argv)
+    files = FILES
+    if args.files:
+        wanted = [f"heldout-{name.strip().removeprefix('heldout-').removesuffix('.jsonl')}.jsonl"
+                  for name in args.files.split(",") if name.strip()]
+        unknown = sorted(set(wanted) - {p.name for p in FILES})
+        if unknown or not wanted:
+            ap.error(f"--files: no held-out file {', '.join(unknown) or '(none given)'}; "
+                     f"expected names like writer17 (benchmarks/data/heldout-writer17.jsonl)")
+        files = [p for p in FILES if p.name in wanted]
+    if args.form == "llm" and not args.translations:
+        ap.error("--form llm needs --translations (the rules have no model form)")
     if args.queries:
         n = write_queries(Path(args.queries))
         print(f"{n} requests -> {args.queries}")
@@ -82,19 +100,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.translations:
         for path in args.translations:
             table = read_table(path)
-            forms.update(zip(table.column("query_id").to_pylist(), table.column("expr").to_pylist()))
+            exprs = table.column("expr").to_pylist()
+            if args.form == "llm" and "llm_expr" in table.column_names:
+                exprs = [own if own is not None else e for own, e in zip(table.column("llm_expr").to_pylist(), exprs)]
+            forms.update(zip(table.column("query_id").to_pylist(), exprs))
     report = {"translator": label, "files": {}}
     lines = [f"# Held-out requests: {label}", "",
              "Command: `python benchmarks/heldout.py"
-             + (" --translations " + " ".join(Path(t).name for t in args.translations) + f" --label {label}"
-                if args.translations else "") + "`", "",
+             + (" --translations " + " ".join(Path(t).name for t in args.translations)
+                + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
+                if args.translations else "") + (f" --files {args.files}" if args.files else "") + "`", "",
              "Right: the same boolean function over the same terms as the writer's label. Shared out: misses that "
              "are the label with its phrase shared by alternatives shared out (`\"X\" AND (\"A\" OR \"B\")` for "
              "`\"X in A\" OR \"B\"`), the reading since rules-28; writers 2 to 16 were briefed to keep such a "
              "phrase with the nearer alternative, writers 17 and 18 to share it out.", "",
              "| file | requests | right (same boolean function, same terms) | misses: shared out |",
              "| --- | ---: | ---: | ---: |"]
-    for path in FILES:
+    for path in files:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         if args.translations is None:
             done = translate([r["text"] for r in rows], translator="rules")

@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from itlr_gpu.translate.repair import repair
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +55,6 @@ def test_repair_translations_reapplies_the_repair_to_the_llm_forms(tmp_path):
     import sys
 
     import pyarrow as pa
-    import pytest
 
     sys.path.insert(0, str(ROOT))
     from benchmarks.quality import repair_translations as rt
@@ -125,3 +126,34 @@ def test_heldout_query_file_and_translations_round_trip(tmp_path, monkeypatch):
     assert heldout.main(["--translations", str(tmp_path / "t.arrow"), "--label", "gold"]) == 0
     report = json.loads((tmp_path / "heldout-gold.json").read_text(encoding="utf-8"))
     assert all(f["right"] == f["n"] for f in report["files"].values())
+
+
+def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatch, capsys):
+    """--form llm scores llm_expr (the model's form before the repair) where set; --files limits the writers;
+    an unknown writer is one usage error."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    spec = importlib.util.spec_from_file_location("heldout_bench", ROOT / "benchmarks" / "heldout.py")
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    monkeypatch.setattr(heldout, "RESULTS", tmp_path)
+    path = heldout.FILES[-1]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ids = [f"{path.stem}:{r['id']}" for r in rows]
+    # the repair "fixed" the first three rows (expr right); the model's own forms there were wrong
+    own = ['"nothing like it"'] * 3 + [None] * (len(rows) - 3)
+    feather.write_feather(pa.table({"query_id": ids, "expr": [r["expr"] for r in rows], "llm_expr": own}),
+                          tmp_path / "t.arrow")
+    name = path.stem.removeprefix("heldout-")
+    assert heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", name, "--label", "fixed"]) == 0
+    assert heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", name, "--form", "llm",
+                         "--label", "alone"]) == 0
+    fixed = json.loads((tmp_path / "heldout-fixed.json").read_text(encoding="utf-8"))["files"]
+    alone = json.loads((tmp_path / "heldout-alone.json").read_text(encoding="utf-8"))["files"]
+    assert list(fixed) == list(alone) == [path.name]
+    assert fixed[path.name]["right"] == len(rows) and alone[path.name]["right"] == len(rows) - 3
+    assert "--form llm" in (tmp_path / "heldout-alone.md").read_text(encoding="utf-8")
+    with pytest.raises(SystemExit):
+        heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", "writer999"])
+    assert "no held-out file heldout-writer999.jsonl" in capsys.readouterr().err
