@@ -121,8 +121,9 @@ def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int
     The fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
     ``<= AUTO_MAX_DEPTH``, it has ``>= AUTO_MIN_QUERIES`` queries and -- when the document matrix's shape is
     given (``n_docs`` x ``dim``, ``itemsize`` bytes per value; ``hybrid``: the scoring options' whole-query
-    dot, which takes other tiles) -- the kernel's launch plan for it is not starved by its memory budget (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path
-    otherwise.  Both give the same top-k (up to float32 summation order), so the rule only decides speed.
+    dot, which takes other tiles) -- the kernel's launch plan for it is not starved by its memory budget
+    (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path otherwise.  Both give the same
+    top-k (up to float32 summation order), so the rule only decides speed.
     """
     if k > AUTO_MAX_K or max_depth > AUTO_MAX_DEPTH or num_queries < AUTO_MIN_QUERIES:
         return "torch"
