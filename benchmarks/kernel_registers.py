@@ -10,13 +10,14 @@ options are one specialisation and are compiled once.  Triton's cache points to 
 folder for every run, so a regression can never hide behind a cached binary.
 
 Matrices (``--matrix``):
-  ci     what tests/test_triton_compile.py compiles by default (6 batches, a cross-section): every dtype,
+  ci     what tests/test_triton_compile.py compiles by default (7 batches, a cross-section): every dtype,
          AND / OR / NOT family and tile configuration, 2, 4 and 8 stack slots, lists of 128 and 1024
-  budget what its opt-in long test compiles (15 batches): the register-heaviest corner (min / max /
+  budget what its opt-in long test compiles (19 batches): the register-heaviest corner (min / max /
          reciprocal, AFFINE and HYBRID on) for fp32 documents (whose tf32x3 dot splits both operands;
          d in chunks of 16) and fp16 (d in chunks of 64) at every stack-slot count S and list length L
-         of the budget's scope (depth 1, 2, 4 x k 10, 1000); the other families and bf16; one batch
-         beyond the budget (depth 6: 8 stack slots) that must compile but may spill
+         of the budget's scope (depth 1, 2, 4 x k 10, 1000); the same corner with AFFINE only at depth 4
+         (fp16, bf16), whose tiles differ (128 x 32: HYBRID keeps 64 x 32); the other families and bf16;
+         one batch beyond the budget (depth 6: 8 stack slots) that must compile but may spill
   table  budget + bf16 at k = 2048 + the heavy corner and the plain fp16 paper-ops kernel at every depth
          1-8 and k in {10, 100, 1000, 2048}: the committed table, which the default tests require to be
          of the current kernel source and within the budget
