@@ -328,6 +328,7 @@ def main() -> int:
     terms16 = torch.from_numpy(terms_np).to(DEV, torch.float16)
     info["terms"] = len(program.terms)
     info["max_depth"] = program.max_depth
+    info["default_tiles"] = fk.default_config(torch.empty(0, dtype=torch.float16), program.max_depth, 10)
     push_count = int((program.opcodes == 0).sum())
     results = []
     notes = []
@@ -479,6 +480,7 @@ def write_outputs(info, results, args, quiet: bool = False):
         f"GPU: {info['gpu']}; torch {info['torch']}, triton {info['triton']}; ops {info['ops']}; "
         f"d={info['d']}, {info['queries']} queries x 3 terms ({info['terms']} terms), float16 documents.", "",
         f"Command: `{info['command']}`; tile configuration: `default_config`"
+        + (f" = `{info['default_tiles']}`" if "default_tiles" in info else "")
         + (f" (fastest of the tile comparison at k = 10: `{info['autotune']['fastest']}`)"
            if "autotune" in info else ""), "",
         *lines, "", *tlines, "", *rlines, *([""] if rlines else []),

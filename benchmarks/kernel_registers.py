@@ -97,13 +97,16 @@ def _torch_dtype(name: str):
     return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
 
 
+TILES: dict = {}   # --tiles: forced tile sizes (what-if tables); empty: default_config's, what users get
+
+
 def specialise(b: dict) -> tuple[dict, dict]:
-    """(constexprs, launch options) that fused_search launches for batch ``b``."""
+    """(constexprs, launch options) that fused_search launches for batch ``b`` (with ``TILES`` forced)."""
     from itlr_gpu.kernels import fused_logical_topk as fk
     from itlr_gpu.ops import Ops
 
     return fk.specialisation(_torch_dtype(b["dtype"]), Ops(*b["ops"]), b["depth"], b["k"], affine=b["affine"],
-                             hybrid=b["hybrid"])
+                             hybrid=b["hybrid"], **TILES)
 
 
 def dedupe(batches: list[dict]) -> list[tuple[dict, list[dict]]]:
@@ -276,6 +279,8 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
         "S = stack slots (next power of two >= depth), L = sorted top-k list length. `budget`: the "
         f"specialisation serves a batch with stack depth <= {BUDGET_DEPTH} and k <= {BUDGET_K}, where no spill is "
         "allowed. 255 registers is the hardware maximum per thread.", "",
+        *([f"**What-if table**: every batch forced to {info['tiles']} tiles (`--tiles`), not what `default_config` "
+           "gives; see benchmarks/results/kernel_registers.md for the defaults.", ""] if info.get("tiles") else []),
         *lines, "",
         f"Budget: {'met' if not bad else 'NOT met'} ({len(bad)} specialisation(s) in scope spill or fail).", ""])
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -297,11 +302,20 @@ def main(argv=None) -> int:
     ap.add_argument("--reuse", default=None, metavar="JSON",
                     help="take the rows of specialisations that an earlier table of the same kernel source, "
                          "triton and ptxas compiled (marked 'reused'); the tests never reuse")
+    ap.add_argument("--tiles", default=None, metavar="NxQ",
+                    help="force BLOCK_N x BLOCK_Q (e.g. 128x32) instead of default_config's: a what-if table for "
+                         "other tiles; its budget verdicts are about those tiles, not the defaults")
     args = ap.parse_args(argv)
+    if args.tiles:
+        try:
+            bn, bq = (int(x) for x in args.tiles.lower().split("x"))
+        except ValueError:
+            ap.error(f"--tiles {args.tiles!r}: expected BLOCK_NxBLOCK_Q, e.g. 128x32")
+        TILES.update(block_n=bn, block_q=bq)
     sys.path.insert(0, str(ROOT))
     t0 = time.time()
     info = dict(command=" ".join(shlex.quote(a) for a in ["python", *sys.argv]), matrix=args.matrix,
-                **machine_info(), kernel_key=kernel_key())
+                **machine_info(), kernel_key=kernel_key(), tiles=args.tiles)
     batches = matrix(args.matrix)
     reuse = load_reusable(args.reuse, info) if args.reuse else {}
     rows = compile_all(batches, args.workers, reuse)

@@ -403,9 +403,9 @@ class LaunchPlan:
     """How :func:`fused_search` lays a batch out: ``nsplit`` document splits per query block, ``cap`` append
     slots per (lane, split), queries per launch.  ``starved``: the memory budget cut the plan below what
     keeps the kernel fast -- the append area under half the sorted list (a merge after nearly every tile
-    with a candidate), fewer programs than multiprocessors, or several launches.  The first H200 run measured
-    such plans 3.6x to 8.9x slower than the torch path (N = 1M, k = 1000, 1,024 queries: cap = BLOCK_N,
-    4 splits; benchmarks/results/gpu_kernel.md), and ``--backend auto`` sends them there."""
+    with a candidate), fewer programs than multiprocessors, or several launches.  On the first H200 run the
+    batches with such plans (recomputed: N = 1M, k = 1000, 1,024 queries: cap = BLOCK_N, 4 splits) ran 3.6x to
+    8.9x slower than the torch path (benchmarks/results/gpu_kernel.md); ``--backend auto`` sends them there."""
 
     L: int
     cap: int
