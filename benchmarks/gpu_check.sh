@@ -121,6 +121,11 @@ if bench.exists():
         for r in data["rule_check"]:
             print(f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} "
                   f"| {r['faster']} | {r['rule']} |")
+    if data.get("budget_check"):
+        print("\n| memory budget | MiB | cap / L | splits | starved | fused ms |\n|---|---|---|---|---|---|")
+        for r in data["budget_check"]:
+            print(f"| {r['budget']} (k = {r['k']}) | {r['mem_budget'] / 2**20:.0f} | {r['cap']} / {r['L']} "
+                  f"| {r['nsplit']} | {r['starved']} | {r['fused_s'] * 1e3:.2f} |")
     for note in data.get("notes", []):
         print(f"\nnote: {note}")
 else:

@@ -13,8 +13,10 @@ NOT; the paper's ops); k in {10, 100, 1000}.  In one run, per N:
   (e) options  the fused kernel with the recommended scoring options (itlr_gpu.scoring.RECOMMENDED:
                per-literal affine maps + a hybrid epilogue with one whole-query vector per query),
                statistics over the 4,096-document sample included; at the smallest k only
-  (f) rule     with --rule-check: fused vs torch at the corners of ``--backend auto``'s provisional rule
+  (f) rule     with --rule-check: fused vs torch at the corners of ``--backend auto``'s rule
                (itlr_gpu.backends.choose_cuda_backend: batch size, stack depth, k) on the first N
+  (g) budget   with --rule-check: the fused kernel at the largest k on the first N with the default memory
+               budget and with 8x it, and the launch plan each allows (is the budget what starves large k?)
 
 Times are the median of --repeat runs (CUDA events) after a warm-up (which includes Triton's compile).  Reported:
 queries/s, the fused kernel's TFLOP/s as a fraction of the measured matmul rate,
@@ -266,7 +268,7 @@ def nested(terms: list) -> object:
 
 
 def rule_batches(d: int, smoke: bool) -> list[tuple]:
-    """(queries, depth, k, program, terms) at the corners of the provisional --backend auto rule."""
+    """(queries, depth, k, program, terms) at the corners of the --backend auto rule."""
     corners = [(2, 2, 10), (8, 2, 10), (1024, 2, 1000), (1024, 2, 2048), (256, 8, 100), (64, 12, 10)]
     if smoke:
         corners = [(2, 2, 5), (8, 3, 5)]
@@ -279,6 +281,37 @@ def rule_batches(d: int, smoke: bool) -> list[tuple]:
         t = (t / np.linalg.norm(t, axis=1, keepdims=True)).astype(np.float16).astype(np.float32)
         out.append((q, depth, k, program, t))
     return out
+
+
+def budget_check(docs, program, terms, k: int, repeat: int) -> list[dict]:
+    """(g) the fused kernel at one k with the default memory budget and with 8x it, and the launch plan each
+    allows: whether the key buffer's budget is what makes a large k slow on a small corpus (docs/gpu.md predicts
+    the 8x plan is not starved and runs near the k = 10 time)."""
+    n, d = docs.shape
+    k_eff = min(k, n)
+    const, _ = fk.specialisation(docs.dtype, OPS, program.max_depth, k_eff)
+    sms = torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 1
+
+    def plan(budget):
+        return fk.plan_launch(n, d, docs.element_size(), program.num_queries, k_eff, len(program.terms),
+                              const["BLOCK_N"], const["BLOCK_Q"], const["L"], sms=sms, mem_budget=budget,
+                              nsplit=None if CUDA else 1)   # as fused_search plans under the interpreter
+
+    rows = []
+    default_budget = plan(None).mem_budget
+    for name, budget in (("default", None), ("8x", 8 * default_budget)):
+        p = plan(budget)
+        if CUDA:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        sec, _ = timed(lambda: fk.fused_search(docs, terms, program, OPS, k_eff, mem_budget=budget), repeat)
+        peak = torch.cuda.max_memory_allocated() / (n * d * docs.element_size()) if CUDA else None
+        rows.append(dict(budget=name, mem_budget=p.mem_budget, k=k_eff, L=p.L, cap=p.cap, nsplit=p.nsplit,
+                         launches=p.launches, starved=p.starved, fused_s=sec, peak_over_docs=peak))
+        print(f"  budget check: k={k_eff} budget {name} ({p.mem_budget / 2**20:.0f} MiB): cap {p.cap} of L {p.L}, "
+              f"{p.nsplit} splits, {p.launches} launch(es), starved {p.starved}: fused {sec * 1e3:.2f} ms"
+              + (f", peak {peak:.3f}x docs" if peak is not None else ""), flush=True)
+    return rows
 
 
 def auto_rule(docs, program, k: int) -> str:
@@ -420,6 +453,7 @@ def main() -> int:
         docs = make_docs(args.n[0], args.d)
         print(f"auto rule corners (N={args.n[0]:,}):", flush=True)
         info["rule_check"] = rule_check(docs, rules, args.repeat)
+        info["budget_check"] = budget_check(docs, program, terms_np, max(args.k), args.repeat)
         del docs
     info["seconds"] = round(time.time() - t_start, 1)
     write_outputs(info, results, args)
@@ -452,7 +486,8 @@ def write_outputs(info, results, args, quiet: bool = False):
                                                                               else "gpu_kernel")
     stem.parent.mkdir(parents=True, exist_ok=True)
     tgt = targets(results)
-    payload = dict(info=info, results=results, rule_check=info.get("rule_check", []), notes=info.get("notes", []),
+    payload = dict(info=info, results=results, rule_check=info.get("rule_check", []),
+                   budget_check=info.get("budget_check", []), notes=info.get("notes", []),
                    targets=[dict(target=t, measured=m, met=ok) for t, m, ok in tgt])
     header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | auto runs | rows same "
               "| single-term ms | peak/docs | with options ms (x fused) |")
@@ -475,6 +510,13 @@ def write_outputs(info, results, args, quiet: bool = False):
                   "|---|---|---|---|---|---|---|"] + [
             f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} | "
             f"{r['faster']} | {r['rule']} |" for r in info["rule_check"]]
+    if info.get("budget_check"):
+        rlines += ["", "| memory budget (k, first N) | MiB | cap / L | splits | launches | starved | fused ms "
+                   "| peak/docs |", "|---|---|---|---|---|---|---|---|"] + [
+            f"| {r['budget']} (k = {r['k']}) | {r['mem_budget'] / 2**20:.0f} | {r['cap']} / {r['L']} | {r['nsplit']} "
+            f"| {r['launches']} | {r['starved']} | {r['fused_s'] * 1e3:.2f} | "
+            + (f"{r['peak_over_docs']:.3f} |" if r["peak_over_docs"] is not None else "- |")
+            for r in info["budget_check"]]
     md = "\n".join([
         "# Fused logical top-k kernel: GPU benchmark", "",
         f"GPU: {info['gpu']}; torch {info['torch']}, triton {info['triton']}; ops {info['ops']}; "

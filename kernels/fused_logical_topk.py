@@ -515,7 +515,8 @@ def fused_search(
 
     plan = plan_launch(n, d, docs.element_size(), q, k_eff, len(terms), block_n, block_q, L,
                        sms=1 if INTERPRETED else torch.cuda.get_device_properties(device).multi_processor_count,
-                       nsplit=nsplit, cap=cap, mem_budget=mem_budget, max_queries_per_launch=max_queries_per_launch)
+                       nsplit=1 if nsplit is None and INTERPRETED else nsplit,   # splits run one by one there
+                       cap=cap, mem_budget=mem_budget, max_queries_per_launch=max_queries_per_launch)
     nsplit, cap, tiles_per_split = plan.nsplit, plan.cap, plan.tiles_per_split
     max_queries_per_launch = plan.queries_per_launch
 
