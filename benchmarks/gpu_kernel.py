@@ -289,13 +289,12 @@ def budget_check(docs, program, terms, k: int, repeat: int) -> list[dict]:
     the 8x plan is not starved and runs near the k = 10 time)."""
     n, d = docs.shape
     k_eff = min(k, n)
-    const, _ = fk.specialisation(docs.dtype, OPS, program.max_depth, k_eff)
     sms = torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 1
 
     def plan(budget):
-        return fk.plan_launch(n, d, docs.element_size(), program.num_queries, k_eff, len(program.terms),
-                              const["BLOCK_N"], const["BLOCK_Q"], const["L"], sms=sms, mem_budget=budget,
-                              nsplit=None if CUDA else 1)   # as fused_search plans under the interpreter
+        return fk.batch_plan(docs.dtype, program.max_depth, k_eff, n, d, program.num_queries, len(program.terms),
+                             sms=sms, mem_budget=budget,
+                             nsplit=None if CUDA else 1)   # as fused_search plans under the interpreter
 
     rows = []
     default_budget = plan(None).mem_budget

@@ -359,8 +359,8 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 8), and S >= 16
     gets 16 lanes.  S = 4 on 16-bit documents takes 128 x 32 tiles (16 per value): on one H200 they ran
     1.47x faster than 64 x 32 (N = 1M, k = 10, depth 3: 55.1 vs 80.8 ms, benchmarks/results/gpu_kernel.json,
-    "autotune"), spill-free up to 255 registers except with HYBRID's extra dot (~200 bytes), which keeps
-    64 x 32.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
+    "autotune"), spill-free up to 255 registers except with HYBRID's extra dot (180-264 bytes at depth 4,
+    benchmarks/results/kernel_registers-128x32.md), which keeps 64 x 32.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
     both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
     spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
     k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
@@ -453,6 +453,16 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
     tiles_per_split = -(-num_tiles // nsplit)
     nsplit = -(-num_tiles // tiles_per_split)     # no empty split
     return LaunchPlan(L, cap, nsplit, tiles_per_split, max_queries_per_launch, launches, mem_budget, starved)
+
+
+def batch_plan(dtype: torch.dtype, max_depth: int, k: int, n: int, d: int, q: int, num_terms: int, *, sms: int,
+               hybrid: bool = False, **overrides) -> LaunchPlan:
+    """The plan :func:`fused_search` makes with the default tiles for ``q`` queries of stack depth ``max_depth``
+    (``num_terms`` terms), top-``k`` over ``n`` x ``d`` documents of ``dtype`` (``overrides``: plan_launch's)."""
+    k = min(int(k), int(n))
+    const, _ = specialisation(dtype, Ops(), max_depth, k, hybrid=hybrid)
+    return plan_launch(int(n), int(d), torch.empty(0, dtype=dtype).element_size(), int(q), k, int(num_terms),
+                       const["BLOCK_N"], const["BLOCK_Q"], const["L"], sms=sms, **overrides)
 
 
 def fused_search(

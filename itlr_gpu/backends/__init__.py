@@ -130,12 +130,8 @@ def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int
     if n_docs is not None and dim is not None:
         from ..kernels import fused_logical_topk as fk
 
-        k_eff = min(int(k), int(n_docs))
-        const, _ = fk.specialisation(torch.float16 if itemsize <= 2 else torch.float32, Ops(), max_depth, k_eff,
-                                     hybrid=hybrid)
-        plan = fk.plan_launch(int(n_docs), int(dim), int(itemsize), int(num_queries), k_eff,
-                              int(num_terms if num_terms is not None else num_queries), const["BLOCK_N"],
-                              const["BLOCK_Q"], const["L"], sms=sms)
+        plan = fk.batch_plan(torch.float16 if itemsize <= 2 else torch.float32, max_depth, k, n_docs, dim,
+                             num_queries, num_terms if num_terms is not None else num_queries, sms=sms, hybrid=hybrid)
         if plan.starved:
             return "torch"
     return "triton"
