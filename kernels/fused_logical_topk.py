@@ -358,10 +358,10 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     slots, the dot accumulator, the score) costs BLOCK_N * BLOCK_Q / (32 * num_warps) registers per
     thread: 64 x 64 tiles on 8 warps make that 16 (S <= 2), 64 x 32 tiles 8 (S = 8), and S >= 16
     gets 16 lanes.  S = 4 on 16-bit documents takes 128 x 32 tiles (16 per value): on one H200 they ran
-    1.47x faster than 64 x 32 (N = 1M, k = 10, depth 3: 55.1 vs 80.8 ms, benchmarks/results/gpu_kernel.json,
-    "autotune"), spill-free up to 255 registers except with HYBRID's extra dot (180-264 bytes at depth 4,
-    benchmarks/results/kernel_registers-128x32.md), which keeps 64 x 32.  fp32 documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits
-    both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
+    1.43x faster than 64 x 32 at N = 1M and 1.58x at 10M (k = 10, depth 3; the "autotune_by_n" rows of
+    benchmarks/results/gpu-run2/gpu_kernel.json), spill-free up to 255 registers except with HYBRID's extra dot
+    (180-264 bytes at depth 4, benchmarks/results/kernel_registers-128x32.md), which keeps 64 x 32.  fp32
+    documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
     spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
     k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
     """
@@ -405,7 +405,9 @@ class LaunchPlan:
     keeps the kernel fast -- the append area under half the sorted list (a merge after nearly every tile
     with a candidate), fewer programs than multiprocessors, or several launches.  On the first H200 run the
     batches with such plans (recomputed: N = 1M, k = 1000, 1,024 queries: cap = BLOCK_N, 4 splits) ran 3.6x to
-    8.9x slower than the torch path (benchmarks/results/gpu_kernel.md); ``--backend auto`` sends them there."""
+    8.9x slower than the torch path (benchmarks/results/gpu_kernel.md); ``--backend auto`` sends them there.  The
+    second run's budget check confirmed the cause: the same batch with 8x the budget (not starved) ran 9.7x
+    faster (68.9 vs 670.9 ms, benchmarks/results/gpu-run2/gpu_kernel.md)."""
 
     L: int
     cap: int

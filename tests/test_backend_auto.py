@@ -138,34 +138,36 @@ def test_auto_backend_torch_choice_equals_the_reference():
 
 
 def _measured_winners():
-    """(batch, faster path) from the committed H200 run: the benchmark rows (fused vs unfused torch, 1,024
+    """(batch, faster path) from the committed H200 runs: the benchmark rows (fused vs unfused torch, 1,024
     queries of the benchmark's templates) and the rule-check corners; ties within 10 % are left out."""
     import json
     from pathlib import Path
 
-    data = json.loads((Path(__file__).resolve().parent.parent / "benchmarks/results/gpu_kernel.json").read_text())
-    info = data["info"]
-    # the run of 2026-12-04 predates the recorded depth: its deepest template, a AND (b OR NOT c), is 3 deep
-    depth = info.get("max_depth") or compile_queries(['"a" AND ("b" OR NOT "c")']).max_depth
+    results = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
     out = []
-    for r in data["results"]:
-        if "unfused_s" in r and max(r["fused_s"], r["unfused_s"]) > 1.1 * min(r["fused_s"], r["unfused_s"]):
-            out.append((dict(k=r["k"], depth=depth, queries=info["queries"], n=r["n"], terms=info["terms"]),
-                        "triton" if r["fused_s"] < r["unfused_s"] else "torch"))
-    for r in data["rule_check"]:
-        if max(r["fused_s"], r["torch_s"]) > 1.1 * min(r["fused_s"], r["torch_s"]):
-            # the corners run on the first N, with depth distinct terms per query
-            out.append((dict(k=r["k"], depth=r["depth"], queries=r["queries"], n=data["results"][0]["n"],
-                             terms=r["queries"] * r["depth"]), r["faster"]))
+    for path in (results / "gpu_kernel.json", results / "gpu-run2" / "gpu_kernel.json"):
+        data = json.loads(path.read_text())
+        info = data["info"]
+        # the first run predates the recorded depth: its deepest template, a AND (b OR NOT c), is 3 deep
+        depth = info.get("max_depth") or compile_queries(['"a" AND ("b" OR NOT "c")']).max_depth
+        for r in data["results"]:
+            if "unfused_s" in r and max(r["fused_s"], r["unfused_s"]) > 1.1 * min(r["fused_s"], r["unfused_s"]):
+                out.append((dict(k=r["k"], depth=depth, queries=info["queries"], n=r["n"], terms=info["terms"]),
+                            "triton" if r["fused_s"] < r["unfused_s"] else "torch"))
+        for r in data["rule_check"]:
+            if max(r["fused_s"], r["torch_s"]) > 1.1 * min(r["fused_s"], r["torch_s"]):
+                # the corners run on the first N, with depth distinct terms per query
+                out.append((dict(k=r["k"], depth=r["depth"], queries=r["queries"], n=data["results"][0]["n"],
+                                 terms=r["queries"] * r["depth"]), r["faster"]))
     return out
 
 
 def test_rule_picks_the_faster_path_of_every_measured_gpu_batch():
-    """The rule with the documents' shape agrees with the H200 measurements (benchmarks/results/gpu_kernel.json):
+    """The rule with the documents' shape agrees with the H200 measurements (both committed runs):
     the fused kernel where it won, the torch path at k = 2048 and where the kernel's memory budget starved its
     launch plan (1M documents, k = 1000, 1,024 queries)."""
     winners = _measured_winners()
-    assert len(winners) >= 8 and {w for _, w in winners} == {"triton", "torch"}
+    assert len(winners) >= 16 and {w for _, w in winners} == {"triton", "torch"}
     for b, want in winners:
         got = B.choose_cuda_backend(b["k"], b["depth"], b["queries"], n_docs=b["n"], dim=768, itemsize=2,
                                     num_terms=b["terms"], sms=132)

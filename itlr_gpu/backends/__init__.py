@@ -107,6 +107,7 @@ def get_backend(name: str, device: torch.device) -> Backend:
 # kernel won at k <= 100 (2.8x-3.6x the torch path at 1M-10M documents), at 8 queries, at stack depth 8 and 12,
 # and at k = 1000 on 10M documents (3.3x); it lost 3.6x-8.9x at k = 1000 on 1M documents with 1,024 queries, where
 # its memory budget (4.5 % of the documents less fixed costs) starves the launch plan, and 74x at k = 2048.
+# The second run (benchmarks/results/gpu-run2/) agreed in every batch whose two times differ by more than 10 %.
 AUTO_MAX_K = 1024          # k above: L = 2048 lists (measured 74x slower at k = 2048); the torch path keeps up
 AUTO_MAX_DEPTH = 16        # measured faster up to depth 12 (16 stack slots); deeper stacks are unmeasured
 AUTO_MIN_QUERIES = 4       # at 2 queries the two paths tied (20.3 vs 21.3 ms at 1M); from 8 the kernel won
