@@ -38,10 +38,10 @@ FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"),
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def write_queries(out: Path) -> int:
-    """Every held-out request as one query file (query_id ``FILE:ID``: the writers' ids repeat across files)."""
+def write_queries(out: Path, files: list[Path] = FILES) -> int:
+    """The held-out requests of ``files`` as one query file (query_id ``FILE:ID``: the writers' ids repeat)."""
     lines = []
-    for path in FILES:
+    for path in files:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 r = json.loads(line)
@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="output tables of `itlr translate` of the file --queries writes (query_id FILE:ID, e.g. "
                          "heldout-writer2:h001); default: run the rules")
     ap.add_argument("--queries", default=None, metavar="OUT.jsonl",
-                    help="write every held-out request as one query file for `itlr translate` and stop")
+                    help="write the held-out requests (of --files, default every file) as one query file for "
+                         "`itlr translate` and stop")
     ap.add_argument("--label", default=None, help="name of the translator in the table (default: rules-N)")
     ap.add_argument("--form", choices=("expr", "llm"), default="expr",
                     help="with --translations: expr (default), the output's form; llm, the model's own form where "
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.form == "llm" and not args.translations:
         ap.error("--form llm needs --translations (the rules have no model form)")
     if args.queries:
-        n = write_queries(Path(args.queries))
+        n = write_queries(Path(args.queries), files)
         print(f"{n} requests -> {args.queries}")
         return 0
     label = args.label or (RULES_VERSION if args.translations is None else "translations")
@@ -112,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
                 if args.translations else "") + (f" --files {args.files}" if args.files else "") + "`", "",
              "Right: the same boolean function over the same terms as the writer's label. Shared out: misses that "
              "are the label with its phrase shared by alternatives shared out (`\"X\" AND (\"A\" OR \"B\")` for "
-             "`\"X in A\" OR \"B\"`), the reading since rules-28; writers 2 to 16 were briefed to keep such a "
-             "phrase with the nearer alternative, writers 17 and 18 to share it out.", "",
+             "`\"X in A\" OR \"B\"`; since rules-30 also a noun after names: `(\"A\" OR \"B\") AND \"X\"` for "
+             "`\"A\" OR \"B X\"`), the reading since rules-28; writers 2 to 16 were briefed to keep such a "
+             "phrase with the nearer alternative, writers 17 to 21 to share it out.", "",
              "| file | requests | right (same boolean function, same terms) | misses: shared out |",
              "| --- | ---: | ---: | ---: |"]
     for path in files:
