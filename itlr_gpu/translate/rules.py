@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-29"
+RULES_VERSION = "rules-30"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -286,6 +286,15 @@ _BINOMIALS = {
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
         "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
         "with or without",   # "cats with or without dogs": dogs do not matter, no exclusion
+        # trade and business terms
+        "track and trace", "click and collect", "buy and hold", "pick and pack", "plug and play", "brick and mortar",
+        "bricks and mortar", "mom and pop", "hub and spoke", "cash and carry", "lift and shift", "hire and fire",
+        "terms and conditions", "property and casualty", "learning and development", "training and development",
+        "compensation and benefits", "sales and operations planning", "stocks and shares", "loss and damage",
+        "buy and build", "make or buy", "build or buy", "pay and display", "park and ride", "cap and collar",
+        "fit and proper", "fixtures and fittings", "goods and services", "plant and equipment",
+        "property plant and equipment", "accounts payable and receivable", "general and administrative",
+        "selling general and administrative", "repairs and maintenance", "operations and maintenance",
         # names of countries, firms, works, dishes and legal terms that hold an "and"
         "trinidad and tobago", "bosnia and herzegovina", "antigua and barbuda", "saint kitts and nevis",
         "st kitts and nevis", "saint vincent and the grenadines", "sao tome and principe",
@@ -343,6 +352,19 @@ _RELATION = "(?:" + "|".join(sorted(_RELATION_NOUNS, key=len, reverse=True)) + "
 _DOCUMENTS_NEXT = (r"(?=(?:some\s+|more\s+|any\s+|further\s+)?(?:materials?|sources?|papers?|articles?|information|info|"
                    r"literature|studies|research|documents?|references?|readings?|data|evidence|reports?|guidance|"
                    r"case\s+law|authorities)\b)")
+# what follows an ask verb that is also a noun when it asks: its object ("show me", "share any papers",
+# "supply the latest data", "return everything on"), not a topic word ("share prices")
+_ASK_OBJECT_NEXT = (r"(?=\s+(?:me|us|them|it|all|any|some|every|everything|anything|something|whatever|what|how|that|"
+                    r"the|a|an|this|these|those|more|recent|relevant|good|my|our|up|out|for|about|on|regarding|"
+                    r"materials?|sources?|papers?|articles?|information|info|literature|studies|research|documents?|"
+                    r"docs|references?|readings?|data|evidence|reports?|results|findings|news|stuff|texts?|abstracts|"
+                    r"patents|records|tickets|notes|filings|guidance|resources?|links?|books?|reviews?)\b)")
+# nouns after "search" in a topic's name ("search engine optimisation", "search and rescue dogs")
+_SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|advertising|marketing|terms?|queries|query|"
+                 r"history|volumes?|rankings?|intent|traffic|bars?|box(?:es)?|costs?|part(?:y|ies)|algorithms?|"
+                 r"functions?|features?|behaviou?r|visibility|console|trends?|space|problems?|theory|index(?:es)?|"
+                 r"optimi[sz]ation|quality|relevance|tools?|dogs?|teams?|operations?|strateg(?:y|ies)|"
+                 r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?",
@@ -372,7 +394,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:my|our|the)\s+(?:teacher|professor|prof|tutor|lecturer|supervisor|boss|manager)\s+(?:says|said)\s+"
     r"(?:that\s+)?(?:we|i)\s+(?:need|have\s+to\s+find|should\s+find)\s+(?:\d+\s+|some\s+|three\s+|two\s+)?",
     # "pull whatever we have on X", "pull any reports on X", "run a search for X"
-    r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|market|reports?|data|papers|articles|clippings|"
+    r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|the\s+(?:latest|most\s+recent|recent)|latest|recent|market|reports?|data|papers|articles|clippings|"
     r"stuff|abstracts|patents|notes|clinical|news|stories|wire|posts|tickets|records|filings|transcripts|support|"
     r"customer|forum|product|court|policy|press|user|"
     r"background|stats|numbers|figures)\b)",
@@ -397,11 +419,18 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
     r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
-    r"(?:find|show|give|get|fetch|retrieve|return(?!\s+on\b)|list|bring|search|display|pull\s+up|look\s+(?:up|for|into)|dig\s+up|"
-    r"pull\s+together|"
-    r"recommend|suggest|locate|provide|send|share|collect|gather|furnish|obtain|supply|compile|identify)(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?"
-    r"(?:\s+for)?\b",
+    r"(?:find|give|get|fetch|retrieve|bring|pull\s+up|look\s+(?:up|for|into)|dig\s+up|pull\s+together|"
+    r"recommend|suggest|locate|provide|send|collect|gather|furnish|obtain|identify|"
+    r"list(?!\s+(?:of|prices?|pricing|rents?|brokers?|building|management|sizes?|hygiene)\b)|"
+    r"search(?!\s+" + _SEARCH_NOUNS + r"\b)|"
+    # verbs that name a topic's noun more often than they ask ("supply chains", "share prices", "show jumping",
+    # "return policies", "display ads", "compile times"): an ask only before its object
+    r"(?:show|return(?!\s+on\b)|display|share|supply|compile)" + _ASK_OBJECT_NEXT + r")"
+    r"(?:\s+(?:up|out))?(?:\s+for)?(?:\s+(?:me|us))?(?:\s+for)?\b",
     r"(?:what|how)\s+about\b",
+    # "what's the latest on X", "whats going on with X"
+    r"what(?:'s|s|\s+is)\s+(?:the\s+)?latest(?:\s+news)?\s+(?:on|about|with|regarding)\b",
+    r"what(?:'s|s|\s+is)\s+(?:going\s+on|happening)\s+(?:with|in|on|at)\b",
     # a teacher's assignment: "everyone should read up on X", "read two articles on X", "each bring a reading on X"
     r"(?:each|all|everyone|everybody|you\s+all)\s+(?:(?:should|must|will|can)\s+|needs?\s+to\s+)?"
     r"(?=(?:find|read|bring|look|choose|pick|search|locate|collect|gather)\b)",
@@ -500,7 +529,10 @@ _OWN_WORK = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\
              r"review|assignment|project|homework)(?:\s+(?:chapter|section|draft|proposal|outline))?"
              r"(?:\s+for\s+(?:class|school|college|uni|university|my\s+\w+))?\s+"
              r"(?:on|about|regarding|concerning)\b")
-_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, r"(?:about|on|regarding|concerning|re:?|in\s+respect\s+of|"
+# what the writer is studying names the topic ("We are reviewing X.", "I'm researching X")
+_OWN_STUDY = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:currently\s+|now\s+)?(?:reviewing|researching|studying|investigating|"
+              r"evaluating|assessing|analy[sz]ing|exploring|looking\s+into|reading\s+up\s+on)\b")
+_INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, _OWN_STUDY, r"(?:about|on|regarding|concerning|re:?|in\s+respect\s+of|"
                                                                    r"with\s+regard\s+to|pertaining\s+to)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
@@ -535,7 +567,7 @@ _TYPED_DOCUMENTS = (
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
-    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|other|one|two|three|four|"
+    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|most|other|one|two|three|four|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly|newest|technical|working|primary|"
@@ -547,13 +579,13 @@ _GENRE = (
     r"(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
-    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|"
+    r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|lists?|"
     r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|"
+    r"theses|standards|case\s+stud(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
     r"complaining\s+about|saying(?:\s+that)?|re:?|"
@@ -574,7 +606,7 @@ _GENRE = (
 _ADVICE = (
     r"(?:(?:a|an|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
-    r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b)"
+    r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol"}
@@ -1783,7 +1815,7 @@ def _sentences(text: str) -> list[str]:
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
 # request or a topic (a sentence without an auxiliary verb) belongs to it: joined with a semicolon.
 _EXCLUSION_SENTENCE_RE = re.compile(
-    r"(?:(?:but|and),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
+    r"(?:(?:but|and|also|and\s+also),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
@@ -1920,6 +1952,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         topic = prev[ask.end():] if ask else prev                               # "are" is the ask's
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
                 and (asked or not _has_strong_aux(topic)) and not _has_strong_aux(rest):
+            s = re.sub(r"^(?:and\s+)?also\b,?\s*", "", s, flags=re.I)   # "Also not Amazon.": "also" is no topic
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -2302,6 +2335,36 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"results?\s+by\s+[^.!?]{1,30}?\s+would\s+be\s+(?:great|good|ideal|helpful|perfect)|only\s+in\s+english(?:\s+please)?|(?:i\s+need\s+)?(?:papers|sources|studies)\s+"
     r"that\s+cover\s+(?:both|all)(?:\s+of\s+them)?|that's\s+the\s+only\s+(?:part|thing|aspect)\s+i\s+care\s+about)"
     r"[\s.!?]*")
+# the writer's circumstances as a closing sentence, after the request ("I have to brief the sourcing team on
+# Monday.", "I am preparing a training for our inspectors.", "Our CFO wants to try it next year."); not when it
+# names a topic ("I'm preparing a report on biochar.")
+_CIRCUMSTANCE_SENTENCE_RE = re.compile(
+    r"(?:(?:i|we)\s+(?:have|need|got)\s+to\s+(?:brief|present|report\s+to|prepare|update|advise|train|pitch|"
+    r"finish|submit|deliver|send)|(?:i'm|i\s+am|we're|we\s+are)\s+(?:preparing|drafting|putting\s+together|building|"
+    r"planning|organi[sz]ing|running|giving)\s+(?:a|an|the|our|my|some)|"
+    r"(?:our|my)\s+(?:cfo|ceo|coo|cto|boss|manager|director|team|client|board|vp|head\s+of\s+\w+|lead|supervisor)\s+"
+    r"(?:wants|needs|plans|is\s+planning|asked|has\s+asked)\s+to)\s+[^.!?]{0,80}[.!?]*")
+_CIRCUMSTANCE_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|concerning|into)\s+(?!(?:it|them|this|that|monday|tuesday|"
+                                    r"wednesday|thursday|friday|saturday|sunday|tomorrow|today|time)\b)")
+_OWN_SENTENCE_RE = re.compile(r"(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|we'd|our)\s")
+_NAMES_TOPIC_RE = re.compile(r"\b(?:especially|particularly|specifically|mainly|mostly|focus|focused|interest|interested|"
+                             r"topic|question|subject|about|regarding|concerning|also|too)\b")
+_MAX_CIRCUMSTANCE_WORDS = 25
+
+
+def _closing_circumstance(sentences: list[str]) -> bool:
+    """The last sentence tells of the writer after a whole request ("Could you find X? My grandson is doing a
+    school project.", "Any books on X? Mine keeps going flat."): a first-person statement with no ask, no
+    exclusion and no word that names a topic."""
+    if len(sentences) < 2:
+        return False
+    prev, low = _fold(sentences[-2]).strip(), _fold(sentences[-1]).strip()
+    return (prev.endswith("?") or _REQUEST_RE.match(prev) is not None) \
+        and _OWN_SENTENCE_RE.match(low) is not None and len(low.split()) <= _MAX_CIRCUMSTANCE_WORDS \
+        and not _ASK_WORDS_RE.search(low) and not _EXCLUDING_WORDS_RE.search(low) \
+        and not _CIRCUMSTANCE_TOPIC_RE.search(low) and not _NAMES_TOPIC_RE.search(low)
+
+
 _SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?"
                            r"(?:\s*,\s*[A-Za-z][\w .()'-]{0,40})?\s*$")
 # an ask after the writer's circumstances in one sentence ("I coordinate a choir and we are looking for X",
@@ -3003,7 +3066,10 @@ def _letter(text: str) -> str:
                                   or _source_preference(sentences[-1])
                                   or (_IDENTITY_SENTENCE_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                       and not _EXCLUDING_WORDS_RE.search(_fold(sentences[-1])))
-                                  or _asks_only(sentences[-1])):
+                                  or _asks_only(sentences[-1])
+                                  or (_CIRCUMSTANCE_SENTENCE_RE.fullmatch(_fold(sentences[-1]).strip()) is not None
+                                      and not _CIRCUMSTANCE_TOPIC_RE.search(_fold(sentences[-1])))
+                                  or _closing_circumstance(sentences)):
         sentences.pop()
         changed = True
     # the writer's reason or circumstances after the request ("X, since the details matter to me", "X, I have
@@ -3254,7 +3320,59 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
+    # names, the last with a lower-case noun after it: "Walmart or Target earnings", "3PL or 4PL providers"
+    if not tails:
+        words = last.split()
+        n = 0
+        while n < len(words) and _name_like(words[n]):
+            n += 1
+        tail = words[n:]
+        if 0 < n <= _MAX_SHARED_ALT and 0 < len(tail) <= _MAX_SHARED_TAIL \
+                and all(w.islower() and w[:1].isalpha() for w in tail) and tail[-1] not in _TIME_UNITS \
+                and tail[0] not in _TITLE_SMALL and tail[-1] not in _GENERIC_TAILS \
+                and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and all(_name_like(w) for w in c.text.split())
+                        for c in kids[:-1]):
+            return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(" ".join(words[:n]))]),
+                             Term(" ".join(tail))])
     return node
+
+
+def _excluded_place(node: Node, quoted: set[str]) -> Node:
+    """An excluded place or time keeps no preposition where the topic has none: "crop insurance except in India"
+    excludes India ("AI regulation in the EU rather than in the US" keeps the parallel "in")."""
+    if isinstance(node, (And, Or)):
+        kids = [_excluded_place(c, quoted) for c in node.children]
+        if isinstance(node, And):
+            positive = " ".join(t for c in kids if not isinstance(c, Not) for t in _terms(c))
+            kids = [_drop_leading_link(c, positive, quoted) for c in kids]
+        return make_and(kids) if isinstance(node, And) else make_or(kids)
+    return node
+
+
+_MAX_EXCLUDED_PLACE = 6   # words
+_EXCLUDED_LINK_RE = re.compile(r"(in|during|for)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
+                               r"addition|favou?r|case|general|particular|short|brief|example|instance|sure)\b)(?=\S)", re.I)
+
+
+def _drop_leading_link(node: Node, positive: str, quoted: set[str]) -> Node:
+    if not (isinstance(node, Not) and isinstance(node.child, Term)) or node.child.text in quoted:
+        return node
+    m = _EXCLUDED_LINK_RE.match(node.child.text)
+    # lower case, a short phrase: not a claim's opening ("In mouse models, ...")
+    if not m or not m.group(1).islower() or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE \
+            or re.search(rf"\b{m.group(1)}\s", positive, re.I):
+        return node
+    return Not(Term(node.child.text[m.end():]))
+
+
+_MAX_SHARED_TAIL = 4   # words of a lower-case noun shared by names
+_GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "sorts", "version", "versions", "way",
+                  "ways", "variety", "varieties", "edition", "editions"}   # "(Neapolitan or New York style)"
+
+
+def _name_like(word: str) -> bool:
+    """A word of a name, an acronym or a code: "Walmart", "Apple", "iPhone", "3PL" (not "the", "earnings")."""
+    return any(ch.isupper() for ch in word) and word.lower() not in _TITLE_SMALL
 
 
 def translate_rules(text: str) -> Node:
@@ -3308,6 +3426,7 @@ def translate_rules(text: str) -> Node:
         node = _drop_articles(_drop_placeholders(_Parser(toks).parse()), quoted)
         if not sentence_like and not re.search(r",\s*or\b", cleaned, re.I):
             node = _drop_articles(_split_shared(node, quoted), quoted)
+        node = _excluded_place(node, quoted)
     except RuleError:
         if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at
             raise prose_error from None
