@@ -1287,3 +1287,17 @@ def test_rules29_preferences_purposes_and_verdicts(text, expr):
 ])
 def test_rules30_ask_verbs_named_alternatives_and_excluded_places(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # the school work a request is for is no topic; a reader's age and a paper's kind are
+    ("I need a source on the Suez Crisis for my history essay, due monday!!", '"the Suez Crisis"'),
+    ("volcanoes or earthquakes, for a 4th grade report", '("volcanoes" OR "earthquakes")'),
+    ("templates for a research paper", '"templates for a research paper"'),
+    ("Roth IRA or traditional IRA for a 25 year old", '("Roth IRA" OR "traditional IRA for a 25 year old")'),
+    # pairs of names known as one
+    ("the Lewis and Clark expedition, not Sacagawea", '("the Lewis and Clark expedition" AND NOT "Sacagawea")'),
+    ("Gilbert and Sullivan operettas", '"Gilbert and Sullivan operettas"'),
+])
+def test_rules30_school_work_and_name_pairs(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -286,6 +286,11 @@ _BINOMIALS = {
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
         "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
         "with or without",   # "cats with or without dogs": dogs do not matter, no exclusion
+        # pairs of names known as one ("the Lewis and Clark expedition")
+        "lewis and clark", "antony and cleopatra", "tristan and isolde", "hansel and gretel", "jekyll and hyde",
+        "sense and sensibility", "beauty and the beast", "laurel and hardy", "gilbert and sullivan",
+        "rodgers and hammerstein", "watson and crick", "sacco and vanzetti", "abbott and costello",
+        "lewis and harris", "father and son", "the old man and the sea", "of mice and men",
         # trade and business terms
         "track and trace", "click and collect", "buy and hold", "pick and pack", "plug and play", "brick and mortar",
         "bricks and mortar", "mom and pop", "hub and spoke", "cash and carry", "lift and shift", "hire and fire",
@@ -2785,6 +2790,14 @@ _HAVE_PLENTY_RE = re.compile(
 # ", is for my master thesis", ", it's for our NGO report" closing a request: the writer's purpose
 _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
                                 r"(?=\s*(?:[.!?]|$))", re.I)
+# the school work a request is for ("for my history essay, due friday", ", for a 5th grade report"): no topic.
+# Only the writer's own work or a grade ("templates for a research paper" names its topic; a reader's age, "for a
+# 10 year old", qualifies what is wanted)
+_SCHOOL_PURPOSE_RE = re.compile(
+    r"(?:,\s*|\s+)for\s+(?:(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?|(?:a|an|my|our)\s+(?:\d{1,2}(?:st|nd|rd|th)|"
+    r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)[- ]grade\s+(?:[\w-]+\s+)?)"
+    r"(?:essay|report|project|assignment|homework|paper|presentation|class|thesis|dissertation|coursework)"
+    r"(?:\s*,?\s*due\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
 # ", clinical trial is better", ", synthetic ones also okay": a preference among kinds of sources
 _PREFERENCE_CLAUSE_RE = re.compile(r",\s*(?P<clause>[^,;.!?]{1,60})(?=\s*[.!?]*\s*$)")
 
@@ -3387,7 +3400,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
-    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", cleaned)).strip()
+    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _SCHOOL_PURPOSE_RE.sub("", cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
