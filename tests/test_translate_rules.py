@@ -1301,3 +1301,49 @@ def test_rules30_ask_verbs_named_alternatives_and_excluded_places(text, expr):
 ])
 def test_rules30_school_work_and_name_pairs(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # letters on several lines: a line that ends with a comma ("Dear desk,", "Best,") joins the next one
+    ("Dear desk,\nI'm researching coastal erosion in Norfolk for a feature. Please send what you can by Monday.\n"
+     "Best,\nLena", '"coastal erosion in Norfolk"'),
+    ("Hello,\nI am a PhD student in geography working on the Dust Bowl. Could the library provide newspaper articles "
+     "on it?\nMany thanks,\nAnna Berg", '"the Dust Bowl"'),
+    ("Dear Library,\nFor my dissertation I need sources on Fabian socialism or Guild socialism, but nothing on the "
+     "1920s. Could you help?\nKind regards,\nPiotr",
+     '(("Fabian socialism" OR "Guild socialism") AND NOT "the 1920s")'),
+    ("Hi archive team,\nFor next week's long read I need background on the Falklands War, everything except the "
+     "sinking of the Belgrano, which we've covered already.\nCheers,\nTom",
+     '("the Falklands War" AND NOT "the sinking of the Belgrano")'),
+    ("Dear colleagues,\nI'm compiling material on rail strikes, not including the 1984 strike, for an explainer "
+     "running next month. Please send anything relevant.\nRegards,\nAmy Lee, Data Team",
+     '("rail strikes" AND NOT "the 1984 strike")'),
+    ("Dear research desk,\nI'm fact-checking a claim about the minimum wage and would appreciate any archive "
+     "material you have.\nBest,\nTom Ruiz, Metro Desk", '"the minimum wage"'),
+    ("Hi - our team is putting together a retrospective on the Good Friday Agreement. Could you send whatever you "
+     "have? Thanks, Priya", '"the Good Friday Agreement"'),
+    # typed in lower case: the closing chatter is no topic
+    ("hi, can you pull everything you have on the suez crisis? need it by friday. thanks, Ola", '"the suez crisis"'),
+    ("Hey library team - for my Sunday feature, can you dig up anything on tin mining or slate quarries?",
+     '("tin mining" OR "slate quarries")'),
+])
+def test_rules30_letters_on_lines_and_newsroom_requests(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an archive's own asks and kinds of document
+    ("any reporting on the Aberfan disaster", '"the Aberfan disaster"'),
+    ("looking for the original reporting on the Profumo affair", '"the Profumo affair"'),
+    ("could you send me the archive's reporting on the miners' strike but without Orgreave?",
+     '("the miners\' strike" AND NOT "Orgreave")'),
+    ("yo do we have stuff on rent strikes, not glasgow or dublin", '("rent strikes" AND NOT "glasgow" AND NOT "dublin")'),
+    ("what's the archive got on lighthouse keepers", '"lighthouse keepers"'),
+    ("What is known so far about bird flu in cattle?", '"bird flu in cattle"'),
+    ("What actually happened at the Congress of Vienna?", '"the Congress of Vienna"'),
+    ("Do we have a file on port strikes? Editor wants a sidebar.", '"port strikes"'),
+    ("I need studies about pressure ulcers for my nursing capstone", '"pressure ulcers"'),
+    ("reporting standards for charities", '"reporting standards for charities"'),   # not a kind of document here
+])
+def test_rules30_archive_asks(text, expr):
+    assert canonical(translate_rules(text)) == expr

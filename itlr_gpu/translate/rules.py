@@ -374,6 +374,8 @@ _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w
 _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?",
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?(?=(?:send|find|give|pull|share|dig)\b)",
+    r"(?:can|could|would)\s+(?:the|your)\s+(?:archive|library|desk|team|librarian|research\s+desk|reference\s+desk)\s+"
+    r"(?:please\s+)?(?=(?:provide|send|find|share|pull|supply|get|give|dig)\b)",
     r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:looking|searching|hunting)\s+for\b",
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
@@ -476,7 +478,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     # shorter "what is" below
     r"what(?:'s|\s+has)\s+been\s+(?:written|published|said|done|reported)\s+(?:about|on|regarding)\b",
     r"what(?:'s|\s+is|\s+are|\s+has\s+been|\s+have\s+been)\s+(?:known|there|available|out\s+there|written|"
-    r"published|said|reported)\s+(?:about|on|regarding|concerning)\b",
+    r"published|said|reported)(?:\s+so\s+far|\s+to\s+date)?\s+(?:about|on|regarding|concerning)\b",
+    # "What happened at the Council of Nicaea?", "What actually happened during X?": the event is the topic
+    r"what\s+(?:actually\s+|really\s+|exactly\s+)?happened\s+(?:at|in|during|to|with|on)\b",
+    # an archive's own asks: "do we have stuff on X", "Do we have a file on X?", "what's the archive got on X"
+    r"(?:do|did)\s+(?:we|you|u)\s+have\s+(?:any\s+)?(?:stuff|anything|something|material|a\s+file|files|info|"
+    r"coverage|clips)\s+(?:on|about|regarding)\b",
+    r"what(?:'s|\s+has|\s+have)\s+(?:the|our|your)\s+(?:archive|library|desk|files?|morgue)\s+got\s+(?:on|about)\b",
     # "What do historians know about X?", "What does the law say on X?": only subjects that are no topic
     # ("What does Trump say about tariffs?" keeps its question)
     r"what\s+(?:do|does|did)\s+(?:(?:the|most|many|modern|recent|current|other)\s+)?(?:we|you|they|people|"
@@ -528,15 +536,21 @@ _ASKS = [  # a sentence that starts so asks for documents
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
-_OWN_WORK = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:writing|preparing|working\s+on|putting\s+together|doing)\s+(?:a|an|my|our)\s+"
+_OWN_WORK = (r"(?:(?:i|we)(?:'m|m|\s+am|\s+are|'re)|(?:our|my|the)\s+(?:team|desk|unit|department|group)\s+is)\s+"
+             r"(?:writing|preparing|working\s+on|putting\s+together|doing)\s+(?:a|an|my|our)\s+"
              r"(?:(?:short|long|school|university|college|master's|masters|phd|research|term|seminar|conference)\s+)?"
              r"(?:thesis|essay|paper|report|dissertation|article|book|chapter|lecture|talk|presentation|blog\s+post|"
-             r"review|assignment|project|homework)(?:\s+(?:chapter|section|draft|proposal|outline))?"
+             r"review|assignment|project|homework|retrospective|feature|piece|story|explainer|profile|long\s+read|"
+             r"package|investigation|documentary|podcast|briefing|backgrounder|timeline|sidebar)"
+             r"(?:\s+(?:chapter|section|draft|proposal|outline))?"
              r"(?:\s+for\s+(?:class|school|college|uni|university|my\s+\w+))?\s+"
              r"(?:on|about|regarding|concerning)\b")
 # what the writer is studying names the topic ("We are reviewing X.", "I'm researching X")
-_OWN_STUDY = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:currently\s+|now\s+)?(?:reviewing|researching|studying|investigating|"
-              r"evaluating|assessing|analy[sz]ing|exploring|looking\s+into|reading\s+up\s+on)\b")
+_OWN_STUDY = (r"(?:i|we)(?:'m|m|\s+am|\s+are|'re)\s+(?:(?:a|an)\s+[\w' -]{1,40}?\s+)?(?:currently\s+|now\s+)?"
+              r"(?:reviewing|researching|studying|investigating|evaluating|assessing|analy[sz]ing|exploring|"
+              r"looking\s+into|reading\s+up\s+on|working\s+on|writing\s+(?:about|on)|compiling\s+material\s+on|"
+              r"fact-checking\s+(?:a\s+|the\s+|some\s+)?(?:claims?|story|report|piece|figures?|statistics?)\s+"
+              r"(?:about|on|regarding))\b")
 _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, _OWN_STUDY, r"(?:about|on|regarding|concerning|re:?|in\s+respect\s+of|"
                                                                    r"with\s+regard\s+to|pertaining\s+to)\b"]]
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
@@ -573,6 +587,7 @@ _TYPED_DOCUMENTS = (
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
     r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|most|other|one|two|three|four|"
+    r"(?:the\s+)?(?:archive|library|paper|newspaper|desk)'s|original|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly|newest|technical|working|primary|"
@@ -590,7 +605,7 @@ _GENRE = (
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|case\s+stud(?:y|ies)|"
+    r"theses|standards|case\s+stud(?:y|ies)|reporting|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
     r"complaining\s+about|saying(?:\s+that)?|re:?|"
@@ -1814,7 +1829,20 @@ def _sentences(text: str) -> list[str]:
                 split.append(part)
             else:
                 split[-1] += " " + part
+    if split:   # typed in lower case: "... crisis? need it by thursday. thanks, Mara" closes with chatter
+        parts = re.split(r"(?<=[.?!])\s+(?=[a-z])", split[-1])
+        tail: list[str] = []
+        while len(parts) > 1 and _closing_chatter(parts[-1]):
+            tail.insert(0, parts.pop())
+        if tail:
+            split[-1:] = [" ".join(parts), *tail]
     return [s for s in split if s]
+
+
+def _closing_chatter(sentence: str) -> bool:
+    low = _fold(sentence).strip().rstrip(" .!?")
+    return _SIGN_OFF_RE.fullmatch(low) is not None or _CHATTER_SENTENCE_RE.fullmatch(low + ".") is not None \
+        or _CHATTER_SENTENCE_RE.fullmatch(low) is not None
 
 
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
@@ -1831,7 +1859,8 @@ _EXCLUSION_SENTENCE_RE = re.compile(
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
 # of it"): no part of what it excludes
 _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
-                        r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*)$",
+                        r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*|"
+                        r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*)$",
                         re.S)
 _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
@@ -2280,7 +2309,8 @@ def _mutual(sentence: str) -> str:
 # towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
-    r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|team|guys|y'all))?|"
+    r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
+    r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
     r"merhaba|habari|naomba\s+msaada|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
     r"(?=\S)")
@@ -2296,7 +2326,7 @@ _SIGN_OFF_RE = re.compile(
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
     r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie)"
-    r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,2})?|"
+    r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,3}){0,2}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
@@ -2348,7 +2378,8 @@ _CIRCUMSTANCE_SENTENCE_RE = re.compile(
     r"finish|submit|deliver|send)|(?:i'm|i\s+am|we're|we\s+are)\s+(?:preparing|drafting|putting\s+together|building|"
     r"planning|organi[sz]ing|running|giving)\s+(?:a|an|the|our|my|some)|"
     r"(?:our|my)\s+(?:cfo|ceo|coo|cto|boss|manager|director|team|client|board|vp|head\s+of\s+\w+|lead|supervisor)\s+"
-    r"(?:wants|needs|plans|is\s+planning|asked|has\s+asked)\s+to)\s+[^.!?]{0,80}[.!?]*")
+    r"(?:wants|needs|plans|is\s+planning|asked|has\s+asked)\s+to|"
+    r"(?:(?:the|my|our)\s+)?(?:editor|boss|producer|desk|news\s+editor)\s+wants\s+(?:a|an|it|this|one))\s*[^.!?]{0,80}[.!?]*")
 _CIRCUMSTANCE_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|concerning|into)\s+(?!(?:it|them|this|that|monday|tuesday|"
                                     r"wednesday|thursday|friday|saturday|sunday|tomorrow|today|time)\b)")
 _OWN_SENTENCE_RE = re.compile(r"(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|we'd|our)\s")
@@ -2392,7 +2423,9 @@ _CLOSING_ASK = (r"(?:(?:can|could|would)\s+(?:you|u|anyone|someone)\s+help(?:\s+
                 r"(?:whichever|whatever)\s+(?:you\s+(?:have|find|can\s+find|got)|is\s+(?:available|easier|quicker)|works)"
                 r"(?:\s+to\s+find)?|(?:ideally|preferably)\s+[^,]{1,40})")
 # the writer's purpose after the request: "... so we can size the market", "... to inform a feature"
-_PURPOSE_TAIL_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?(?:we|i)\s+(?:can|could)|to\s+inform\s+(?:a|an|the|our|my))\s+[^,;:.!?]{1,40}"
+_PURPOSE_TAIL_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?(?:we|i)\s+(?:can|could)|to\s+inform\s+(?:a|an|the|our|my)|"
+                              r"and\s+(?:would|'d)\s+(?:really\s+)?(?:appreciate|welcome|love|be\s+grateful\s+for)\s+"
+                              r"(?:any|anything|whatever|all|some))\s+[^,;:.!?]{1,40}"
                               r"[.!?]?$")
 _CLOSING_ASK_RE = re.compile(r"(?:,|\s[-\u2013\u2014]+)\s+" + _CLOSING_ASK)
 _CLOSING_CLAUSE_RE = re.compile(r"(?:,\s++(?:(?:i|we)(?:'ve|'m|'re|'d|'ll)?\s++(?!(?:want|need|would|'d)\b)[^,()\[\]]*+|"
@@ -2564,12 +2597,12 @@ def _layout(text: str) -> str:
         out.append(line)
     flush_list("")
     joined = []
-    for sentence in out:   # a label's line joins what follows; other lines are sentences
-        if joined and joined[-1].endswith(":"):
-            joined[-1] += " " + sentence
+    for sentence in out:   # a label's line joins what follows, as does a line that ends with a comma (a
+        if joined and joined[-1].endswith((":", ",")):   # letter's "Dear desk," or "Best,"); other lines are
+            joined[-1] += " " + sentence                  # sentences
         else:
             joined.append(sentence)
-    return " ".join(x if x[-1:] in ".?!:;" else x + "." for x in joined)
+    return " ".join(x if x[-1:] in ".?!:;" else x.rstrip(",") + "." for x in joined)
 
 
 # A search written as a spec ("Topic: X. Must include: Y. Must not include: Z.", "Subject: X\nMust include: Y",
@@ -2796,8 +2829,24 @@ _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:m
 _SCHOOL_PURPOSE_RE = re.compile(
     r"(?:,\s*|\s+)for\s+(?:(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?|(?:a|an|my|our)\s+(?:\d{1,2}(?:st|nd|rd|th)|"
     r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)[- ]grade\s+(?:[\w-]+\s+)?)"
-    r"(?:essay|report|project|assignment|homework|paper|presentation|class|thesis|dissertation|coursework)"
-    r"(?:\s*,?\s*due\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
+    r"(?:essay|report|project|assignment|homework|paper|presentation|class|thesis|dissertation|coursework|seminar|"
+    r"capstone|module|course|exam|lecture)"
+    r"(?:\s*,?\s*due\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))"
+    # a newsroom's: "for a feature", "for an explainer running next month", "for Sunday's long read"
+    r"|(?:,\s*|\s+)for\s+(?:a|an|our|my|the|this|next\s+week's|[a-z]+day's)\s+(?:[\w-]+\s+)?(?:feature|piece|explainer|"
+    r"long\s+read|sidebar|backgrounder|profile|package|segment|podcast|documentary|retrospective|op-ed|column)"
+    r"(?:\s+(?:running|due|out|going\s+out)\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+(?:\s|$)|$|[,;]\s))", re.I)
+_SCHOOL_PURPOSE_RE = re.compile(r"(?:" + _SCHOOL_PURPOSE_RE.pattern + r")(?P<comma>,(?=\s))?", re.I)
+
+
+def _drop_purpose(m: re.Match) -> str:
+    """The purpose goes; a comma after it stays, unless the purpose opened its clause ("Hey team -- for my Sunday
+    feature, can you ...")."""
+    before = m.string[:m.start()].rstrip()
+    opens = not before or before[-1] in "-\u2013\u2014:;.!?"
+    return "," if m.group("comma") and not opens else ""
+
+
 # ", clinical trial is better", ", synthetic ones also okay": a preference among kinds of sources
 _PREFERENCE_CLAUSE_RE = re.compile(r",\s*(?P<clause>[^,;.!?]{1,60})(?=\s*[.!?]*\s*$)")
 
@@ -3037,7 +3086,10 @@ _IN_EACH_CASE_RE = re.compile(r"(?P<but>\b(?:but|and))\s*,?\s+in\s+(?:both|eithe
 
 
 _ASK_ONLY_WORDS = _DOCUMENT_WORDS | set("me us to the a an relevant useful helpful suitable appropriate further "
-                                          "anything something where where's help with this that please".split())
+                                          "anything something where where's help with this that please newspaper "
+                                          "on it them what whatever everything all you can could have has got find "
+                                          "by today tomorrow asap soon monday tuesday wednesday thursday friday "
+                                          "saturday sunday".split())
 
 
 def _asks_only(sentence: str) -> bool:
@@ -3098,8 +3150,9 @@ def _letter(text: str) -> str:
     if purpose and purpose.start() > 0 and not reason:
         sentences[-1] = sentences[-1][:purpose.start()]
         changed = True
+    covered = reason is not None and re.match(r",\s+which\s", reason.group(0)) is not None   # "..., which we've covered"
     if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)) \
-            and not re.match(r"(?:for|as)\s", low):   # "For a briefing, I ...": the clause is the sentence's own
+            and (covered or not re.match(r"(?:for|as)\s", low)):   # "For a briefing, I ...": the clause is the sentence's own
         sentences[-1] = sentences[-1][:reason.start()]
         changed = True
     for i, sentence in enumerate(sentences):
@@ -3400,7 +3453,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
-    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _SCHOOL_PURPOSE_RE.sub("", cleaned))).strip()
+    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _SCHOOL_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
