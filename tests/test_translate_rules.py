@@ -1347,3 +1347,36 @@ def test_rules30_letters_on_lines_and_newsroom_requests(text, expr):
 ])
 def test_rules30_archive_asks(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a capitalised name with an "and" before an institution's word is one term; two names stay two
+    ("youth diversion schemes, leave out the Crime and Disorder Act",
+     '("youth diversion schemes" AND NOT "the Crime and Disorder Act")'),
+    ("Food and Drug Administration warning letters", '"Food and Drug Administration warning letters"'),
+    ("Harvard Nurses Study, excluding EPIC Study and American Heart Association",
+     '("Harvard Nurses Study" AND NOT "EPIC Study" AND NOT "American Heart Association")'),
+    ("Spain and Portugal", '("Spain" AND "Portugal")'),
+    # names with numbers share the noun after them
+    ("Section 21 or Section 8 notices", '(("Section 21" OR "Section 8") AND "notices")'),
+    ("Windows 10 or Windows 11 drivers", '(("Windows 10" OR "Windows 11") AND "drivers")'),
+    # letters: the signature's lines, deadlines, calls and what someone asked the writer
+    ("Hi,\nA constituent has asked about bus franchising. Could you point me to the most recent briefings?\n"
+     "Best,\nJames\nOffice of Jane Doe MP", '"bus franchising"'),
+    ("Dear Library,\n\nI am preparing for a committee debate next Tuesday and would be grateful for recent briefings "
+     "on hospice funding.\n\nKind regards,\nTom Hughes\nParliamentary Assistant", '"hospice funding"'),
+    ("Hi all,\n\nCould someone pull together anything we have on force majeure? Client call Thursday morning.\n\n"
+     "Thanks,\nPriya", '"force majeure"'),
+    ("Hello,\n\nFor a client matter I need everything on non-compete clauses as well as garden leave. Deadline COB "
+     "Monday.\n\nBest,\nMark", '("non-compete clauses" AND "garden leave")'),
+    ("Could you send me the latest research on prison overcrowding? I need it for a constituent letter by Friday.",
+     '"prison overcrowding"'),
+    ("Hi, need anything on sick pay or holiday pay - not agency workers please. by 5pm if poss. Ta, Lee",
+     '(("sick pay" OR "holiday pay") AND NOT "agency workers")'),
+    ("got anything on zero-hours contracts? need it asap", '"zero-hours contracts"'),
+    ("Looking for briefings on the Barnett formula please", '"the Barnett formula"'),
+    ("Please, I search the seismic design codes but not Eurocode 8, thank you",
+     '("the seismic design codes" AND NOT "Eurocode 8")'),
+])
+def test_rules31_names_with_and_signatures_and_deadlines(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-30"
+RULES_VERSION = "rules-31"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -182,6 +182,34 @@ _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
                    "be", "been", "being", "not"}
+
+
+# The last word of a capitalised name that holds an "and" ("Crime and Disorder Act", "Food and Drug
+# Administration", "Health and Safety Executive")
+_INSTITUTIONS = set("act acts bill regulations regulation order directive convention treaty commission committee "
+                    "department ministry council authority agency fund institute society party company trust court "
+                    "tribunal service office board museum university college school hospital bank foundation "
+                    "association union federation corporation administration executive inspectorate code rules "
+                    "scheme programme program".split())
+_MAX_NAME_RUN = 4   # capitalised words after the "and"
+
+
+def _institution_name(raw: list, i: int) -> int:
+    """The number of tokens from ``i`` that make one capitalised name with an "and" and an institution's word at
+    its end ("Crime and Disorder Act"), or 0."""
+    def cap(k: int) -> bool:
+        return k < len(raw) and raw[k].kind == "WORD" and raw[k].text[:1].isupper() and raw[k].text != "AND"
+    if not cap(i) or i > 0 and cap(i - 1):   # one capitalised word before the "and": "EPIC Study and American
+        return 0                              # Dental Association" names two
+    k = i + 1
+    if k >= len(raw) or raw[k].kind != "WORD" or raw[k].text != "and":
+        return 0
+    m = k + 1
+    while cap(m) and m - k - 1 < _MAX_NAME_RUN:
+        m += 1
+    if m == k + 1 or _fold(raw[m - 1].text).strip(".,;:!?\"'") not in _INSTITUTIONS:
+        return 0
+    return m - i
 
 
 def _in_title(toks: list, i: int) -> bool:
@@ -391,7 +419,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:looking|searching|hunting)\s+for\b",
     # "need info on X" (typed without its subject: only before a word for documents or advice)
     r"need\s+(?=(?:some\s+|more\s+|good\s+|the\s+|quick\s+|some\s+quick\s+|all\s+)?(?:info|informations?|stuff|papers?|"
-    r"everything|anything|news|abstracts|patents|wire\s+stories|(?:product\s+)?(?:defect\s+)?reports|"
+    r"everything|anything|news|abstracts|patents|wire\s+stories|(?:product\s+)?(?:defect\s+)?reports|guidance|briefings?|"
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
     r"documentation|literature|evidence|background|clippings|references|refs|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
@@ -453,7 +481,14 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"look\s?up\b:?",
     # "How effective are X?", "Is there a study on X?", "..., want studies about X"
     r"how\s+(?:effective|useful|safe|common|accurate|reliable|successful)\s+(?:is|are|were|was)\b",
-    r"(?:is|are)\s+there\s+(?:a|any)\s+(?:study|paper|review|trial|meta-analysis|report)\s+(?:on|about|of|into)\b",
+    r"(?:is|are)\s+there\s+(?:a|any)\s+(?:study|paper|review|trial|meta-analysis|report|briefing|briefing\s+paper|"
+    r"guidance)\s+(?:on|about|of|into)\b",
+    # "[I am preparing for a debate and] would be grateful for recent briefings on X"
+    r"(?:(?:i|we)\s+)?would\s+be\s+(?:very\s+|most\s+)?(?:grateful|glad|thankful)\s+for\b",
+    # what someone asked the writer ("A constituent has asked about X", "My client wants to know about X")
+    r"(?:a|my|our|the)\s+(?:constituent|client|customer|patient|reader|member|student|colleague|manager|boss|"
+    r"partner|editor)\s+(?:has\s+)?(?:asked|wants\s+to\s+know|is\s+asking|was\s+asking)\s+(?:me\s+|us\s+)?"
+    r"(?:about|on|regarding)\b",
     r"want\s+(?=(?:some\s+|more\s+|good\s+)?(?:studies|papers|articles|research|literature|sources|info|data|evidence)\b)",
     # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
     # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
@@ -605,7 +640,7 @@ _GENRE = (
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|case\s+stud(?:y|ies)|reporting|"
+    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
     r"complaining\s+about|saying(?:\s+that)?|re:?|"
@@ -767,6 +802,11 @@ def _lex(text: str) -> list[_Tok]:
             words.append(_fold(raw[j].text).strip(".,;:!?\"'"))
             j += 1
         matched = False
+        named = _institution_name(raw, i) if not shouting else 0
+        if named:   # "the Crime and Disorder Act", "Planning and Compulsory Purchase Act"
+            out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + named])))
+            i += named
+            continue
         for n in range(len(words), 1, -1):
             last = words[n - 1][:-2] if words[n - 1].endswith(("'s", "\u2019s")) else words[n - 1]   # "Clyde's"
             if (tuple(words[:n]) in _BINOMIALS or (*words[:n - 1], last) in _BINOMIALS) \
@@ -1095,7 +1135,8 @@ _MAX_CLAUSE_ASK_WORDS = 40
 # the writer's ask opening a clause after a comma ("neither A nor B, i want C", "Rather than X, I want Y")
 _CLAUSE_ASK_RE = re.compile(
     r"(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|just\s+|only\s+)?(?:want|need|like|prefer)(?:\s+to\s+(?:read|find|see|"
-    r"learn|know|get)(?:\s+(?:more\s+)?(?:about|on))?)?|(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for)\b")
+    r"learn|know|get)(?:\s+(?:more\s+)?(?:about|on))?)?|(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for|"
+    r"(?:i|we)\s+(?:search|look)(?:\s+for)?)\b")
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
               "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
@@ -1829,14 +1870,14 @@ def _sentences(text: str) -> list[str]:
                 split.append(part)
             else:
                 split[-1] += " " + part
-    if split:   # typed in lower case: "... crisis? need it by thursday. thanks, Mara" closes with chatter
-        parts = re.split(r"(?<=[.?!])\s+(?=[a-z])", split[-1])
+    out = []
+    for sentence in split:   # typed in lower case: "... crisis? need it by thursday. thanks, Mara" ends in chatter
+        parts = re.split(r"(?<=[.?!])\s+(?=[a-z])", sentence)
         tail: list[str] = []
         while len(parts) > 1 and _closing_chatter(parts[-1]):
             tail.insert(0, parts.pop())
-        if tail:
-            split[-1:] = [" ".join(parts), *tail]
-    return [s for s in split if s]
+        out += [" ".join(parts), *tail]
+    return [s for s in out if s]
 
 
 def _closing_chatter(sentence: str) -> bool:
@@ -2326,7 +2367,7 @@ _SIGN_OFF_RE = re.compile(
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
     r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie)"
-    r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,3}){0,2}|"   # "Best, Tom Alvarez, Metro Desk"
+    r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
@@ -2357,8 +2398,12 @@ _IDENTITY_SENTENCE_RE = re.compile(r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:just\s+|
 _CHATTER_SENTENCE_RE = re.compile(
     r"(?:please\s+advise|nothing\s+urgent|no\s+(?:rush|hurry)|not\s+urgent|(?:ticket\s+)?priority\s*:?\s*\w+|"
     r"ref(?:erence)?\s*(?:no\.?|number|#)?\s*:?\s*#?\w+|(?:the\s+)?deadline\s+is\s+[^.!?]{1,30}|"
-    r"(?:due|needed|need\s+it)\s+(?:by|before|on)\s+[^.!?]{1,30}|(?:exec(?:utive)?|board|team)\s+(?:review|meeting)\s+"
-    r"[^.!?]{1,20}|need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
+    r"(?:(?:i|we)\s+)?(?:due|needed|need\s+it)\s+(?:by|before|on)\s+[^.!?]{1,30}|"
+    r"(?:exec(?:utive)?|board|team|client|partner|committee)\s+(?:review|meeting|call|hearing)\s+"
+    r"[^.!?]{1,20}|(?:(?:i|we)\s+)?need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
+    r"(?:(?:i|we)\s+)?need\s+(?:it|this|them)\s+(?:asap|urgently|today|tomorrow|soon|quickly|now)|"
+    r"deadline\s*:?\s+(?:is\s+)?[^.!?]{1,30}|by\s+(?:\d{1,2}(?::\d\d)?\s*(?:am|pm)|cob|eod|close\s+of\s+business|noon|"
+    r"monday|tuesday|wednesday|thursday|friday|tomorrow|today)(?:\s+(?:if\s+poss(?:ible)?|please|pls|ideally))?|"
     r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
     r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?|"
     r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|"
@@ -2410,6 +2455,7 @@ _PURPOSE_ASK_RE = re.compile(r"\s+(?=(?:i|we)\s+(?:need|want|require|am\s+lookin
 _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*|\s+[-\u2013\u2014]+\s+)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
+    r"(?:(?:i|we)\s+)?would\s+be\s+(?:very\s+|most\s+)?(?:grateful|glad|thankful)\s+for|"
     r"so\s+(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT + "|"
     r"(?:could|can|would)\s+you|(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|please\s+(?:send|find|pull)\b)\b)")
 # the last clause of a request after a comma: the writer's circumstances or a closing ask
@@ -2600,6 +2646,9 @@ def _layout(text: str) -> str:
     for sentence in out:   # a label's line joins what follows, as does a line that ends with a comma (a
         if joined and joined[-1].endswith((":", ",")):   # letter's "Dear desk," or "Best,"); other lines are
             joined[-1] += " " + sentence                  # sentences
+        elif joined and _SIGN_OFF_RE.fullmatch(_fold(joined[-1]).rstrip(" .")) and len(sentence.split()) <= 6 \
+                and not sentence.endswith("?") and len(joined) > 1:
+            joined[-1] += ", " + sentence   # "Best,\nJames\nOffice of Jane Doe MP": the signature's lines
         else:
             joined.append(sentence)
     return " ".join(x if x[-1:] in ".?!:;" else x.rstrip(",") + "." for x in joined)
@@ -3089,7 +3138,7 @@ _ASK_ONLY_WORDS = _DOCUMENT_WORDS | set("me us to the a an relevant useful helpf
                                           "anything something where where's help with this that please newspaper "
                                           "on it them what whatever everything all you can could have has got find "
                                           "by today tomorrow asap soon monday tuesday wednesday thursday friday "
-                                          "saturday sunday".split())
+                                          "saturday sunday most latest briefing briefings guidance".split())
 
 
 def _asks_only(sentence: str) -> bool:
@@ -3390,14 +3439,14 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
     if not tails:
         words = last.split()
         n = 0
-        while n < len(words) and _name_like(words[n]):
+        while n < len(words) and (_name_like(words[n]) or n > 0 and words[n].isdigit()):   # "Section 21"
             n += 1
         tail = words[n:]
         if 0 < n <= _MAX_SHARED_ALT and 0 < len(tail) <= _MAX_SHARED_TAIL \
                 and all(w.islower() and w[:1].isalpha() for w in tail) and tail[-1] not in _TIME_UNITS \
                 and tail[0] not in _TITLE_SMALL and tail[-1] not in _GENERIC_TAILS \
-                and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and all(_name_like(w) for w in c.text.split())
-                        for c in kids[:-1]):
+                and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and _name_like(c.text.split()[0])
+                        and all(_name_like(w) or w.isdigit() for w in c.text.split()) for c in kids[:-1]):
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(" ".join(words[:n]))]),
                              Term(" ".join(tail))])
     return node
