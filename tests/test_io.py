@@ -431,6 +431,28 @@ def test_utf16_delimited_files_are_refused_with_a_hint(tmp_path, name):
         io.read_queries(tmp_path / name)
 
 
+@pytest.mark.parametrize("name", ["q.tsv", "q.csv", "q.tsv.gz"])
+@pytest.mark.parametrize("bad_line", [2, 4, 401, 5000])
+def test_invalid_utf8_in_a_delimited_file_names_its_own_line(tmp_path, name, bad_line):
+    """The decoder reads a buffer ahead of the row reader: the error still names the line that holds the byte."""
+    sep = "," if ".csv" in name else "\t"
+    lines = [f"query_id{sep}expr"] + [f"q{i}{sep}topic number {i} about grain" for i in range(1, 6000)]
+    data = "\n".join(lines).encode()
+    target = lines[bad_line - 1].encode()
+    data = data.replace(target, target + b" caf\xe9", 1)
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    with pytest.raises(InputError, match=rf"{name}:{bad_line}: invalid UTF-8 "):
+        io.read_queries(tmp_path / name)
+
+
+def test_a_corrupt_parquet_file_is_one_error_line(tmp_path):
+    """pyarrow's OSError for a Parquet file that is not one has a line break in its message."""
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1" + bytes(100) + b"PAR1")
+    with pytest.raises(InputError) as e:
+        io.read_queries(tmp_path / "junk.parquet")
+    assert "\n" not in str(e.value) and "junk.parquet: cannot read" in str(e.value)
+
+
 def test_csv_corpus_and_queries_follow_csv_quoting(tmp_path):
     import csv
 
