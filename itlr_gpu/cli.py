@@ -247,6 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "and first-touch costs)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
+    cli_common.add_fallback_argument(s)
+    s.add_argument("--skip-invalid", action="store_true",
+                   help="leave out queries whose expr is missing or does not parse (a translator's error rows; "
+                        "counted on stderr) instead of refusing the file")
     s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
@@ -476,8 +480,18 @@ def cmd_bench(args) -> int:
 
     if args.json:  # before any work, like every -o
         check_output(args.json, (".json",), inputs={"index": args.index, "queries": args.queries}, flag="--json")
+    fallback = cli_common.fallback_list(args)
     index = scale_cli.load_index(args.index)
-    queries, ids, _ = queries_from_table(read_queries(args.queries), args.field, args.queries)
+    table = read_queries(args.queries)
+    invalid: list[dict] | None = [] if args.skip_invalid else None
+    queries, ids, _ = queries_from_table(table, args.field, args.queries, invalid, fallback=fallback,
+                                         skip_hint="--skip-invalid benchmarks the valid ones")
+    cli_common.report_fallback(fallback or [], table.num_rows, args.queries)
+    if invalid:
+        first = invalid[0]
+        print(f"itlr: note: {cli_common.counted(len(invalid), 'invalid query', 'invalid queries')} of "
+              f"{table.num_rows:,} left out (first {first['query_id']!r}, {args.queries} row {first['row']}: "
+              f"{first['error']})", file=sys.stderr)
     n = len(index)
     if args.k > n:
         raise InputError(f"k={args.k} is above the corpus size {n:,}", "-k", f"an integer in 1..{n}")

@@ -270,7 +270,8 @@ MAX_LISTED = 20  # invalid queries listed under the error line (the error counts
 
 
 def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] | None = None, *,
-                       skip_hint: bool = False, fallback: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
+                       skip_hint: bool | str = False,
+                       fallback: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
     """``(queries, ids, field)`` from a query table: expression strings, or whole-text ``Term``s for ``text``.
 
     Every row is checked (empty value; for ``expr`` a query that does not parse),
@@ -279,7 +280,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     its row, id and reason; the translator's ``error`` column when the file has
     one).  With a list, bad rows are left out and appended to it as
     ``{"query_id", "row", "error"}`` records (``itlr search --skip-invalid``); ``skip_hint``: the error
-    suggests that option (only ``itlr search`` has it).  With a ``fallback`` list, a bad ``expr`` row that
+    suggests that option (True: as ``itlr search`` has it; a string: in those words).  With a ``fallback`` list, a bad ``expr`` row that
     has a text is searched with that text embedded whole (the dense baseline; what a translator's error
     row is best searched with) and appended to it as such a record instead (``--fallback-text``).
     """
@@ -323,15 +324,15 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
             problem += " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
         bad.append({"query_id": ids[row], "row": row, "error": problem})
     if bad and (invalid is None or not queries):   # with --skip-invalid too when nothing is left to score
-        skip_hint = skip_hint and invalid is None
+        hint = ("--skip-invalid scores the valid ones and writes the rest to an errors table" if skip_hint is True
+                else skip_hint) if invalid is None else ""
         first = bad[0]
         more = "" if len(bad) == 1 else (f" (the first {MAX_LISTED} listed below)" if len(bad) > MAX_LISTED
                                          else " (listed below)")
         err = InputError(f"{len(bad):,} of {len(values):,} queries {'is' if len(bad) == 1 else 'are'} invalid{more}, "
                          f"the first {first['query_id']!r}: {first['error']}", f"{where} row {first['row']}",
                          f"a non-empty {field} per query that parses"
-                         + ("; --skip-invalid scores the valid ones and writes the rest to an errors table"
-                            if skip_hint else "")
+                         + (f"; {hint}" if hint else "")
                          + ("; --fallback-text searches a row that has a text by its text"
                             if texts is not None and fallback is None else "")
                          + ("; --fallback-text needs a text column, which this file lacks"

@@ -105,3 +105,28 @@ def test_bench_report_with_a_stand_in_encoder(tmp_path, monkeypatch):
     assert report["queries"]["count"] == 24 and not report["queries"]["single_term"]
     assert report["encoder"]["name"] == "seeded-test-encoder" and "cuda" not in report["floors"]
     assert "torch-cpu" in text and "queries/s" in text
+
+
+@pytest.mark.slow
+def test_a_translators_error_rows_are_skipped_or_searched_by_their_text(imported, capsys):
+    """A translation with an error row is refused with both ways out named; --skip-invalid benchmarks the rest,
+    --fallback-text searches the row by its text."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    table = pa.table({"query_id": ["q1", "q2"], "text": ["coffee but not tea", "tea please"],
+                      "expr": ['"coffee" AND NOT "tea"', None], "error": [None, "nothing to search for"]})
+    with ipc.new_file(imported / "t.arrow", table.schema) as w:
+        w.write_table(table)
+    base = ["bench", str(imported / "idx"), str(imported / "t.arrow"), "--backends", "torch-cpu", "--repeat", "1",
+            "--warmup", "0", "-k", "3"]
+    assert main(base + ["--json", str(imported / "no.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--skip-invalid benchmarks the valid ones" in err[0] and "--fallback-text" in err[0]
+    assert not (imported / "no.json").exists()
+    for flag, count, note in (("--skip-invalid", 1, "1 invalid query of 2 left out (first 'q2'"),
+                              ("--fallback-text", 2, "1 query of 2 with no valid expr is searched by its text")):
+        out = imported / f"{flag[2:]}.json"
+        assert main(base + [flag, "--json", str(out)]) == 0
+        assert note in capsys.readouterr().err
+        assert json.loads(out.read_text())["queries"]["count"] == count
