@@ -1380,3 +1380,29 @@ def test_rules30_archive_asks(text, expr):
 ])
 def test_rules31_names_with_and_signatures_and_deadlines(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a closing statement about the writer, in lower case too, and what someone else wants it for
+    ("Can someone send me the latest policy on safeguarding? our team visits families at home", '"safeguarding"'),
+    ("Any studies about hearing loss in musicians? Doing my dissertation on it.", '"hearing loss in musicians"'),
+    ("Is there any guidance on legionella testing? The contractor wants it by Friday.", '"legionella testing"'),
+    ("Can you look for anything linking noise, sleep and blood pressure? Our union rep wants it for the review.",
+     '("noise" AND "sleep" AND "blood pressure")'),
+    ("i need info on council tax appeals for a client meeting tomorrow", '"council tax appeals"'),
+    ("Good morning, I'm looking for articles on cold chains. It's for a client meeting tomorrow, so anything "
+     "recent helps", '"cold chains"'),
+    ("I'm researching the Reformation for my coursework - excluding Luther", '("the Reformation" AND NOT "Luther")'),
+    ("Hi team - anything on speed bumps? We don't need anything about cameras, that's covered already.",
+     '("speed bumps" AND NOT "cameras")'),
+    # kinds of document, names and asks
+    ("could you find me guidelines on sepsis screening please", '"sepsis screening"'),
+    ("Could I get either the NICE or SIGN guidance on asthma", '(("the NICE" OR "SIGN guidance") AND "asthma")'),
+    ("sickle cell disease without the gene therapy papers", '("sickle cell disease" AND NOT "the gene therapy")'),
+    ("coral reefs, exclude the marine studies", '("coral reefs" AND NOT "the marine studies")'),   # too short to cut
+    ("triage in Accident and Emergency", '"triage in Accident and Emergency"'),
+    # lower-case nouns before "or" keep the noun after the last with it: only the meaning tells them apart
+    ("milk or peanut butter", '("milk" OR "peanut butter")'),
+])
+def test_rules31_closing_statements_and_kinds_of_document(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-31"
+RULES_VERSION = "rules-32"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -341,7 +341,8 @@ _BINOMIALS = {
         "mumford and sons", "bosnia and hercegovina", "standard and poor", "black and decker", "ben and jerry",
         "arm and hammer", "carbon capture and storage", "hand foot and mouth", "compare and contrast",
         "bangers and mash", "cap and trade", "stop and go", "fix and flip", "fish and chip", "dolce and gabbana",
-        "tongue and groove", "hot and cold", "head and shoulders", "sex and the city",
+        "tongue and groove", "hot and cold", "head and shoulders", "sex and the city", "accident and emergency",
+        "ear nose and throat", "obstetrics and gynaecology", "obstetrics and gynecology",
         # names that hold a "without", "not" or a leading "no"
         "doctors without borders", "reporters without borders", "engineers without borders",
         "no child left behind", "no country for old men", "not in my back yard", "no win no fee",
@@ -447,7 +448,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "What do we have on X?", "What's new on X?", "Could I get everything on X?"
     r"what\s+(?:do|did)\s+(?:we|you)\s+have\s+(?:on|about|regarding)\b",
     r"what(?:'s|\s+is)\s+new\s+(?:on|about|with|in)\b",
-    r"(?:could|can|may)\s+(?:i|we)\s+(?:please\s+)?(?:get|have|see)\s+(?=(?:everything|anything|all|any|some|the)\b)",
+    r"(?:could|can|may)\s+(?:i|we)\s+(?:please\s+)?(?:get|have|see)(?:\s+(?=(?:everything|anything|all|any|some|the)\b)|$)",
     # hedged asks: "I'm hoping for X", "Maybe you have something on X"
     r"(?:i|we)(?:'m|\s+am|'re|\s+are)\s+hoping\s+(?:for|to\s+find)\b",
     r"(?:maybe|perhaps|possibly)\s+(?:you\s+have|you've\s+got|there's|there\s+is)\s+(?=(?:anything|something|some|any)\b)",
@@ -640,10 +641,11 @@ _GENRE = (
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|"
+    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|"
+    r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
-    r"complaining\s+about|saying(?:\s+that)?|re:?|"
+    r"complaining\s+about|saying(?:\s+that)?|linking|re:?|"
     r"where\s+(?:users|people|customers|patients|buyers|owners|someone|somebody|anyone)\s+(?:talk|talks|complain|"
     r"complains|write|writes|post|posts|ask|asks)\s+about|"
     r"addressing|examining|investigating|exploring|analy[sz]ing|featuring|involving|"
@@ -1874,7 +1876,7 @@ def _sentences(text: str) -> list[str]:
     for sentence in split:   # typed in lower case: "... crisis? need it by thursday. thanks, Mara" ends in chatter
         parts = re.split(r"(?<=[.?!])\s+(?=[a-z])", sentence)
         tail: list[str] = []
-        while len(parts) > 1 and _closing_chatter(parts[-1]):
+        while len(parts) > 1 and (_closing_chatter(parts[-1]) or _own_statement(parts[-1])):
             tail.insert(0, parts.pop())
         out += [" ".join(parts), *tail]
     return [s for s in out if s]
@@ -1901,7 +1903,8 @@ _EXCLUSION_SENTENCE_RE = re.compile(
 # of it"): no part of what it excludes
 _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
                         r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*|"
-                        r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*)$",
+                        r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*|"
+                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:already\s+)?covered\b.*)$",
                         re.S)
 _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
@@ -2424,7 +2427,10 @@ _CIRCUMSTANCE_SENTENCE_RE = re.compile(
     r"planning|organi[sz]ing|running|giving)\s+(?:a|an|the|our|my|some)|"
     r"(?:our|my)\s+(?:cfo|ceo|coo|cto|boss|manager|director|team|client|board|vp|head\s+of\s+\w+|lead|supervisor)\s+"
     r"(?:wants|needs|plans|is\s+planning|asked|has\s+asked)\s+to|"
-    r"(?:(?:the|my|our)\s+)?(?:editor|boss|producer|desk|news\s+editor)\s+wants\s+(?:a|an|it|this|one))\s*[^.!?]{0,80}[.!?]*")
+    r"(?:(?:the|my|our)\s+)?(?:editor|boss|producer|desk|news\s+editor)\s+wants\s+(?:a|an|it|this|one)|"
+    r"(?:the|my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:wants|needs|asked\s+for)\s+(?:it|this|them)\b|"
+    r"(?:(?:i'm|i\s+am)\s+)?(?:doing|writing|working\s+on)\s+(?:my|our|a|an)\s+(?:\w+\s+)?(?:dissertation|thesis|essay|"
+    r"project|assignment|coursework|report)\s+on\s+(?:it|this|that|them))\s*[^.!?]{0,80}[.!?]*")
 _CIRCUMSTANCE_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|concerning|into)\s+(?!(?:it|them|this|that|monday|tuesday|"
                                     r"wednesday|thursday|friday|saturday|sunday|tomorrow|today|time)\b)")
 _OWN_SENTENCE_RE = re.compile(r"(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|we'd|our)\s")
@@ -2433,17 +2439,23 @@ _NAMES_TOPIC_RE = re.compile(r"\b(?:especially|particularly|specifically|mainly|
 _MAX_CIRCUMSTANCE_WORDS = 25
 
 
+def _own_statement(sentence: str) -> bool:
+    """A first-person statement with no ask, no exclusion and no word that names a topic ("our team visits
+    families at home", "My grandson is doing a school project.")."""
+    low = _fold(sentence).strip()
+    return _OWN_SENTENCE_RE.match(low) is not None and len(low.split()) <= _MAX_CIRCUMSTANCE_WORDS \
+        and not _ASK_WORDS_RE.search(low) and not _EXCLUDING_WORDS_RE.search(low) \
+        and not _CIRCUMSTANCE_TOPIC_RE.search(low) and not _NAMES_TOPIC_RE.search(low)
+
+
 def _closing_circumstance(sentences: list[str]) -> bool:
     """The last sentence tells of the writer after a whole request ("Could you find X? My grandson is doing a
     school project.", "Any books on X? Mine keeps going flat."): a first-person statement with no ask, no
     exclusion and no word that names a topic."""
     if len(sentences) < 2:
         return False
-    prev, low = _fold(sentences[-2]).strip(), _fold(sentences[-1]).strip()
-    return (prev.endswith("?") or _REQUEST_RE.match(prev) is not None) \
-        and _OWN_SENTENCE_RE.match(low) is not None and len(low.split()) <= _MAX_CIRCUMSTANCE_WORDS \
-        and not _ASK_WORDS_RE.search(low) and not _EXCLUDING_WORDS_RE.search(low) \
-        and not _CIRCUMSTANCE_TOPIC_RE.search(low) and not _NAMES_TOPIC_RE.search(low)
+    prev = _fold(sentences[-2]).strip()
+    return (prev.endswith("?") or _REQUEST_RE.match(prev) is not None) and _own_statement(sentences[-1])
 
 
 _SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)?"
@@ -2880,7 +2892,11 @@ _SCHOOL_PURPOSE_RE = re.compile(
     r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)[- ]grade\s+(?:[\w-]+\s+)?)"
     r"(?:essay|report|project|assignment|homework|paper|presentation|class|thesis|dissertation|coursework|seminar|"
     r"capstone|module|course|exam|lecture)"
-    r"(?:\s*,?\s*due\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))"
+    r"(?:\s*,?\s*due\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s|[-\u2013\u2014]+\s))"
+    r"|(?<!it's)(?<!it\sis)(?<!this\sis)(?:,\s*|\s+)for\s+(?:a|an|the|my|our|tomorrow's|today's)\s+"
+    r"(?:client|team|board|staff|committee|ward|case)\s+"
+    r"(?:meeting|call|review|presentation|briefing|handover|conference)(?:\s+(?:tomorrow|today|tonight|on\s+\w+|"
+    r"next\s+\w+|this\s+\w+))?(?=\s*(?:[.!?]+\s*$|$|[,;]\s|[-\u2013\u2014]+\s))"
     # a newsroom's: "for a feature", "for an explainer running next month", "for Sunday's long read"
     r"|(?:,\s*|\s+)for\s+(?:a|an|our|my|the|this|next\s+week's|[a-z]+day's)\s+(?:[\w-]+\s+)?(?:feature|piece|explainer|"
     r"long\s+read|sidebar|backgrounder|profile|package|segment|podcast|documentary|retrospective|op-ed|column)"
@@ -3286,6 +3302,9 @@ def _has_any_aux(text: str) -> bool:
     return any(_fold(w.strip(".,;:!?\"'()")) in _AUX for w in text.split())
 
 
+_EXCLUDED_KINDS = {"papers", "articles", "essays", "studies", "reports"}
+
+
 def _drop_placeholders(node: Node) -> Node:
     """"skip the Great Barrier Reef stuff", "w/o the motorized ones", "not futsal ones", "except the Rolling
     Stones one", "nothing blockchain related", "not anything using railway sleepers": in an excluded term a
@@ -3299,8 +3318,9 @@ def _drop_placeholders(node: Node) -> Node:
         if cut is not None:   # "not thailand bc we've been"
             words, low = words[:cut], low[:cut]
         # as typed in lower case: "By the Way", "Anything Goes", "With Teeth" are titles
-        if len(words) > 2 and low[0] == "the" and words[-1] in _PLACEHOLDERS | {"one"}:
-            words = words[:-1]
+        if len(words) > 2 and low[0] == "the" and (words[-1] in _PLACEHOLDERS | {"one"}
+                                                    or len(words) > 3 and words[-1] in _EXCLUDED_KINDS):
+            words = words[:-1]   # ("without the gene therapy papers": the papers are the kind, not the topic)
         elif len(words) > 1 and words[-1] in ("ones", "related", "stuff"):   # "no Dead Sea Scrolls stuff"
             words = words[:-1]
         elif len(words) > 2 and low[0] in ("those", "ones", "anything", "cases", "studies") and " ".join(low[1:3]) in (
@@ -3435,7 +3455,9 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
-    # names, the last with a lower-case noun after it: "Walmart or Target earnings", "3PL or 4PL providers"
+    # names, the last with a lower-case noun after it: "Walmart or Target earnings", "3PL or 4PL providers" (not
+    # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
+    # "fatigue or brain fog" do not, and only the meaning tells them apart)
     if not tails:
         words = last.split()
         n = 0
