@@ -1406,3 +1406,13 @@ def test_rules31_names_with_and_signatures_and_deadlines(text, expr):
 ])
 def test_rules31_closing_statements_and_kinds_of_document(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # short requests after the writer's circumstances were error rows (prose): the request is "Any info on X"
+    ("We're moving house next month and the dog is anxious. Any info on calming collars, but not sprays?",
+     '("calming collars" AND NOT "sprays")'),
+    ("Quick one: anything on tidal lagoons? I don't need stuff on Swansea.", '("tidal lagoons" AND NOT "Swansea")'),
+])
+def test_rules32_short_requests_after_circumstances_are_no_error_rows(text, expr):
+    assert canonical(translate_rules(text)) == expr

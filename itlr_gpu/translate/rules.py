@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-32"
+RULES_VERSION = "rules-33"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -252,7 +252,8 @@ for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
             _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
-        for _obj in (" anything on", " anything about", " anything regarding"):   # not "we don't need X": a claim
+        for _obj in (" anything on", " anything about", " anything regarding", " stuff on", " stuff about",
+                     " material on", " info on", " information on"):   # not "we don't need X": a claim
             _CLAUSE_OPENERS.add(f"{_who} {_neg} need{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
@@ -484,6 +485,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"how\s+(?:effective|useful|safe|common|accurate|reliable|successful)\s+(?:is|are|were|was)\b",
     r"(?:is|are)\s+there\s+(?:a|any)\s+(?:study|paper|review|trial|meta-analysis|report|briefing|briefing\s+paper|"
     r"guidance)\s+(?:on|about|of|into)\b",
+    # "Any info on X?" after the writer's circumstances: the request
+    r"(?:any|some)\s+(?:info|information|research|studies|papers|articles|stuff|material|data|advice|tips|"
+    r"reading|books)\s+(?:on|about|regarding)\b",
     # "[I am preparing for a debate and] would be grateful for recent briefings on X"
     r"(?:(?:i|we)\s+)?would\s+be\s+(?:very\s+|most\s+)?(?:grateful|glad|thankful)\s+for\b",
     # what someone asked the writer ("A constituent has asked about X", "My client wants to know about X")
@@ -1894,7 +1898,8 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and|also|and\s+also),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
-    r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
+    r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+(?:anything|stuff|material|papers|articles|info|information)\s+"
+    r"(?:on|about|regarding)|"
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
     r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
