@@ -1416,3 +1416,17 @@ def test_rules31_closing_statements_and_kinds_of_document(text, expr):
 ])
 def test_rules32_short_requests_after_circumstances_are_no_error_rows(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # the writer's aside after the request is no topic; a phrase that names one stays
+    ("curry recipes without peanuts, my daughter is allergic", '("curry recipes" AND NOT "peanuts")'),
+    ("city breaks in Italy but not Venice, way too crowded", '("city breaks in Italy" AND NOT "Venice")'),
+    ("insomnia remedies other than melatonin, tried it, didn't help", '("insomnia remedies" AND NOT "melatonin")'),
+    ("the Tudors apart from Henry VIII - everyone already covers him", '("the Tudors" AND NOT "Henry VIII")'),
+    ("interview questions for nurses, got my first interview!!", '"interview questions for nurses"'),
+    ("videos about knitting socks", '"knitting socks"'),
+    ("cats and dogs, my favourite animals", '("cats" AND "dogs" AND "my favourite animals")'),
+])
+def test_rules34_asides_after_the_request(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-33"
+RULES_VERSION = "rules-34"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -645,7 +645,7 @@ _GENRE = (
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|"
+    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
@@ -2438,6 +2438,15 @@ _CIRCUMSTANCE_SENTENCE_RE = re.compile(
     r"project|assignment|coursework|report)\s+on\s+(?:it|this|that|them))\s*[^.!?]{0,80}[.!?]*")
 _CIRCUMSTANCE_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|concerning|into)\s+(?!(?:it|them|this|that|monday|tuesday|"
                                     r"wednesday|thursday|friday|saturday|sunday|tomorrow|today|time)\b)")
+# the writer's aside after the request, in the third person or without a subject ("..., my son is lactose
+# intolerant", "..., way too pricey", "..., tried it, didn't help", "... -- everyone already covers him", "..., we
+# had a bad experience", "..., got my first job offer!!")
+_ASIDE_TAIL_RE = re.compile(
+    r"(?:,|\s[-\u2013\u2014]+)\s+(?P<aside>(?:my|our|his|her|their)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were|has|"
+    r"have|had|keeps|wants|hates|loves|won't|can't|doesn't|didn't|just)\b[^,;:()]{0,60}|"
+    r"(?:we|they|he|she)(?:'re|'ve|\s+are|\s+were|\s+had|\s+have|\s+is|\s+was)\s[^,;:()]{0,60}|"
+    r"(?:way|far|much)\s+too\s+\w+[^,;:()]{0,40}|tried\s+(?:it|them|that)\b[^;:()]{0,40}|"
+    r"got\s+my\s+[^,;:()]{1,40}|everyone\s+(?:already\s+)?(?:covers|knows|does|writes)\b[^,;:()]{0,40})[\s.!?]*$")
 _OWN_SENTENCE_RE = re.compile(r"(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|we'd|our)\s")
 _NAMES_TOPIC_RE = re.compile(r"\b(?:especially|particularly|specifically|mainly|mostly|focus|focused|interest|interested|"
                              r"topic|question|subject|about|regarding|concerning|also|too)\b")
@@ -3219,6 +3228,11 @@ def _letter(text: str) -> str:
     purpose = _PURPOSE_TAIL_RE.search(low) if low else None
     if purpose and purpose.start() > 0 and not reason:
         sentences[-1] = sentences[-1][:purpose.start()]
+        changed = True
+    aside = _ASIDE_TAIL_RE.search(low) if low and not reason else None
+    if aside and aside.start() > 0 and not _ASK_WORDS_RE.search(aside.group("aside")) \
+            and not _EXCLUDING_WORDS_RE.search(aside.group("aside")) and not _TOPIC_IN_CLAUSE_RE.search(aside.group("aside")):
+        sentences[-1] = sentences[-1][:aside.start()]   # "pasta dishes without cheese, my son is lactose intolerant"
         changed = True
     covered = reason is not None and re.match(r",\s+which\s", reason.group(0)) is not None   # "..., which we've covered"
     if reason and reason.start() > 0 and not _EXCLUDING_WORDS_RE.search(reason.group(0)) \
