@@ -127,10 +127,24 @@ def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | No
 
     A syntax error is re-raised with the query's id in its message.
     """
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
     queries = list(queries)
     if query_ids is None:
         query_ids = [f"q{i}" for i in range(len(queries))]
-    query_ids = [str(q) for q in query_ids]
+    elif isinstance(query_ids, (str, bytes)) or not isinstance(query_ids, Iterable):
+        raise InputError(f"query_ids is a {type(query_ids).__name__}", "query_ids", "a list of ids, one per query")
+    else:   # the rules of every id: a string (or an integer), none empty, none twice, no white space at an end
+        query_ids = list(query_ids)
+        bad = next((i for i, q in enumerate(query_ids)
+                    if not isinstance(q, (str, int, np.integer)) or isinstance(q, bool)), None)
+        if bad is not None:
+            raise InputError(f"query id {query_ids[bad]!r} at row {bad} is a {type(query_ids[bad]).__name__}",
+                             "query_ids", "strings (or integers)")
+        query_ids = [str(q) for q in query_ids]
+        from .io import check_ids
+
+        check_ids(pa.array(query_ids, pa.string()), "query_ids", "query_id")
     if len(query_ids) != len(queries):
         raise InputError(f"{len(query_ids)} query ids for {len(queries)} queries", "query_ids", "one id per query")
     term_index: dict[str, int] = {}

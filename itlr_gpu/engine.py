@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -64,6 +64,14 @@ def search(
     """
     if isinstance(queries, (str, bytes)):
         raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
+    if not isinstance(queries, Iterable):
+        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
+    if not isinstance(index, Index) and not hasattr(index, "check_encoder"):   # (a sharded index quacks alike)
+        raise InputError(f"index is a {type(index).__name__}", "index",
+                         "an itlr_gpu.Index (Index.load(folder), Index.build(...), Index.from_arrays(...))")
+    if encoder is not None and not callable(getattr(encoder, "encode", None)):
+        raise InputError(f"encoder is a {type(encoder).__name__} with no encode method", "encoder",
+                         "an object with encode(list of texts) -> (n, dim) array, or None for the index's model")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "k", "a positive integer")
     if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
@@ -104,7 +112,21 @@ def search(
     finally:
         if bar is not None:
             bar.close()
+    check_finite(scores, program.query_ids, ops)
     return results_table(program.query_ids, scores, rows, index.doc_ids)
+
+
+def check_finite(scores, query_ids: Sequence[str], ops: Ops) -> None:
+    """Refuse a ranking by scores that left float32's range: a long product of reciprocal NOTs (1000 each) passes
+    3.4e38, and then inf - inf is NaN, which the backends order differently.  (inf ranks first wherever it
+    occurs, so the top k shows it.)"""
+    values = np.asarray(scores.cpu() if hasattr(scores, "cpu") else scores, dtype=np.float32)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        q = int(np.flatnonzero(bad.any(axis=1))[0]) if values.ndim == 2 else 0
+        raise InputError(f"query {query_ids[q]!r} scores some documents inf or NaN: its composition overflows "
+                         f"float32 (3.4e38) with ops {ops}", "ops",
+                         "fewer reciprocal NOTs multiplied in one AND, or NOT as one_minus (the default)")
 
 
 def check_score_options(options: ScoreOptions | str | None) -> ScoreOptions:
