@@ -46,6 +46,12 @@ class Program:
     def num_queries(self) -> int:
         return len(self.offsets) - 1
 
+    def __eq__(self, other: object) -> bool:   # (the dataclass default compares numpy arrays ambiguously)
+        if not isinstance(other, Program):
+            return NotImplemented
+        return (self.terms == other.terms and self.max_depth == other.max_depth and self.query_ids == other.query_ids
+                and all(np.array_equal(getattr(self, f), getattr(other, f)) for f in ("opcodes", "operands", "offsets")))
+
     def query_code(self, q: int) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self.offsets[q], self.offsets[q + 1]
         return self.opcodes[lo:hi], self.operands[lo:hi]
@@ -112,6 +118,8 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
             stack.extend((NOT, item.child))
         elif isinstance(item, (And, Or)):
             op = AND if isinstance(item, And) else OR
+            if not item.children:
+                raise InputError(f"empty {type(item).__name__} in query AST", "query", "at least one operand")
             first, *rest = item.children
             work: list[Node | int] = [first]
             for child in rest:

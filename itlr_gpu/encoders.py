@@ -410,8 +410,13 @@ def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "qu
     """Query texts as L2-normalised float32 ``(len(texts), dim)`` vectors, checked: through
     ``encoder.encode_queries`` when it has one (see :meth:`SentenceTransformerEncoder.encode_queries`), else
     ``encode``.  ``what`` names the texts in errors."""
-    vectors = l2_normalize(np.asarray(getattr(encoder, "encode_queries", encoder.encode)(texts), dtype=np.float32),
-                           what)
+    raw = getattr(encoder, "encode_queries", encoder.encode)(texts)
+    try:   # no float32 cast here: float64 beyond its range is scaled first (l2_normalize); text is refused there
+        raw = np.asarray(raw)
+    except ValueError as e:   # ragged rows
+        raise InputError(f"encoder returned rows of different lengths ({e})", "encoder",
+                         f"a ({len(texts)}, {dim}) array") from None
+    vectors = l2_normalize(raw, what)
     if vectors.shape != (len(texts), dim):
         raise InputError(f"encoder returned shape {vectors.shape}", "encoder", f"({len(texts)}, {dim})")
     return vectors

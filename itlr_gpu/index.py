@@ -548,6 +548,9 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
         raise IndexIntegrityError(f"unreadable manifest: {e.what}", where, e.expected) from e
     if not isinstance(m, dict) or m.get("format") != fmt:
         got = m.get("format") if isinstance(m, dict) else type(m).__name__
+        if fmt == FORMAT and got == "itlr-sharded-index":   # a valid index of the other kind: say how to load it
+            raise InputError("a sharded index (itlr shard) is not loaded by Index.load", str(d),
+                             "itlr_gpu.scale.load_index(folder), which loads both kinds")
         raise IndexIntegrityError(f"format is {got!r}", where, f"format {fmt!r}")
     found = m.get("format_version")
     if isinstance(found, bool) or found != version:

@@ -68,3 +68,44 @@ def test_wrong_argument_types_are_one_input_error(index, kwargs, message):
     args = dict(index=index, queries=["a"], encoder=AxisEncoder()) | kwargs
     with pytest.raises(InputError, match=message):
         itlr.search(args.pop("index"), args.pop("queries"), **args)
+
+
+def test_programs_compare_by_value_and_an_empty_operator_is_refused():
+    p = itlr.compile_queries(["a AND b", "NOT c"])
+    assert p == itlr.compile_queries(["a AND b", "NOT c"]) and p != itlr.compile_queries(["a AND b"])
+    assert type(p).from_arrow(p.to_arrow()) == p
+    for empty in (itlr.And(()), itlr.Or(())):
+        with pytest.raises(InputError, match=rf"empty {type(empty).__name__} in query AST"):
+            itlr.compile_queries([empty])
+
+
+def test_an_encoders_output_is_checked_before_any_cast(index):
+    class Huge:   # finite float64 beyond float32's range: scaled, not called NaN
+        def encode(self, texts):
+            return np.array([[1e200, 2e200, 0.0]] * len(texts))
+
+    out = itlr.search(index, ["a"], encoder=Huge(), k=1)
+    best = np.array([1.0, 1.0, 0.1]) / np.linalg.norm([1.0, 1.0, 0.1]) @ (np.array([1.0, 2.0, 0.0]) / 5 ** 0.5)
+    assert out["doc_id"].to_pylist() == ["d2"] and out["score"].to_pylist() == pytest.approx([best], rel=1e-6)
+
+    class Text:
+        def encode(self, texts):
+            return [["a", "b", "c"]] * len(texts)
+
+    class Ragged:
+        def encode(self, texts):
+            return [[1.0, 2.0], [1.0]]
+
+    with pytest.raises(InputError, match="array has dtype"):
+        itlr.search(index, ["a"], encoder=Text())
+    with pytest.raises(InputError, match="rows of different lengths"):
+        itlr.search(index, ["a", "c"], encoder=Ragged())
+
+
+def test_index_load_of_a_sharded_index_names_the_loader_that_reads_it(tmp_path, index):
+    from itlr_gpu import scale
+
+    scale.save_sharded(index, tmp_path / "sh", 2)
+    with pytest.raises(InputError, match=r"sharded index .* is not loaded by Index.load .*scale.load_index"):
+        itlr.Index.load(tmp_path / "sh")
+    assert len(scale.load_index(tmp_path / "sh")) == 3
