@@ -6,7 +6,8 @@ this also holds for anything the parser produced).
 
 from __future__ import annotations
 
-from .ast import And, Node, Not, Term
+from ..errors import InputError
+from .ast import And, Node, Not, Or, Term
 
 
 def quote(text: str) -> str:
@@ -14,8 +15,14 @@ def quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def canonical(node: Node) -> str:
-    """The canonical form of a query (iterative: no recursion limit to hit)."""
+def canonical(node: Node | str) -> str:
+    """The canonical form of a query (iterative: no recursion limit to hit); an expression string is parsed
+    first.  A node that no expression could spell (an empty term, an operator without operands, not a node)
+    is an InputError: its form would not parse back."""
+    if isinstance(node, str):
+        from .parser import parse
+
+        node = parse(node)
     out: list[str] = []
     stack: list[Node | str] = [node]
     while stack:
@@ -23,6 +30,8 @@ def canonical(node: Node) -> str:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Term):
+            if not isinstance(item.text, str) or not item.text.strip():
+                raise InputError(f"term {item.text!r} in query AST", "query", "a non-empty string")
             out.append(quote(item.text))
         elif isinstance(item, Not):
             # The grammar has no NOT NOT: a negated negation needs its parentheses.
@@ -32,7 +41,7 @@ def canonical(node: Node) -> str:
             else:
                 out.append("NOT ")
                 stack.append(item.child)
-        else:
+        elif isinstance(item, (And, Or)) and item.children:
             op = " AND " if isinstance(item, And) else " OR "
             parts: list[Node | str] = ["("]
             for i, child in enumerate(item.children):
@@ -41,6 +50,10 @@ def canonical(node: Node) -> str:
                 parts.append(child)
             parts.append(")")
             stack.extend(reversed(parts))
+        elif isinstance(item, (And, Or)):
+            raise InputError(f"empty {type(item).__name__} in query AST", "query", "at least one operand")
+        else:
+            raise InputError(f"not a query node: {type(item).__name__}", "query", "Term, Not, And or Or")
     return "".join(out)
 
 
