@@ -53,6 +53,8 @@ class Program:
                 and all(np.array_equal(getattr(self, f), getattr(other, f)) for f in ("opcodes", "operands", "offsets")))
 
     def query_code(self, q: int) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(q, (int, np.integer)) or isinstance(q, bool) or not 0 <= q < self.num_queries:
+            raise InputError(f"query {q!r} is outside the program", "q", f"an index in 0..{self.num_queries - 1}")
         lo, hi = self.offsets[q], self.offsets[q + 1]
         return self.opcodes[lo:hi], self.operands[lo:hi]
 

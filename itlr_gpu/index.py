@@ -77,7 +77,10 @@ def _mapped_checksum(matrix: np.memmap, path: Path) -> str:
 def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
     """Validate ``x`` and return its rows L2-normalised (computed in float32) as ``dtype``."""
     if not hasattr(x, "shape"):
-        x = np.asarray(x)
+        try:
+            x = np.asarray(x)
+        except ValueError as e:   # ragged rows
+            raise InputError(f"embeddings are not a matrix ({e})", where, "rows of one length") from None
     if len(x.shape) != 2:
         raise InputError(f"embeddings have shape {tuple(x.shape)}", where, "a 2-D (documents, dim) matrix")
     n, d = x.shape
@@ -162,7 +165,11 @@ class Index:
         """Doc ids of the given row numbers (an int gives a one-element list)."""
         if isinstance(rows, (int, np.integer)):
             rows = [int(rows)]
-        return self.doc_ids.take(pa.array(np.asarray(rows, dtype=np.int64))).to_pylist()
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= len(self)):
+            bad = int(rows[(rows < 0) | (rows >= len(self))][0])
+            raise InputError(f"row {bad} is outside the index", "rows", f"row numbers in 0..{len(self) - 1}")
+        return self.doc_ids.take(pa.array(rows)).to_pylist()
 
     # ------------------------------------------------------------------ construction
 
@@ -410,6 +417,8 @@ class Index:
 
 def index_folder(directory: PathLike, writer: str) -> Path:
     """``directory`` as a Path, refused unless it is a folder (a file is named as such)."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InputError(f"index folder is a {type(directory).__name__}", "directory", "a folder path")
     d = Path(directory)
     if not d.is_dir():
         raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),

@@ -117,3 +117,17 @@ def test_canonical_parses_a_string_and_refuses_what_no_expression_spells():
                          (itlr.And(()), "empty And in query AST"), (None, "not a query node: NoneType")):
         with pytest.raises(InputError, match=message):
             itlr.canonical(bad)
+
+
+def test_rows_queries_and_folders_out_of_range_are_input_errors(index):
+    for call, message in ((lambda: index.doc_id_at(3), "row 3 is outside the index"),
+                          (lambda: index.doc_id_at([0, -1]), "row -1 is outside the index"),
+                          (lambda: itlr.Index.load(None), "index folder is a NoneType"),
+                          (lambda: itlr.Index.from_arrays([[1.0, 2.0], [3.0]], ["a", "b"]),
+                           "embeddings are not a matrix"),
+                          (lambda: itlr.compile_queries(["a", "b"]).describe(2), "query 2 is outside the program"),
+                          (lambda: itlr.compile_queries(["a", "b"]).describe(-1), "query -1 is outside the program")):
+        with pytest.raises(InputError, match=message):
+            call()
+    assert index.doc_id_at([0, 2]) == ["d0", "d2"]
+    assert itlr.compile_queries(["a", "b"]).describe(1) == 'PUSH "b"'
