@@ -77,20 +77,33 @@ class Program:
 
     @classmethod
     def from_arrow(cls, table: pa.Table) -> "Program":
+        if not isinstance(table, pa.Table):
+            raise InputError(f"program is a {type(table).__name__}", "program table", "a pyarrow Table (to_arrow())")
         meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
         if meta.get("itlr.format") != FORMAT:
             raise InputError("not a compiled itlr program", "program table", f"schema metadata itlr.format={FORMAT}")
+        missing = [c for c in ("query_id", "opcodes", "operands") if c not in table.column_names]
+        if missing:
+            raise InputError(f"no {', '.join(missing)} column", "program table", "the columns of to_arrow()")
+        try:
+            terms = json.loads(meta.get("itlr.terms", ""))
+            max_depth = int(meta.get("itlr.max_depth", ""))
+        except ValueError as e:   # (json's errors are ValueErrors)
+            raise InputError(f"unreadable program metadata ({e})", "program table",
+                             "itlr.terms a JSON list of strings, itlr.max_depth an integer") from None
+        if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+            raise InputError("itlr.terms is not a list of strings", "program table", "a JSON list of strings")
         table = table.combine_chunks()
         opcodes_col, operands_col = table.column("opcodes").chunk(0), table.column("operands").chunk(0)
         offsets = np.asarray(opcodes_col.offsets, dtype=np.int64)
         if not np.array_equal(offsets, np.asarray(operands_col.offsets, dtype=np.int64)):
             raise InputError("opcodes and operands lists differ in length", "program table")
         program = cls(
-            terms=json.loads(meta["itlr.terms"]),
+            terms=terms,
             opcodes=np.asarray(opcodes_col.values, dtype=np.int8)[offsets[0]:offsets[-1]],
             operands=np.asarray(operands_col.values, dtype=np.int32)[offsets[0]:offsets[-1]],
             offsets=offsets - offsets[0],
-            max_depth=int(meta["itlr.max_depth"]),
+            max_depth=max_depth,
             query_ids=table.column("query_id").to_pylist(),
         )
         validate(program)

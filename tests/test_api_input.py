@@ -131,3 +131,16 @@ def test_rows_queries_and_folders_out_of_range_are_input_errors(index):
             call()
     assert index.doc_id_at([0, 2]) == ["d0", "d2"]
     assert itlr.compile_queries(["a", "b"]).describe(1) == 'PUSH "b"'
+
+
+def test_a_program_table_that_is_not_one_is_an_input_error():
+    table = itlr.compile_queries(["a AND b"]).to_arrow()
+    meta = dict(table.schema.metadata)
+    for bad, message in (("x", "program is a str"),
+                         (table.replace_schema_metadata({**meta, b"itlr.terms": b"not json"}),
+                          "unreadable program metadata"),
+                         (table.replace_schema_metadata({**meta, b"itlr.terms": b"[1]"}),
+                          "itlr.terms is not a list of strings"),
+                         (table.drop(["operands"]), "no operands column")):
+        with pytest.raises(InputError, match=message):
+            itlr.Program.from_arrow(bad)
