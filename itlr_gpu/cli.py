@@ -356,32 +356,12 @@ def cmd_search(args) -> int:
                          backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
                          progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
         write_table(results, args.output)
-        warn_underflow(results)
         print(f"{cli_common.counted(len(ids), 'query', 'queries')} x {cli_common.counted(len(index), 'document')}, "
               f"k={args.k} -> {args.output}")
         code = 0
     if invalid is not None:
         _write_errors(invalid, errors_path, args.queries)
     return code
-
-
-def warn_underflow(results) -> None:
-    """A warning for the queries whose best score fell below float32's normal range: the product of a long AND
-    (about 40 MiniLM cosines of ~0.1) underflows to 0 in every backend, and such a query's ranking is then the
-    index's row order, not a ranking."""
-    import numpy as np
-
-    ranks = results.column("rank").to_numpy(zero_copy_only=False)
-    scores = results.column("score").to_numpy(zero_copy_only=False)
-    first = ranks == 1
-    lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
-    if len(lost):
-        qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
-        n = len(lost)
-        print(f"itlr: warning: {n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0 or "
-              f"below float32's range (1.2e-38): a product AND of that many terms underflows, and the order of "
-              "their results is the index's, not a ranking (split the query into fewer terms, or --ops min,max,"
-              "one_minus)", file=sys.stderr)
 
 
 ERRORS_SCHEMA_FIELDS = (("query_id", "string"), ("row", "int64"), ("error", "string"))

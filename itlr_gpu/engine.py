@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -113,7 +114,26 @@ def search(
         if bar is not None:
             bar.close()
     check_finite(scores, program.query_ids, ops)
-    return results_table(program.query_ids, scores, rows, index.doc_ids)
+    results = results_table(program.query_ids, scores, rows, index.doc_ids)
+    warn_underflow(results)
+    return results
+
+
+def warn_underflow(results: pa.Table) -> None:
+    """A warning (for the caller of :func:`search`; ``itlr search`` prints it as one line) for the queries whose
+    best score fell below float32's normal range: the product of a long AND (about 40 MiniLM cosines of ~0.1)
+    underflows to 0 in every backend, and such a query's ranking is then the index's row order, not a ranking."""
+    ranks = results.column("rank").to_numpy(zero_copy_only=False)
+    scores = results.column("score").to_numpy(zero_copy_only=False)
+    first = ranks == 1
+    lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
+    if len(lost):
+        qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
+        n = len(lost)
+        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0 or below "
+                      "float32's range (1.2e-38): a product AND of that many terms underflows, and the order of their "
+                      "results is the index's, not a ranking (split the query into fewer terms, or --ops "
+                      "min,max,one_minus)", UserWarning, stacklevel=3)
 
 
 def check_finite(scores, query_ids: Sequence[str], ops: Ops) -> None:

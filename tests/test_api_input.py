@@ -144,3 +144,9 @@ def test_a_program_table_that_is_not_one_is_an_input_error():
                          (table.drop(["operands"]), "no operands column")):
         with pytest.raises(InputError, match=message):
             itlr.Program.from_arrow(bad)
+
+
+def test_a_product_and_that_underflows_warns_the_caller(index):
+    long_and = " AND ".join(["a"] * 300)   # cosines below 1 multiplied 300 times: below float32's range
+    with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 .*underflows"):
+        itlr.search(index, [long_and], encoder=AxisEncoder(), k=2)
