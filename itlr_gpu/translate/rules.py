@@ -1888,8 +1888,7 @@ def _sentences(text: str) -> list[str]:
 
 def _closing_chatter(sentence: str) -> bool:
     low = _fold(sentence).strip().rstrip(" .!?")
-    return _SIGN_OFF_RE.fullmatch(low) is not None or _CHATTER_SENTENCE_RE.fullmatch(low + ".") is not None \
-        or _CHATTER_SENTENCE_RE.fullmatch(low) is not None
+    return _SIGN_OFF_RE.fullmatch(low) is not None or _CHATTER_SENTENCE_RE.fullmatch(low) is not None
 
 
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
@@ -2898,10 +2897,11 @@ _HAVE_PLENTY_RE = re.compile(
 # ", is for my master thesis", ", it's for our NGO report" closing a request: the writer's purpose
 _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
                                 r"(?=\s*(?:[.!?]|$))", re.I)
-# the school work a request is for ("for my history essay, due friday", ", for a 5th grade report"): no topic.
-# Only the writer's own work or a grade ("templates for a research paper" names its topic; a reader's age, "for a
-# 10 year old", qualifies what is wanted)
-_SCHOOL_PURPOSE_RE = re.compile(
+# what the request is for: school work ("for my history essay, due friday", ", for a 5th grade report"), a meeting
+# ("for a client meeting tomorrow"), a newsroom's piece ("for a feature"): no topic.  Only the writer's own work
+# or a grade ("templates for a research paper" names its topic; a reader's age, "for a 10 year old", qualifies
+# what is wanted).  A comma after it is kept apart for _drop_purpose.
+_WORK_PURPOSE_RE = re.compile(r"(?:"
     r"(?:,\s*|\s+)for\s+(?:(?:my|our|his|her|their)\s+(?:[\w-]+\s+){0,2}?|(?:a|an|my|our)\s+(?:\d{1,2}(?:st|nd|rd|th)|"
     r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)[- ]grade\s+(?:[\w-]+\s+)?)"
     r"(?:essay|report|project|assignment|homework|paper|presentation|class|thesis|dissertation|coursework|seminar|"
@@ -2914,8 +2914,8 @@ _SCHOOL_PURPOSE_RE = re.compile(
     # a newsroom's: "for a feature", "for an explainer running next month", "for Sunday's long read"
     r"|(?:,\s*|\s+)for\s+(?:a|an|our|my|the|this|next\s+week's|[a-z]+day's)\s+(?:[\w-]+\s+)?(?:feature|piece|explainer|"
     r"long\s+read|sidebar|backgrounder|profile|package|segment|podcast|documentary|retrospective|op-ed|column)"
-    r"(?:\s+(?:running|due|out|going\s+out)\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+(?:\s|$)|$|[,;]\s))", re.I)
-_SCHOOL_PURPOSE_RE = re.compile(r"(?:" + _SCHOOL_PURPOSE_RE.pattern + r")(?P<comma>,(?=\s))?", re.I)
+    r"(?:\s+(?:running|due|out|going\s+out)\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+(?:\s|$)|$|[,;]\s))"
+    r")(?P<comma>,(?=\s))?", re.I)
 
 
 def _drop_purpose(m: re.Match) -> str:
@@ -3543,7 +3543,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
-    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _SCHOOL_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
+    cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
