@@ -334,10 +334,11 @@ def read_delimited_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[
                 if row and any(c.strip() for c in row):
                     out.append((reader.line_num, row))
                 row_start = reader.line_num + 1
-        except UnicodeDecodeError as e:   # decoded a buffer ahead of the reader: find the line itself
-            line = _first_undecodable_line(path) or reader.line_num + 1
-            raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{line}",
-                             "UTF-8 text" + (_utf16_hint(path) if line == 1 else "")) from e
+        except UnicodeDecodeError as e:   # decoded a buffer ahead of the reader: the line-by-line reader names it
+            for _ in text_lines(path, kind):
+                pass
+            raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{reader.line_num + 1}",
+                             "UTF-8 text" + (_utf16_hint(path) if reader.line_num == 0 else "")) from e
         except csv.Error as e:
             if csv_quoting and "unexpected end of data" in str(e):
                 raise InputError(f"a quoted field opened in the row starting on line {row_start} is not closed "
@@ -347,18 +348,6 @@ def read_delimited_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[
                              f"fields of at most {MAX_FIELD_CHARS:,} characters"
                              + (", quotes closed and doubled inside a quoted field" if csv_quoting else "")) from e
     return out
-
-
-def _first_undecodable_line(path: Path) -> int | None:
-    """The 1-based number of the first line of ``path`` that is not UTF-8 (a second pass, on error only; a
-    multi-byte UTF-8 character never holds a newline byte, so lines split cleanly)."""
-    with open_maybe_gzip(path) as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return lineno
-    return None
 
 
 def _utf16_hint(path: Path) -> str:
