@@ -145,14 +145,21 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
     return peak
 
 
+def query_list(queries: Iterable[str | Node]) -> list[str | Node]:
+    """``queries`` as a list; one string, or something not iterable, is an InputError."""
+    if isinstance(queries, (str, bytes)):
+        raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
+    if not isinstance(queries, Iterable):
+        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
+    return list(queries)
+
+
 def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | None = None) -> Program:
     """Parse (if needed) and compile a batch of queries into one postfix program.
 
     A syntax error is re-raised with the query's id in its message.
     """
-    if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
-        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
-    queries = list(queries)
+    queries = query_list(queries)
     if query_ids is None:
         query_ids = [f"q{i}" for i in range(len(queries))]
     elif isinstance(query_ids, (str, bytes)) or not isinstance(query_ids, Iterable):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from .backends import get_backend, resolve_device
-from .compiler import compile_queries
+from .compiler import compile_queries, query_list
 from .encoders import Encoder, encode_queries, encoder_for
 from .errors import InputError
 from .index import Index
@@ -63,10 +63,7 @@ def search(
     ``itlr_gpu.RECOMMENDED``, what ``--recommended`` sets) sets all of them at once; explicit keywords
     override it.
     """
-    if isinstance(queries, (str, bytes)):
-        raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
-    if not isinstance(queries, Iterable):
-        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
+    queries = query_list(queries)
     if not isinstance(index, Index) and not hasattr(index, "check_encoder"):   # (a sharded index quacks alike)
         raise InputError(f"index is a {type(index).__name__}", "index",
                          "an itlr_gpu.Index (Index.load(folder), Index.build(...), Index.from_arrays(...))")
@@ -79,7 +76,6 @@ def search(
                                    or chunk_size < 1):
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer or None")
     ops = Ops.parse(ops)
-    queries = list(queries)
     options = check_score_options(score_options).override(hybrid=hybrid, neg_hybrid=neg_hybrid,
                                                            conj_hybrid=conj_hybrid, calibration=calibration,
                                                            guard=guard)
@@ -87,8 +83,6 @@ def search(
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
         raise InputError("no queries to search", "queries", "at least one query")
-    if len(set(program.query_ids)) != program.num_queries:
-        raise InputError("duplicate query ids", "query_ids", "unique ids")
     encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     index.check_encoder(encoder)
     term_embeddings = encode_queries(encoder, program.terms, index.dim)
@@ -113,8 +107,8 @@ def search(
     finally:
         if bar is not None:
             bar.close()
-    check_finite(scores, program.query_ids, ops)
     results = results_table(program.query_ids, scores, rows, index.doc_ids)
+    check_finite(results, ops)
     warn_underflow(results)
     return results
 
@@ -136,15 +130,14 @@ def warn_underflow(results: pa.Table) -> None:
                       "min,max,one_minus)", UserWarning, stacklevel=3)
 
 
-def check_finite(scores, query_ids: Sequence[str], ops: Ops) -> None:
+def check_finite(results: pa.Table, ops: Ops) -> None:
     """Refuse a ranking by scores that left float32's range: a long product of reciprocal NOTs (1000 each) passes
     3.4e38, and then inf - inf is NaN, which the backends order differently.  (inf ranks first wherever it
     occurs, so the top k shows it.)"""
-    values = np.asarray(scores.cpu() if hasattr(scores, "cpu") else scores, dtype=np.float32)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        q = int(np.flatnonzero(bad.any(axis=1))[0]) if values.ndim == 2 else 0
-        raise InputError(f"query {query_ids[q]!r} scores some documents inf or NaN: its composition overflows "
+    bad = np.flatnonzero(~np.isfinite(results.column("score").to_numpy(zero_copy_only=False)))
+    if len(bad):
+        qid = results.column("query_id")[int(bad[0])].as_py()
+        raise InputError(f"query {qid!r} scores some documents inf or NaN: its composition overflows "
                          f"float32 (3.4e38) with ops {ops}", "ops",
                          "fewer reciprocal NOTs multiplied in one AND, or NOT as one_minus (the default)")
 
