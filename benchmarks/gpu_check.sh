@@ -73,6 +73,10 @@ GPU_TESTS=$(grep -l "mark.gpu" tests/test_*.py)
 step "pytest -m gpu" "$PYTEST_S" "$DEST/pytest.log" -- \
   "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml="$DEST/pytest.xml" $GPU_TESTS
 
+# 1b. the same GPU tests with the kernel's push-batched form as the default (ITLR_PUSH_BATCH=1)
+step "pytest -m gpu, push-batched" "$PYTEST_S" "$DEST/pytest-push-batched.log" -- \
+  env ITLR_PUSH_BATCH=1 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs $GPU_TESTS
+
 # 2. the kernel benchmark
 if [ $DRY = 1 ]; then
   step "gpu_kernel.py --smoke" "$BENCH_S" "$DEST/gpu_kernel.log" -- \
@@ -80,6 +84,18 @@ if [ $DRY = 1 ]; then
 else
   step "gpu_kernel.py" "$BENCH_S" "$DEST/gpu_kernel.log" -- \
     "$PY" benchmarks/gpu_kernel.py --repeat 3 --rule-check --out "$DEST/gpu_kernel"
+fi
+
+# 2b. a profile of one launch of each form (N = 1M, k = 10), where Nsight Compute is installed and a GPU is here
+if [ $DRY = 0 ] && command -v ncu >/dev/null; then
+  for form in per-step push-batched; do
+    flag=""; [ $form = push-batched ] && flag="--push-batch"
+    step "ncu $form" "${NCU_S:-120}" "$DEST/ncu-$form.csv" -- \
+      ncu --clock-control none -k regex:fused_logical_topk_kernel --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+        --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
+        --csv --page details "$PY" benchmarks/gpu_kernel.py --n 1000000 --k 10 --profile-launch $flag
+  done
 fi
 
 # 3. the short table, last
@@ -92,35 +108,44 @@ print("| step | exit | seconds |\n|---|---|---|")
 for line in (dest / "steps.txt").read_text().splitlines():
     name, rc, sec = line.rsplit(" ", 2)
     print(f"| {name} | {rc} | {sec} |")
-log = (dest / "pytest.log").read_text() if (dest / "pytest.log").exists() else ""
-tally = re.findall(r"(\d+) (passed|failed|skipped|error|errors|deselected)", log)
-print("\npytest -m gpu: " + (", ".join(f"{n} {w}" for n, w in tally) or "no result"))
+for name, title in (("pytest.log", "pytest -m gpu"), ("pytest-push-batched.log", "pytest -m gpu, push-batched")):
+    log = (dest / name).read_text() if (dest / name).exists() else ""
+    tally = re.findall(r"(\d+) (passed|failed|skipped|error|errors|deselected)", log)
+    print(f"\n{title}: " + (", ".join(f"{n} {w}" for n, w in tally) or "no result"))
 bench = dest / "gpu_kernel.json"
 if bench.exists():
     data = json.loads(bench.read_text())
     print(f"\nGPU: {data['info']['gpu']}\n")
-    print("| N | k | fused ms | x matmul floor | x vs unfused | auto runs | peak/docs |\n|---|---|---|---|---|---|---|")
+    print("| N | k | fused ms | x matmul floor | x vs unfused | auto runs | peak/docs (search; process) "
+          "| push-batched ms | its x floor |\n|---|---|---|---|---|---|---|---|---|")
     for r in data["results"]:
         vs = f"{r['speedup_vs_unfused']:.2f}" if "speedup_vs_unfused" in r else "-"
-        peak = f"{r['peak_over_docs']:.3f}" if r.get("peak_over_docs") is not None else "-"
+        peak = (f"{r['search_peak_over_docs']:.3f}; {r['peak_over_docs']:.3f}"
+                if r.get("search_peak_over_docs") is not None else "-")
+        pb = (f"{r['variant_s'] * 1e3:.2f} | {r['variant_vs_matmul_floor']:.2f}" if "variant_s" in r else "- | -")
         print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} "
-              f"| {r.get('auto', '-')} | {peak} |")
+              f"| {r.get('auto', '-')} | {peak} | {pb} |")
     tiles = data["info"].get("autotune_by_n", [])
     if tiles:
         print("\n| tiles at k = 10: N | BLOCK_N x BLOCK_Q | ms |\n|---|---|---|")
         for t in tiles:
             for r in t["rows"]:
                 ms = f"{r['seconds'] * 1e3:.2f}" if "seconds" in r else r.get("error", "-")[:40]
-                print(f"| {t['n']:,} | {r['config']['block_n']} x {r['config']['block_q']} | {ms} |")
+                c = r["config"]
+                form = " d" + str(c["block_d"]) if c.get("block_d", 64) != 64 else ""
+                form += ", push-batched" if c.get("push_batch") else ""
+                print(f"| {t['n']:,} | {c['block_n']} x {c['block_q']}{form} | {ms} |")
     if data.get("targets"):
         print("\n| target | measured | met |\n|---|---|---|")
         for t in data["targets"]:
             print(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else 'NO'} |")
     if data.get("rule_check"):
-        print("\n| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says |\n|---|---|---|---|---|---|---|")
+        print("\n| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says | push-batched ms |"
+              "\n|---|---|---|---|---|---|---|---|")
         for r in data["rule_check"]:
+            pb = f"{r['variant_s'] * 1e3:.2f}" if r.get("variant_s") is not None else "-"
             print(f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} "
-                  f"| {r['faster']} | {r['rule']} |")
+                  f"| {r['faster']} | {r['rule']} | {pb} |")
     if data.get("budget_check"):
         print("\n| memory budget | MiB | cap / L | splits | starved | fused ms |\n|---|---|---|---|---|---|")
         for r in data["budget_check"]:

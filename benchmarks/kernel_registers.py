@@ -148,7 +148,7 @@ def compile_spec(spec: dict) -> dict:
     dtype, const, launch = spec["dtype"], spec["constexprs"], spec["launch"]
     ptr = {"docs_ptr": "*" + dtype, "terms_ptr": "*" + dtype, "op_ptr": "*i8", "arg_ptr": "*i32",
            "block_steps_ptr": "*i32", "block_lanes_ptr": "*i32", "buf_ptr": "*i64",
-           "lit_a_ptr": "*fp32", "lit_b_ptr": "*fp32", "mix_ptr": "*fp32", "whole_arg_ptr": "*i32"}
+           "lit_a_ptr": "*fp32", "lit_b_ptr": "*fp32", "mix_ptr": "*fp32", "whole_arg_ptr": "*i32", "push_rows_ptr": "*i32"}
     ints = ["N", "D", "stride_doc", "stride_term", "k_eff", "cap", "tiles_per_split"]
     sig = dict(ptr, **{a: "i32" for a in ints}, **{c: "constexpr" for c in const})
     sig = {a: sig[a] for a in fn.arg_names}

@@ -82,6 +82,7 @@ is wrong), so interpreter scores equal fp32 math on the dtype-rounded inputs.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,7 @@ from itlr_gpu.ops import RECIPROCAL_FLOOR, Ops
 
 NOP = 4
 K_MAX = 2048
+PUSH_BATCH_MAX = 4    # most PUSHes per query that the batched-dot form (PUSHES > 0) holds in accumulators
 MERGE_GROUP = 256  # queries per host-merge step (bounds its temporaries)
 KEY_MIN = -(2**63)
 AND_CODES = {"product": 0, "sum": 1, "min": 2}
@@ -146,16 +148,64 @@ def _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
     return v
 
 
+@triton.jit
+def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, lanes, stride_term, D, offs_d,
+                    BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr, PUSHES: tl.constexpr,
+                    DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """Every PUSH of a tile in one pass over d: accumulator i holds the dot of the document tile with each
+    lane's i-th term (``rows_ptr[i * BLOCK_Q + lane]``), i < PUSHES <= 4.  Each chunk of the documents is
+    loaded once for all of them (``_tile_dot`` per PUSH step reloads it at every step)."""
+    acc0 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    acc1 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    acc2 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    acc3 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    col0 = terms_ptr + tl.load(rows_ptr + lanes).to(tl.int64)[None, :] * stride_term
+    col1 = col0
+    col2 = col0
+    col3 = col0
+    if PUSHES > 1:
+        col1 = terms_ptr + tl.load(rows_ptr + BLOCK_Q + lanes).to(tl.int64)[None, :] * stride_term
+    if PUSHES > 2:
+        col2 = terms_ptr + tl.load(rows_ptr + 2 * BLOCK_Q + lanes).to(tl.int64)[None, :] * stride_term
+    if PUSHES > 3:
+        col3 = terms_ptr + tl.load(rows_ptr + 3 * BLOCK_Q + lanes).to(tl.int64)[None, :] * stride_term
+    for dd in range(0, D, BLOCK_D):
+        d_ok = (dd + offs_d) < D
+        a = tl.load(doc_rows + (dd + offs_d)[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
+        if DOT_FP32:
+            a = a.to(tl.float32)
+        b = tl.load(col0 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+        if DOT_FP32:
+            b = b.to(tl.float32)
+        acc0 = tl.dot(a, b, acc0, input_precision=DOT_PRECISION)
+        if PUSHES > 1:
+            b = tl.load(col1 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+            if DOT_FP32:
+                b = b.to(tl.float32)
+            acc1 = tl.dot(a, b, acc1, input_precision=DOT_PRECISION)
+        if PUSHES > 2:
+            b = tl.load(col2 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+            if DOT_FP32:
+                b = b.to(tl.float32)
+            acc2 = tl.dot(a, b, acc2, input_precision=DOT_PRECISION)
+        if PUSHES > 3:
+            b = tl.load(col3 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+            if DOT_FP32:
+                b = b.to(tl.float32)
+            acc3 = tl.dot(a, b, acc3, input_precision=DOT_PRECISION)
+    return acc0, acc1, acc2, acc3
+
+
 @triton.jit(do_not_specialize=["N", "k_eff", "cap", "tiles_per_split"])  # one binary for any N and k (warm-ups in other processes hit the cache)
 def fused_logical_topk_kernel(
     docs_ptr, terms_ptr, op_ptr, arg_ptr, block_steps_ptr, block_lanes_ptr, buf_ptr,
-    lit_a_ptr, lit_b_ptr, mix_ptr, whole_arg_ptr,
+    lit_a_ptr, lit_b_ptr, mix_ptr, whole_arg_ptr, push_rows_ptr,
     N, D, stride_doc, stride_term, k_eff, cap, tiles_per_split,
     AND_OP: tl.constexpr, OR_OP: tl.constexpr, NOT_OP: tl.constexpr,
     S: tl.constexpr, L: tl.constexpr, LOG_L: tl.constexpr,
     BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr,
     DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr,
-    AFFINE: tl.constexpr, HYBRID: tl.constexpr,
+    AFFINE: tl.constexpr, HYBRID: tl.constexpr, PUSHES: tl.constexpr,
 ):
     pid_q = tl.program_id(0)
     pid_s = tl.program_id(1)
@@ -186,13 +236,29 @@ def fused_logical_topk_kernel(
         doc_rows = docs_ptr + rows.to(tl.int64)[:, None] * stride_doc
 
         # ---- evaluate every lane's program on this tile --------------------------------------
+        if PUSHES > 0:   # every PUSH of the block's programs first, in one pass over d
+            acc0, acc1, acc2, acc3 = _tile_push_dots(
+                doc_rows, row_ok, terms_ptr, push_rows_ptr + pid_q * (PUSHES * BLOCK_Q), lanes, stride_term, D,
+                offs_d, BLOCK_N, BLOCK_Q, BLOCK_D, PUSHES, DOT_FP32, DOT_PRECISION)
         stack = tl.zeros([S, BLOCK_N, BLOCK_Q], tl.float32)
         sp = tl.zeros([BLOCK_Q], tl.int32)
         for step in range(step_lo, step_hi):
             op = tl.load(op_ptr + step * BLOCK_Q + lanes).to(tl.int32)
             arg = tl.load(arg_ptr + step * BLOCK_Q + lanes)
             v = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
-            if tl.max((op == 0).to(tl.int32), axis=0) > 0:
+            if PUSHES > 0:   # arg is the PUSH's ordinal in its program: pick that accumulator
+                v = acc0
+                if PUSHES > 1:
+                    v = tl.where(arg[None, :] == 1, acc1, v)
+                if PUSHES > 2:
+                    v = tl.where(arg[None, :] == 2, acc2, v)
+                if PUSHES > 3:
+                    v = tl.where(arg[None, :] == 3, acc3, v)
+                if AFFINE:
+                    la = tl.load(lit_a_ptr + step * BLOCK_Q + lanes)
+                    lb = tl.load(lit_b_ptr + step * BLOCK_Q + lanes)
+                    v = v * la[None, :] + lb[None, :]
+            elif tl.max((op == 0).to(tl.int32), axis=0) > 0:
                 v = _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
                               BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
                 if AFFINE:  # calibrated literal: a * dot + b (per instruction and lane)
@@ -304,12 +370,31 @@ def decode_keys(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return bits.view(torch.float32), rows
 
 
-def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None, values: tuple = ()):
+def batch_pushes(program: Program) -> int:
+    """PUSHES for the push-batched form of ``program``: the most PUSH instructions (terms) of any query
+    with at most PUSH_BATCH_MAX of them (queries with more run the per-step form, in launches of their
+    own); 0 if there is none."""
+    opcodes = np.asarray(program.opcodes)
+    if len(opcodes) == 0:
+        return 0
+    qid = np.repeat(np.arange(program.num_queries), np.diff(np.asarray(program.offsets, dtype=np.int64)))
+    counts = np.bincount(qid[opcodes == PUSH], minlength=program.num_queries)
+    small = counts[counts <= PUSH_BATCH_MAX]
+    return int(small.max()) if small.size else 0
+
+
+def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None, values: tuple = (),
+                pushes: int = 0):
     """Sort queries by (length, PUSH count), pack them into blocks of block_q lanes.
 
     Returns (order, op int8[steps, block_q], arg int32[steps, block_q], block_steps int32[nb+1],
-    block_lanes int32[nb], laid-out values); lane l of block b runs query order[b * block_q + l].
+    block_lanes int32[nb], laid-out values, push_rows, batched bool[nb]); lane l of block b runs query order[b * block_q + l].
     ``values``: float32 arrays aligned with ``program.opcodes``, laid out like ``arg`` (0 in padding).
+    ``pushes`` > 0 (the kernel's PUSHES): queries with at most ``pushes`` PUSHes come first (the order's
+    other keys unchanged), and in every block whose lanes all have at most ``pushes`` PUSHes (``batched``,
+    a prefix of the blocks) a PUSH's ``arg`` is its ordinal i in its program and ``push_rows``
+    int32[nb, pushes, block_q] holds lane l's i-th term row (0 where the lane has none); elsewhere ``arg``
+    is the term row.  With ``pushes`` = 0, ``push_rows`` is None and ``batched`` all False.
     """
     offsets = np.asarray(program.offsets, dtype=np.int64)
     opcodes = np.asarray(program.opcodes, dtype=np.int8)
@@ -317,9 +402,10 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     q = len(offsets) - 1
     lengths = np.diff(offsets)
     qid = np.repeat(np.arange(q), lengths)
+    push_counts = np.bincount(qid[opcodes == PUSH], minlength=q)
     if order is None:
-        pushes = np.bincount(qid[opcodes == PUSH], minlength=q)
-        order = np.lexsort((np.arange(q), pushes, lengths))
+        over = push_counts > pushes if pushes > 0 else np.zeros(q, dtype=bool)
+        order = np.lexsort((np.arange(q), push_counts, lengths, over))
     order = np.asarray(order, dtype=np.int64)
     nq = len(order)
     nb = -(-nq // block_q)
@@ -340,13 +426,27 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     c = pos[qi] % block_q
     op[r, c] = opcodes[inst]
     arg[r, c] = np.maximum(operands[inst], 0)
+    push_rows = None
+    batched = np.zeros(nb, dtype=bool)
+    if pushes > 0:
+        lane_pushes = np.zeros(nb * block_q, dtype=np.int64)
+        lane_pushes[:nq] = push_counts[order]
+        batched = lane_pushes.reshape(nb, block_q).max(axis=1) <= pushes
+        is_push = opcodes == PUSH
+        before = np.concatenate(([0], np.cumsum(is_push)))     # PUSHes before each instruction
+        ordinal = before[1:] - 1 - before[offsets[:-1]][qid]     # a PUSH's ordinal within its query
+        blk = pos[qi] // block_q
+        p = is_push[inst] & batched[blk]
+        push_rows = np.zeros((nb, pushes, block_q), dtype=np.int32)
+        push_rows[blk[p], ordinal[inst[p]], c[p]] = operands[inst[p]]
+        arg[r[p], c[p]] = ordinal[inst[p]]
     laid = []
     for v in values:
         out = np.zeros((int(block_steps[-1]), block_q), dtype=np.float32)
         out[r, c] = np.asarray(v, dtype=np.float32)[inst]
         laid.append(out)
     block_lanes = np.minimum(block_q, nq - np.arange(nb) * block_q)
-    return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid
+    return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid, push_rows, batched
 
 
 def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool = False) -> dict:
@@ -371,7 +471,17 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     block_q = 64 if wide else 32 if s <= 8 else 16
     block_n = 128 if s == 4 and half and not hybrid else 64
     block_d = 64 if half else 16
-    return dict(block_n=block_n, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3)
+    return dict(block_n=block_n, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3,
+                push_batch=push_batch_default())
+
+
+def push_batch_default() -> bool:
+    """Whether launches use the push-batched form unless told otherwise: off, or ITLR_PUSH_BATCH=0/1 (a
+    switch for comparing the two forms on a GPU: benchmarks/gpu_check.sh runs the GPU tests under both)."""
+    value = os.environ.get("ITLR_PUSH_BATCH", "0")
+    if value not in ("0", "1"):
+        raise ValueError(f"ITLR_PUSH_BATCH={value!r}: expected 0 or 1")
+    return value == "1"
 
 
 def list_len(k: int, block_n: int) -> int:
@@ -381,19 +491,23 @@ def list_len(k: int, block_n: int) -> int:
 
 
 def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affine: bool = False,
-                   hybrid: bool = False, interpreted: bool = False, **config) -> tuple[dict, dict]:
+                   hybrid: bool = False, interpreted: bool = False, pushes: int = 0,
+                   **config) -> tuple[dict, dict]:
     """(constexprs, launch options) of the kernel for one batch: what ``fused_search`` launches, and what
     the sm_90 compile tests and benchmarks/kernel_registers.py compile.  ``config`` overrides
-    ``default_config`` (block_n, block_q, block_d, num_warps, num_stages)."""
+    ``default_config`` (block_n, block_q, block_d, num_warps, num_stages, push_batch).  ``pushes``: the
+    batch's most PUSHes in one query; with ``push_batch`` and 1 <= pushes <= PUSH_BATCH_MAX the kernel
+    computes all of a tile's PUSHes in one pass over d (PUSHES = pushes), else one dot per PUSH step."""
     cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k, hybrid=hybrid)
     cfg.update({key: v for key, v in config.items() if v is not None})
     L = list_len(k, cfg["block_n"])
+    batched = bool(cfg.get("push_batch")) and 1 <= int(pushes) <= PUSH_BATCH_MAX
     constexprs = dict(
         AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
         S=next_pow2(max(1, max_depth)), L=L, LOG_L=L.bit_length() - 1,
         BLOCK_N=cfg["block_n"], BLOCK_Q=cfg["block_q"], BLOCK_D=cfg["block_d"],
         DOT_FP32=interpreted, DOT_PRECISION="tf32x3" if dtype == torch.float32 else "tf32",
-        AFFINE=bool(affine), HYBRID=bool(hybrid),
+        AFFINE=bool(affine), HYBRID=bool(hybrid), PUSHES=int(pushes) if batched else 0,
     )
     return constexprs, dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], enable_fp_fusion=False)
 
@@ -483,6 +597,7 @@ def fused_search(
     cap: int | None = None,
     mem_budget: int | None = None,
     max_queries_per_launch: int | None = None,
+    push_batch: bool | None = None,
     lit_affine: tuple[np.ndarray, np.ndarray] | None = None,
     epilogue: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -521,8 +636,8 @@ def fused_search(
 
     constexprs, launch = specialisation(
         docs.dtype, ops, program.max_depth, k_eff, affine=lit_affine is not None, hybrid=epilogue is not None,
-        interpreted=INTERPRETED, block_n=block_n, block_q=block_q, block_d=block_d, num_warps=num_warps,
-        num_stages=num_stages)
+        interpreted=INTERPRETED, pushes=batch_pushes(program), block_n=block_n, block_q=block_q,
+        block_d=block_d, num_warps=num_warps, num_stages=num_stages, push_batch=push_batch)
     block_n, block_q, L = constexprs["BLOCK_N"], constexprs["BLOCK_Q"], constexprs["L"]
 
     plan = plan_launch(n, d, docs.element_size(), q, k_eff, len(terms), block_n, block_q, L,
@@ -535,8 +650,9 @@ def fused_search(
     n_inst = len(program.opcodes)
     if lit_affine is not None and any(np.shape(x) != (n_inst,) for x in lit_affine):
         raise ValueError(f"lit_affine must be two arrays of {n_inst} values (one per instruction)")
-    order_all, op_all, arg_all, steps_all, lanes_all, laid = plan_blocks(
-        program, block_q, values=tuple(lit_affine) if lit_affine is not None else ())
+    pushes = constexprs["PUSHES"]
+    order_all, op_all, arg_all, steps_all, lanes_all, laid, push_rows_all, batched = plan_blocks(
+        program, block_q, values=tuple(lit_affine) if lit_affine is not None else (), pushes=pushes)
     lane_mix = lane_whole = None
     if epilogue is not None:
         mix, whole_arg = np.asarray(epilogue[0], dtype=np.float32), np.asarray(epilogue[1], dtype=np.int32)
@@ -551,8 +667,11 @@ def fused_search(
     rows = torch.empty((q, k_eff), dtype=torch.int64, device=device)
     blocks_per_launch = max(1, max_queries_per_launch // block_q)
     nb_all = len(lanes_all)
-    for b0 in range(0, nb_all, blocks_per_launch):
-        b1 = min(nb_all, b0 + blocks_per_launch)
+    # Launches never mix push-batched blocks (PUSHES > 0) with per-step ones (PUSHES = 0).
+    edges = [0] + [int(b) for b in np.nonzero(np.diff(batched.astype(np.int8)))[0] + 1] + [nb_all]
+    segments = [(b0, min(hi, b0 + blocks_per_launch)) for lo, hi in zip(edges, edges[1:])
+                for b0 in range(lo, hi, blocks_per_launch)]
+    for b0, b1 in segments:
         r0, r1 = int(steps_all[b0]), int(steps_all[b1])
         op = torch.from_numpy(op_all[r0:r1]).to(device)
         arg = torch.from_numpy(arg_all[r0:r1]).to(device)
@@ -563,12 +682,13 @@ def fused_search(
         mix_t, whole_t = ((torch.from_numpy(lane_mix[b0 * block_q:b1 * block_q]).to(device),
                            torch.from_numpy(lane_whole[b0 * block_q:b1 * block_q]).to(device))
                           if lane_mix is not None else (block_lanes, block_lanes))
+        push_rows = (torch.from_numpy(push_rows_all[b0:b1]).to(device) if batched[b0] else block_lanes)
         nb = b1 - b0
         buf = torch.full((nb * block_q, nsplit, L + cap), KEY_MIN, dtype=torch.int64, device=device)
         fused_logical_topk_kernel[(nb, nsplit)](
-            docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t,
+            docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t, push_rows,
             n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
-            **launch, **constexprs,
+            **launch, **dict(constexprs, PUSHES=pushes if batched[b0] else 0),
         )
         nq = int(lanes_all[b0:b1].sum())
         dest = torch.from_numpy(order_all[b0 * block_q:b0 * block_q + nq]).to(device)

@@ -175,6 +175,40 @@ def test_key_encoding_orders_like_score_desc_row_asc():
 
 
 @needs_kernel
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(queries=st.lists(small_vocab_asts(vocab_size=8, max_leaves=7), min_size=1, max_size=20),
+       block_q=st.sampled_from([1, 2, 4, 8]), pushes=st.integers(0, 4))
+def test_block_layout_reproduces_every_program(queries, block_q, pushes):
+    """plan_blocks (host, numpy): every lane's instructions are its query's, in order, NOP-padded; in the
+    push-batched form (pushes > 0) the queries within the limit come first, the batched blocks are a prefix,
+    and each PUSH there names its ordinal, whose term row push_rows holds; elsewhere arg is the term row."""
+    program = compile_queries(queries)
+    order, op, arg, steps, lanes, _, push_rows, batched = K.plan_blocks(program, block_q, pushes=pushes)
+    counts = [int((program.query_code(q)[0] == 0).sum()) for q in range(program.num_queries)]
+    assert sorted(order.tolist()) == list(range(program.num_queries))
+    if pushes:
+        over = [counts[q] > pushes for q in order]
+        assert over == sorted(over)
+        assert list(batched) == sorted(batched, reverse=True)
+    else:
+        assert push_rows is None and not batched.any()
+    for b in range(len(lanes)):
+        for lane in range(int(lanes[b])):
+            q = int(order[b * block_q + lane])
+            want_op, want_arg = program.query_code(q)
+            got_op = op[steps[b]:steps[b + 1], lane]
+            got_arg = arg[steps[b]:steps[b + 1], lane]
+            assert list(got_op[:len(want_op)]) == list(want_op) and set(got_op[len(want_op):]) <= {K.NOP}
+            is_push = want_op == 0
+            if batched[b]:
+                assert counts[q] <= pushes
+                assert list(got_arg[:len(want_op)][is_push]) == list(range(counts[q]))
+                assert list(push_rows[b, :counts[q], lane]) == list(want_arg[is_push])
+            else:
+                assert list(got_arg[:len(want_op)][is_push]) == list(want_arg[is_push])
+
+
+@needs_kernel
 @pytest.mark.parametrize("ops", ALL_OPS, ids=str)
 def test_every_operator_family(ops):
     rng = np.random.default_rng(1)
@@ -265,6 +299,26 @@ def test_many_terms_mixed_lengths_several_blocks_and_launches():
 
 
 @needs_kernel
+@pytest.mark.parametrize("ops", [Ops(), Ops("min", "max", "reciprocal")], ids=str)
+def test_push_batched_form_with_queries_over_its_limit(ops):
+    """push_batch: queries of 1-4 terms run the batched form (all PUSHes of a tile in one pass over d),
+    those of 5-7 the per-step form, in launches of their own; both equal the reference."""
+    rng = np.random.default_rng(6)
+    queries = []
+    for i in range(36):
+        leaves = [Term(f"t{j}") for j in rng.choice(30, size=1 + i % 7, replace=False)]
+        node = leaves[0]
+        for leaf in leaves[1:]:
+            leaf = Not(leaf) if rng.random() < 0.3 else leaf
+            node = make_and([node, leaf]) if rng.random() < 0.5 else make_or([node, leaf])
+        queries.append(node)
+    program = compile_queries(queries)
+    assert K.batch_pushes(program) == 4
+    check(unit_rows(rng, 90, 40), unit_rows(rng, len(program.terms), 40), program, ops, 7, dtype="float16",
+          push_batch=True, nsplit=2, **SMALL)
+
+
+@needs_kernel
 def test_default_tile_configuration():
     rng = np.random.default_rng(2)
     program = mixed_program()
@@ -276,12 +330,12 @@ def test_default_tile_configuration():
 @given(queries=st.lists(small_vocab_asts(vocab_size=6, max_leaves=6), min_size=1, max_size=12),
        ops=st.sampled_from(ALL_OPS), k=st.integers(1, 40), n=st.integers(1, 120), d=st.integers(16, 80),
        dtype=st.sampled_from(["float16", "bfloat16", "float32"]), nsplit=st.integers(1, 3),
-       seed=st.integers(0, 2**31 - 1))
-def test_random_programs(queries, ops, k, n, d, dtype, nsplit, seed):
+       push_batch=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_random_programs(queries, ops, k, n, d, dtype, nsplit, push_batch, seed):
     rng = np.random.default_rng(seed)
     program = compile_queries(queries)
     check(unit_rows(rng, n, d), unit_rows(rng, len(program.terms), d), program, ops, k, dtype=dtype, nsplit=nsplit,
-          **SMALL)
+          push_batch=push_batch, **SMALL)
 
 
 @needs_kernel
@@ -378,13 +432,14 @@ def test_options_in_the_kernel_half_precision(dtype):
 @given(queries=st.lists(small_vocab_asts(vocab_size=6, max_leaves=5), min_size=1, max_size=8),
        ops=st.sampled_from(ALL_OPS), k=st.integers(1, 30), n=st.integers(16, 90),
        cal=st.sampled_from(LINEAR_CALIBRATIONS + [None]), hybrid=st.one_of(st.none(), st.floats(0, 1)),
-       guard=st.booleans(), or_max=st.booleans(), seed=st.integers(0, 2**31 - 1))
-def test_random_programs_with_options(queries, ops, k, n, cal, hybrid, guard, or_max, seed):
+       guard=st.booleans(), or_max=st.booleans(), push_batch=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_random_programs_with_options(queries, ops, k, n, cal, hybrid, guard, or_max, push_batch, seed):
     rng = np.random.default_rng(seed)
     program = compile_queries(queries)
     opt = ScoreOptions(hybrid=hybrid, calibration=cal, guard=guard, or_max=or_max, sample_size=64)
     check_options(unit_rows(rng, n, 24), unit_rows(rng, len(program.terms), 24),
-                  unit_rows(rng, program.num_queries, 24), program, ops, opt, k, nsplit=2, **SMALL)
+                  unit_rows(rng, program.num_queries, 24), program, ops, opt, k, nsplit=2, push_batch=push_batch,
+                  **SMALL)
 
 
 @needs_kernel
