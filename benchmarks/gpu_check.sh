@@ -73,9 +73,9 @@ GPU_TESTS=$(grep -l "mark.gpu" tests/test_*.py)
 step "pytest -m gpu" "$PYTEST_S" "$DEST/pytest.log" -- \
   "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml="$DEST/pytest.xml" $GPU_TESTS
 
-# 1b. the same GPU tests with the kernel's push-batched form as the default (ITLR_PUSH_BATCH=1)
-step "pytest -m gpu, push-batched" "$PYTEST_S" "$DEST/pytest-push-batched.log" -- \
-  env ITLR_PUSH_BATCH=1 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs $GPU_TESTS
+# 1b. the same GPU tests with the kernel's per-step form as the default (ITLR_PUSH_BATCH=0)
+step "pytest -m gpu, per-step form" "$PYTEST_S" "$DEST/pytest-per-step.log" -- \
+  env ITLR_PUSH_BATCH=0 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs $GPU_TESTS
 
 # 2. the kernel benchmark
 if [ $DRY = 1 ]; then
@@ -88,8 +88,8 @@ fi
 
 # 2b. a profile of one launch of each form (N = 1M, k = 10), where Nsight Compute is installed and a GPU is here
 if [ $DRY = 0 ] && command -v ncu >/dev/null; then
-  for form in per-step push-batched; do
-    flag=""; [ $form = push-batched ] && flag="--push-batch"
+  for form in push-batched per-step; do
+    flag=""; [ $form = per-step ] && flag="--per-step"
     step "ncu $form" "${NCU_S:-120}" "$DEST/ncu-$form.csv" -- \
       ncu --clock-control none -k regex:fused_logical_topk_kernel --launch-skip 1 --launch-count 1 \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
@@ -108,7 +108,7 @@ print("| step | exit | seconds |\n|---|---|---|")
 for line in (dest / "steps.txt").read_text().splitlines():
     name, rc, sec = line.rsplit(" ", 2)
     print(f"| {name} | {rc} | {sec} |")
-for name, title in (("pytest.log", "pytest -m gpu"), ("pytest-push-batched.log", "pytest -m gpu, push-batched")):
+for name, title in (("pytest.log", "pytest -m gpu"), ("pytest-per-step.log", "pytest -m gpu, per-step form")):
     log = (dest / name).read_text() if (dest / name).exists() else ""
     tally = re.findall(r"(\d+) (passed|failed|skipped|error|errors|deselected)", log)
     print(f"\n{title}: " + (", ".join(f"{n} {w}" for n, w in tally) or "no result"))
@@ -117,7 +117,7 @@ if bench.exists():
     data = json.loads(bench.read_text())
     print(f"\nGPU: {data['info']['gpu']}\n")
     print("| N | k | fused ms | x matmul floor | x vs unfused | auto runs | peak/docs (search; process) "
-          "| push-batched ms | its x floor |\n|---|---|---|---|---|---|---|---|---|")
+          "| per-step form ms | its x floor |\n|---|---|---|---|---|---|---|---|---|")
     for r in data["results"]:
         vs = f"{r['speedup_vs_unfused']:.2f}" if "speedup_vs_unfused" in r else "-"
         peak = (f"{r['search_peak_over_docs']:.3f}; {r['peak_over_docs']:.3f}"
@@ -125,6 +125,12 @@ if bench.exists():
         pb = (f"{r['variant_s'] * 1e3:.2f} | {r['variant_vs_matmul_floor']:.2f}" if "variant_s" in r else "- | -")
         print(f"| {r['n']:,} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['vs_matmul_floor']:.2f} | {vs} "
               f"| {r.get('auto', '-')} | {peak} | {pb} |")
+    plans = [r for r in data["results"] if "old_plan_s" in r]
+    if plans:
+        print("\n| launch plan at k = 10: N | splits now | fused ms | splits until 12-04 | ms |\n|---|---|---|---|---|")
+        for r in plans:
+            print(f"| {r['n']:,} | {r['plan_nsplit']} | {r['fused_s'] * 1e3:.2f} | {r['old_plan_nsplit']} "
+                  f"| {r['old_plan_s'] * 1e3:.2f} |")
     tiles = data["info"].get("autotune_by_n", [])
     if tiles:
         print("\n| tiles at k = 10: N | BLOCK_N x BLOCK_Q | ms |\n|---|---|---|")
@@ -140,7 +146,7 @@ if bench.exists():
         for t in data["targets"]:
             print(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else 'NO'} |")
     if data.get("rule_check"):
-        print("\n| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says | push-batched ms |"
+        print("\n| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says | per-step form ms |"
               "\n|---|---|---|---|---|---|---|---|")
         for r in data["rule_check"]:
             pb = f"{r['variant_s'] * 1e3:.2f}" if r.get("variant_s") is not None else "-"

@@ -5,6 +5,8 @@ Shapes (issue defaults): N in {1M, 10M} random unit vectors, d = 768, float16;
 NOT; the paper's ops); k in {10, 100, 1000}.  In one run, per N:
 
   (a) fused    the Triton kernel (kernels/fused_logical_topk.py), docs resident on the GPU
+  (a') form    the kernel's other form, timed beside (a) in every row: (a) runs the default push-batched
+               form (every PUSH of a tile in one pass over d), (a') the per-step form (one dot per PUSH step)
   (b) unfused  search_reference on cuda: chunked matmul + element-wise ops + torch.topk
   (c) single   FAISS GPU flat IP search of the 3,072 single-term queries if faiss has GPU
                support, else chunked fp16 matmul + torch.topk (the same 3,072 searches)
@@ -20,8 +22,10 @@ NOT; the paper's ops); k in {10, 100, 1000}.  In one run, per N:
 
 Times are the median of --repeat runs (CUDA events) after a warm-up (which includes Triton's compile).  Reported:
 queries/s, the fused kernel's TFLOP/s as a fraction of the measured matmul rate,
-ratios vs (b) and vs the matmul floor, the peak GPU memory of (a)
-(torch.cuda.max_memory_allocated) vs the document matrix, and how well (a)
+ratios vs (b) and vs the matmul floor, the peak GPU memory of (a) over the document matrix --
+the search's own (torch.cuda.max_memory_allocated less what was allocated when it started) and the
+process's (which also holds the benchmark's term matrix and the 32 MiB cuBLAS keeps after the floor's
+first product) -- and how well (a)
 agrees with (b) (same rows, max score difference; both get the same
 fp16-rounded term embeddings).  Every row uses ``default_config`` (what users
 get); a tile comparison against larger tiles that may spill runs first (N = 1M,
@@ -70,7 +74,8 @@ def parse_args(argv=None):
     ap.add_argument("--profile-launch", action="store_true",
                     help="for a profiler: launch the fused kernel on the first N and k twice (the first compiles "
                          "and warms up; profile the second) and exit, timing nothing")
-    ap.add_argument("--push-batch", action="store_true", help="with --profile-launch: the push-batched form")
+    ap.add_argument("--per-step", action="store_true",
+                    help="with --profile-launch: the kernel's per-step form (default: the push-batched form)")
     args = ap.parse_args(argv)
     if args.smoke:
         args.n = args.n or [600]
@@ -230,6 +235,17 @@ def single_term_search(docs: torch.Tensor, terms16: torch.Tensor, k: int, repeat
     return "torch fp16 matmul + topk", sec
 
 
+def sms_here() -> int:
+    return torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 1
+
+
+def old_nsplit(docs, program, k) -> int:
+    """The split count the launch planner chose until 12-04: two programs per multiprocessor."""
+    const, _ = fk.specialisation(docs.dtype, OPS, program.max_depth, k)
+    nb = -(-program.num_queries // const["BLOCK_Q"])
+    return max(1, min(-(-2 * sms_here() // nb), -(-docs.shape[0] // const["BLOCK_N"])))
+
+
 def fused(docs, terms, program, k, cfg):
     return fk.fused_search(docs, terms, program, OPS, k, **cfg)
 
@@ -250,7 +266,8 @@ def _tiles(block_n, block_q, block_d=64, push_batch=False):
 TILE_CANDIDATES = [_tiles(128, 64), _tiles(128, 32), _tiles(64, 32), _tiles(128, 32, 128),
                    _tiles(128, 32, push_batch=True), _tiles(64, 32, push_batch=True), _tiles(64, 64, push_batch=True),
                    _tiles(128, 32, 128, push_batch=True)]
-VARIANT = dict(push_batch=True)   # timed beside the default in every row (same tiles otherwise)
+VARIANT = dict(push_batch=False)   # the per-step form, timed beside the default (push-batched) in every row
+VARIANT_LABEL = "per-step form"
 
 
 def tile_label(cfg: dict) -> str:
@@ -285,7 +302,8 @@ def nested(terms: list) -> object:
 
 def rule_batches(d: int, smoke: bool) -> list[tuple]:
     """(queries, depth, k, program, terms) at the corners of the --backend auto rule."""
-    corners = [(2, 2, 10), (8, 2, 10), (1024, 2, 1000), (1024, 2, 2048), (256, 8, 100), (64, 12, 10)]
+    corners = [(2, 2, 10), (8, 2, 10), (16, 2, 10), (32, 3, 10), (1024, 2, 1000), (1024, 2, 2048), (256, 8, 100),
+               (64, 12, 10)]
     if smoke:
         corners = [(2, 2, 5), (8, 3, 5)]
     out = []
@@ -345,7 +363,7 @@ def rule_check(docs, batches, repeat: int) -> list[dict]:
         k_eff = min(k, docs.shape[0])
         sec_f, _ = timed(lambda: fk.fused_search(docs, t, program, OPS, k_eff), repeat)
         sec_t, _ = timed(lambda: search_reference(docs, t, program, OPS, k_eff, device=DEV), repeat)
-        # the push-batched form too where the kernel is a candidate (k <= 1024; the k = 2048 corner takes 17 s)
+        # the per-step form too where the kernel is a candidate (k <= 1024; the k = 2048 corner takes 17 s)
         sec_v = (timed(lambda: fk.fused_search(docs, t, program, OPS, k_eff, **VARIANT), repeat)[0]
                  if k_eff <= 1024 else None)
         rows.append(dict(queries=q, depth=program.max_depth, k=k_eff, fused_s=sec_f, torch_s=sec_t,
@@ -353,7 +371,7 @@ def rule_check(docs, batches, repeat: int) -> list[dict]:
                          rule=auto_rule(docs, program, k_eff)))
         print(f"  rule check: {q} queries, depth {program.max_depth}, k={k_eff}: fused {sec_f * 1e3:.2f} ms, "
               f"torch {sec_t * 1e3:.2f} ms; rule says {rows[-1]['rule']}"
-              + (f"; push-batched {sec_v * 1e3:.2f} ms" if sec_v is not None else ""), flush=True)
+              + (f"; {VARIANT_LABEL} {sec_v * 1e3:.2f} ms" if sec_v is not None else ""), flush=True)
     return rows
 
 
@@ -377,7 +395,7 @@ def main() -> int:
     )
     program, terms_np = make_batch(args.queries, args.d)
     if args.profile_launch:
-        docs, cfg = make_docs(args.n[0], args.d), (dict(VARIANT) if args.push_batch else {})
+        docs, cfg = make_docs(args.n[0], args.d), (dict(VARIANT) if args.per_step else {})
         for _ in range(2):
             fused(docs, terms_np, program, args.k[0], cfg)
         if CUDA:
@@ -459,7 +477,7 @@ def main() -> int:
                        peak_bytes=peak, peak_over_docs=(peak / doc_bytes) if CUDA else None,
                        held_before_bytes=held, search_extra_bytes=peak - held,
                        search_peak_over_docs=(doc_bytes + peak - held) / doc_bytes if CUDA else None)
-            # (a') the other form of the kernel (VARIANT: push-batched), same tiles, same batch
+            # (a') the other form of the kernel (VARIANT: the per-step form), same tiles, same batch
             sec_v, out_v = timed(lambda: fused(docs, terms_np, program, k, dict(cfg, **VARIANT)), args.repeat)
             row.update(variant=VARIANT, variant_s=sec_v, variant_vs_matmul_floor=sec_v / floor_mm,
                        variant_speedup=sec_a / sec_v, **{f"variant_{key}": v for key, v in
@@ -467,6 +485,13 @@ def main() -> int:
             del out_v
             # (e) the recommended scoring options in the same kernel (smallest k only), both forms
             if k == min(args.k):
+                # and the split count of the planner until 12-04 (two programs per multiprocessor), for the
+                # wave-quantisation change's share of the difference
+                old = old_nsplit(docs, program, k)
+                sec_o, _ = timed(lambda: fused(docs, terms_np, program, k, dict(cfg, nsplit=old)), args.repeat)
+                row.update(old_plan_nsplit=old, old_plan_s=sec_o, plan_nsplit=fk.batch_plan(
+                    docs.dtype, program.max_depth, k, n, args.d, program.num_queries, len(program.terms),
+                    sms=sms_here()).nsplit)
                 sec_e, _ = timed(lambda: fused_options(docs, terms_np, whole_np, program, k, cfg), args.repeat)
                 row.update(options_s=sec_e, options_over_fused=sec_e / sec_a)
                 sec_ev, _ = timed(lambda: fused_options(docs, terms_np, whole_np, program, k, dict(cfg, **VARIANT)),
@@ -493,7 +518,9 @@ def main() -> int:
                   + f"  single-term {sec_c * 1e3:.2f} ms"
                   + (f"  with options {row['options_s'] * 1e3:.2f} ms ({row['options_over_fused']:.2f}x)"
                      if "options_s" in row else "")
-                  + f"  push-batched {sec_v * 1e3:.2f} ms ({row['variant_speedup']:.2f}x)"
+                  + (f"  old plan ({row['old_plan_nsplit']} splits, now {row['plan_nsplit']}) "
+                     f"{row['old_plan_s'] * 1e3:.2f} ms" if "old_plan_s" in row else "")
+                  + f"  {VARIANT_LABEL} {sec_v * 1e3:.2f} ms ({row['variant_speedup']:.2f}x)"
                   + (f"  search peak {row['search_peak_over_docs']:.3f}x docs (process {row['peak_over_docs']:.3f}x)"
                      if CUDA else ""), flush=True)
         del docs
@@ -541,8 +568,8 @@ def write_outputs(info, results, args, quiet: bool = False):
                    budget_check=info.get("budget_check", []), notes=info.get("notes", []),
                    targets=[dict(target=t, measured=m, met=ok) for t, m, ok in tgt])
     header = ("| N | k | fused ms | q/s | % matmul rate | x floor | unfused ms | x vs unfused | auto runs | rows same "
-              "| single-term ms | peak/docs (search; process) | with options ms (x fused) | push-batched ms (x fused) "
-              "| push-batched, options ms |")
+              f"| single-term ms | peak/docs (search; process) | with options ms (x fused) | {VARIANT_LABEL} ms "
+              f"(fused x faster) | {VARIANT_LABEL}, options ms |")
     lines = [header, "|" + "---|" * 15]
     for r in results:
         lines.append(
@@ -561,7 +588,7 @@ def write_outputs(info, results, args, quiet: bool = False):
         f"| {t} | {m} | {'yes' if ok else 'NO'} |" for t, m, ok in tgt]
     rlines = []
     if info.get("rule_check"):
-        rlines = ["| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says | push-batched ms |",
+        rlines = [f"| auto rule: queries | depth | k | fused ms | torch ms | faster | rule says | {VARIANT_LABEL} ms |",
                   "|---|---|---|---|---|---|---|---|"] + [
             f"| {r['queries']} | {r['depth']} | {r['k']} | {r['fused_s'] * 1e3:.2f} | {r['torch_s'] * 1e3:.2f} | "
             f"{r['faster']} | {r['rule']} | "

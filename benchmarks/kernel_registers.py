@@ -60,8 +60,21 @@ KS = (10, 100, 1000, 2048)
 BUDGET_DEPTH, BUDGET_K = 4, 1000
 
 
-def batch(dtype: str, ops: tuple, depth: int, k: int, affine: bool, hybrid: bool) -> dict:
-    return dict(dtype=dtype, ops=list(ops), depth=depth, k=k, affine=affine, hybrid=hybrid)
+PER_STEP = 5   # a batch whose queries have this many terms runs the per-step form (over PUSH_BATCH_MAX = 4)
+
+
+def batch(dtype: str, ops: tuple, depth: int, k: int, affine: bool, hybrid: bool, pushes: int | None = None) -> dict:
+    """One batch: ``pushes`` the most terms of one query (default: the push-batched form's heaviest, 4
+    accumulators; 1 at depth 1, which holds one term; PER_STEP: the per-step form)."""
+    if pushes is None:
+        pushes = 1 if depth == 1 else 4
+    return dict(dtype=dtype, ops=list(ops), depth=depth, k=k, affine=affine, hybrid=hybrid, pushes=pushes)
+
+
+def both_forms(batches: list[dict]) -> list[dict]:
+    """Each batch in the push-batched form's heaviest shape and, where a query can hold more terms than it
+    takes (depth >= 2), in the per-step form."""
+    return batches + [dict(b, pushes=PER_STEP) for b in batches if b["depth"] >= 2]
 
 
 def matrix(name: str) -> list[dict]:
@@ -73,21 +86,28 @@ def matrix(name: str) -> list[dict]:
         affine_only = [batch(dt, HEAVY_OPS, 4, k, True, False) for dt in ("fp16", "bf16") for k in (10, 1000)]
         families = [batch("fp16", PAPER_OPS, 2, 10, False, False),
                     batch("bf16", ("sum", "sum", "one_minus"), 3, 100, True, False)]
+        # AFFINE at 4 accumulators takes 64 x 32 tiles; with 3 (or the per-step form) it keeps 128 x 32
+        affine_3 = [batch(dt, HEAVY_OPS, 4, k, True, False, pushes=3) for dt in ("fp16", "bf16") for k in (10, 1000)]
+        # without HYBRID, S <= 2 on 16-bit documents keeps 64-lane tiles in the push-batched form
+        affine_3 += [batch("fp16", HEAVY_OPS, 2, k, True, False) for k in (10, 1000)]
         beyond = [batch("fp16", PAPER_OPS, 6, 100, False, False)]
-        return corner + affine_only + families + beyond
+        return both_forms(corner + affine_only + families + beyond) + affine_3
     if name == "ci":
         return [batch("fp32", HEAVY_OPS, 4, 1000, True, True), batch("fp16", HEAVY_OPS, 4, 1000, True, True),
                 batch("fp16", HEAVY_OPS, 2, 10, True, True), batch("fp16", PAPER_OPS, 2, 10, False, False),
                 batch("fp16", HEAVY_OPS, 4, 1000, True, False),
+                batch("fp16", HEAVY_OPS, 4, 1000, True, False, pushes=3),
+                batch("fp16", HEAVY_OPS, 4, 1000, True, False, pushes=PER_STEP),
+                batch("fp32", HEAVY_OPS, 4, 1000, True, True, pushes=PER_STEP),
                 batch("bf16", ("sum", "sum", "one_minus"), 3, 100, True, False),
                 batch("fp16", PAPER_OPS, 6, 100, False, False)]
     if name == "table":
         heavy = [batch("fp32", HEAVY_OPS, depth, k, True, True) for depth in DEPTHS for k in KS]
         plain = [batch("fp16", PAPER_OPS, depth, k, False, False) for depth in DEPTHS for k in KS]
-        return matrix("budget") + [batch("bf16", HEAVY_OPS, 2, 2048, True, True)] + heavy + plain
+        return matrix("budget") + both_forms([batch("bf16", HEAVY_OPS, 2, 2048, True, True)] + heavy + plain)
     if name == "issue":
-        return [batch(dt, ops, depth, k, a, h) for dt in DTYPES for ops in OPS_FAMILIES for a, h in OPTION_SETS
-                for depth in DEPTHS for k in KS]
+        return both_forms([batch(dt, ops, depth, k, a, h) for dt in DTYPES for ops in OPS_FAMILIES
+                           for a, h in OPTION_SETS for depth in DEPTHS for k in KS])
     raise ValueError(f"unknown matrix {name!r}")
 
 
@@ -106,7 +126,7 @@ def specialise(b: dict) -> tuple[dict, dict]:
     from itlr_gpu.ops import Ops
 
     return fk.specialisation(_torch_dtype(b["dtype"]), Ops(*b["ops"]), b["depth"], b["k"], affine=b["affine"],
-                             hybrid=b["hybrid"], **TILES)
+                             hybrid=b["hybrid"], pushes=b.get("pushes", 0), **TILES)
 
 
 def dedupe(batches: list[dict]) -> list[tuple[dict, list[dict]]]:
@@ -250,11 +270,12 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
         ks = sorted({b["k"] for b in members})
         return f"depth {depths[0]}-{depths[-1]}, k {'/'.join(map(str, ks))}"
 
-    head = ("| dtype | S | L | BLOCK_N x BLOCK_Q x BLOCK_D | warps | stages | AND/OR/NOT | AFFINE | HYBRID "
+    head = ("| dtype | S | L | BLOCK_N x BLOCK_Q x BLOCK_D | warps | stages | AND/OR/NOT | AFFINE | HYBRID | PUSHES "
             "| registers | spill stores | spill loads | shared KiB | wgmma | compile s | batches | budget |")
-    lines = [head, "|" + "---|" * 17]
+    lines = [head, "|" + "---|" * 18]
     for r in sorted(rows, key=lambda r: (not r["in_budget_scope"], r["constexprs"]["S"], r["constexprs"]["L"],
-                                         r["dtype"], r["constexprs"]["AFFINE"], r["constexprs"]["HYBRID"])):
+                                         r["dtype"], r["constexprs"]["AFFINE"], r["constexprs"]["HYBRID"],
+                                         r["constexprs"].get("PUSHES", 0))):
         c, ln = r["constexprs"], r["launch"]
         ops = "/".join(str(c[x]) for x in ("AND_OP", "OR_OP", "NOT_OP"))
         if not r["ok"]:
@@ -264,6 +285,7 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
         lines.append(
             f"| {r['dtype']} | {c['S']} | {c['L']} | {c['BLOCK_N']} x {c['BLOCK_Q']} x {c['BLOCK_D']} | "
             f"{ln['num_warps']} | {ln['num_stages']} | {ops} | {int(c['AFFINE'])} | {int(c['HYBRID'])} | "
+            f"{c.get('PUSHES', 0)} | "
             f"{r['registers']} | {r['spill_stores']} | {r['spill_loads']} | {r['shared'] / 1024:.0f} | {r['wgmma']} | "
             f"{'*%s*' % r['seconds'] if r.get('reused') else r['seconds']} | {fmt_batches(r['batches'])} | {verdict} |")
     bad = [r for r in rows if r["in_budget_scope"] and (not r["ok"] or spills(r))]
@@ -276,7 +298,8 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
         f"triton {info['triton']}; ptxas: {info['ptxas']}; target {info['target']}; compiled on {info['cpu']}, "
         f"{info['cores']} cores, load average at start {', '.join(f'{x:.2f}' for x in info['load_average'])}.", "",
         "Ops codes: AND 0 product / 1 sum / 2 min; OR 0 sum / 1 max; NOT 0 one_minus / 1 reciprocal. "
-        "S = stack slots (next power of two >= depth), L = sorted top-k list length. `budget`: the "
+        "S = stack slots (next power of two >= depth), L = sorted top-k list length, PUSHES = the push-batched "
+        "form's accumulators (0: the per-step form, one dot per PUSH step). `budget`: the "
         f"specialisation serves a batch with stack depth <= {BUDGET_DEPTH} and k <= {BUDGET_K}, where no spill is "
         "allowed. 255 registers is the hardware maximum per thread.", "",
         *([f"**What-if table**: every batch forced to {info['tiles']} tiles (`--tiles`), not what `default_config` "

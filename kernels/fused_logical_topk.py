@@ -449,7 +449,8 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     return order, op, arg, block_steps.astype(np.int32), block_lanes.astype(np.int32), laid, push_rows, batched
 
 
-def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool = False) -> dict:
+def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool = False, affine: bool = False,
+                   pushes: int = PUSH_BATCH_MAX) -> dict:
     """The launch configuration for a batch of stack depth ``max_depth`` and top-``k`` over ``docs``' dtype.
 
     Chosen so that no specialisation spills registers on sm_90 for stack depth <= 4 and k <= 1000
@@ -468,17 +469,22 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     s = next_pow2(max(1, max_depth))
     half = docs.element_size() <= 2
     wide = s <= 2 and half
-    block_q = 64 if wide else 32 if s <= 8 else 16
-    block_n = 128 if s == 4 and half and not hybrid else 64
+    push_batch = push_batch_default()
+    batched = push_batch and 2 <= pushes <= PUSH_BATCH_MAX
+    # PUSH accumulators beside HYBRID's whole-query dot do not fit 64-lane tiles (188-236 bytes of spills at
+    # S = 2), nor four of them beside AFFINE's per-literal maps 128 x 32 tiles (88 bytes)
+    block_q = 64 if wide and not (batched and hybrid) else 32 if s <= 8 else 16
+    heavy_push = batched and pushes >= PUSH_BATCH_MAX and affine
+    block_n = 128 if s == 4 and half and not hybrid and not heavy_push else 64
     block_d = 64 if half else 16
     return dict(block_n=block_n, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3,
-                push_batch=push_batch_default())
+                push_batch=push_batch)
 
 
 def push_batch_default() -> bool:
-    """Whether launches use the push-batched form unless told otherwise: off, or ITLR_PUSH_BATCH=0/1 (a
+    """Whether launches use the push-batched form unless told otherwise: yes, or ITLR_PUSH_BATCH=0/1 (a
     switch for comparing the two forms on a GPU: benchmarks/gpu_check.sh runs the GPU tests under both)."""
-    value = os.environ.get("ITLR_PUSH_BATCH", "0")
+    value = os.environ.get("ITLR_PUSH_BATCH", "1")
     if value not in ("0", "1"):
         raise ValueError(f"ITLR_PUSH_BATCH={value!r}: expected 0 or 1")
     return value == "1"
@@ -498,10 +504,10 @@ def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affi
     ``default_config`` (block_n, block_q, block_d, num_warps, num_stages, push_batch).  ``pushes``: the
     batch's most PUSHes in one query; with ``push_batch`` and 1 <= pushes <= PUSH_BATCH_MAX the kernel
     computes all of a tile's PUSHes in one pass over d (PUSHES = pushes), else one dot per PUSH step."""
-    cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k, hybrid=hybrid)
+    cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k, hybrid=hybrid, affine=affine, pushes=pushes)
     cfg.update({key: v for key, v in config.items() if v is not None})
     L = list_len(k, cfg["block_n"])
-    batched = bool(cfg.get("push_batch")) and 1 <= int(pushes) <= PUSH_BATCH_MAX
+    batched = bool(cfg.get("push_batch")) and 2 <= int(pushes) <= PUSH_BATCH_MAX   # (one PUSH: nothing to batch)
     constexprs = dict(
         AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
         S=next_pow2(max(1, max_depth)), L=L, LOG_L=L.bit_length() - 1,
@@ -533,6 +539,12 @@ class LaunchPlan:
     starved: bool
 
 
+def wave_efficiency(programs: int, sms: int) -> float:
+    """The busy fraction of a launch of ``programs`` equally long programs on ``sms`` multiprocessors that run
+    one program each at a time."""
+    return programs / (-(-programs // sms) * sms)
+
+
 def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, block_n: int, block_q: int,
                 L: int, *, sms: int, nsplit: int | None = None, cap: int | None = None,
                 mem_budget: int | None = None, max_queries_per_launch: int | None = None) -> LaunchPlan:
@@ -545,8 +557,17 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
         fixed = num_terms * d * itemsize + q * k * 12 + 5 * min(q, MERGE_GROUP) * k * 8
         mem_budget = max(16 << 20, int(0.045 * n * d * itemsize) - fixed)
     nb_total = -(-q // block_q)
-    wanted = max(1, min(-(-2 * sms // nb_total), num_tiles))   # two programs per multiprocessor
-    nsplit = max(1, min(int(nsplit if nsplit is not None else wanted), num_tiles))
+    if nsplit is None:
+        # One program per multiprocessor at a time (8 warps x ~255 registers fill one), so a launch takes
+        # ceil(programs / sms) rounds of equally long programs: among the split counts (up to ~8 waves)
+        # whose key buffer fits the budget with a full append area, the fewest within 3 % of the best
+        # wave efficiency.  (Two programs per multiprocessor, the rule until 12-04, gave 288 programs on 132
+        # multiprocessors -- 3 rounds for 2.18 rounds of work; ncu: "2 full waves and a partial wave".)
+        limit = max(1, min(num_tiles, -(-8 * sms // nb_total)))
+        fits = [s for s in range(1, limit + 1) if nb_total * block_q * s * 2 * L * 8 <= mem_budget] or [1]
+        best = max(wave_efficiency(nb_total * s, sms) for s in fits)
+        nsplit = min(s for s in fits if wave_efficiency(nb_total * s, sms) >= best - 0.03)
+    nsplit = max(1, min(int(nsplit), num_tiles))
     if cap is None:
         # Largest append area (fewer merges) that keeps the buffer in budget; shrink it before the splits.
         cap = L
@@ -562,10 +583,11 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
         max_queries_per_launch = max(1, programs_max // nsplit) * block_q
     blocks_per_launch = max(1, max_queries_per_launch // block_q)
     launches = -(-nb_total // blocks_per_launch)
-    # One program per multiprocessor at a time (8 warps x ~255 registers fill one): fewer programs than
-    # multiprocessors leave some idle for the whole launch.
+    # Starved: a merge after nearly every tile with a candidate (append area under half the list), several
+    # launches, or under a quarter of the multiprocessors busy where the documents had tiles for more.
     programs = min(nb_total, blocks_per_launch) * nsplit
-    starved = cap < L // 2 or programs < min(sms, nb_total * num_tiles) or launches > 1
+    starved = (cap < L // 2 or launches > 1
+               or (programs < min(sms, nb_total * num_tiles) / 4))
     tiles_per_split = -(-num_tiles // nsplit)
     nsplit = -(-num_tiles // tiles_per_split)     # no empty split
     return LaunchPlan(L, cap, nsplit, tiles_per_split, max_queries_per_launch, launches, mem_budget, starved)

@@ -37,12 +37,12 @@ def test_gpu_check_dry_run(tmp_path):
     # the fused kernel agrees with the unfused torch path; the options row ran at the smallest k
     assert all(r["same_rows"] > 0.9 for r in rows)
     assert "options_s" in rows[0] and "options_s" not in rows[1]
-    # the push-batched form ran beside the default in every row, with the same top-k (the same math)
-    assert all(r["variant"] == {"push_batch": True} and r["variant_same_rows"] > 0.9 for r in rows)
+    # the per-step form ran beside the default (push-batched) in every row, with the same top-k (the same math)
+    assert all(r["variant"] == {"push_batch": False} and r["variant_same_rows"] > 0.9 for r in rows)
     assert "variant_options_s" in rows[0]
     assert all(r["variant_s"] is not None for r in out["rule_check"])
-    pushed = (dest / "pytest-push-batched.log").read_text()
-    assert re.search(r"\d+ skipped", pushed) and "failed" not in pushed, pushed[-2000:]
+    per_step = (dest / "pytest-per-step.log").read_text()
+    assert re.search(r"\d+ skipped", per_step) and "failed" not in per_step, per_step[-2000:]
     assert [(r["queries"], r["rule"]) for r in out["rule_check"]] == [(2, "torch"), (8, "triton")]
     assert any("faiss" in n for n in out["notes"]) or "faiss-gpu" in rows[0]["single_term_impl"]
     summary = (dest / "summary.md").read_text()

@@ -47,7 +47,7 @@ def _version() -> tuple[int, int]:
 
 def _case_id(b: dict) -> str:
     opts = "+".join(x for x, on in (("affine", b["affine"]), ("hybrid", b["hybrid"])) if on) or "plain"
-    return f"{b['dtype']}-{','.join(b['ops'])}-depth{b['depth']}-k{b['k']}-{opts}"
+    return f"{b['dtype']}-{','.join(b['ops'])}-depth{b['depth']}-k{b['k']}-{opts}-pushes{b['pushes']}"
 
 
 def _compile(matrix: str, folder: Path) -> dict:
@@ -77,22 +77,23 @@ def compiled_budget(tmp_path_factory):
 
 
 def _shape(b: dict) -> tuple:
-    """(dtype class, stack slots S, list length L, tiles, warps, stages) of a batch's specialisation."""
+    """(dtype class, stack slots S, list length L, tiles, warps, stages, PUSHES) of a batch's specialisation."""
     const, launch = kr.specialise(b)
     return (b["dtype"] == "fp32", const["S"], const["L"], const["BLOCK_N"], const["BLOCK_Q"], const["BLOCK_D"],
-            launch["num_warps"], launch["num_stages"])
+            launch["num_warps"], launch["num_stages"], const["PUSHES"])
 
 
 def _tiles(shape: tuple) -> tuple:
-    """A shape's dtype class and tile configuration (tiles, warps, stages), without S and L."""
-    return shape[:1] + shape[3:]
+    """A shape's dtype class and tile configuration (tiles, warps, stages), without S, L and PUSHES."""
+    return shape[:1] + shape[3:8]
 
 
 def _scope_shapes() -> set[tuple]:
     """The shapes of the budget scope's heaviest batches: every dtype, depth <= 4, k in {1, 10, 100, 1000},
     min/max/reciprocal with AFFINE, with and without HYBRID (which keeps smaller tiles at S = 4)."""
-    return {_shape(kr.batch(dt, kr.HEAVY_OPS, depth, k, True, hybrid)) for dt in kr.DTYPES
-            for depth in range(1, kr.BUDGET_DEPTH + 1) for k in (1, 10, 100, 1000) for hybrid in (True, False)}
+    return {_shape(b) for b in kr.both_forms([kr.batch(dt, kr.HEAVY_OPS, depth, k, True, hybrid) for dt in kr.DTYPES
+                                              for depth in range(1, kr.BUDGET_DEPTH + 1) for k in (1, 10, 100, 1000)
+                                              for hybrid in (True, False)])}
 
 
 def test_ci_cases_are_a_cross_section():
@@ -104,6 +105,7 @@ def test_ci_cases_are_a_cross_section():
     shapes = {_shape(b) for b in CASES}
     assert {_tiles(s) for s in _scope_shapes()} <= {_tiles(s) for s in shapes}
     assert {s[1] for s in shapes} >= {2, 4, 8} and {s[2] for s in shapes} >= {128, 1024}
+    assert {s[8] for s in shapes} >= {0, 3, 4}          # both forms, 3 and 4 accumulators
 
 
 def test_the_committed_register_table_is_of_this_kernel_source_and_within_the_budget():
