@@ -10,12 +10,15 @@
 #   env.txt            python / torch / triton / GPU (nvidia-smi)
 #   pytest.log, pytest.xml        pytest -m gpu (the kernel vs the torch reference on CUDA, every family and
 #                                 option; --backend auto's rule; the out-of-core path's pinned buffers and copy stream)
+#   pytest-per-step.log           the same tests with the kernel's per-step form (ITLR_PUSH_BATCH=0)
 #   gpu_kernel.{json,md}, gpu_kernel.log    benchmarks/gpu_kernel.py (rows whose packages are missing are
 #                                 skipped with a note; the JSON is rewritten after every row, so a timeout keeps
 #                                 what finished)
+#   ncu-push-batched.csv, ncu-per-step.csv    Nsight Compute of one launch of each form (N = 1M, k = 10)
 #   summary.md         the short table printed last
-# Each step has its own time limit (PYTEST_S, BENCH_S seconds); a step that fails does not stop the next one;
-# the exit status is non-zero if any step failed.
+# Each step has its own time limit (PYTEST_S, BENCH_S, NCU_S seconds); a step that fails does not stop the next
+# one; the exit status is non-zero if any step failed.  QUICK=1: the default form's GPU tests and the benchmark
+# only (no second test pass with the per-step form, no profile).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -73,9 +76,11 @@ GPU_TESTS=$(grep -l "mark.gpu" tests/test_*.py)
 step "pytest -m gpu" "$PYTEST_S" "$DEST/pytest.log" -- \
   "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml="$DEST/pytest.xml" $GPU_TESTS
 
-# 1b. the same GPU tests with the kernel's per-step form as the default (ITLR_PUSH_BATCH=0)
+# 1b. the same GPU tests with the kernel's per-step form as the default (ITLR_PUSH_BATCH=0; not with QUICK=1)
+if [ "${QUICK:-0}" != 1 ]; then
 step "pytest -m gpu, per-step form" "$PYTEST_S" "$DEST/pytest-per-step.log" -- \
   env ITLR_PUSH_BATCH=0 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rs $GPU_TESTS
+fi
 
 # 2. the kernel benchmark
 if [ $DRY = 1 ]; then
@@ -87,7 +92,7 @@ else
 fi
 
 # 2b. a profile of one launch of each form (N = 1M, k = 10), where Nsight Compute is installed and a GPU is here
-if [ $DRY = 0 ] && command -v ncu >/dev/null; then
+if [ $DRY = 0 ] && [ "${QUICK:-0}" != 1 ] && command -v ncu >/dev/null; then
   for form in push-batched per-step; do
     flag=""; [ $form = per-step ] && flag="--per-step"
     step "ncu $form" "${NCU_S:-120}" "$DEST/ncu-$form.csv" -- \

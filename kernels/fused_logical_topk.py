@@ -22,7 +22,12 @@ Design
 * Kernel, per tile of BLOCK_N documents: run the block's steps; at a step where
   some lane PUSHes, ``v = docs[tile] @ terms[arg[step, :]].T`` (BLOCK_N x
   BLOCK_Q) with tl.dot over d in BLOCK_D chunks (the d tail and the N tail are
-  masked).  The evaluation stack is a (S, BLOCK_N, BLOCK_Q) register tensor, S
+  masked).  Push-batched form (PUSHES > 0, the default where a block's queries
+  have 2-4 terms): before the steps, one pass over d computes PUSHES such
+  accumulators, the i-th with each lane's i-th term (``push_rows``), so each
+  chunk of the documents is loaded once for all of them; a PUSH step then picks
+  accumulator ``arg[step, lane]`` (1.32-1.34x the per-step form on one H200,
+  docs/gpu.md).  The evaluation stack is a (S, BLOCK_N, BLOCK_Q) register tensor, S
   = next power of two >= max_depth, with a per-lane stack pointer; slot reads
   are a where-sum over S (exact: one non-zero term), writes a where.
 * Top-k keys: (score, row) -> one int64 that orders like (score desc, row asc):
@@ -68,9 +73,11 @@ Limits
   dtype, the outputs (Q x k x 12 bytes) and small merge temporaries.  The host
   picks CAP, then NSPLIT, then splits the query batch into launches so that the
   buffer fits ``mem_budget`` (default: 4.5 % of the document matrix minus the
-  rest, at least 16 MiB; ``plan_launch``).  1,024 queries at k = 1,000 on 1M x 768 fp16
-  get the smallest append area and 4 splits instead of 9, 3.6x slower than torch on one
-  H200: ``--backend auto`` sends such starved plans to torch (docs/gpu.md).
+  rest, at least 16 MiB; ``plan_launch``).  The planner keeps the full append
+  area and gives up splits first: 1,024 queries at k = 1,000 on 1M x 768 fp16 get
+  2 splits and ran 74 ms on one H200 (3.3x faster than torch; the former planner's
+  smallest append area took 672 ms).  Plans that still starve go to torch under
+  ``--backend auto`` (docs/gpu.md).
 
 Precision: the dot takes the documents' dtype (fp16/bf16: the term embeddings
 are rounded to it, one tensor-core pass; fp32: ``tf32x3``, three TF32 passes,
@@ -149,20 +156,25 @@ def _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
 
 
 @triton.jit
-def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, lanes, stride_term, D, offs_d,
+def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, whole_ptr, lanes, stride_term, D, offs_d,
                     BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr, PUSHES: tl.constexpr,
-                    DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
+                    WHOLE: tl.constexpr, DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
     """Every PUSH of a tile in one pass over d: accumulator i holds the dot of the document tile with each
-    lane's i-th term (``rows_ptr[i * BLOCK_Q + lane]``), i < PUSHES <= 4.  Each chunk of the documents is
-    loaded once for all of them (``_tile_dot`` per PUSH step reloads it at every step)."""
+    lane's i-th term (``rows_ptr[i * BLOCK_Q + lane]``), i < PUSHES <= 4, and with WHOLE (HYBRID's epilogue)
+    a fifth the dot with each lane's whole-query vector (``whole_ptr[lane]``).  Each chunk of the documents
+    is loaded once for all of them (``_tile_dot`` per PUSH step reloads it at every step)."""
     acc0 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
     acc1 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
     acc2 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
     acc3 = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
+    accw = tl.zeros([BLOCK_N, BLOCK_Q], tl.float32)
     col0 = terms_ptr + tl.load(rows_ptr + lanes).to(tl.int64)[None, :] * stride_term
     col1 = col0
     col2 = col0
     col3 = col0
+    colw = col0
+    if WHOLE:
+        colw = terms_ptr + tl.load(whole_ptr + lanes).to(tl.int64)[None, :] * stride_term
     if PUSHES > 1:
         col1 = terms_ptr + tl.load(rows_ptr + BLOCK_Q + lanes).to(tl.int64)[None, :] * stride_term
     if PUSHES > 2:
@@ -193,7 +205,12 @@ def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, lanes, stride_term, D
             if DOT_FP32:
                 b = b.to(tl.float32)
             acc3 = tl.dot(a, b, acc3, input_precision=DOT_PRECISION)
-    return acc0, acc1, acc2, acc3
+        if WHOLE:
+            b = tl.load(colw + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+            if DOT_FP32:
+                b = b.to(tl.float32)
+            accw = tl.dot(a, b, accw, input_precision=DOT_PRECISION)
+    return acc0, acc1, acc2, acc3, accw
 
 
 @triton.jit(do_not_specialize=["N", "k_eff", "cap", "tiles_per_split"])  # one binary for any N and k (warm-ups in other processes hit the cache)
@@ -236,10 +253,11 @@ def fused_logical_topk_kernel(
         doc_rows = docs_ptr + rows.to(tl.int64)[:, None] * stride_doc
 
         # ---- evaluate every lane's program on this tile --------------------------------------
-        if PUSHES > 0:   # every PUSH of the block's programs first, in one pass over d
-            acc0, acc1, acc2, acc3 = _tile_push_dots(
-                doc_rows, row_ok, terms_ptr, push_rows_ptr + pid_q * (PUSHES * BLOCK_Q), lanes, stride_term, D,
-                offs_d, BLOCK_N, BLOCK_Q, BLOCK_D, PUSHES, DOT_FP32, DOT_PRECISION)
+        if PUSHES > 0:   # every PUSH of the block's programs (and HYBRID's whole-query dot) in one pass over d
+            acc0, acc1, acc2, acc3, accw = _tile_push_dots(
+                doc_rows, row_ok, terms_ptr, push_rows_ptr + pid_q * (PUSHES * BLOCK_Q),
+                whole_arg_ptr + pid_q * BLOCK_Q, lanes, stride_term, D, offs_d,
+                BLOCK_N, BLOCK_Q, BLOCK_D, PUSHES, HYBRID, DOT_FP32, DOT_PRECISION)
         stack = tl.zeros([S, BLOCK_N, BLOCK_Q], tl.float32)
         sp = tl.zeros([BLOCK_Q], tl.int32)
         for step in range(step_lo, step_hi):
@@ -290,9 +308,12 @@ def fused_logical_topk_kernel(
         score = tl.sum(tl.where(slots == 0, stack, 0.0), axis=0)
         if HYBRID:  # per-lane epilogue: score = mix_l * L + mix_w * <doc, whole vector> + mix_c
             lane_g = pid_q * BLOCK_Q + lanes
-            whole_arg = tl.load(whole_arg_ptr + lane_g)
-            w = _tile_dot(doc_rows, row_ok, terms_ptr, whole_arg, stride_term, D, offs_d,
-                          BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
+            if PUSHES > 0:
+                w = accw
+            else:
+                whole_arg = tl.load(whole_arg_ptr + lane_g)
+                w = _tile_dot(doc_rows, row_ok, terms_ptr, whole_arg, stride_term, D, offs_d,
+                              BLOCK_N, BLOCK_Q, BLOCK_D, DOT_FP32, DOT_PRECISION)
             mix_l = tl.load(mix_ptr + lane_g * 3)
             mix_w = tl.load(mix_ptr + lane_g * 3 + 1)
             mix_c = tl.load(mix_ptr + lane_g * 3 + 2)
@@ -464,12 +485,21 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     (180-264 bytes at depth 4, benchmarks/results/kernel_registers-128x32.md), which keeps 64 x 32.  fp32
     documents take d in chunks of 16 and at most 32 lanes: their tf32x3 dot splits both operands in registers.  (Measured with AFFINE + HYBRID, the heaviest form: S = 4 at 64 lanes
     spills ~250 bytes at k = 1000, at 32 lanes it needs 244 registers and spills nothing; fp32 at S = 2,
-    k = 1000 and 64 lanes spills 16 bytes.)  ``k`` is accepted for rules that depend on it; none does yet.
+    k = 1000 and 64 lanes spills 16 bytes.)  The push-batched form (``pushes``: the batch's most terms in one
+    query, 2-4; ``push_batch``, default on) holds up to 4 more tile values: with HYBRID the 64-lane tiles
+    take 32 lanes (188-236 bytes of spills at S = 2 otherwise), and 4 accumulators beside AFFINE take 64 x 32
+    (88 bytes at 128 x 32); float32 documents with HYBRID and 4 terms keep the per-step form (HYBRID's
+    whole-query dot is a fifth accumulator of the batched pass: 32 bytes of spills at k = 1000); 128 x 32
+    push-batched was the fastest of eight tiles at 1M and 10M (gpu-run4).
+    ``k`` is accepted for rules that depend on it; none does yet.  (These budgets are Triton 3.9's ptxas;
+    Triton 3.6's spills more: benchmarks/results/kernel_registers-triton3.6.md.)
     """
     s = next_pow2(max(1, max_depth))
     half = docs.element_size() <= 2
     wide = s <= 2 and half
-    push_batch = push_batch_default()
+    # float32 documents (tf32x3 splits both operands) with HYBRID's fifth accumulator beside four PUSHes spill
+    # (32 bytes at k = 1000): the per-step form there
+    push_batch = push_batch_default() and not (not half and hybrid and pushes >= PUSH_BATCH_MAX)
     batched = push_batch and 2 <= pushes <= PUSH_BATCH_MAX
     # PUSH accumulators beside HYBRID's whole-query dot do not fit 64-lane tiles (188-236 bytes of spills at
     # S = 2), nor four of them beside AFFINE's per-literal maps 128 x 32 tiles (88 bytes)
@@ -523,11 +553,10 @@ class LaunchPlan:
     """How :func:`fused_search` lays a batch out: ``nsplit`` document splits per query block, ``cap`` append
     slots per (lane, split), queries per launch.  ``starved``: the memory budget cut the plan below what
     keeps the kernel fast -- the append area under half the sorted list (a merge after nearly every tile
-    with a candidate), fewer programs than multiprocessors, or several launches.  On the first H200 run the
-    batches with such plans (recomputed: N = 1M, k = 1000, 1,024 queries: cap = BLOCK_N, 4 splits) ran 3.6x to
-    8.9x slower than the torch path (benchmarks/results/gpu_kernel.md); ``--backend auto`` sends them there.  The
-    second run's budget check confirmed the cause: the same batch with 8x the budget (not starved) ran 9.7x
-    faster (68.9 vs 670.9 ms, benchmarks/results/gpu-run2/gpu_kernel.md)."""
+    with a candidate) or several launches; ``--backend auto`` sends such batches to the torch path.  The
+    planner until 12-04 shrank the append area before the splits: N = 1M, k = 1000, 1,024 queries got
+    cap = BLOCK_N and 4 splits and ran 672 ms on one H200, 2.7x slower than torch; now 2 splits with the full
+    area ran 74 ms (benchmarks/results/gpu-run2/, gpu-run4/)."""
 
     L: int
     cap: int
@@ -539,10 +568,10 @@ class LaunchPlan:
     starved: bool
 
 
-def wave_efficiency(programs: int, sms: int) -> float:
-    """The busy fraction of a launch of ``programs`` equally long programs on ``sms`` multiprocessors that run
-    one program each at a time."""
-    return programs / (-(-programs // sms) * sms)
+def tile_steps(blocks: int, nsplit: int, num_tiles: int, sms: int) -> int:
+    """The launch's critical path in document tiles: ``blocks`` x ``nsplit`` programs of up to
+    ceil(num_tiles / nsplit) tiles each, on ``sms`` multiprocessors that run one program each at a time."""
+    return -(-blocks * nsplit // sms) * -(-num_tiles // nsplit)
 
 
 def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, block_n: int, block_q: int,
@@ -558,15 +587,15 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
         mem_budget = max(16 << 20, int(0.045 * n * d * itemsize) - fixed)
     nb_total = -(-q // block_q)
     if nsplit is None:
-        # One program per multiprocessor at a time (8 warps x ~255 registers fill one), so a launch takes
-        # ceil(programs / sms) rounds of equally long programs: among the split counts (up to ~8 waves)
-        # whose key buffer fits the budget with a full append area, the fewest within 3 % of the best
-        # wave efficiency.  (Two programs per multiprocessor, the rule until 12-04, gave 288 programs on 132
-        # multiprocessors -- 3 rounds for 2.18 rounds of work; ncu: "2 full waves and a partial wave".)
+        # One program per multiprocessor at a time (8 warps x ~255 registers fill one): among the split
+        # counts (up to ~8 waves) whose key buffer fits the budget with a full append area, the fewest within
+        # 3 % of the shortest critical path (``tile_steps``).  (Two programs per multiprocessor, the rule until
+        # 12-04, gave 288 programs on 132 multiprocessors: 3 rounds for 2.18 rounds of work, ncu's "2 full
+        # waves and a partial wave"; 4 splits instead of 9 ran 1.29x faster on one H200.)
         limit = max(1, min(num_tiles, -(-8 * sms // nb_total)))
         fits = [s for s in range(1, limit + 1) if nb_total * block_q * s * 2 * L * 8 <= mem_budget] or [1]
-        best = max(wave_efficiency(nb_total * s, sms) for s in fits)
-        nsplit = min(s for s in fits if wave_efficiency(nb_total * s, sms) >= best - 0.03)
+        best = min(tile_steps(nb_total, s, num_tiles, sms) for s in fits)
+        nsplit = min(s for s in fits if tile_steps(nb_total, s, num_tiles, sms) <= 1.03 * best)
     nsplit = max(1, min(int(nsplit), num_tiles))
     if cap is None:
         # Largest append area (fewer merges) that keeps the buffer in budget; shrink it before the splits.
@@ -583,11 +612,10 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
         max_queries_per_launch = max(1, programs_max // nsplit) * block_q
     blocks_per_launch = max(1, max_queries_per_launch // block_q)
     launches = -(-nb_total // blocks_per_launch)
-    # Starved: a merge after nearly every tile with a candidate (append area under half the list), several
-    # launches, or under a quarter of the multiprocessors busy where the documents had tiles for more.
-    programs = min(nb_total, blocks_per_launch) * nsplit
-    starved = (cap < L // 2 or launches > 1
-               or (programs < min(sms, nb_total * num_tiles) / 4))
+    # Starved: a merge after nearly every tile with a candidate (append area under half the list) or several
+    # launches.  (Few programs alone are not: 1,024 queries at k = 1000 on 1M documents in 32 programs, 2 splits
+    # of 16 blocks, ran 1.7x faster than the torch path on one H200; benchmarks/results/gpu-run4/.)
+    starved = cap < L // 2 or launches > 1
     tiles_per_split = -(-num_tiles // nsplit)
     nsplit = -(-num_tiles // tiles_per_split)     # no empty split
     return LaunchPlan(L, cap, nsplit, tiles_per_split, max_queries_per_launch, launches, mem_budget, starved)

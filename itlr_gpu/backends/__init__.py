@@ -103,14 +103,15 @@ def get_backend(name: str, device: torch.device) -> Backend:
 
 
 # ---- ``--backend auto`` on CUDA -----------------------------------------------------------------------
-# From the first H200 run (benchmarks/results/gpu_kernel.md, "auto rule" table and rows; docs/gpu.md): the fused
-# kernel won at k <= 100 (2.8x-3.6x the torch path at 1M-10M documents), at 8 queries, at stack depth 8 and 12,
-# and at k = 1000 on 10M documents (3.3x); it lost 3.6x-8.9x at k = 1000 on 1M documents with 1,024 queries, where
-# its memory budget (4.5 % of the documents less fixed costs) starves the launch plan, and 74x at k = 2048.
-# The second run (benchmarks/results/gpu-run2/) agreed in every batch whose two times differ by more than 10 %.
-AUTO_MAX_K = 1024          # k above: L = 2048 lists (measured 74x slower at k = 2048); the torch path keeps up
+# From the fourth H200 run (benchmarks/results/gpu-run4/, the push-batched form and the whole-wave planner;
+# docs/gpu.md): the fused kernel won every batch with k <= 1000 -- 1.2x at 2 queries, 1.3x-3.4x at 8-32, 3.1x at
+# stack depth 8, 1.5x at depth 12, 6.1x-6.9x at 1,024 queries and k <= 100, 3.3x / 6.4x at k = 1000 on 1M / 10M
+# documents and 1.7x at depth 2, k = 1000 on 1M (the earlier planner's starved 1M plans lost 3.6x-8.9x there:
+# gpu-run2) -- and lost 2.2x at k = 2048,
+# whose L = 2048 lists merge in registers.
+AUTO_MAX_K = 1024          # k above: L = 2048 lists (measured 2.2x slower at k = 2048); the torch path keeps up
 AUTO_MAX_DEPTH = 16        # measured faster up to depth 12 (16 stack slots); deeper stacks are unmeasured
-AUTO_MIN_QUERIES = 4       # at 2 queries the two paths tied (20.3 vs 21.3 ms at 1M); from 8 the kernel won
+AUTO_MIN_QUERIES = 2       # measured faster from 2 queries (9.2 vs 11.0 ms at 1M); one query is unmeasured
 DEFAULT_SMS = 132          # an H100/H200, for a plan asked without a device
 
 
