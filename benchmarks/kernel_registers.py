@@ -10,20 +10,24 @@ options are one specialisation and are compiled once.  Triton's cache points to 
 folder for every run, so a regression can never hide behind a cached binary.
 
 Matrices (``--matrix``):
-  ci     what tests/test_triton_compile.py compiles by default (7 batches, a cross-section): every dtype,
+  ci     what tests/test_triton_compile.py compiles by default (10 batches, a cross-section): every dtype,
          AND / OR / NOT family and tile configuration, 2, 4 and 8 stack slots, lists of 128 and 1024
-  budget what its opt-in long test compiles (19 batches): the register-heaviest corner (min / max /
+  budget what its opt-in long test compiles (44 batches): the register-heaviest corner (min / max /
          reciprocal, AFFINE and HYBRID on) for fp32 documents (whose tf32x3 dot splits both operands;
          d in chunks of 16) and fp16 (d in chunks of 64) at every stack-slot count S and list length L
          of the budget's scope (depth 1, 2, 4 x k 10, 1000); the same corner with AFFINE only at depth 4
          (fp16, bf16), whose tiles differ (128 x 32: HYBRID keeps 64 x 32); the other families and bf16;
-         one batch beyond the budget (depth 6: 8 stack slots) that must compile but may spill
+         one batch beyond the budget (depth 6: 8 stack slots) that must compile but may spill; each in the
+         push-batched form's heaviest shape (4 accumulators) and the per-step form (``both_forms``), plus
+         the shapes whose tiles the push-batched form changes (3 accumulators beside AFFINE at 128 x 32, AFFINE
+         alone at S = 2 on fp16 and on fp32)
   table  budget + bf16 at k = 2048 + the heavy corner and the plain fp16 paper-ops kernel at every depth
          1-8 and k in {10, 100, 1000, 2048}: the committed table, which the default tests require to be
          of the current kernel source and within the budget
   issue  the issue's full product: 12 ops families x {plain, AFFINE, AFFINE+HYBRID} x depth 1-8 x
-         k in {10, 100, 1000, 2048} x fp16/bf16/fp32 (3,456 batches, ~1,400 specialisations after
-         deduplication: many hours on a small machine, about an hour on 16 cores)
+         k in {10, 100, 1000, 2048} x fp16/bf16/fp32, in both forms from depth 2 (6,480 batches; before the
+         push-batched form 3,456 and ~1,400 specialisations after deduplication: many hours on a small
+         machine, about an hour on 16 cores)
 
     python benchmarks/kernel_registers.py            # --matrix table; writes benchmarks/results/kernel_registers.{json,md}
 
@@ -88,8 +92,10 @@ def matrix(name: str) -> list[dict]:
                     batch("bf16", ("sum", "sum", "one_minus"), 3, 100, True, False)]
         # AFFINE at 4 accumulators takes 64 x 32 tiles; with 3 (or the per-step form) it keeps 128 x 32
         affine_3 = [batch(dt, HEAVY_OPS, 4, k, True, False, pushes=3) for dt in ("fp16", "bf16") for k in (10, 1000)]
-        # without HYBRID, S <= 2 on 16-bit documents keeps 64-lane tiles in the push-batched form
+        # without HYBRID, S <= 2 on 16-bit documents keeps 64-lane tiles in the push-batched form; float32 with
+        # HYBRID and 4 terms runs the per-step form, so its push-batched form's heaviest is AFFINE alone
         affine_3 += [batch("fp16", HEAVY_OPS, 2, k, True, False) for k in (10, 1000)]
+        affine_3 += [batch("fp32", HEAVY_OPS, depth, k, True, False) for depth in (2, 4) for k in (10, 1000)]
         beyond = [batch("fp16", PAPER_OPS, 6, 100, False, False)]
         return both_forms(corner + affine_only + families + beyond) + affine_3
     if name == "ci":

@@ -492,7 +492,7 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     whole-query dot is a fifth accumulator of the batched pass: 32 bytes of spills at k = 1000); 128 x 32
     push-batched was the fastest of eight tiles at 1M and 10M (gpu-run4).
     ``k`` is accepted for rules that depend on it; none does yet.  (These budgets are Triton 3.9's ptxas;
-    Triton 3.6's spills more: benchmarks/results/kernel_registers-triton3.6.md.)
+    Triton 3.6's spills more: benchmarks/results/kernel_registers-triton36.md.)
     """
     s = next_pow2(max(1, max_depth))
     half = docs.element_size() <= 2

@@ -63,8 +63,8 @@ def test_auto_backend_on_cuda_follows_the_rule():
     assert isinstance(backend, AutoBackend)
     rng = np.random.default_rng(0)
     docs = gpu_cases.unit_rows(rng, 5000, 64).astype(np.float16)
-    for queries, k, want in ((gpu_cases.MIXED, 10, "triton"), (gpu_cases.MIXED[:2], 10, "torch"),
-                             (gpu_cases.MIXED, 1500, "torch")):
+    for queries, k, want in ((gpu_cases.MIXED, 10, "triton"), (gpu_cases.MIXED[:2], 10, "triton"),
+                             (gpu_cases.MIXED[:1], 10, "torch"), (gpu_cases.MIXED, 1500, "torch")):
         program = compile_queries(queries)
         terms = torch.from_numpy(gpu_cases.unit_rows(rng, len(program.terms), 64)).half().float().numpy()
         s, r = backend.search(docs, terms, program, Ops(), k, device=dev)

@@ -9,10 +9,10 @@ run in child processes with TRITON_INTERPRET unset and a fresh Triton cache (not
 can hide a regression).  For each specialisation the PTX must use wgmma (fp32 documents go through
 tf32x3, also wgmma).
 
-By default (``kernel_registers.matrix("ci")``, 7 batches): a cross-section -- every dtype, AND / OR / NOT
+By default (``kernel_registers.matrix("ci")``, 10 batches): a cross-section -- every dtype, AND / OR / NOT
 family and tile configuration, 2, 4 and 8 stack slots, lists of 128 and 1024 -- compiled here.  The whole
 budget scope (``matrix("budget")``: the register-heaviest corner at every stack-slot count and list length
-of the scope, 19 batches, about four times the compile time) is the opt-in long test
+of the scope in both forms of the kernel, 44 batches, about four times the compile time) is the opt-in long test
 (``python -m pytest -m long tests/test_triton_compile.py``) and lies in the committed table
 (benchmarks/results/kernel_registers.{json,md}, with every depth 1-8 and k up to 2048), which the default
 tests require to be of the current kernel source, to cover the budget's batches and to be within the budget.
