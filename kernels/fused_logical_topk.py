@@ -156,6 +156,15 @@ def _tile_dot(doc_rows, row_ok, terms_ptr, arg, stride_term, D, offs_d,
 
 
 @triton.jit
+def _dot_chunk(a, cols, dd, offs_d, d_ok, acc, DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
+    """``acc + a @ b``, b the d chunk at ``dd`` of the term columns ``cols`` (one pointer per lane)."""
+    b = tl.load(cols + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
+    if DOT_FP32:
+        b = b.to(tl.float32)
+    return tl.dot(a, b, acc, input_precision=DOT_PRECISION)
+
+
+@triton.jit
 def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, whole_ptr, lanes, stride_term, D, offs_d,
                     BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_D: tl.constexpr, PUSHES: tl.constexpr,
                     WHOLE: tl.constexpr, DOT_FP32: tl.constexpr, DOT_PRECISION: tl.constexpr):
@@ -186,30 +195,15 @@ def _tile_push_dots(doc_rows, row_ok, terms_ptr, rows_ptr, whole_ptr, lanes, str
         a = tl.load(doc_rows + (dd + offs_d)[None, :], mask=row_ok[:, None] & d_ok[None, :], other=0.0)
         if DOT_FP32:
             a = a.to(tl.float32)
-        b = tl.load(col0 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-        if DOT_FP32:
-            b = b.to(tl.float32)
-        acc0 = tl.dot(a, b, acc0, input_precision=DOT_PRECISION)
+        acc0 = _dot_chunk(a, col0, dd, offs_d, d_ok, acc0, DOT_FP32, DOT_PRECISION)
         if PUSHES > 1:
-            b = tl.load(col1 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-            if DOT_FP32:
-                b = b.to(tl.float32)
-            acc1 = tl.dot(a, b, acc1, input_precision=DOT_PRECISION)
+            acc1 = _dot_chunk(a, col1, dd, offs_d, d_ok, acc1, DOT_FP32, DOT_PRECISION)
         if PUSHES > 2:
-            b = tl.load(col2 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-            if DOT_FP32:
-                b = b.to(tl.float32)
-            acc2 = tl.dot(a, b, acc2, input_precision=DOT_PRECISION)
+            acc2 = _dot_chunk(a, col2, dd, offs_d, d_ok, acc2, DOT_FP32, DOT_PRECISION)
         if PUSHES > 3:
-            b = tl.load(col3 + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-            if DOT_FP32:
-                b = b.to(tl.float32)
-            acc3 = tl.dot(a, b, acc3, input_precision=DOT_PRECISION)
+            acc3 = _dot_chunk(a, col3, dd, offs_d, d_ok, acc3, DOT_FP32, DOT_PRECISION)
         if WHOLE:
-            b = tl.load(colw + (dd + offs_d)[:, None], mask=d_ok[:, None], other=0.0)
-            if DOT_FP32:
-                b = b.to(tl.float32)
-            accw = tl.dot(a, b, accw, input_precision=DOT_PRECISION)
+            accw = _dot_chunk(a, colw, dd, offs_d, d_ok, accw, DOT_FP32, DOT_PRECISION)
     return acc0, acc1, acc2, acc3, accw
 
 
