@@ -305,7 +305,7 @@ def rule_batches(d: int, smoke: bool) -> list[tuple]:
     corners = [(2, 2, 10), (8, 2, 10), (16, 2, 10), (32, 3, 10), (1024, 2, 1000), (1024, 2, 2048), (256, 8, 100),
                (64, 12, 10)]
     if smoke:
-        corners = [(2, 2, 5), (8, 3, 5)]
+        corners = [(1, 2, 5), (8, 3, 5)]
     out = []
     for q, depth, k in corners:
         queries = [nested([Term(f"t{depth * i + j}") for j in range(depth)]) for i in range(q)]

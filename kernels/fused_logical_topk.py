@@ -103,7 +103,7 @@ from itlr_gpu.ops import RECIPROCAL_FLOOR, Ops
 
 NOP = 4
 K_MAX = 2048
-PUSH_BATCH_MAX = 4    # most PUSHes per query that the batched-dot form (PUSHES > 0) holds in accumulators
+PUSH_BATCH_MAX = 4    # most PUSHes per query that the push-batched form (PUSHES > 0) holds in accumulators
 MERGE_GROUP = 256  # queries per host-merge step (bounds its temporaries)
 KEY_MIN = -(2**63)
 AND_CODES = {"product": 0, "sum": 1, "min": 2}

@@ -43,7 +43,7 @@ def test_gpu_check_dry_run(tmp_path):
     assert all(r["variant_s"] is not None for r in out["rule_check"])
     per_step = (dest / "pytest-per-step.log").read_text()
     assert re.search(r"\d+ skipped", per_step) and "failed" not in per_step, per_step[-2000:]
-    assert [(r["queries"], r["rule"]) for r in out["rule_check"]] == [(2, "torch"), (8, "triton")]
+    assert [(r["queries"], r["rule"]) for r in out["rule_check"]] == [(1, "torch"), (8, "triton")]
     assert any("faiss" in n for n in out["notes"]) or "faiss-gpu" in rows[0]["single_term_impl"]
     summary = (dest / "summary.md").read_text()
     assert "| 200 | 7 |" in summary and "auto rule" in summary and "skipped" in summary
