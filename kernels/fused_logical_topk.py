@@ -616,11 +616,13 @@ def plan_launch(n: int, d: int, itemsize: int, q: int, k: int, num_terms: int, b
 
 
 def batch_plan(dtype: torch.dtype, max_depth: int, k: int, n: int, d: int, q: int, num_terms: int, *, sms: int,
-               hybrid: bool = False, **overrides) -> LaunchPlan:
+               hybrid: bool = False, affine: bool = False, pushes: int = 0, **overrides) -> LaunchPlan:
     """The plan :func:`fused_search` makes with the default tiles for ``q`` queries of stack depth ``max_depth``
-    (``num_terms`` terms), top-``k`` over ``n`` x ``d`` documents of ``dtype`` (``overrides``: plan_launch's)."""
+    (``num_terms`` terms; ``pushes``: :func:`batch_pushes` of the program; ``hybrid``, ``affine``: the scoring
+    options' epilogue and literal maps), top-``k`` over ``n`` x ``d`` documents of ``dtype`` (``overrides``:
+    plan_launch's)."""
     k = min(int(k), int(n))
-    const, _ = specialisation(dtype, Ops(), max_depth, k, hybrid=hybrid)
+    const, _ = specialisation(dtype, Ops(), max_depth, k, hybrid=hybrid, affine=affine, pushes=pushes)
     return plan_launch(int(n), int(d), torch.empty(0, dtype=dtype).element_size(), int(q), k, int(num_terms),
                        const["BLOCK_N"], const["BLOCK_Q"], const["L"], sms=sms, **overrides)
 

@@ -97,8 +97,8 @@ class Recorder:
 
 
 class Lin:
-    def __init__(self, program):
-        self.program, self.mix = program, None
+    def __init__(self, program, mix=None):
+        self.program, self.mix = program, mix
 
 
 @pytest.mark.parametrize("queries,k,want", [
@@ -150,17 +150,18 @@ def _measured_winners():
     for path in (results / "gpu-run4" / "gpu_kernel.json",):
         data = json.loads(path.read_text())
         info = data["info"]
-        # the first run predates the recorded depth: its deepest template, a AND (b OR NOT c), is 3 deep
-        depth = info.get("max_depth") or compile_queries(['"a" AND ("b" OR NOT "c")']).max_depth
+        depth = info["max_depth"]
         for r in data["results"]:
             if "unfused_s" in r and max(r["fused_s"], r["unfused_s"]) > 1.1 * min(r["fused_s"], r["unfused_s"]):
-                out.append((dict(k=r["k"], depth=depth, queries=info["queries"], n=r["n"], terms=info["terms"]),
+                out.append((dict(k=r["k"], depth=depth, queries=info["queries"], n=r["n"], terms=info["terms"],
+                                 pushes=3),                  # the benchmark's queries: 3 terms each
                             "triton" if r["fused_s"] < r["unfused_s"] else "torch"))
         for r in data["rule_check"]:
             if max(r["fused_s"], r["torch_s"]) > 1.1 * min(r["fused_s"], r["torch_s"]):
                 # the corners run on the first N, with depth distinct terms per query
                 out.append((dict(k=r["k"], depth=r["depth"], queries=r["queries"], n=data["results"][0]["n"],
-                                 terms=r["queries"] * r["depth"]), r["faster"]))
+                                 terms=r["queries"] * r["depth"],
+                                 pushes=r["depth"] if r["depth"] <= 4 else 0), r["faster"]))   # depth terms each
     return out
 
 
@@ -171,7 +172,7 @@ def test_rule_picks_the_faster_path_of_every_measured_gpu_batch():
     assert len(winners) >= 13 and {w for _, w in winners} == {"triton", "torch"}
     for b, want in winners:
         got = B.choose_cuda_backend(b["k"], b["depth"], b["queries"], n_docs=b["n"], dim=768, itemsize=2,
-                                    num_terms=b["terms"], sms=132)
+                                    num_terms=b["terms"], sms=132, pushes=b["pushes"])
         assert got == want, (b, want)
 
 
@@ -215,3 +216,30 @@ def test_launch_plan_fills_whole_waves(q, block_q, n):
         steps = fk.tile_steps(nb, p.nsplit, tiles, 132)
         assert steps <= 1.03 * min(fk.tile_steps(nb, s, tiles, 132) for s in fitting)
         assert p.cap == p.L and not p.starved
+
+
+def test_the_rule_plans_with_the_tiles_the_launch_takes(monkeypatch):
+    """AutoBackend asks for the launch plan with what chooses the kernel's tiles -- the program's push-batched
+    accumulators and, on the options' paths, AFFINE and HYBRID -- so the plan it judges is the one
+    fused_search makes (e.g. HYBRID in the push-batched form takes 32 lanes where the per-step form takes 64)."""
+    pytest.importorskip("triton")
+    from itlr_gpu.kernels import fused_logical_topk as fk
+
+    seen = []
+    real = fk.batch_plan
+
+    def spy(*args, **kw):
+        seen.append(kw)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(fk, "batch_plan", spy)
+    program = compile_queries(['"a" AND NOT "b"', '"c" OR "d" OR "e"'] * 4)
+    docs = torch.zeros((50_000, 64), dtype=torch.float16)
+    auto = B.AutoBackend()
+    auto._torch, auto._triton = Recorder("torch"), Recorder("triton")
+    dev = torch.device("cpu")
+    auto.search(docs, None, program, Ops(), 10, device=dev)
+    auto.search_linear(docs, Lin(program, mix=np.zeros((program.num_queries, 3))), 10, device=dev)
+    assert [(kw["pushes"], kw["affine"], kw["hybrid"]) for kw in seen] == [(3, False, False), (3, True, True)]
+    const, _ = fk.specialisation(torch.float16, Ops(), program.max_depth, 10, hybrid=True, affine=True, pushes=3)
+    assert const["PUSHES"] == 3 and const["BLOCK_Q"] == 32       # the per-step form would take 64 lanes here

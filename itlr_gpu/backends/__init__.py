@@ -117,13 +117,14 @@ DEFAULT_SMS = 132          # an H100/H200, for a plan asked without a device
 
 def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int | None = None,
                         dim: int | None = None, itemsize: int = 2, num_terms: int | None = None,
-                        sms: int = DEFAULT_SMS, hybrid: bool = False) -> str:
+                        sms: int = DEFAULT_SMS, hybrid: bool = False, affine: bool = False, pushes: int = 0) -> str:
     """``"triton"`` (the fused kernel) or ``"torch"`` (the chunked torch path) for one batch on a CUDA GPU.
 
     The fused kernel when ``k <= AUTO_MAX_K`` (2048 is its hard limit, K_MAX), the batch's stack depth
     ``<= AUTO_MAX_DEPTH``, it has ``>= AUTO_MIN_QUERIES`` queries and -- when the document matrix's shape is
-    given (``n_docs`` x ``dim``, ``itemsize`` bytes per value; ``hybrid``: the scoring options' whole-query
-    dot, which takes other tiles) -- the kernel's launch plan for it is not starved by its memory budget
+    given (``n_docs`` x ``dim``, ``itemsize`` bytes per value; ``hybrid``, ``affine``: the scoring options'
+    whole-query dot and per-literal maps, ``pushes``: the kernel's push-batched accumulators
+    (``batch_pushes``), which all choose tiles) -- the kernel's launch plan for it is not starved by its memory budget
     (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path otherwise.  Both give the same
     top-k (up to float32 summation order), so the rule only decides speed.
     """
@@ -133,7 +134,8 @@ def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int
         from ..kernels import fused_logical_topk as fk
 
         plan = fk.batch_plan(torch.float16 if itemsize <= 2 else torch.float32, max_depth, k, n_docs, dim,
-                             num_queries, num_terms if num_terms is not None else num_queries, sms=sms, hybrid=hybrid)
+                             num_queries, num_terms if num_terms is not None else num_queries, sms=sms, hybrid=hybrid,
+                             affine=affine, pushes=pushes)
         if plan.starved:
             return "torch"
     return "triton"
@@ -159,12 +161,19 @@ class AutoBackend:
         self._triton = None
         self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
 
-    def _pick(self, program: Program, k: int, docs, device, hybrid: bool = False):
+    def _pick(self, program: Program, k: int, docs, device, hybrid: bool = False, affine: bool = False):
         device = torch.device(device)
         sms = (torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda"
                else DEFAULT_SMS)
+        shape = _shape_of(docs)
+        pushes = 0
+        if shape:   # the plan is asked for: with the tiles the launch would take
+            from ..kernels import fused_logical_topk as fk
+
+            pushes = fk.batch_pushes(program)
         choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries),
-                                     num_terms=len(program.terms), sms=sms, hybrid=hybrid, **_shape_of(docs))
+                                     num_terms=len(program.terms), sms=sms, hybrid=hybrid, affine=affine,
+                                     pushes=pushes, **shape)
         self.last_choice = choice
         if choice == "torch":
             return self._torch
@@ -180,12 +189,12 @@ class AutoBackend:
 
     def search_with_options(self, docs, term_embeddings, program, ops, k, options, whole_embeddings=None, *,
                             device, chunk_size=None, on_chunk=None):
-        return self._pick(program, k, docs, device, hybrid=options.hybrid is not None).search_with_options(
+        return self._pick(program, k, docs, device, hybrid=options.hybrid is not None, affine=True).search_with_options(
             docs, term_embeddings, program, ops, k, options, whole_embeddings, device=device,
             chunk_size=chunk_size, on_chunk=on_chunk)
 
     def search_linear(self, docs, lin, k, *, device, chunk_size=None, on_chunk=None):
-        return self._pick(lin.program, k, docs, device, hybrid=lin.mix is not None).search_linear(
+        return self._pick(lin.program, k, docs, device, hybrid=lin.mix is not None, affine=True).search_linear(
             docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
 
 
