@@ -241,7 +241,7 @@ def sms_here() -> int:
 
 def old_nsplit(docs, program, k) -> int:
     """The split count the launch planner chose until 12-04: two programs per multiprocessor."""
-    const, _ = fk.specialisation(docs.dtype, OPS, program.max_depth, k)
+    const, _ = fk.specialisation(docs.dtype, OPS, program.max_depth, k, pushes=fk.batch_pushes(program))
     nb = -(-program.num_queries // const["BLOCK_Q"])
     return max(1, min(-(-2 * sms_here() // nb), -(-docs.shape[0] // const["BLOCK_N"])))
 
@@ -323,11 +323,10 @@ def budget_check(docs, program, terms, k: int, repeat: int) -> list[dict]:
     the 8x plan is not starved and runs near the k = 10 time)."""
     n, d = docs.shape
     k_eff = min(k, n)
-    sms = torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 1
 
     def plan(budget):
         return fk.batch_plan(docs.dtype, program.max_depth, k_eff, n, d, program.num_queries, len(program.terms),
-                             sms=sms, mem_budget=budget,
+                             sms=sms_here(), pushes=fk.batch_pushes(program), mem_budget=budget,
                              nsplit=None if CUDA else 1)   # as fused_search plans under the interpreter
 
     rows = []
@@ -349,11 +348,9 @@ def budget_check(docs, program, terms, k: int, repeat: int) -> list[dict]:
 
 def auto_rule(docs, program, k: int) -> str:
     """What ``--backend auto`` picks for this batch on these documents (itlr_gpu.backends.choose_cuda_backend)."""
-    from itlr_gpu.backends import choose_cuda_backend
+    from itlr_gpu.backends import cuda_choice
 
-    sms = torch.cuda.get_device_properties(DEV).multi_processor_count if CUDA else 132
-    return choose_cuda_backend(k, program.max_depth, program.num_queries, n_docs=docs.shape[0], dim=docs.shape[1],
-                               itemsize=docs.element_size(), num_terms=len(program.terms), sms=sms)
+    return cuda_choice(program, k, docs, DEV)
 
 
 def rule_check(docs, batches, repeat: int) -> list[dict]:
@@ -491,7 +488,7 @@ def main() -> int:
                 sec_o, _ = timed(lambda: fused(docs, terms_np, program, k, dict(cfg, nsplit=old)), args.repeat)
                 row.update(old_plan_nsplit=old, old_plan_s=sec_o, plan_nsplit=fk.batch_plan(
                     docs.dtype, program.max_depth, k, n, args.d, program.num_queries, len(program.terms),
-                    sms=sms_here()).nsplit)
+                    sms=sms_here(), pushes=fk.batch_pushes(program)).nsplit)
                 sec_e, _ = timed(lambda: fused_options(docs, terms_np, whole_np, program, k, cfg), args.repeat)
                 row.update(options_s=sec_e, options_over_fused=sec_e / sec_a)
                 sec_ev, _ = timed(lambda: fused_options(docs, terms_np, whole_np, program, k, dict(cfg, **VARIANT)),

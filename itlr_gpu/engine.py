@@ -108,18 +108,17 @@ def search(
         if bar is not None:
             bar.close()
     results = results_table(program.query_ids, scores, rows, index.doc_ids)
-    check_finite(results, ops)
-    warn_underflow(results)
+    result_scores = results.column("score").to_numpy(zero_copy_only=False)
+    check_finite(results, result_scores, ops)
+    warn_underflow(results, result_scores)
     return results
 
 
-def warn_underflow(results: pa.Table) -> None:
+def warn_underflow(results: pa.Table, scores: np.ndarray) -> None:
     """A warning (for the caller of :func:`search`; ``itlr search`` prints it as one line) for the queries whose
     best score fell below float32's normal range: the product of a long AND (about 40 MiniLM cosines of ~0.1)
     underflows to 0 in every backend, and such a query's ranking is then the index's row order, not a ranking."""
-    ranks = results.column("rank").to_numpy(zero_copy_only=False)
-    scores = results.column("score").to_numpy(zero_copy_only=False)
-    first = ranks == 1
+    first = results.column("rank").to_numpy(zero_copy_only=False) == 1
     lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
     if len(lost):
         qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
@@ -130,11 +129,11 @@ def warn_underflow(results: pa.Table) -> None:
                       "min,max,one_minus)", UserWarning, stacklevel=3)
 
 
-def check_finite(results: pa.Table, ops: Ops) -> None:
+def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:
     """Refuse a ranking by scores that left float32's range: a long product of reciprocal NOTs (1000 each) passes
     3.4e38, and then inf - inf is NaN, which the backends order differently.  (inf ranks first wherever it
     occurs, so the top k shows it.)"""
-    bad = np.flatnonzero(~np.isfinite(results.column("score").to_numpy(zero_copy_only=False)))
+    bad = np.flatnonzero(~np.isfinite(scores))
     if len(bad):
         qid = results.column("query_id")[int(bad[0])].as_py()
         raise InputError(f"query {qid!r} scores some documents inf or NaN: its composition overflows "

@@ -385,17 +385,25 @@ def decode_keys(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return bits.view(torch.float32), rows
 
 
+def push_counts(program: Program) -> np.ndarray:
+    """The PUSH instructions (terms) of each query of ``program``."""
+    qid = np.repeat(np.arange(program.num_queries), np.diff(np.asarray(program.offsets, dtype=np.int64)))
+    return np.bincount(qid[np.asarray(program.opcodes) == PUSH], minlength=program.num_queries)
+
+
 def batch_pushes(program: Program) -> int:
     """PUSHES for the push-batched form of ``program``: the most PUSH instructions (terms) of any query
     with at most PUSH_BATCH_MAX of them (queries with more run the per-step form, in launches of their
     own); 0 if there is none."""
-    opcodes = np.asarray(program.opcodes)
-    if len(opcodes) == 0:
-        return 0
-    qid = np.repeat(np.arange(program.num_queries), np.diff(np.asarray(program.offsets, dtype=np.int64)))
-    counts = np.bincount(qid[opcodes == PUSH], minlength=program.num_queries)
+    counts = push_counts(program)
     small = counts[counts <= PUSH_BATCH_MAX]
     return int(small.max()) if small.size else 0
+
+
+def push_batched(push_batch: bool, pushes: int) -> bool:
+    """Whether a batch whose queries have at most ``pushes`` terms runs the push-batched form (one PUSH:
+    nothing to batch; more than PUSH_BATCH_MAX: more accumulators than the registers hold)."""
+    return bool(push_batch) and 2 <= int(pushes) <= PUSH_BATCH_MAX
 
 
 def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None, values: tuple = (),
@@ -417,10 +425,10 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     q = len(offsets) - 1
     lengths = np.diff(offsets)
     qid = np.repeat(np.arange(q), lengths)
-    push_counts = np.bincount(qid[opcodes == PUSH], minlength=q)
+    counts = push_counts(program)
     if order is None:
-        over = push_counts > pushes if pushes > 0 else np.zeros(q, dtype=bool)
-        order = np.lexsort((np.arange(q), push_counts, lengths, over))
+        over = counts > pushes if pushes > 0 else np.zeros(q, dtype=bool)
+        order = np.lexsort((np.arange(q), counts, lengths, over))
     order = np.asarray(order, dtype=np.int64)
     nq = len(order)
     nb = -(-nq // block_q)
@@ -445,7 +453,7 @@ def plan_blocks(program: Program, block_q: int, order: np.ndarray | None = None,
     batched = np.zeros(nb, dtype=bool)
     if pushes > 0:
         lane_pushes = np.zeros(nb * block_q, dtype=np.int64)
-        lane_pushes[:nq] = push_counts[order]
+        lane_pushes[:nq] = counts[order]
         batched = lane_pushes.reshape(nb, block_q).max(axis=1) <= pushes
         is_push = opcodes == PUSH
         before = np.concatenate(([0], np.cumsum(is_push)))     # PUSHes before each instruction
@@ -494,7 +502,7 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     # float32 documents (tf32x3 splits both operands) with HYBRID's fifth accumulator beside four PUSHes spill
     # (32 bytes at k = 1000): the per-step form there
     push_batch = push_batch_default() and not (not half and hybrid and pushes >= PUSH_BATCH_MAX)
-    batched = push_batch and 2 <= pushes <= PUSH_BATCH_MAX
+    batched = push_batched(push_batch, pushes)
     # PUSH accumulators beside HYBRID's whole-query dot do not fit 64-lane tiles (188-236 bytes of spills at
     # S = 2), nor four of them beside AFFINE's per-literal maps 128 x 32 tiles (88 bytes)
     block_q = 64 if wide and not (batched and hybrid) else 32 if s <= 8 else 16
@@ -531,7 +539,7 @@ def specialisation(dtype: torch.dtype, ops: Ops, max_depth: int, k: int, *, affi
     cfg = default_config(torch.empty(0, dtype=dtype), max_depth, k, hybrid=hybrid, affine=affine, pushes=pushes)
     cfg.update({key: v for key, v in config.items() if v is not None})
     L = list_len(k, cfg["block_n"])
-    batched = bool(cfg.get("push_batch")) and 2 <= int(pushes) <= PUSH_BATCH_MAX   # (one PUSH: nothing to batch)
+    batched = push_batched(cfg.get("push_batch"), pushes)
     constexprs = dict(
         AND_OP=AND_CODES[ops.and_], OR_OP=OR_CODES[ops.or_], NOT_OP=NOT_CODES[ops.not_],
         S=next_pow2(max(1, max_depth)), L=L, LOG_L=L.bit_length() - 1,

@@ -150,6 +150,24 @@ def _shape_of(docs) -> dict:
     return dict(n_docs=int(docs.shape[0]), dim=int(docs.shape[1]), itemsize=2 if itemsize == 2 else 4)
 
 
+def cuda_choice(program: Program, k: int, docs, device, *, hybrid: bool = False, affine: bool = False) -> str:
+    """:func:`choose_cuda_backend` for ``program`` on ``docs`` (any 2-D array or tensor; None: no plan is
+    judged) on ``device``: what ``--backend auto`` runs for that batch (``hybrid``, ``affine``: the scoring
+    options' epilogue and literal maps, on their paths)."""
+    device = torch.device(device)
+    sms = (torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda"
+           else DEFAULT_SMS)
+    shape = _shape_of(docs)
+    pushes = 0
+    if shape:   # the plan is asked for: with the tiles the launch would take
+        from ..kernels import fused_logical_topk as fk
+
+        pushes = fk.batch_pushes(program)
+    return choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries),
+                               num_terms=len(program.terms), sms=sms, hybrid=hybrid, affine=affine,
+                               pushes=pushes, **shape)
+
+
 class AutoBackend:
     """``--backend auto`` on CUDA: each batch goes to the fused kernel or the chunked torch path by
     :func:`choose_cuda_backend` (k, stack depth, batch size, the kernel's launch plan for the documents)."""
@@ -162,18 +180,7 @@ class AutoBackend:
         self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
 
     def _pick(self, program: Program, k: int, docs, device, hybrid: bool = False, affine: bool = False):
-        device = torch.device(device)
-        sms = (torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda"
-               else DEFAULT_SMS)
-        shape = _shape_of(docs)
-        pushes = 0
-        if shape:   # the plan is asked for: with the tiles the launch would take
-            from ..kernels import fused_logical_topk as fk
-
-            pushes = fk.batch_pushes(program)
-        choice = choose_cuda_backend(int(k), int(program.max_depth), int(program.num_queries),
-                                     num_terms=len(program.terms), sms=sms, hybrid=hybrid, affine=affine,
-                                     pushes=pushes, **shape)
+        choice = cuda_choice(program, k, docs, device, hybrid=hybrid, affine=affine)
         self.last_choice = choice
         if choice == "torch":
             return self._torch
