@@ -1430,3 +1430,37 @@ def test_rules32_short_requests_after_circumstances_are_no_error_rows(text, expr
 ])
 def test_rules34_asides_after_the_request(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an article before a name does not make it a lower-case alternative: the phrase before is shared out
+    ("rail fares in the Netherlands or Denmark", '("rail fares" AND ("the Netherlands" OR "Denmark"))'),
+    ("drought insurance in the US or in Mexico", '("drought insurance" AND ("the US" OR "Mexico"))'),
+    ("falls prevention in the elderly or children", '("falls prevention" AND ("the elderly" OR "children"))'),
+    ("lentils or Recipes for Busy Parents", '("lentils" OR "Recipes for Busy Parents")'),   # a title stays whole
+    # what the writer says of an excluded topic in a relative clause is no part of it
+    ("glacier retreat, but not the Alps, which we covered last month", '("glacier retreat" AND NOT "the Alps")'),
+    ("wave power excluding the Pelamis project, which was abandoned in 2008",
+     '("wave power" AND NOT "the Pelamis project")'),
+    ("poetry by Heaney except Digging, which I already know", '("poetry by Heaney" AND NOT "Digging")'),
+    ("early punk bands, who changed British music", '"early punk bands"'),
+    # inside a wanted term such a clause is the claim's own content; a leading "Who" asks
+    ("Ketamine lowers suicidal ideation, which is sustained for a week.",
+     '"Ketamine lowers suicidal ideation, which is sustained for a week"'),
+    ("Who has won more Tour de France stages, Merckx or Cavendish?",
+     '("Who has won more Tour de France stages" AND "Merckx or Cavendish")'),
+    ('"the band, who were famous" and guitars', '("the band, who were famous" AND "guitars")'),   # quoted: as written
+])
+def test_rules35_articles_before_names_and_relative_clauses(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a terminal's escape sequences pasted with the text are no words ("[31m" was read as a term)
+    ("solar panels\x1b[31m but not\x1b[0m China", '("solar panels" AND NOT "China")'),
+    ("tea\x1b]0;window title\x07 or coffee", '("tea" OR "coffee")'),
+    ("bees\x1b and wasps", '("bees" AND "wasps")'),
+    ("ctrl\x00\x07 chars and tabs\there", '("ctrl chars" AND "tabs here")'),
+])
+def test_terminal_escapes_and_control_characters_are_white_space(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -92,7 +92,7 @@ from ..query.ast import terms as _terms
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-34"
+RULES_VERSION = "rules-35"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -716,10 +716,15 @@ _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u
 _TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b))")
 
 
+# a terminal's colour or cursor sequence pasted with the text ("fish\x1b[31m and chips")
+_ANSI_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
 def _clean(text: str) -> str:
-    """Control characters, odd separators and emoji become spaces; texted contractions get their apostrophe."""
+    """Terminal escape sequences, control characters, odd separators and emoji become spaces; texted contractions
+    get their apostrophe."""
     out = []
-    for ch in text:
+    for ch in _ANSI_ESCAPE_RE.sub(" ", text) if "\x1b" in text else text:
         cat = unicodedata.category(ch)
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)],
@@ -3418,9 +3423,17 @@ def _title_cased(text: str, least: int = 3) -> bool:
 
 def _mixed_case(alternatives: list[str]) -> bool:
     """Capitalised and lower-case alternatives side by side ("chickpeas or Foods for Glaucoma"): a title or a name
-    among topics, whose words are not to be shared out (acronyms and numbers count as neither)."""
+    among topics, whose words are not to be shared out (acronyms and numbers count as neither).  A leading article
+    tells nothing: "the UK or Ireland" are two names, "the elderly or children" two topics."""
+    firsts = []
+    for a in alternatives:
+        words = a.split()
+        if len(words) > 1 and words[0].lower() in ("the", "a", "an"):
+            words = words[1:]
+        if words:
+            firsts.append(words[0])
     kinds = {"cap" if w[:1].isupper() and w[1:2].islower() else "low" if w[:1].islower() and w.islower() else None
-             for w in (a.split()[0] for a in alternatives if a.split())}
+             for w in firsts}
     return {"cap", "low"} <= kinds
 
 
@@ -3503,6 +3516,41 @@ def _excluded_place(node: Node, quoted: set[str]) -> Node:
             kids = [_drop_leading_link(c, positive, quoted) for c in kids]
         return make_and(kids) if isinstance(node, And) else make_or(kids)
     return node
+
+
+# What the writer says of an excluded topic in a relative clause ("..., excluding the restaurant industry, which has
+# been studied to death already", "but not the Great Barrier Reef, which has been covered"): a reason, not part of
+# what is excluded.  Only "which" / "who" with a verb that tells (an auxiliary or a past tense) or a pronoun ("which
+# I read last year"), after a comma or as a conjunct of its own ("the Beatles, who changed pop music"); inside a
+# wanted term such a clause is the claim's own content ("BMP4, which is earlier than T") and stays.
+_RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our|is|are|was|were|has|have|had|will|would|can|could|may|might|must|\w+ed|led|"
+                   r"made|won|took|became|began|gave|got|went|ran|wrote|found|left|lost|came|saw|brought|built|sold|"
+                   r"held|kept|fell|rose)\b")
+_EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
+_ASIDE_ONLY_RE = re.compile(rf"{_RELATIVE_ASIDE}", re.I)
+
+
+def _excluded_asides(node: Node, quoted: set[str]) -> Node:
+    """Exclusions without the writer's relative clauses, and no conjunct that is only such a clause (above)."""
+    if isinstance(node, Or):
+        return make_or([_excluded_asides(c, quoted) for c in node.children])
+    if not isinstance(node, And):
+        return node
+    kids = []
+    for i, c in enumerate(node.children):
+        term = c.child if isinstance(c, Not) else c
+        if i > 0 and isinstance(term, Term) and term.text not in quoted and term.text[:1].islower() \
+                and _ASIDE_ONLY_RE.match(term.text):
+            continue   # "X but not Y, which has been covered": a conjunct NOT "which has been covered"
+        if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
+            text = c.child.text
+            m = _EXCLUDED_ASIDE_RE.search(text)
+            if m and m.start() > 0:
+                c = Not(Term(text[:m.start()]))
+        kids.append(_excluded_asides(c, quoted) if isinstance(c, (And, Or)) else c)
+    if not any(not isinstance(c, Not) for c in kids):
+        return node   # nothing wanted would be left
+    return make_and(kids)
 
 
 _MAX_EXCLUDED_PLACE = 6   # words
@@ -3591,6 +3639,7 @@ def translate_rules(text: str) -> Node:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
         raise prose_error
+    node = _excluded_asides(node, quoted)
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
