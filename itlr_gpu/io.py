@@ -7,7 +7,7 @@ naming the file (and line, row or column) and what was expected.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,8 @@ QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet")
 ID_COLUMNS = ("doc_id", "query_id", "_id")
+QUERY_COLUMNS = ("query_id", "_id", "expr", "text")
+"""What a query file's reader reads; its other columns are kept as they come (or as JSON text, where mixed)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -79,9 +81,10 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     return iter_json_lines(path)
 
 
-def _table_from_rows(rows: list[dict[str, Any]], where: str) -> pa.Table:
-    """Build a table from JSON objects whose keys may differ (missing keys become null)."""
-    return table_from_rows(rows, where, id_columns=ID_COLUMNS)
+def _table_from_rows(rows: list[dict[str, Any]], where: str, used: Collection[str] | None = None) -> pa.Table:
+    """Build a table from JSON objects whose keys may differ (missing keys become null); ``used``: see
+    :func:`~.validate.table_from_rows`."""
+    return table_from_rows(rows, where, id_columns=ID_COLUMNS, used=used)
 
 
 def _read_arrow(path: Path) -> pa.Table:
@@ -303,7 +306,7 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
     kind = _kind(p, QUERY_EXTENSIONS, "query")
     where = str(p)
     if kind in (".jsonl", ".jsonl.gz"):
-        table = _table_from_rows([obj for _, obj in _iter_jsonl(p)], where)
+        table = _table_from_rows([obj for _, obj in _iter_jsonl(p)], where, used=QUERY_COLUMNS)
     elif kind in DELIMITED_EXTENSIONS:
         table = read_delimited_table(p)
     elif kind == ".parquet":
@@ -333,15 +336,16 @@ def read_queries(path: PathLike, columns: str = "expr and/or text") -> pa.Table:
 # --------------------------------------------------------------------------- generic tables
 
 
-def read_table(path: PathLike) -> pa.Table:
-    """Read an Arrow IPC (file or stream), Parquet or JSON-lines table."""
+def read_table(path: PathLike, used: Collection[str] | None = None) -> pa.Table:
+    """Read an Arrow IPC (file or stream), Parquet or JSON-lines table (``used``: the columns the caller reads;
+    see :func:`~.validate.table_from_rows`)."""
     p = _existing(path, "table")
     kind = _kind(p, TABLE_EXTENSIONS, "table")
     if kind == ".arrow":
         return _read_arrow(p)
     if kind == ".parquet":
         return _read_parquet(p)
-    return _table_from_rows([obj for _, obj in _iter_jsonl(p)], str(p))
+    return _table_from_rows([obj for _, obj in _iter_jsonl(p)], str(p), used)
 
 
 # --------------------------------------------------------------------------- TREC runs
@@ -477,7 +481,7 @@ def read_run(path: PathLike, what: str = "run") -> pa.Table:
                                      "(qid Q0 docid rank score tag)")
         return run_columns(table, where, what, text=True)
     else:
-        table = read_table(p)
+        table = read_table(p, used=RUN_QUERY_ALIASES + RUN_DOC_ALIASES + ("rank", "score"))
     return run_columns(table, where, what)
 
 

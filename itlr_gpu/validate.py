@@ -28,7 +28,7 @@ import json
 import os
 import tokenize
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -216,10 +216,14 @@ def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
                          "text without unpaired \\ud800-\\udfff escapes") from e
 
 
-def table_from_rows(rows: list[dict[str, Any]], where: str, id_columns: Sequence[str] = ()) -> pa.Table:
+def table_from_rows(rows: list[dict[str, Any]], where: str, id_columns: Sequence[str] = (),
+                    used: Collection[str] | None = None) -> pa.Table:
     """A table from JSON objects whose keys may differ (missing keys become null).
 
-    Integer values of ``id_columns`` become their decimal text first (ids of any size).
+    Integer values of ``id_columns`` become their decimal text first (ids of any size; a float is an error).
+    ``used``: the columns the caller reads (None: every column).  Any other column whose values mix JSON types,
+    or hold a number beyond 64 bits, is kept as each value's JSON text: a field the job never reads does not
+    refuse the file (a BEIR queries.jsonl's free-form ``metadata``).
     """
     names: dict[str, None] = {}
     for row in rows:
@@ -228,23 +232,32 @@ def table_from_rows(rows: list[dict[str, Any]], where: str, id_columns: Sequence
     for name in names:
         values = [row.get(name) for row in rows]
         if name in id_columns:
+            bad = next((i for i, v in enumerate(values) if isinstance(v, float)), None)
+            if bad is not None:
+                raise InputError(f"field '{name}' at row {bad} is a JSON float ({values[bad]!r})", where,
+                                 "ids as strings or integers")
             values = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
         try:
             columns[name] = pa.array(values)
+            continue
         except UnicodeEncodeError as e:
             row = _first_bad_string(values)
-            raise InputError(f"field '{name}' at row {row} is not valid Unicode (lone surrogate)", where,
-                             "text without unpaired \\ud800-\\udfff escapes") from e
+            problem: tuple[str, str] = (f"field '{name}' at row {row} is not valid Unicode (lone surrogate)",
+                                        "text without unpaired \\ud800-\\udfff escapes")
+            error: Exception = e
         except OverflowError as e:
-            raise InputError(f"field '{name}' holds a number out of range ({e})", where,
-                             "numbers within 64-bit range (ids may be strings)") from e
+            problem, error = (f"field '{name}' holds a number out of range ({e})",
+                              "numbers within 64-bit range (ids may be strings)"), e
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
             kinds = [_json_kind(v) for v in values]
             first = next((k for k in kinds if k != "null"), "null")
             row = next((i for i, k in enumerate(kinds) if k not in (first, "null")), None)
             at = f": {first} values, then {kinds[row]} at row {row}" if row is not None else f" ({_short(e)})"
-            raise InputError(f"field '{name}' mixes incompatible value types{at}", where,
-                             "one JSON type per field") from e
+            problem, error = (f"field '{name}' mixes incompatible value types{at}", "one JSON type per field"), e
+        if used is None or name in used:
+            raise InputError(problem[0], where, problem[1]) from error
+        columns[name] = pa.array([None if v is None else json.dumps(v, ensure_ascii=True) for v in values],
+                                 pa.string())
     return pa.table(columns)
 
 

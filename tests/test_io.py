@@ -349,6 +349,38 @@ def test_a_field_of_mixed_json_types_names_the_first_odd_row(tmp_path):
         read_queries(tmp_path / "q.jsonl")
 
 
+
+def test_fields_the_job_does_not_read_may_mix_json_types(tmp_path):
+    """A BEIR queries.jsonl's free-form metadata (an object of strings in one row, of numbers in the next), a list
+    of mixed items or a number beyond 64 bits in an unread field: kept as JSON text, the file is not refused; in a
+    field that is read the same value is still an error, and so is an id written as a float."""
+    from itlr_gpu.io import read_queries, read_run
+
+    (tmp_path / "q.jsonl").write_text('{"_id": "q1", "text": "cats", "metadata": {}}\n'
+                                      '{"_id": "q2", "text": "dogs", "metadata": {"a": "b"}}\n'
+                                      '{"_id": 3, "text": "birds", "metadata": {"a": 1}, "tags": [1, "x"], '
+                                      '"big": 123456789012345678901234567890}\n')
+    t = read_queries(tmp_path / "q.jsonl")
+    assert t.column("query_id").to_pylist() == ["q1", "q2", "3"]
+    assert t.column("text").to_pylist() == ["cats", "dogs", "birds"]
+    assert [json.loads(x) for x in t.column("metadata").to_pylist()] == [{}, {"a": "b"}, {"a": 1}]
+    assert t.column("tags").to_pylist() == [None, None, '[1, "x"]']
+    assert t.column("big").to_pylist() == [None, None, "123456789012345678901234567890"]
+    (tmp_path / "r.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "score": 1.0, "note": "x"}\n'
+                                      '{"query_id": "q1", "doc_id": "d2", "score": 0.5, "note": 2}\n')
+    assert read_run(tmp_path / "r.jsonl").column("doc_id").to_pylist() == ["d1", "d2"]
+    (tmp_path / "bad.jsonl").write_text('{"query_id": "q1", "doc_id": "d1", "score": 1.0}\n'
+                                        '{"query_id": "q1", "doc_id": "d2", "score": "high"}\n')
+    with pytest.raises(InputError, match="field 'score' mixes incompatible value types"):
+        read_run(tmp_path / "bad.jsonl")
+    for ids in ('1, 2.5', '1, 1.0'):
+        a, b = ids.split(", ")
+        (tmp_path / "f.jsonl").write_text(f'{{"_id": {a}, "text": "x"}}\n{{"_id": {b}, "text": "y"}}\n')
+        with pytest.raises(InputError, match=rf"field '_id' at row 1 is a JSON float \({b}\) \(expected ids as "
+                                             r"strings or integers\)"):
+            read_queries(tmp_path / "f.jsonl")
+
+
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"),
                                    OSError("576000 requested and 8128 written")])   # numpy's short write
 def test_a_write_that_fails_without_a_file_name_names_the_output(tmp_path, error):
