@@ -254,7 +254,7 @@ def _unsupported(measure: Any) -> str | None:
     measure whose provider is not installed), found on a one-document run before any file is read; None when
     it is computed."""
     try:
-        ir_measures.calc_aggregate([measure], [ir_measures.Qrel("q", "d", 1)], [ir_measures.ScoredDoc("q", "d", 1.0)])
+        ir_measures.calc_aggregate([measure], [ir_measures.Qrel("1", "d", 1)], [ir_measures.ScoredDoc("1", "d", 1.0)])
     except Exception as e:   # the providers raise KeyError, ValueError, AssertionError, ... for what they refuse
         text = " ".join(str(e).split())[:200]
         return type(e).__name__ + (f": {text}" if text else "")
@@ -367,7 +367,15 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         raise InputError(f"none of the {len(run_qids)} result queries (e.g. {sample}) of {where} has qrels",
                          qrels_where,
                          "qrels for the query ids in the results")
-    means = ir_measures.calc_aggregate(parsed, qrel_list, run)
+    # The providers see numbered ids: gdeval (ERR, NDCG of TREC Web) reads whitespace-separated files and takes only
+    # numeric query ids.  Doc ids keep their order (zero-padded numbers in sorted order), so that ties broken by doc
+    # id (trec_eval's rule) fall as they would on the ids themselves.
+    qnum = {q: str(i) for i, q in enumerate(sorted(qrel_qids | run_qids), 1)}
+    docs = sorted({q.doc_id for q in qrel_list} | {d.doc_id for d in run})
+    dnum = {d: f"d{i:0{len(str(len(docs)))}d}" for i, d in enumerate(docs, 1)}
+    qrel_num = [ir_measures.Qrel(qnum[q.query_id], dnum[q.doc_id], q.relevance) for q in qrel_list]
+    run_num = [ir_measures.ScoredDoc(qnum[d.query_id], dnum[d.doc_id], d.score) for d in run]
+    means = ir_measures.calc_aggregate(parsed, qrel_num, run_num)
     out: dict[str, Any] = {str(m): float(means[m]) for m in parsed}   # in the order asked for
     out["judged_queries"] = len(judged)
     out["unanswered_queries"] = len(missing)
@@ -376,7 +384,8 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     out["judged_results"] = sum(1 for d in run if (d.query_id, d.doc_id) in judged_pairs)
     if per_query:
         table: dict[str, dict[str, float]] = {}
-        for metric in ir_measures.iter_calc(parsed, qrel_list, run):
-            table.setdefault(metric.query_id, {})[str(metric.measure)] = float(metric.value)
+        qid = {n: q for q, n in qnum.items()}
+        for metric in ir_measures.iter_calc(parsed, qrel_num, run_num):
+            table.setdefault(qid[metric.query_id], {})[str(metric.measure)] = float(metric.value)
         out["per_query"] = table
     return out

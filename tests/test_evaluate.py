@@ -316,3 +316,42 @@ def test_a_beir_headed_file_of_scores_is_results_not_qrels(tmp_path):
     results.write_text("query-id\tcorpus-id\tscore\nq1\td1\t0.354\nq1\td2\t0.2\n")
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t0\n")
     assert not looks_like_qrels(results) and looks_like_qrels(qrels)
+
+
+@given(st.data())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_values_are_those_of_the_ids_themselves(data):
+    """The providers see numbered ids (gdeval takes numeric query ids only): every measure, per query too, equals
+    ir_measures on the ids as they are, ties broken by doc id included (scores drawn from few values, more than
+    nine documents, so that numbering out of order would show)."""
+    docs = [data.draw(st.text("abcXYZ-_.09", min_size=1, max_size=6)) for _ in range(14)]
+    docs = sorted(set(docs))
+    run, qrels = [], []
+    for q in ("PLAIN-1", "q 2", "03"):
+        picked = data.draw(st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True))
+        run += [ir_measures.ScoredDoc(q, d, data.draw(st.sampled_from([0.25, 0.5, 1.0]))) for d in picked]
+        qrels += [ir_measures.Qrel(q, d, data.draw(st.integers(0, 2))) for d in data.draw(st.sets(st.sampled_from(docs)))]
+    assume(qrels)
+    table = pa.Table.from_pylist([{"query_id": r.query_id, "doc_id": r.doc_id, "score": r.score} for r in run])
+    names = ["nDCG@10", "P@5", "AP", "RR", "R@100"]
+    out = evaluate(table, qrels, measures=names, per_query=True)
+    want = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+    assert {n: out[n] for n in names} == pytest.approx({n: want[ir_measures.parse_measure(n)] for n in names})
+    per = {}
+    for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in names], qrels, run):
+        per.setdefault(m.query_id, {})[str(m.measure)] = m.value
+    assert set(out["per_query"]) == set(per)
+    for q, values in per.items():
+        assert out["per_query"][q] == pytest.approx(values)
+
+
+def test_gdeval_measures_take_any_query_ids():
+    """ERR@10 (gdeval, a Perl script that refuses non-numeric query ids) on BEIR-style ids: computed."""
+    run = results([("PLAIN-1", "MED-10", 3.0), ("PLAIN-1", "MED-2", 2.0), ("PLAIN-2", "MED-2", 1.0)])
+    qrels = [ir_measures.Qrel("PLAIN-1", "MED-2", 2), ir_measures.Qrel("PLAIN-2", "MED-2", 1)]
+    out = evaluate(run, qrels, measures=["ERR@10"], per_query=True)
+    numeric = ir_measures.calc_aggregate([ir_measures.ERR @ 10], [ir_measures.Qrel("1", "b", 2), ir_measures.Qrel("2", "b", 1)],
+                                         [ir_measures.ScoredDoc("1", "a", 3.0), ir_measures.ScoredDoc("1", "b", 2.0),
+                                          ir_measures.ScoredDoc("2", "b", 1.0)])
+    assert out["ERR@10"] == pytest.approx(numeric[ir_measures.ERR @ 10]) and 0 < out["ERR@10"] < 1
+    assert set(out["per_query"]) == {"PLAIN-1", "PLAIN-2"}
