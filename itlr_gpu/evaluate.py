@@ -86,9 +86,10 @@ def looks_like_qrels(path: PathLike) -> bool:
 
 
 def _qrels_format(first_line: str) -> str | None:
-    """"beir" for a BEIR header (tabs, as BEIR writes it, or spaces), "trec" for four fields, else None."""
+    """"beir" for a BEIR header (tabs, as BEIR writes it, or spaces; more columns after the three, as in a
+    spreadsheet's export, are ignored), "trec" for four fields, else None."""
     words = first_line.split()
-    if [w.lower() for w in words] == BEIR_HEADER:
+    if [w.lower() for w in words[:3]] == BEIR_HEADER:
         return "beir"
     return "trec" if len(words) == 4 else None
 
@@ -126,6 +127,7 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
 def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
     """``(line, qrel)`` of a BEIR .tsv or TREC qrels file, the format told by its first non-blank line."""
     fmt: str | None = None
+    width = 3   # a BEIR file's columns (its header's)
     for lineno, line in text_lines(p, "a BEIR .tsv or TREC qrels file"):
         where = f"{p}:{lineno}"
         if not line.strip():
@@ -133,6 +135,7 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
         if fmt is None:
             fmt = _qrels_format(line)
             if fmt == "beir":
+                width = len(line.split("\t") if "\t" in line else line.split())
                 continue
             if fmt is None:
                 raise InputError(f"cannot detect qrels format from {line!r}", where,
@@ -140,9 +143,10 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
                                  " (or a .csv file with a header row)")
         if fmt == "beir":
             fields = line.split("\t") if "\t" in line else line.split()
-            if len(fields) != 3:
-                raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs")
-            qid, did, rel = (x.strip() for x in fields)
+            if len(fields) != width:
+                raise InputError(f"{len(fields)} fields", where, "query-id, corpus-id, score separated by tabs" +
+                                 (f" (and the header's {width - 3} more)" if width > 3 else ""))
+            qid, did, rel = (x.strip() for x in fields[:3])
             yield lineno, ir_measures.Qrel(qid, did, _int(rel, where))
         else:
             fields = line.split()

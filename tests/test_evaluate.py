@@ -130,6 +130,18 @@ def test_beir_qrels_file(tmp_path):
     assert evaluate(RUN, path)["nDCG@10"] == pytest.approx(NDCG)
 
 
+def test_beir_header_with_more_columns(tmp_path):
+    """A BEIR qrels file with a column of notes after the three: the header is a header (not a TREC line whose
+    grade is 'note'), the extra column is ignored, and a row must still have the header's width."""
+    path = tmp_path / "notes.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\tnote\nq1\tb\t1\tgood\nq1\tc\t1\t\n")
+    assert evaluate(RUN, path)["nDCG@10"] == pytest.approx(NDCG)
+    path.write_text("query-id\tcorpus-id\tscore\tnote\nq1\tb\t1\n")
+    with pytest.raises(InputError, match=r"notes\.tsv:2: 3 fields \(expected query-id, corpus-id, score separated by "
+                                         r"tabs \(and the header's 1 more\)\)"):
+        read_qrels(path)
+
+
 def test_trec_qrels_file_and_unjudged_queries(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 b 1\nq1 0 c 1\nq2 0 x 2\n")
