@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from .errors import InputError
 from .io import run_number_column
-from .validate import read_delimited_rows, text_lines
+from .validate import plain_float, plain_int, read_delimited_rows, text_lines
 
 __all__ = ["read_qrels", "evaluate", "parse_measures", "shallow_measures", "looks_like_qrels"]
 
@@ -42,10 +42,10 @@ INT32_MAX = 2**31 - 1  # trec_eval (pytrec_eval) stores grades and cutoffs as C 
 
 def _int(value: str, where: str) -> int:
     try:
-        grade = int(value)
+        grade = plain_int(value)
     except ValueError as e:
         try:   # "1.0": a grade column written by a float-typed table (pandas after a merge with NaN)
-            number = float(value)
+            number = plain_float(value)
         except ValueError:
             number = math.nan
         if not (math.isfinite(number) and number.is_integer()):

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .output import atomic_file, check_output_file
-from .validate import (iter_json_lines, read_arrow_file, read_parquet_file, read_delimited_rows, string_column,
-                       strings_to_arrow, table_from_rows, text_lines)
+from .validate import (iter_json_lines, plain_float, plain_int, read_arrow_file, read_parquet_file, read_delimited_rows,
+                       string_column, strings_to_arrow, table_from_rows, text_lines)
 
 __all__ = [
     "RESULT_SCHEMA",
@@ -287,7 +287,7 @@ def read_delimited_table(path: Path, what: str = "query file",
 def _parses(value: str, want: pa.DataType) -> bool:
     """Whether ``value`` reads as a number of type ``want`` (an integer type, else a float)."""
     try:
-        int(value) if pa.types.is_integer(want) else float(value)
+        plain_int(value.strip()) if pa.types.is_integer(want) else plain_float(value.strip())
     except ValueError:
         return False
     return True
@@ -390,11 +390,11 @@ def read_trec_run(path: PathLike) -> pa.Table:
         qids.append(parts[0])
         dids.append(parts[2])
         try:
-            ranks.append(int(parts[3]))
+            ranks.append(plain_int(parts[3]))
         except ValueError:
             raise InputError(f"rank {parts[3]!r}", where, "an integer rank (" + TREC_RUN_LINE + ")") from None
         try:
-            scores.append(float(parts[4]))
+            scores.append(plain_float(parts[4]))
         except ValueError:
             raise InputError(f"score {parts[4]!r}", where, "a number (" + TREC_RUN_LINE + ")") from None
     if not qids:

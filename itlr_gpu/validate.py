@@ -26,6 +26,7 @@ import gzip
 import io
 import json
 import os
+import re
 import tokenize
 import zlib
 from collections.abc import Collection, Iterator, Sequence
@@ -205,6 +206,26 @@ def _first_bad_string(values: Sequence[Any]) -> int | None:
                 return row
     return None
 
+
+# Numbers as files write them.  Python's int() and float() also take "1_000", other scripts' digits ("١٢") and
+# surrounding blanks; a file's number with those is a typo or another format, not a number.
+_PLAIN_INT_RE = re.compile(r"[+-]?[0-9]+")
+_PLAIN_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.I)
+
+
+def plain_int(text: str) -> int:
+    """``int(text)`` of ASCII digits with an optional sign; ValueError otherwise."""
+    if not _PLAIN_INT_RE.fullmatch(text):
+        raise ValueError(f"not a plain integer: {text!r}")
+    return int(text)
+
+
+def plain_float(text: str) -> float:
+    """``float(text)`` of a decimal or exponent number (or inf / nan, for the caller's finiteness check) in ASCII;
+    ValueError otherwise."""
+    if not _PLAIN_FLOAT_RE.fullmatch(text):
+        raise ValueError(f"not a plain number: {text!r}")
+    return float(text)
 
 def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
     """``pa.array(values, string)``; a lone surrogate is an InputError naming the row."""

@@ -367,3 +367,28 @@ def test_gdeval_measures_take_any_query_ids():
                                           ir_measures.ScoredDoc("2", "b", 1.0)])
     assert out["ERR@10"] == pytest.approx(numeric[ir_measures.ERR @ 10]) and 0 < out["ERR@10"] < 1
     assert set(out["per_query"]) == {"PLAIN-1", "PLAIN-2"}
+
+
+@pytest.mark.parametrize("line, match", [
+    ("q1 Q0 a 1 1_000 bm25\n", r"score '1_000'"),
+    ("q1 Q0 a 1_0 3.5 bm25\n", r"rank '1_0'"),
+    ("q1 Q0 a \u0661 3.5 bm25\n", "rank '\u0661'"),          # an Arabic-Indic one: Python's int() takes it
+    ("q1 Q0 a 1 \uff13.5 bm25\n", "score '\uff13.5'"),       # a full-width three
+])
+def test_run_numbers_are_plain_ascii_numbers(tmp_path, line, match):
+    from itlr_gpu.io import read_trec_run
+
+    path = tmp_path / "r.run"
+    path.write_text(line, encoding="utf-8")
+    with pytest.raises(InputError, match=match):
+        read_trec_run(path)
+
+
+@pytest.mark.parametrize("grade", ["1_0", "\u0662", "+1_0.0"])
+def test_qrels_grades_are_plain_ascii_numbers(tmp_path, grade):
+    path = tmp_path / "q.tsv"
+    path.write_text(f"query-id\tcorpus-id\tscore\nq1\tb\t{grade}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="is not an integer"):
+        read_qrels(path)
+    path.write_text("query-id\tcorpus-id\tscore\nq1\tb\t+2\nq1\tc\t1.0\n", encoding="utf-8")
+    assert [q.relevance for q in read_qrels(path)] == [2, 1]
