@@ -81,11 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    stdout = sys.stdout
     try:
         _end_of_startup(args)
         with handle_signals(), warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            return args.func(args) or 0
+            sys.stdout = _NamedStream(stdout, "standard output")
+            status = args.func(args) or 0
+            sys.stdout.flush()   # a full disk behind `> file` shows here, as this command's error
+            return status
     except QuerySyntaxError as err:
         print(f"itlr: error: {err}", file=sys.stderr)
         print(err.caret(), file=sys.stderr)
@@ -112,7 +116,39 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # e.g. the disk filled up while writing: the writers removed their temporaries
         where = f"{err.filename}: " if err.filename else ""
         print(f"itlr: error: {where}{err.strerror or err}", file=sys.stderr)
+        if err.filename == "standard output":   # what could not be written is dropped, not retried at exit
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return 1
+    finally:
+        sys.stdout = stdout
+
+
+class _NamedStream:
+    """A text stream whose write errors name it: a full disk behind ``> file`` raises an OSError with no file name
+    ("No space left on device"), and the error line is to say where (a closed pipe stays a BrokenPipeError)."""
+
+    def __init__(self, stream, name: str) -> None:
+        self._stream, self._name = stream, name
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, self._name) from e
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, self._name) from e
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _end_of_startup(args) -> None:

@@ -1,6 +1,7 @@
 """CLI smoke tests on a tiny corpus: index, parse, search, eval, demo, and bad input."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -349,6 +350,18 @@ def test_python_dash_m_runs_the_cli(module):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "cats" in proc.stdout and "dogs" in proc.stdout
+
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_full_disk_behind_stdout_is_named_once():
+    """`itlr parse ... > file` on a full disk: one error line that names standard output, exit 1, and no second
+    complaint from Python's flush at exit."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "itlr_gpu", "parse", "cats AND NOT dogs"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr == "itlr: error: standard output: No space left on device\n"
 
 
 def test_a_long_product_and_that_underflows_is_named(workdir, tmp_path, capsys):
