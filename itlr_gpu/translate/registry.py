@@ -420,6 +420,10 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_install(args) -> int:
+    if args.name not in REGISTRY:   # a bad option value: usage (exit 2), before any folder is looked at
+        from ..errors import UsageError
+
+        raise UsageError(f"unknown model {args.name!r}", "itlr models install", " or ".join(REGISTRY))
     for d in args.parts_dir:   # before any lookup: a mistyped folder would read as "parts not installed"
         if not Path(d).is_dir():
             raise InputError("is a file, not a folder" if Path(d).exists() else "folder not found", d,
