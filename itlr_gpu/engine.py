@@ -110,23 +110,46 @@ def search(
     results = results_table(program.query_ids, scores, rows, index.doc_ids)
     result_scores = results.column("score").to_numpy(zero_copy_only=False)
     check_finite(results, result_scores, ops)
-    warn_underflow(results, result_scores)
+    warn_underflow(results, result_scores, program, options)
     return results
 
 
-def warn_underflow(results: pa.Table, scores: np.ndarray) -> None:
+UNDERFLOW_TERMS = 8
+"""Terms of a query from which an all-zero result is put down to the product's underflow (MiniLM cosines of ~0.1:
+0.1**8 is still 1e-8, so fewer terms score 0 only where a term itself scores 0)."""
+
+
+def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None) -> None:
     """A warning (for the caller of :func:`search`; ``itlr search`` prints it as one line) for the queries whose
-    best score fell below float32's normal range: the product of a long AND (about 40 MiniLM cosines of ~0.1)
-    underflows to 0 in every backend, and such a query's ranking is then the index's row order, not a ranking."""
+    best score fell below float32's normal range, so that their "ranking" is the index's row order.  Its cause,
+    told from the first such query: the product of a long AND (about 40 MiniLM cosines of ~0.1) underflows to 0
+    in every backend; a short query scores 0 everywhere where a calibration found no spread over the corpus (one
+    document, or identical ones), or where its terms score 0 under the operators."""
     first = results.column("rank").to_numpy(zero_copy_only=False) == 1
     lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
-    if len(lost):
-        qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
-        n = len(lost)
-        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0 or below "
-                      "float32's range (1.2e-38): a product AND of that many terms underflows, and the order of their "
-                      "results is the index's, not a ranking (split the query into fewer terms, or --ops "
-                      "min,max,one_minus)", UserWarning, stacklevel=3)
+    if not len(lost):
+        return
+    qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
+    n = len(lost)
+    what = f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0"
+    terms = None
+    if program is not None and qid in program.query_ids:
+        from .compiler import PUSH
+
+        terms = int(np.count_nonzero(program.query_code(program.query_ids.index(qid))[0] == PUSH))
+    if terms is None or terms >= UNDERFLOW_TERMS:
+        warnings.warn(f"{what} or below float32's range (1.2e-38): a product AND of that many terms underflows, and "
+                      "the order of their results is the index's, not a ranking (split the query into fewer terms, "
+                      "or --ops min,max,one_minus)", UserWarning, stacklevel=3)
+    elif options is not None and options.calibration is not None:
+        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): the calibration {options.calibration!r} "
+                      "standardises each term's similarities over the documents, and here they have no spread (a "
+                      "corpus of one document, or of identical ones), so every term scores 0 and the order of the "
+                      "results is the index's, not a ranking (--calibration none keeps the similarities)",
+                      UserWarning, stacklevel=3)
+    else:
+        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): its terms score 0 under these operators, "
+                      "and the order of the results is the index's, not a ranking", UserWarning, stacklevel=3)
 
 
 def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:

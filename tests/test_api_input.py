@@ -150,3 +150,20 @@ def test_a_product_and_that_underflows_warns_the_caller(index):
     long_and = " AND ".join(["a"] * 300)   # cosines below 1 multiplied 300 times: below float32's range
     with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 .*underflows"):
         itlr.search(index, [long_and], encoder=AxisEncoder(), k=2)
+
+
+def test_an_all_zero_result_of_a_short_query_names_its_cause():
+    """A short query cannot underflow: on a corpus without spread (identical documents) the calibration gives
+    every term 0, and the warning says so instead of blaming a long product; without calibration, on terms that
+    score 0 (orthogonal to every document), it says the terms score 0."""
+    same = itlr.Index.from_arrays(np.tile(np.array([[0.6, 0.8, 0.0]], np.float32), (4, 1)), ["a", "b", "c", "e"],
+                                  dtype="float32")
+    with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 \(2 terms\): the "
+                                         r"calibration 'zscore' .* no spread") as seen:
+        itlr.search(same, ["a AND c"], encoder=AxisEncoder(), k=2, calibration="zscore")
+    assert not any("underflows" in str(w.message) for w in seen)
+    flat = itlr.Index.from_arrays(np.array([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]], np.float32), ["x", "y"],
+                                  dtype="float32")
+    with pytest.warns(UserWarning, match=r"scored every document 0 \(2 terms\): its terms score 0 under these "
+                                         "operators"):
+        itlr.search(flat, ["a AND c"], encoder=AxisEncoder(), k=2)
