@@ -1464,3 +1464,22 @@ def test_rules35_articles_before_names_and_relative_clauses(text, expr):
 ])
 def test_terminal_escapes_and_control_characters_are_white_space(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text", ["owls, hawks or \U0001F98A", "\U0001F98A or owls", "owls but not \U0001F985",
+                                  "(\u2605 OR owls) AND hawks", "owls vs \U0001F98A\U0001F985!"])
+def test_an_emoji_standing_as_a_term_is_refused_not_dropped(text):
+    """Dropped as decoration, an emoji that is a whole operand would change the logic (an OR list read as an AND,
+    a NOT with nothing after it): one clear error instead."""
+    with pytest.raises(RuleError, match="a term of emoji or symbols only"):
+        translate_rules(text)
+
+
+@pytest.mark.parametrize("text, expr", [
+    ("I love owls \U0001F60D but not hawks", '("owls" AND NOT "hawks")'),   # decoration beside a word
+    ("owls \u2764\ufe0f and hawks", '("owls" AND "hawks")'),
+    ("anything on barn owls, \U0001F64F", '"barn owls"'),
+    ('owls or "\U0001F98A"', '("owls" OR "\U0001F98A")'),                     # quoted: the writer's own term
+])
+def test_emoji_as_decoration_or_quoted(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -710,12 +710,33 @@ def _fold(text: str) -> str:
 # Emoji and pictographs ("urban fox behaviour \U0001f98a but no mange stuff pls \U0001f645"): no word of a topic
 _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u20E3]")
 
+# An emoji or symbol standing as a whole operand ("cats, dogs or 🐍", "🐱 but not 🐶"): the
+# rules read words, and dropping it (as decoration elsewhere) would change the logic (an OR list read as an AND, a NOT
+# with nothing after it).  Both sides a boundary (start, end, a comma, a bracket or a connective), one of them a
+# connective: "cats ❤️ and dogs" and "X, 🙏" are decoration.
+_CONNECTIVE_END_RE = re.compile(r"\b(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)$", re.I)
+_CONNECTIVE_START_RE = re.compile(r"(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)\b", re.I)
+_SYMBOL_RUN_RE = re.compile(f"{_EMOJI_RE.pattern}(?:\\s*{_EMOJI_RE.pattern})*")
+
+
+def _symbol_operand(text: str) -> str | None:
+    """The first emoji or symbol run that stands as a whole operand next to a connective (above), or None."""
+    for m in _SYMBOL_RUN_RE.finditer(text):
+        before, after = text[:m.start()].rstrip(), text[m.end():].lstrip()
+        left = _CONNECTIVE_END_RE.search(before) is not None
+        right = _CONNECTIVE_START_RE.match(after) is not None
+        if (left or right) and (left or not before or before[-1] in ",;([") \
+                and (right or not after or after[0] in ",;)].!?"):
+            return m.group(0).replace("\ufe0f", "")
+    return None
+
 
 # contractions typed without their apostrophe ("im a nursing student", "cant find anything on X"); "IM" (instant
 # messaging) and "Ive" as a name keep theirs
 _TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b))")
 
 
+_QUOTED_RE = re.compile(r'("(?:[^"\\]|\\.)*"|\u201c[^\u201c\u201d]*\u201d|\u00ab[^\u00ab\u00bb]*\u00bb)', re.S)
 # a terminal's colour or cursor sequence pasted with the text ("fish\x1b[31m and chips")
 _ANSI_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
@@ -727,8 +748,10 @@ def _clean(text: str) -> str:
     for ch in _ANSI_ESCAPE_RE.sub(" ", text) if "\x1b" in text else text:
         cat = unicodedata.category(ch)
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
-    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)],
-                                      _EMOJI_RE.sub(" ", "".join(out)))
+    # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
+    parts = _QUOTED_RE.split("".join(out))
+    text = "".join(p if i % 2 else _EMOJI_RE.sub(" ", p) for i, p in enumerate(parts))
+    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
 def _lex(text: str) -> list[_Tok]:
@@ -3588,6 +3611,10 @@ def translate_rules(text: str) -> Node:
     cleaned = _clean(_layout(text) if "\n" in text or "\r" in text else text)
     if not cleaned.strip():
         raise RuleError("empty text")
+    symbol = _symbol_operand(text) if _EMOJI_RE.search(text) else None
+    if symbol:
+        raise RuleError(f"a term of emoji or symbols only ({symbol!r}): the rules read words, and leaving it out would "
+                        "change the logic (write it in words, quote it, or use an LLM translator)")
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
