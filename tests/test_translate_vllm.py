@@ -135,6 +135,17 @@ def test_interpret_never_raises():
         assert (r.expr is None) != (r.error is None)
 
 
+@pytest.mark.parametrize("raw, junk", [('("(" AND "(")', "("), ('NOT "NOT"', "NOT"), ('"cats" OR "..."', "..."),
+                                       ('"cats" AND " - "', " - ")])
+def test_a_generated_term_that_names_nothing_is_an_error_row(raw, junk):
+    """A model that copies a request of "(" or "NOT" into its form: terms of punctuation only, or an operator word
+    quoted, are an error row (the batch's other rows are kept), never a query that searches for nothing."""
+    r = interpret(raw, "stop")
+    assert r.expr is None and r.error.startswith(f"generation has a term that names nothing: {junk!r}")
+    for fine in ('"C++" OR "C#"', '"🐍"', '"AND gates"', '"3.5"'):
+        assert interpret(fine, "stop").expr == canonical(parse(fine))
+
+
 def test_sampling_params_without_grammar():
     p = make_sampling_params(None, max_tokens=5)
     assert getattr(p, "max_tokens") == 5

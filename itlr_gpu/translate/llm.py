@@ -220,12 +220,26 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
         node = parse(text)
         if request is not None:
             node = align_terms(node, clean_request(request))
+        junk = _junk_term(node)
+        if junk is not None:
+            return GenResult(error=f"generation has a term that names nothing: {junk!r}: {text[:80]!r}", raw=raw)
         return GenResult(expr=canonical(node), raw=raw)
     except QuerySyntaxError as e:
         return GenResult(error=f"generation does not parse: {e}: {text[:80]!r}", raw=raw)
     except RecursionError:
         return GenResult(error="generation nested too deeply", raw=raw)
 
+
+
+def _junk_term(node) -> str | None:
+    """A term of the model's form that names nothing: punctuation only (a request of "(" read back as
+    ``"(" AND "("``), or an operator word quoted (``NOT "NOT"``); None when every term names something."""
+    from ..query.ast import terms
+
+    for term in terms(node):
+        if all(unicodedata.category(ch)[0] in "PZ" for ch in term) or term.strip() in ("AND", "OR", "NOT"):
+            return term
+    return None
 
 _FALLBACK_SHAPES = ((1, 2, 32), (1, 2, 16), (0, 3, 16), (0, 2, 12), (0, 1, 8))
 """(max_depth, max_operands, max_term_chars) of the retry grammars, richest first."""
