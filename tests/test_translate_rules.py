@@ -1483,3 +1483,23 @@ def test_an_emoji_standing_as_a_term_is_refused_not_dropped(text):
 ])
 def test_emoji_as_decoration_or_quoted(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # "that's not" (and texted "thats not") reads as "that is not"; a state after it stays a phrase
+    ("a standing desk that's not electric", '("standing desk" AND NOT "electric")'),
+    ("yoga mats thats not purple", '("yoga mats" AND NOT "purple")'),
+    ("a vaccine that's not licensed in Canada", '"vaccine that\'s not licensed in Canada"'),
+    # the writer's reason after an exclusion, with "since" and no comma
+    ("banana bread but without walnuts since my daughter is allergic", '("banana bread" AND NOT "walnuts")'),
+    ("UK trade statistics, excluding the years since we left the EU",
+     '("UK trade statistics" AND NOT "the years since we left the EU")'),        # a time, not a reason
+    # ", nothing X" excludes X; "nothing else" / "nothing but X" / "nothing over $5" qualify
+    ("lunch ideas with tofu or tempeh, nothing fried", '("lunch ideas" AND ("tofu" OR "tempeh") AND NOT "fried")'),
+    ("soup recipes, nothing with mushrooms", '("soup recipes" AND NOT "mushrooms")'),
+    ("soup recipes, nothing else", '("soup recipes" AND "nothing else")'),
+    # a bare "too X" after the request is the writer's aside
+    ("ski resorts in Austria but not Ischgl, too crowded", '("ski resorts in Austria" AND NOT "Ischgl")'),
+])
+def test_rules35_shop_and_kitchen_phrasings(text, expr):
+    assert canonical(translate_rules(text)) == expr

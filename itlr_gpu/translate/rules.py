@@ -178,6 +178,9 @@ _MARKERS: list[tuple[str, str]] = [
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with", "vs.", "vs", "versus"}   # "the minus strand" is a word
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
+# "X, nothing else / but Y / more than Z / too long": "nothing" qualifies, it excludes no topic
+_NOTHING_QUALIFIES = {"else", "but", "more", "less", "new", "much", "too", "like", "special", "fancy", "over", "under",
+                      "older", "newer", "before", "after", "from", "longer", "shorter", "major", "serious"}
 # Words that end no operand: a marker after them is a word of the phrase ("the minus strand", "when combined
 # with", "is not counting")
 _NO_OPERAND_END = {"the", "a", "an", "when", "if", "once", "while", "unless", "whether", "is", "are", "was", "were",
@@ -247,7 +250,9 @@ _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "s
                              # a librarian's instructions: "Pull X; drop anything that mentions Y"
                              "drop anything", "drop everything", "weed out", "weed out anything", "throw out",
                              "throw out anything", "strike out", "strike out anything", "remove anything",
-                             "discard anything", "filter out", "filter out anything", "nothing to do with"}
+                             "discard anything", "filter out", "filter out anything", "nothing to do with",
+                             # "dinner ideas with chicken, nothing spicy" (after a comma: not "nothing but X")
+                             "nothing", "nothing with", "nothing containing", "nothing involving"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -274,7 +279,11 @@ for _rel in ("that", "which"):
         _MARKERS.append((f"{_rel} {_verb} no", "EXCL"))
     for _be in ("are", "is"):
         _MARKERS.append((f"{_rel} {_be} neither", "NEITHER"))   # "superhero shows that are neither Marvel nor DC"
-    for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt"):
+    for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt") + (("'s not", "s not") if _rel == "that" else ()):
+        if _aux[0] in "'s":   # "a topper that's not memory foam", texted "thats not": one word before "not"
+            _MARKERS.append((f"{_rel}{_aux}", "EXCL"))
+            _BETWEEN_OPERANDS.add(f"{_rel}{_aux}")
+            continue
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux}", "EXCL"))   # "open world RPGs that aren't Bethesda": between operands
@@ -889,8 +898,10 @@ def _lex(text: str) -> list[_Tok]:
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
             # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
-            openers = {"ignore": ("COMMA", "SEMI"), "avoid": ("SEMI",)}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
-            if prev not in openers or nxt not in ("WORD", "QTERM", "LP"):
+            openers = {"ignore": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
+                       "nothing with": ("COMMA", "SEMI")}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
+            if prev not in openers or nxt not in ("WORD", "QTERM", "LP") \
+                    or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES):
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
             later = [u.kind for u in out[i + 1:]]
@@ -2472,7 +2483,7 @@ _ASIDE_TAIL_RE = re.compile(
     r"(?:,|\s[-\u2013\u2014]+)\s+(?P<aside>(?:my|our|his|her|their)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were|has|"
     r"have|had|keeps|wants|hates|loves|won't|can't|doesn't|didn't|just)\b[^,;:()]{0,60}|"
     r"(?:we|they|he|she)(?:'re|'ve|\s+are|\s+were|\s+had|\s+have|\s+is|\s+was)\s[^,;:()]{0,60}|"
-    r"(?:way|far|much)\s+too\s+\w+[^,;:()]{0,40}|tried\s+(?:it|them|that)\b[^;:()]{0,40}|"
+    r"(?:(?:way|far|much)\s+)?too\s+\w+[^,;:()]{0,40}|tried\s+(?:it|them|that)\b[^;:()]{0,40}|"
     r"got\s+my\s+[^,;:()]{1,40}|everyone\s+(?:already\s+)?(?:covers|knows|does|writes)\b[^,;:()]{0,40})[\s.!?]*$")
 _OWN_SENTENCE_RE = re.compile(r"(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|we'd|our)\s")
 _NAMES_TOPIC_RE = re.compile(r"\b(?:especially|particularly|specifically|mainly|mostly|focus|focused|interest|interested|"
@@ -3112,10 +3123,11 @@ _CORRECTION_RE = re.compile(r"\s*(?:--|\u2014|\u2013|,|\.)\s*(?:(?:no|sorry|oops
                             r"correction)[,.:]\s+|(?:sorry|oops|scratch\s+that|hold\s+on|that's\s+wrong)\s+)+"
                             r"(?:(?:actually,?\s+)?i\s+mean[t]?,?\s+)?(?=\S)", re.I)
 _PREPOSITIONS = ("in", "on", "for", "from", "at", "under", "with", "of", "during", "among")
-# a reason given for an exclusion ("No PVA, because it isn't reversible; no animal glue either, since ..."): it
-# names nothing to search for
+# a reason given for an exclusion ("No PVA, because it isn't reversible; no animal glue either, since ...", "pad thai
+# without peanuts since my son is allergic"): it names nothing to search for
 _EXCLUSION_REASON_RE = re.compile(
-    r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,]))(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
+    r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,])|(?<=\s)(?=(?:but\s+)?(?:without|excluding|except)\b))"
+    r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
     r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
     r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
