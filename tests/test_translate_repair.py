@@ -67,6 +67,9 @@ def test_no_gold_form_has_a_defect():
      '"kelp farming" AND ("biofuel" OR "animal feed")', "phrase shared by alternatives"),
     ("tremor or stiffness in early Parkinson's patients", '"tremor" OR "stiffness in early Parkinson\'s patients"',
      '("tremor" OR "stiffness") AND "early Parkinson\'s patients"', "phrase shared by alternatives"),
+    # a search engine's minus signs read as wanted terms (r10)
+    ("robot lawn mower -Husqvarna -Worx", '"robot lawn mower" AND "Husqvarna" AND "Worx"',
+     '"robot lawn mower" AND NOT "Husqvarna" AND NOT "Worx"', "exclusion has no NOT"),
 ])
 def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
     found = defects(text, llm, reference=rules_reading(text))
@@ -78,14 +81,15 @@ def test_each_defect_is_found_and_repaired_by_the_rules(text, llm, want, kind):
 @pytest.mark.parametrize("text", [
     "vitamin D benefits but not bone health", "papers that don't mention cats", "coffee, no sugar",
     "anything except jazz", "leaving aside private schools", "films without subtitles", "non-fiction books",
-    "rather tea than coffee", "cats instead of dogs",
+    "rather tea than coffee", "cats instead of dogs", "robot lawn mower -Husqvarna", 'fonts -"Google Fonts"',
 ])
 def test_negation_cues(text):
     assert has_negation_cue(text)
 
 
 @pytest.mark.parametrize("text", ["either dark matter or dark energy", "film noir and notebooks",
-                                  "Roman aqueducts, or alternatively Persian qanats", "Stoicism in addition to Epicureanism"])
+                                  "Roman aqueducts, or alternatively Persian qanats", "Stoicism in addition to Epicureanism",
+                                  "e-bikes and x-rays", "winters of -20 degrees"])
 def test_no_negation_cue(text):
     assert not has_negation_cue(text)
 

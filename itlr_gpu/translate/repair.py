@@ -56,7 +56,7 @@ from .rules import _MARKERS, _split_shared, try_translate_rules
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r9"
+REPAIR_VERSION = "r10"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
@@ -115,11 +115,17 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u2019", "'")).lower()
 
 
+# A search engine's exclusion: a minus sign before a word or a quote ("cordless vacuum -Dyson -Shark", '-"red meat"'),
+# not a hyphen inside a word or a number's sign ("-5 degrees").
+_MINUS_RE = re.compile(r'(?:(?<=\s)|^)-(?=[^\W\d_]|")')
+
+
 def has_negation_cue(text: str) -> bool:
-    """Does the request say "not" in any of the ways the rules know, or with any word that may negate?"""
+    """Does the request say "not" in any of the ways the rules know, or with any word that may negate, or with a
+    search engine's minus sign?"""
     t = _norm(text)
     negating, stems, _ = _regexes()
-    return bool(negating.search(t) or stems.search(t)) or "n't" in t
+    return bool(negating.search(t) or stems.search(t) or _MINUS_RE.search(t)) or "n't" in t
 
 
 def _has_not(node: Node) -> bool:
@@ -154,10 +160,11 @@ def _lost_or(text: str, node: Node) -> bool:
 
 
 def _lost_not(text: str, node: Node) -> bool:
-    """Does the request hold a negating marker of the rules' lexicon that none of the form's terms keeps?"""
+    """Does the request hold a negating marker of the rules' lexicon (or a minus sign) that none of the form's terms
+    keeps?"""
     negating = _regexes()[0]
-    said = len(negating.findall(_norm(text)))
-    kept = sum(len(negating.findall(_norm(term))) for term in _terms(node))
+    said = len(negating.findall(_norm(text))) + len(_MINUS_RE.findall(_norm(text)))
+    kept = sum(len(negating.findall(_norm(term))) + len(_MINUS_RE.findall(_norm(term))) for term in _terms(node))
     return said > kept
 
 
