@@ -108,10 +108,19 @@ def search(
         if bar is not None:
             bar.close()
     results = results_table(program.query_ids, scores, rows, index.doc_ids)
-    result_scores = results.column("score").to_numpy(zero_copy_only=False)
-    check_finite(results, result_scores, ops)
-    warn_underflow(results, result_scores, program, options)
+    check_results(results, ops, program, options)
     return results
+
+
+def check_results(results: pa.Table, ops: Ops, program=None, options: ScoreOptions | None = None) -> None:
+    """What every search path does with its result table (one file, a result folder's batch, shards, Ray, rerank):
+    refuse scores beyond float32 (:func:`check_finite`) and warn of queries that scored every document 0
+    (:func:`warn_underflow`)."""
+    if results.num_rows == 0:
+        return
+    scores = results.column("score").to_numpy(zero_copy_only=False)
+    check_finite(results, scores, ops)
+    warn_underflow(results, scores, program, options)
 
 
 UNDERFLOW_TERMS = 8

@@ -167,3 +167,28 @@ def test_an_all_zero_result_of_a_short_query_names_its_cause():
     with pytest.warns(UserWarning, match=r"scored every document 0 \(2 terms\): its terms score 0 under these "
                                          "operators"):
         itlr.search(flat, ["a AND c"], encoder=AxisEncoder(), k=2)
+
+
+@pytest.mark.parametrize("path", ["memory", "shards", "rerank"])
+def test_every_search_path_refuses_overflow_and_warns_of_underflow(index, path):
+    """A result folder's batches (memory), --shard-rows / --memory-cap (shards) and rerank check their results as
+    the plain search does: scores beyond float32 are refused with the query named, an all-zero query is warned of."""
+    import pyarrow as pa
+
+    from itlr_gpu.scale.bulk import BatchSearcher
+    from itlr_gpu.scale.rerank import rerank
+
+    nots = " AND ".join(["NOT a"] * 13)   # 1000 ** 13 > 3.4e38
+    overflow, underflow = f"({nots} AND c) OR ({nots} AND d)", " AND ".join(["a"] * 300)
+
+    def run(query, ops):
+        queries = [itlr.parse(query)]
+        if path == "rerank":
+            cands = pa.table({"query_id": ["q0"] * 3, "doc_id": ["d0", "d1", "d2"]})
+            return rerank(index, queries, ["q0"], cands, AxisEncoder(), k=3, ops=ops, device="cpu")[0]
+        return BatchSearcher(index, AxisEncoder(), k=3, ops=ops, mode=path, shard_rows=2, device="cpu")(["q0"], queries)
+
+    with pytest.raises(InputError, match=r"query 'q0' scores some documents inf or NaN.*overflows float32"):
+        run(overflow, "product,sum,reciprocal")
+    with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 .*underflows"):
+        run(underflow, "product,sum,one_minus")

@@ -228,7 +228,7 @@ class BatchSearcher:
 
     def __call__(self, ids: Sequence[str], queries: Sequence[str | Node]) -> pa.Table:
         from ..backends import get_backend, resolve_device
-        from ..engine import results_table
+        from ..engine import check_results, results_table
 
         program = compile_queries(queries, ids)
         terms = encode_terms(self.index, program, self.encoder, self._terms)   # each term once per job
@@ -260,7 +260,9 @@ class BatchSearcher:
             else:
                 scores, rows = engine.search(self.index.embeddings, terms, program, self.ops, self.k, device=dev,
                                              chunk_size=self.chunk_size, on_chunk=self.on_docs)
-        return results_table(program.query_ids, scores, rows, self.index.doc_ids)
+        results = results_table(program.query_ids, scores, rows, self.index.doc_ids)
+        check_results(results, self.ops, program, self.options)
+        return results
 
     def close(self) -> None:
         """Release the Ray actors holding the shards (ray mode)."""

@@ -36,7 +36,7 @@ import torch
 
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
-from ..engine import check_score_options, check_whole_queries, whole_query_embeddings
+from ..engine import check_results, check_score_options, check_whole_queries, whole_query_embeddings
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, RUN_EXTENSIONS, read_run, run_columns
@@ -262,6 +262,7 @@ def rerank(
         }, schema=RESULT_SCHEMA)
     else:
         table = RESULT_SCHEMA.empty_table()
+    check_results(table, ops, program, checked)
     return table, report
 
 
