@@ -158,6 +158,29 @@ def test_refuses_foreign_folder_and_repeated_ids(index_dir, tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+def test_a_foreign_file_in_a_job_folder_is_refused_on_resume(index_dir, tmp_path):
+    """A file that came into the folder while the job was stopped would make the finished dataset unreadable
+    (pyarrow.dataset reads every file): the resume is refused, naming it, and goes on once it is moved out."""
+    import pyarrow.dataset as ds
+
+    out = tmp_path / "out"
+    want = _reference(index_dir, out)
+    (out / "part-00002.parquet").unlink()
+    (out / "notes.txt").write_text("mine")
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+    kw = dict(k=8, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
+              progress=False)
+    with pytest.raises(InputError, match=r"also holds notes\.txt, which is not a part of this job"):
+        run_bulk(out, ids, queries, searcher, **kw)
+    assert not (out / "part-00002.parquet").exists()
+    (out / "notes.txt").unlink()
+    assert run_bulk(out, ids, queries, searcher, **kw).written == [2]
+    assert read_results(out).equals(want)
+    assert ds.dataset(out, format="parquet", exclude_invalid_files=False).to_table().num_rows == want.num_rows
+
+
 def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     import itlr_gpu.cli_common as cli_common
 

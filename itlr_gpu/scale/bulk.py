@@ -456,6 +456,15 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
             raise InputError(f"job file has num_parts {manifest.get('num_parts')!r}", str(jp), f"{num_parts}")
         if not isinstance(manifest.get("parts"), dict):
             manifest["parts"] = {}
+        # the folder is read whole as one dataset (pyarrow.dataset, DuckDB, Polars): a file of another kind that
+        # came in while the job was stopped would make it unreadable once the job finishes
+        own = {PART_FILE.format(p, job["part_format"]) for p in range(num_parts)} | {JOB_FILE, LOCK_FILE}
+        others = sorted(n for n in os.listdir(out) if n not in own and not is_temp_name(n))
+        if others:
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise InputError(f"the job's folder also holds {shown}, which is not a part of this job", str(out),
+                             "only the job's part files and _itlr_job.json (move the others out, then rerun to "
+                             "resume)")
         return manifest
     if out.exists():
         remove_stale_temps(out)
