@@ -122,7 +122,10 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
             operands.append(-1)
             depth -= 1 if item in (AND, OR) else 0
         elif isinstance(item, Term):
-            if not isinstance(item.text, str) or not item.text.strip():
+            if not isinstance(item.text, str):
+                raise InputError(f"a term of the query AST is a {type(item.text).__name__} ({item.text!r})", "query",
+                                 "Term(text) with a string")
+            if not item.text.strip():
                 raise InputError("empty term in query AST", "query", "a non-empty string")
             index = term_index.setdefault(item.text, len(term_index))
             opcodes.append(PUSH)
@@ -173,8 +176,9 @@ def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | No
                              "query_ids", "strings (or integers)")
         query_ids = [str(q) for q in query_ids]
         from .io import check_ids
+        from .validate import strings_to_arrow
 
-        check_ids(pa.array(query_ids, pa.string()), "query_ids", "query_id")
+        check_ids(strings_to_arrow(query_ids, "query_ids", "query id"), "query_ids", "query_id")
     if len(query_ids) != len(queries):
         raise InputError(f"{len(query_ids)} query ids for {len(queries)} queries", "query_ids", "one id per query")
     term_index: dict[str, int] = {}

@@ -406,11 +406,17 @@ def _pooled_dim(path: Path | None) -> int | None:
     return dim * modes if modes and dim > 0 else None
 
 
+_NUMPY_FLOATS = ("torch.float16", "torch.float32", "torch.float64")   # torch float dtypes numpy has
+
 def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "query terms") -> np.ndarray:
     """Query texts as L2-normalised float32 ``(len(texts), dim)`` vectors, checked: through
     ``encoder.encode_queries`` when it has one (see :meth:`SentenceTransformerEncoder.encode_queries`), else
     ``encode``.  ``what`` names the texts in errors."""
     raw = getattr(encoder, "encode_queries", encoder.encode)(texts)
+    if hasattr(raw, "detach") and hasattr(raw, "dtype") and callable(getattr(raw, "float", None)):
+        # a torch tensor: autograd's (requires_grad), bfloat16 (numpy has none) and a GPU's alike
+        raw = raw.detach().cpu()
+        raw = raw.float() if raw.is_floating_point() and str(raw.dtype) not in _NUMPY_FLOATS else raw
     try:   # no float32 cast here: float64 beyond its range is scaled first (l2_normalize); text is refused there
         raw = np.asarray(raw)
     except ValueError as e:   # ragged rows

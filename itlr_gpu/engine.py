@@ -192,6 +192,10 @@ def check_whole_queries(whole_queries: Sequence[str] | None, n: int, options: Sc
         return
     if isinstance(whole_queries, (str, bytes)) or len(whole_queries) != n:
         raise InputError("whole_queries must be a list with one text per query", "whole_queries", f"{n} texts")
+    from .validate import strings_to_arrow
+
+    if all(isinstance(t, str) for t in whole_queries):
+        strings_to_arrow(list(whole_queries), "whole_queries", "whole query")   # a lone surrogate, named by row
     if options.hybrid is None:
         raise InputError("whole_queries given but hybrid scoring is off, so they would not be used",
                          "whole_queries", 'hybrid=alpha or score_options="recommended" with them, or no whole_queries')

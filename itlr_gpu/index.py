@@ -26,7 +26,7 @@ from .encoders import Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
-from .validate import load_npy, read_arrow_file, read_json_file
+from .validate import load_npy, read_arrow_file, read_json_file, strings_to_arrow
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -112,8 +112,14 @@ def _ids_array(doc_ids: Any, where: str) -> pa.Array:
     if not isinstance(doc_ids, pa.Array):
         if isinstance(doc_ids, str):
             raise InputError("doc_ids is a single string", where, "a sequence of ids")
+        values = list(doc_ids)
         try:
-            doc_ids = pa.array(list(doc_ids))
+            doc_ids = pa.array(values)
+        except OverflowError:   # Python integers beyond 64 bits: an id of any size is its decimal text
+            doc_ids = strings_to_arrow([str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                                        for v in values], where, "doc id")
+        except UnicodeEncodeError:
+            doc_ids = strings_to_arrow(values, where, "doc id")   # names the row of the lone surrogate
         except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
             raise InputError(f"doc ids are not all strings ({e})", where, "a sequence of string ids") from e
     if not pa.types.is_string(doc_ids.type):

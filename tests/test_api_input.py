@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import itlr_gpu as itlr
-from itlr_gpu.errors import InputError
+from itlr_gpu.errors import InputError, QuerySyntaxError
 
 
 class AxisEncoder:
@@ -192,3 +192,42 @@ def test_every_search_path_refuses_overflow_and_warns_of_underflow(index, path):
         run(overflow, "product,sum,reciprocal")
     with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 .*underflows"):
         run(underflow, "product,sum,one_minus")
+
+
+def test_api_inputs_that_pyarrow_or_torch_would_refuse_with_their_own_exceptions(index):
+    """Lone surrogates (ids, query ids, terms, whole-query texts), a device string torch cannot parse, a term that
+    is not a string, parse() of a non-string: one library error each; integer ids beyond 64 bits and an encoder's
+    torch tensors (autograd's, bfloat16) are accepted."""
+    import torch
+
+    docs = np.eye(3, dtype=np.float32)
+    with pytest.raises(InputError, match=r"doc_ids: doc id at row 1 is not valid Unicode \(lone surrogate\)"):
+        itlr.Index.from_arrays(docs, ["a", "b\ud800", "c"])
+    assert itlr.Index.from_arrays(docs, [2**64, 1, 2]).doc_ids.to_pylist() == ["18446744073709551616", "1", "2"]
+    enc = AxisEncoder()
+    with pytest.raises(InputError, match=r"query_ids: query id at row 0 is not valid Unicode"):
+        itlr.search(index, ["a"], encoder=enc, query_ids=["q\ud800"])
+    with pytest.raises(QuerySyntaxError, match=r"lone surrogate '\\ud800' at position 1"):
+        itlr.search(index, ["a\ud800 AND c"], encoder=enc)
+    with pytest.raises(InputError, match=r"whole_queries: whole query at row 0 is not valid Unicode"):
+        itlr.search(index, ["a"], encoder=enc, hybrid=0.5, whole_queries=["x\ud800"])
+    with pytest.raises(InputError, match=r"unknown device 'cpu:abc'"):
+        itlr.search(index, ["a"], encoder=enc, device="cpu:abc")
+    with pytest.raises(InputError, match=r"a term of the query AST is a int \(5\)"):
+        itlr.search(index, [itlr.Term(5)], encoder=enc)
+    for bad in (None, b"a AND c"):
+        with pytest.raises(InputError, match=r"query is a (NoneType|bytes)"):
+            itlr.parse(bad)
+
+    want = itlr.search(index, ["a AND NOT c"], encoder=enc, k=3)
+
+    class TensorEncoder:
+        def __init__(self, dtype, grad):
+            self.dtype, self.grad = dtype, grad
+
+        def encode(self, texts):
+            return torch.tensor(enc.encode(texts), dtype=self.dtype).requires_grad_(self.grad)
+
+    for dtype, grad in ((torch.float32, True), (torch.bfloat16, False)):
+        got = itlr.search(index, ["a AND NOT c"], encoder=TensorEncoder(dtype, grad), k=3)
+        assert got.column("doc_id").equals(want.column("doc_id"))

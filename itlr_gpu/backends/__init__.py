@@ -70,7 +70,10 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
         raise InputError("device cuda requested but no CUDA GPU is visible", "device", "auto or cpu")
     if name.split(":")[0] not in ("cpu", "cuda"):
         raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES))
-    return torch.device(name)
+    try:
+        return torch.device(name)
+    except RuntimeError:   # "cpu:abc", "cuda:x"
+        raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES) + ", or cuda:N") from None
 
 
 def get_backend(name: str, device: torch.device) -> Backend:

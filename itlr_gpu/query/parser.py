@@ -24,7 +24,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from ..errors import QuerySyntaxError
+from ..errors import InputError, QuerySyntaxError
 from .ast import Node, Not, Term, make_and, make_or
 
 MAX_QUERY_CHARS = 1_000_000
@@ -45,17 +45,21 @@ class Token:
     text: str = ""
 
 
+class _NotAString(InputError, TypeError):
+    """A query that is neither a string nor an AST."""
+
 def tokenize(query: str) -> list[Token]:
     """Split a query into tokens; bare words are merged into one TERM token."""
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a str, got {type(query).__name__}")
+    if not isinstance(query, str):   # (an InputError, as for any bad argument; a TypeError for code that expects one)
+        raise _NotAString(f"query is a {type(query).__name__}", "query", "a string or a query AST")
     if len(query) > MAX_QUERY_CHARS:
         raise QuerySyntaxError(
             f"query is {len(query)} characters long", query, MAX_QUERY_CHARS, f"at most {MAX_QUERY_CHARS} characters"
         )
     for i, ch in enumerate(query):
-        if ch not in _WHITESPACE and unicodedata.category(ch) == "Cc":
-            raise QuerySyntaxError(f"control character {ch!r}", query, i, "printable text")
+        if ch not in _WHITESPACE and unicodedata.category(ch) in ("Cc", "Cs"):
+            what = "lone surrogate" if unicodedata.category(ch) == "Cs" else "control character"
+            raise QuerySyntaxError(f"{what} {ch!r}", query, i, "printable text" if what[0] == "c" else "valid Unicode text")
 
     tokens: list[Token] = []
     words: list[str] = []  # the current run of bare words
