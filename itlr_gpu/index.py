@@ -655,9 +655,14 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
     if ids and ids[0].strip().lower() in ("doc_id", "_id", "id", "docid", "doc-id", "ids", "document_id"):
         raise InputError(f"the first line {ids[0].strip()!r} looks like a column header", f"{path}:1",
                          "one id per line and no header, or a .arrow / .parquet / .jsonl table with a doc_id column")
-    for lineno, doc_id in enumerate(ids, start=1):
+    first: dict[str, int] = {}
+    for lineno, doc_id in enumerate(ids, start=1):   # a text file's places are lines (counted from 1)
         if not doc_id.strip():
             raise InputError("blank line", f"{path}:{lineno}", "one non-empty id per line")
+        if doc_id in first:
+            raise InputError(f"duplicate doc_id {doc_id!r} (first on line {first[doc_id]})", f"{path}:{lineno}",
+                             "unique ids")
+        first[doc_id] = lineno
     if not ids:
         raise InputError("ids file is empty", str(path), "one id per line")
     return ids

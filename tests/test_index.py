@@ -371,6 +371,9 @@ def test_import_npy_id_file_errors(tmp_path):
     (tmp_path / "blank.txt").write_text("a\n\nc\n")
     with pytest.raises(InputError, match=r"blank\.txt:2: blank line"):
         Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "blank.txt")
+    (tmp_path / "dup.txt").write_text("a\nb\na\n")   # a text file's place is its line, counted from 1
+    with pytest.raises(InputError, match=r"dup\.txt:3: duplicate doc_id 'a' \(first on line 1\)"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "dup.txt")
     (tmp_path / "two.txt").write_text("a\nb\n")
     with pytest.raises(InputError, match=r"two\.txt.*2 doc ids for 3 embedding rows"):
         Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "two.txt")
