@@ -408,6 +408,7 @@ def _pooled_dim(path: Path | None) -> int | None:
 
 _NUMPY_FLOATS = ("torch.float16", "torch.float32", "torch.float64")   # torch float dtypes numpy has
 
+
 def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "query terms") -> np.ndarray:
     """Query texts as L2-normalised float32 ``(len(texts), dim)`` vectors, checked: through
     ``encoder.encode_queries`` when it has one (see :meth:`SentenceTransformerEncoder.encode_queries`), else

@@ -48,6 +48,7 @@ class Token:
 class _NotAString(InputError, TypeError):
     """A query that is neither a string nor an AST."""
 
+
 def tokenize(query: str) -> list[Token]:
     """Split a query into tokens; bare words are merged into one TERM token."""
     if not isinstance(query, str):   # (an InputError, as for any bad argument; a TypeError for code that expects one)
@@ -57,9 +58,11 @@ def tokenize(query: str) -> list[Token]:
             f"query is {len(query)} characters long", query, MAX_QUERY_CHARS, f"at most {MAX_QUERY_CHARS} characters"
         )
     for i, ch in enumerate(query):
-        if ch not in _WHITESPACE and unicodedata.category(ch) in ("Cc", "Cs"):
-            what = "lone surrogate" if unicodedata.category(ch) == "Cs" else "control character"
-            raise QuerySyntaxError(f"{what} {ch!r}", query, i, "printable text" if what[0] == "c" else "valid Unicode text")
+        cat = unicodedata.category(ch) if ch not in _WHITESPACE else ""
+        if cat == "Cc":
+            raise QuerySyntaxError(f"control character {ch!r}", query, i, "printable text")
+        if cat == "Cs":
+            raise QuerySyntaxError(f"lone surrogate {ch!r}", query, i, "valid Unicode text")
 
     tokens: list[Token] = []
     words: list[str] = []  # the current run of bare words
