@@ -227,6 +227,7 @@ def plain_float(text: str) -> float:
         raise ValueError(f"not a plain number: {text!r}")
     return float(text)
 
+
 def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
     """``pa.array(values, string)``; a lone surrogate is an InputError naming the row."""
     try:
