@@ -1503,3 +1503,16 @@ def test_emoji_as_decoration_or_quoted(text, expr):
 ])
 def test_rules35_shop_and_kitchen_phrasings(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a phrase after alternatives is shared out when it holds a second link too ("for X in Y")
+    ("ACE inhibitors or ARBs for hypertension in pregnancy", '(("ACE inhibitors" OR "ARBs") AND "hypertension in pregnancy")'),
+    ("metformin or insulin in gestational diabetes with obesity",
+     '(("metformin" OR "insulin") AND "gestational diabetes with obesity")'),
+    # a clinical question's aspects of one topic stay one term
+    ("diagnosis and management of Lyme disease", '"diagnosis and management of Lyme disease"'),
+    ("signs and symptoms of dengue but not malaria", '("signs and symptoms of dengue" AND NOT "malaria")'),
+])
+def test_rules35_clinical_questions(text, expr):
+    assert canonical(translate_rules(text)) == expr

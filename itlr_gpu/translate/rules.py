@@ -307,6 +307,11 @@ _BINOMIALS = {
     tuple(p.split())
     for p in (
         "research and development", "rock and roll", "salt and pepper", "pros and cons",
+        # a clinical question's aspects of one topic ("diagnosis and management of sepsis": "diagnosis" alone
+        # would match every clinical text)
+        "signs and symptoms", "diagnosis and treatment", "diagnosis and management", "prevention and treatment",
+        "treatment and prevention", "prevention and control", "causes and treatment", "causes and treatments",
+        "assessment and management", "screening and diagnosis", "care and management", "epidemiology and treatment",
         "costs and benefits", "benefits and costs", "benefits and risks", "risks and benefits", "benefits and harms",
         "harms and benefits", "strengths and weaknesses", "advantages and disadvantages", "opportunities and risks",
         "supply and demand", "trial and error", "law and order", "black and white", "bread and butter",
@@ -3517,7 +3522,7 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
     tails = _links(last)
     if tails and not any(_links(c.text) for c in kids[:-1]):
         b, x = _around(last, tails[0])
-        if b and x and len(b.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_PHRASE and len(tails) == 1 \
+        if b and x and len(b.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_PHRASE \
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
