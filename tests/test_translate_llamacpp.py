@@ -390,14 +390,20 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     eng = LlamaCppTranslator(llm=EchoEngine(answers), max_model_len=2048)
     assert eng.model_id.startswith("llamacpp:")
     long = " ".join(["word"] * 4001)  # 20,004 characters, 4,001 "tokens" for the fake tokenizer
-    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, "ctrl\x00\x07 chars"]
+    mid = " ".join(["more"] * 200)     # fits the window alone, not with the 80 shared examples
+    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, mid, "solar \x1b[31mpanels\x1b[0m", "ctrl\x00\x07 chars"]
+    eng.llm.answers["solar panels"] = '"solar panels"'   # a terminal's escapes are no words of the request
     eng.llm.answers["ctrl chars"] = '"ctrl chars"'
     rows = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
     by = {r.text: r for r in rows}
     assert by["a but not b"].expr == '("a" AND NOT "b")' and by["a but not b"].translator.startswith("llamacpp:")
     assert "does not parse" in by["bad"].error and by["bad"].expr is None
     assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
-    assert "prompt is" in by[long].error and "tokens long" in by[long].error and "--examples" in by[long].error
+    assert "prompt is" in by[long].error and "tokens long" in by[long].error and "--examples" not in by[long].error
+    assert "the request alone takes" in by[long].error and by[long].error.endswith("raise --max-model-len")
+    assert "80 examples are part of it: lower --examples (or --nearest) or raise --max-model-len" in by[mid].error
+    assert by["solar \x1b[31mpanels\x1b[0m"].expr == '"solar panels"'
+    assert not any("31m" in p.grammar for p in eng.llm.calls[0][1])
     assert by["ctrl\x00\x07 chars"].expr == '"ctrl chars"'  # control characters become white space
     params = eng.llm.calls[0][1]  # each request its own grammar: terms are its phrases
     assert isinstance(params, list) and len(params) == len(eng.llm.calls[0][0])
@@ -406,7 +412,7 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     # a failed translation is cached as a deterministic failure only, never an engine crash; a prompt too long
     # for the window is not stored either (a rerun with a larger --max-model-len must translate it)
     again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
-    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip() and r.text != long)
+    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip() and r.text not in (long, mid))
     assert not next(r for r in again if r.text == long).cached
     wider = LlamaCppTranslator(llm=EchoEngine({**answers, long: '"word"'}), max_model_len=16384)
     assert translate([long], translator="llamacpp", engine=wider, cache_dir=tmp_path)[0].expr == '"word"'

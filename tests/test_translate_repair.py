@@ -297,3 +297,11 @@ def test_a_request_in_another_language_is_left_to_the_model():
         assert repair(text, llm) == (llm, [])
     # English with a foreign name keeps its checks: a NOT with no negation cue is still replaced
     assert repair("Tour de France doping scandals and the media", '"Tour de France" AND NOT "the media"')[1]
+
+
+@pytest.mark.parametrize("text, llm", [
+    ("太阳能 但不是 核能", '"太阳能" AND NOT "核能"'),          # its cue, 但不是, is not in the rules' lexicon
+    ("солнечная энергия, но не атомная", '"солнечная энергия" AND NOT "атомная"'),
+])
+def test_a_request_in_another_script_keeps_the_models_form(text, llm):
+    assert repair(text, llm) == (llm, [])

@@ -1516,3 +1516,10 @@ def test_rules35_shop_and_kitchen_phrasings(text, expr):
 ])
 def test_rules35_clinical_questions(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+def test_a_text_of_emoji_only_is_no_empty_text():
+    with pytest.raises(RuleError, match=r"no words \(only emoji, symbols or control characters\)"):
+        translate_rules("\U0001F431\U0001F436\U0001F680")
+    with pytest.raises(RuleError, match="^empty text$"):
+        translate_rules("  \t ")

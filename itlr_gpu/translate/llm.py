@@ -41,7 +41,7 @@ from ..errors import InputError, QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from . import grammar as _grammar
 from .examples import ExamplePool, default_pool
-from .spans import align_terms
+from .spans import align_terms, strip_terminal_escapes
 
 __all__ = [
     "PROMPT_VERSION", "prompt_fingerprint", "FEW_SHOT", "REWRITE_SHOT", "GenResult", "VllmTranslator", "build_messages",
@@ -126,9 +126,10 @@ def build_messages(text: str, mode: str = "logical", shared: Sequence[tuple[str,
 
 
 def clean_request(text: str) -> str:
-    """The request as the model sees it: control characters (NUL, BEL, ...) become spaces and
-    white space collapses to single spaces."""
-    return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text)).split())
+    """The request as the model sees it: terminal escape sequences ("\x1b[31m") and control characters (NUL,
+    BEL, ...) become spaces and white space collapses to single spaces."""
+    text = strip_terminal_escapes(str(text))
+    return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in text).split())
 
 
 def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None,
@@ -521,8 +522,17 @@ class VllmTranslator:
                 except Exception:
                     n = 0
                 if n > limit:
-                    hint = (f"; {self.examples} shared examples are part of it: lower --examples or raise "
-                            "--max-model-len") if self.examples else ""
+                    hint = "; raise --max-model-len"
+                    if self.examples or self.nearest:   # fewer examples help only if the request alone fits
+                        try:
+                            alone = len(self._tokenizer.encode(build_prompt(t, self.mode, self._tokenizer)))
+                        except Exception:
+                            alone = n
+                        if alone <= limit:
+                            hint = (f"; {self.examples + self.nearest} examples are part of it: lower --examples "
+                                    "(or --nearest) or raise --max-model-len")
+                        else:
+                            hint = f"; the request alone takes {alone} tokens: raise --max-model-len"
                     # transient: it depends on --max-model-len and --examples, not on the text alone (a rerun
                     # with a larger window must translate it, not read this error back from the cache)
                     results[i] = GenResult(error=f"prompt is {n} tokens long: with up to {budgets[i]} tokens of "

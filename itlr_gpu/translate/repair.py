@@ -244,8 +244,12 @@ _FOREIGN = set("le la les des du et ou mais pas sans avec pour dans sur el los l
 
 
 def _not_english(text: str) -> bool:
-    """A request in another language (two of its function words, none of English's): the checks' cues are the
-    rules' English lexicon, so they can only misread it ("maladies cardiaques mais pas l'hypertension")."""
+    """A request in another language (two of its function words, none of English's; or most of its letters in
+    another script than Latin): the checks' cues are the rules' English lexicon, so they can only misread it
+    ("maladies cardiaques mais pas l'hypertension"; "太阳能 但不是 核能" has a cue, 但不是, that they do not know)."""
+    letters = [c for c in text if c.isalpha()]
+    if letters and sum(ord(c) < 0x250 for c in letters) * 2 < len(letters):   # Basic Latin to Latin Extended-B
+        return True
     words = {w.strip(".,;:!?\"'()").lower() for w in text.split()}
     return not words & _ENGLISH and len(words & _FOREIGN) >= 2
 

@@ -89,6 +89,7 @@ from ..errors import QuerySyntaxError
 from ..query import MAX_DEPTH, MAX_QUERY_CHARS, Node, Not, Term, canonical, make_and, make_or, parse
 from ..query.ast import And, Or
 from ..query.ast import terms as _terms
+from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
@@ -751,15 +752,13 @@ _TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+
 
 
 _QUOTED_RE = re.compile(r'("(?:[^"\\]|\\.)*"|\u201c[^\u201c\u201d]*\u201d|\u00ab[^\u00ab\u00bb]*\u00bb)', re.S)
-# a terminal's colour or cursor sequence pasted with the text ("fish\x1b[31m and chips")
-_ANSI_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
 def _clean(text: str) -> str:
     """Terminal escape sequences, control characters, odd separators and emoji become spaces; texted contractions
     get their apostrophe."""
     out = []
-    for ch in _ANSI_ESCAPE_RE.sub(" ", text) if "\x1b" in text else text:
+    for ch in strip_terminal_escapes(text):
         cat = unicodedata.category(ch)
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
@@ -3627,7 +3626,8 @@ def translate_rules(text: str) -> Node:
         raise RuleError(f"text is {len(text)} characters long (at most {MAX_QUERY_CHARS})")
     cleaned = _clean(_layout(text) if "\n" in text or "\r" in text else text)
     if not cleaned.strip():
-        raise RuleError("empty text")
+        raise RuleError("empty text" if not text.strip() else "no words (only emoji, symbols or control characters): "
+                        "the rules read words (write it in words, quote it, or use an LLM translator)")
     symbol = _symbol_operand(text) if _EMOJI_RE.search(text) else None
     if symbol:
         raise RuleError(f"a term of emoji or symbols only ({symbol!r}): the rules read words, and leaving it out would "

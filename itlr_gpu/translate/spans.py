@@ -15,7 +15,16 @@ import re
 
 from ..query.ast import And, Node, Not, Or, Term
 
-__all__ = ["align_term", "align_terms"]
+__all__ = ["align_term", "align_terms", "strip_terminal_escapes"]
+
+# a terminal's colour or cursor sequence pasted with a request ("fish\x1b[31m and chips"): no words of it
+_TERMINAL_ESCAPE_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_terminal_escapes(text: str) -> str:
+    """``text`` with terminal escape sequences replaced by a space, so that neither translator reads "[31m"
+    as a word of the request."""
+    return _TERMINAL_ESCAPE_RE.sub(" ", text) if "\x1b" in text else text
 
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))(the|a|an)\s+$", re.IGNORECASE)
 
