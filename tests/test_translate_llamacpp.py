@@ -391,7 +391,8 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert eng.model_id.startswith("llamacpp:")
     long = " ".join(["word"] * 4001)  # 20,004 characters, 4,001 "tokens" for the fake tokenizer
     mid = " ".join(["more"] * 200)     # fits the window alone, not with the 80 shared examples
-    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, mid, "solar \x1b[31mpanels\x1b[0m", "ctrl\x00\x07 chars"]
+    texts = ["a but not b", "bad", "", "  \t\n ", "c", long, mid, "solar \x1b[31mpanels\x1b[0m", "?!.,;:()--",
+             "ctrl\x00\x07 chars"]
     eng.llm.answers["solar panels"] = '"solar panels"'   # a terminal's escapes are no words of the request
     eng.llm.answers["ctrl chars"] = '"ctrl chars"'
     rows = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
@@ -399,6 +400,7 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert by["a but not b"].expr == '("a" AND NOT "b")' and by["a but not b"].translator.startswith("llamacpp:")
     assert "does not parse" in by["bad"].error and by["bad"].expr is None
     assert by[""].error == "empty text" and by["  \t\n "].error == "empty text"
+    assert by["?!.,;:()--"].error == "no words: the request is punctuation only"
     assert "prompt is" in by[long].error and "tokens long" in by[long].error and "--examples" not in by[long].error
     assert "the request alone takes" in by[long].error and by[long].error.endswith("raise --max-model-len")
     assert "80 examples are part of it: lower --examples (or --nearest) or raise --max-model-len" in by[mid].error

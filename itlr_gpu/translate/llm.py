@@ -513,6 +513,11 @@ class VllmTranslator:
                 results[i] = GenResult(error="empty text")
                 prompts.append(None)
                 continue
+            if not any(c.isalnum() or unicodedata.category(c) == "So" for c in clean_request(t)):
+                # "?!.,;:()--": nothing to translate, and a model given it copies an example instead
+                results[i] = GenResult(error="no words: the request is punctuation only")
+                prompts.append(None)
+                continue
             p = self.prompt(t)
             budgets[i] = self._max_tokens_for(t)
             limit = (self.max_model_len - budgets[i]) if self.max_model_len else None
