@@ -132,16 +132,14 @@ class _NamedStream:
         self._stream, self._name = stream, name
 
     def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            raise OSError(e.errno, e.strerror, self._name) from e
+        return self._named(self._stream.write, text)
 
     def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def _named(self, call, *args):
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except OSError as e:

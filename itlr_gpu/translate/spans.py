@@ -26,6 +26,7 @@ def strip_terminal_escapes(text: str) -> str:
     as a word of the request."""
     return _TERMINAL_ESCAPE_RE.sub(" ", text) if "\x1b" in text else text
 
+
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))(the|a|an)\s+$", re.IGNORECASE)
 
 
