@@ -9,6 +9,16 @@
 # step 2 is skipped.  ITLR_TEST_WORKERS sets the number of workers (default: one per core).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
+# A fresh machine's two environments take about 7 GB (.venv ~3, .venv-vllm ~3.5): say so before pip does.
+# (pip also unpacks into the temporary folder.)
+if [ ! -d "$HERE/.venv" ]; then
+  for dir in "$HERE" "${TMPDIR:-/tmp}"; do
+    free_gb=$(df -Pk "$dir" 2>/dev/null | awk 'NR==2 {print int($4 / 1048576)}')
+    if [ -n "$free_gb" ] && [ "$free_gb" -lt 8 ]; then
+      echo "itlr: warning: $free_gb GB free on the disk of $dir; installing the test environments needs about 7 GB" >&2
+    fi
+  done
+fi
 vllm=0
 if [ $# -eq 0 ] && [ "${ITLR_SKIP_VLLM:-0}" != 1 ]; then
   vllm=1

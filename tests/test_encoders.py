@@ -217,7 +217,10 @@ def test_auto_on_a_cpu_with_native_bfloat16(monkeypatch, amx, installed, want):
 
 
 def test_openvino_bf16_needs_bfloat16_instructions(monkeypatch):
+    from itlr_gpu import encode_runtime
+
     monkeypatch.setenv("ITLR_CPU_BF16", "0")
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)   # settings only: no runtime
     assert SentenceTransformerEncoder(backend="openvino").settings["precision"] == "fp32"
     with pytest.raises(InputError, match="precision bf16 with encoder backend openvino on a CPU without bfloat16"):
         SentenceTransformerEncoder(backend="openvino", precision="bf16").settings

@@ -55,6 +55,7 @@ def test_options_paths_take_the_matmul_choice():
 
 def test_choose_rules(monkeypatch):
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    monkeypatch.delenv("ITLR_MATMUL", raising=False)   # conftest pins torch for the rest of the suite
     assert gemm.choose(768, 384, 20000, 10**6, cuda) == "torch"
     assert gemm.choose(8, 16, 64, 100, cpu) == gemm.unprobed_default()   # too small to be worth a probe
     assert gemm.choose(8, 16, 64, 100, cpu, "numpy") == "numpy"
