@@ -1,7 +1,10 @@
 """The prepared GPU proof stays runnable: ``bash benchmarks/gpu_check.sh --dry-run`` runs the same steps as
 on a GPU at tiny sizes -- ``pytest -m gpu`` (every GPU test must skip cleanly without CUDA), the kernel
 benchmark's --smoke mode under Triton's interpreter (every measurement, the scoring options and the auto
-rule check) -- writes its files to the folder it is given and prints the short table last."""
+rule check) -- writes its files to the folder it is given and prints the short table last.
+
+A long check (``-m long``): the interpreter makes it 1.5-3 minutes of a 2-core machine, for a script that only a
+GPU session runs; run it before one."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ pytest.importorskip("triton")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.long
 def test_gpu_check_dry_run(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "OUT")}
     env["PYTHON"] = sys.executable
