@@ -157,3 +157,32 @@ def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatc
     with pytest.raises(SystemExit):
         heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", "writer999"])
     assert "no held-out file heldout-writer999.jsonl" in capsys.readouterr().err
+
+
+def _steps_bench():
+    spec = importlib.util.spec_from_file_location("llamacpp_steps", ROOT / "benchmarks" / "llamacpp_steps.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_llamacpp_steps_gain_and_table(tmp_path):
+    lb = _steps_bench()
+    rows = lb.step_rows({16: 0.5, 1: 0.08, 4: 0.16})
+    assert [r["seqs"] for r in rows] == [1, 4, 16]
+    assert rows[0]["gain_per_token"] == pytest.approx(1.0)
+    assert rows[2]["gain_per_token"] == pytest.approx(16 * 0.08 / 0.5) and rows[2]["tok_s"] == pytest.approx(32.0)
+    assert lb.step_rows({4: 0.2})[0]["gain_per_token"] is None     # no one-sequence step to compare with
+    doc = {"command": "python benchmarks/llamacpp_steps.py", "seqs": [1, 4, 16], "load_before": "0", "load_after": "0",
+           "machine": {"cpu": "cpu", "cores": 2, "threads": 2, "python": "3", "llama_cpp": "0", "system_info": "x"},
+           "runs": [{"weights": "m", "rows": [{"head_tokens": 3005, "prefill_tok_s": 44.0, "steps": rows}]}]}
+    lb.write_md(doc, tmp_path / "t.md")
+    table = (tmp_path / "t.md").read_text()
+    assert "| m | 3005 | 44.0 | 80 | 160 | 500 | 32.0 | 2.56x |" in table
+
+
+@pytest.mark.parametrize("argv,message", [(["--head", "0"], "--head 0"), (["--seqs", "0"], ">= 1")])
+def test_llamacpp_steps_refuses_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        _steps_bench().main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
