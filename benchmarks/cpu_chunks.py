@@ -74,6 +74,8 @@ def main() -> None:
                                                                            device=cpu, chunk_size=c)
         cases[(c, "engine, 1 term, float32")] = lambda c=c: engine.search(docs, terms, single, ops, 10, device=cpu,
                                                                           chunk_size=c)
+        cases[(c, "engine, 1 term, float16")] = lambda c=c: engine.search(docs16, terms, single, ops, 10, device=cpu,
+                                                                          chunk_size=c)
         cases[(c, "torch reference, 3 terms")] = lambda c=c: ref.search(docs, terms, program, ops, 10, device=cpu,
                                                                         chunk_size=c)
     with torch.inference_mode():
