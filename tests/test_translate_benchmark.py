@@ -13,11 +13,15 @@ from itlr_gpu.translate.repair import repair
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("translate_bench", ROOT / "benchmarks" / "translate.py")
+def _load(script: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _bench():
+    return _load("translate.py", "translate_bench")
 
 
 def test_rescore_repair_rebuilds_generations_and_reapplies_the_repair(tmp_path):
@@ -160,10 +164,7 @@ def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatc
 
 
 def _steps_bench():
-    spec = importlib.util.spec_from_file_location("llamacpp_steps", ROOT / "benchmarks" / "llamacpp_steps.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _load("llamacpp_steps.py", "llamacpp_steps")
 
 
 def test_llamacpp_steps_gain_and_table(tmp_path):
