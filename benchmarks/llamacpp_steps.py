@@ -160,11 +160,15 @@ def main(argv=None) -> None:
     except ImportError:
         sys.exit("llamacpp_steps: llama-cpp-python is not installed (bash scripts/install_llamacpp.sh)")
     from itlr_gpu.cpuinfo import cpu_name
+    from itlr_gpu.errors import InputError
     from itlr_gpu.translate.llamacpp import LlamaCppTranslator, resolve_gguf
 
-    gguf = resolve_gguf(args.model)
-    tr = LlamaCppTranslator(model=str(gguf), prefix_cache=False)
-    tr._start_engine()
+    try:
+        gguf = resolve_gguf(args.model)
+        tr = LlamaCppTranslator(model=str(gguf), prefix_cache=False)
+        tr._start_engine()
+    except InputError as e:
+        sys.exit(f"llamacpp_steps: error: {e}")
     head_tokens = tr.llm.encode(tr.shared_head())
     system_info = tr.llm.lc.llama_print_system_info().decode(errors="replace").strip(" |")
     tr.llm.close()

@@ -187,3 +187,13 @@ def test_llamacpp_steps_refuses_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         _steps_bench().main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_llamacpp_steps_names_a_model_that_is_not_a_gguf(tmp_path):
+    pytest.importorskip("llama_cpp")
+    bad = tmp_path / "m.gguf"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(SystemExit) as e:
+        _steps_bench().main(["--model", str(bad), "--out", str(tmp_path)])
+    assert "llamacpp_steps: error:" in str(e.value) and "not a GGUF file" in str(e.value)
+    assert not list(tmp_path.glob("llamacpp_steps*"))
