@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from itlr_gpu import Ops, compile_queries
 from itlr_gpu.cli import main
@@ -165,6 +165,7 @@ def test_cli_rerank(saved, tmp_path, monkeypatch, capsys):
                                                                 HealthCheck.function_scoped_fixture])
 @given(n_queries=st.integers(1, 14), seed=st.integers(0, 2**31 - 1), k=st.integers(1, 30),
        batch_bytes=st.sampled_from([20_000, 200_000, 256 << 20]))
+@example(n_queries=1, seed=658, k=1, batch_bytes=20_000)   # its one query draws no candidate
 def test_rerank_shared_shapes_uneven_candidates(saved, n_queries, seed, k, batch_bytes):
     # Several queries per program shape, each with its own number of candidates (0 included): the
     # padded (queries x candidates) evaluation must equal scoring each query alone.
@@ -180,6 +181,10 @@ def test_rerank_shared_shapes_uneven_candidates(saved, n_queries, seed, k, batch
             pairs.append((ids[-1], f"d{r}"))
     cands = pa.table({"query_id": pa.array([p[0] for p in pairs], pa.string()),
                       "doc_id": pa.array([p[1] for p in pairs], pa.string())})
+    if not pairs:   # every query drew 0 candidates: an empty candidates table is an input error
+        with pytest.raises(InputError, match="no candidates"):
+            rerank(load_index(root / "single"), exprs, ids, cands, HashEncoder(), k=k, device="cpu")
+        return
     table, report = rerank(load_index(root / "single"), exprs, ids, cands, HashEncoder(), k=k, device="cpu",
                            batch_bytes=batch_bytes)
     want = brute_force(index, exprs, ids, pairs, Ops(), k)
