@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,40 @@ def test_index_search_eval(workdir, capsys):
     assert (f"itlr: warning: R@100 looks at 100 results per query, {out} holds at most 3 (a deeper run measures it: "
             "itlr search -k 100, where the index holds more documents; a reranked run holds at most each query's "
             "candidates found in the index)") in captured.err
+
+
+@pytest.mark.slow
+def test_index_prints_its_throughput_and_encoder(tmp_path, capsys):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in DOCS))
+    assert main(["index", str(corpus), "-o", str(tmp_path / "idx"), "--encoder-backend", "torch",
+                 "--precision", "fp32", "--max-length", "64"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == f"indexed 6 documents (d=384, float16) -> {tmp_path / 'idx'}"
+    m = re.fullmatch(r"encoding took (\d+\.\d) s, ([\d,]+\.\d) documents/s \(corpus read and model load "
+                     r"included; encoder torch fp32, max length 64, 16 texts per forward pass\)", lines[1])
+    assert m and float(m.group(2).replace(",", "")) > 0
+    # imported embeddings encode nothing: no throughput line
+    np.save(tmp_path / "e.npy", np.eye(3, 4, dtype=np.float32))
+    (tmp_path / "ids.txt").write_text("a\nb\nc\n")
+    assert main(["index", "--embeddings", str(tmp_path / "e.npy"), "--ids", str(tmp_path / "ids.txt"),
+                 "-o", str(tmp_path / "imp")]) == 0
+    assert capsys.readouterr().out.strip().splitlines() == [f"indexed 3 documents (d=4, float16) -> {tmp_path / 'imp'}"]
+
+
+def test_encoder_summary_takes_what_an_encoder_reports():
+    from itlr_gpu.cli import encoder_summary
+
+    class Plain:   # an encoder of the Python API that reports nothing
+        def encode(self, texts):
+            return np.zeros((len(texts), 2), np.float32)
+
+    class Onnx(Plain):
+        settings = {"backend": "onnx", "precision": "int8", "max_length": 256}
+        forward_batch = 1
+
+    assert encoder_summary(Plain()) == "encoder"
+    assert encoder_summary(Onnx()) == "encoder onnx int8, max length 256, 1 text per forward pass"
 
 
 @pytest.mark.slow
