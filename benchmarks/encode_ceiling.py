@@ -22,7 +22,7 @@ hits each alike), medians.
 
     python benchmarks/encode_ceiling.py                 # MiniLM bundled, T = 256, 128 SciFact documents
     python benchmarks/encode_ceiling.py --max-length 128 --out /tmp/ceiling-128
-Writes benchmarks/results/encode_ceiling.{json,md} unless --out says otherwise.
+Writes benchmarks/results/encode_ceiling.{json,md,png} unless --out says otherwise.
 """
 
 from __future__ import annotations
@@ -211,8 +211,39 @@ def write_md(doc: dict, path: Path) -> None:
         enc = (f"{r['encoder_docs_s']:.1f} | {r['encoder_share']:.0%}" if "encoder_docs_s" in r else "- | -")
         lines.append(f"| {r['backend']} | {r['batch']} | {r['gmacs']:.1f} | {r['layer_ms']:.2f} | {r['doc_ms']:.1f} "
                      f"| {r['ceiling_docs_s']:.1f} | {enc} |")
+    lines += ["", f"![ceiling and encoder per backend]({path.with_suffix('.png').name})"]
     with atomic_file(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def plot(doc: dict, path: Path) -> None:
+    """Bars per backend: the products' ceiling, and the whole encoder's documents/s over it where timed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = doc["rows"]
+    fig, ax = plt.subplots(figsize=(7, 0.6 + 0.55 * len(rows)))
+    y = list(range(len(rows)))
+    ax.barh(y, [r["ceiling_docs_s"] for r in rows], height=0.6, color="#c6dbef",
+            label="ceiling: the linear products alone")
+    timed = [(i, r) for i, r in enumerate(rows) if "encoder_docs_s" in r]
+    ax.barh([i for i, _ in timed], [r["encoder_docs_s"] for _, r in timed], height=0.35, color="#2171b5",
+            label="the whole encoder, same documents")
+    for i, r in timed:
+        ax.text(r["encoder_docs_s"], i, f" {r['encoder_share']:.0%}", va="center", fontsize=8, color="white"
+                if r["encoder_share"] > 0.9 else "black")
+    ax.set_yticks(y, [f"{r['backend']} (B={r['batch']})" for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("documents/s", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(f"{doc['model_name']}, {doc['tokens']} word pieces: {doc['machine']['cpu']}, "
+                 f"{doc['machine']['cores']} cores", fontsize=8)
+    fig.tight_layout()
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=120)
+    plt.close(fig)
 
 
 def main(argv=None) -> None:
@@ -274,6 +305,7 @@ def main(argv=None) -> None:
     with atomic_file(out.with_suffix(".json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(doc, indent=2) + "\n")
     write_md(doc, out.with_suffix(".md"))
+    plot(doc, out.with_suffix(".png"))
     print(out.with_suffix(".md").read_text(encoding="utf-8"))
 
 

@@ -64,6 +64,7 @@ def test_a_tiny_model_end_to_end(tmp_path):
         assert r["ceiling_docs_s"] == pytest.approx(1000.0 * r["batch"] / (2 * r["layer_ms"]))
     md = out.with_suffix(".md").read_text()
     assert "| onnx int8 |" in md and "every document 16 word pieces" in md
+    assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize("config, argv, message", [
