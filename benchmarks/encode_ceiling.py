@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
+from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -284,22 +285,28 @@ def main(argv=None) -> None:
             sys.exit(f"encode_ceiling: error: --corpus {folder}: no corpus.jsonl(.gz) (expected a BEIR folder, "
                      "or 'none')")
         texts = corpus_texts(folder)
+        if not texts:
+            sys.exit(f"encode_ceiling: error: --corpus {folder}: no documents (expected at least one)")
         texts = [texts[i] for i in np.linspace(0, len(texts) - 1, min(args.sample, len(texts))).round().astype(int)]
         doc_tokens = mean_tokens(model, texts, args.max_length)
         source = f"{len(texts):,} of {folder.name}'s documents, evenly spaced"
     load_before = os.getloadavg()
-    encs = encoders(Path(args.model) if args.model else None, args.max_length)
-    batches = {b: enc.forward_batch for b, enc in encs.items()}
-    seconds = measure(shapes, {b: n * args.max_length for b, n in batches.items()}, args.repeat)
-    encoded = None
-    if args.corpus != "none" and args.encoder_repeat:
-        encoded = {b: len(texts) / t for b, t in time_encoders(encs, texts, args.encoder_repeat).items()}
+    try:   # the encoders refuse what they cannot run (a --max-length above the model's limit, no model files)
+        encs = encoders(Path(args.model) if args.model else None, args.max_length)
+        batches = {b: enc.forward_batch for b, enc in encs.items()}
+        seconds = measure(shapes, {b: n * args.max_length for b, n in batches.items()}, args.repeat)
+        encoded = None
+        if args.corpus != "none" and args.encoder_repeat:
+            encoded = {b: len(texts) / t for b, t in time_encoders(encs, texts, args.encoder_repeat).items()}
+    except InputError as e:
+        sys.exit(f"encode_ceiling: error: {e}")
     rows = ceiling_rows(shapes, seconds, batches, args.max_length, int(config["num_hidden_layers"]), doc_tokens,
                         encoded)
     doc = {"command": "python benchmarks/encode_ceiling.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "machine": machine(), "model_name": model_name, "layers": int(config["num_hidden_layers"]),
            "shapes": shapes, "tokens": args.max_length, "doc_tokens": doc_tokens, "doc_tokens_source": source,
-           "repeat": args.repeat, "loadavg": {"before": load_before, "after": os.getloadavg()}, "encoder_repeat": args.encoder_repeat if encoded else 0, "rows": rows}
+           "repeat": args.repeat, "encoder_repeat": args.encoder_repeat if encoded else 0,
+           "loadavg": {"before": load_before, "after": os.getloadavg()}, "rows": rows}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(out.with_suffix(".json"), "w", encoding="utf-8") as f:

