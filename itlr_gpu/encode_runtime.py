@@ -268,15 +268,23 @@ def _fuse(plain: Path, target: Path, config: dict) -> dict:
     return {"fused": {}, "kept_plain": fused}
 
 
-def _ort_runner(graph: Path, threads: int | None = None):
-    """A function feed -> token embeddings running ``graph`` in ONNX Runtime (inputs it lacks are dropped)."""
+def ort_session(graph: Path, threads: int | None = None, optimized_to: Path | None = None):
+    """An ONNX Runtime CPU session of ``graph`` as the encoders run it; ``optimized_to`` also writes the graph
+    that ONNX Runtime's own optimisations made of it (what runs)."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
     if threads:
         opts.intra_op_num_threads = threads
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"], disabled_optimizers=_UNFUSED)
+    if optimized_to is not None:
+        opts.optimized_model_filepath = str(optimized_to)
+    return ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"], disabled_optimizers=_UNFUSED)
+
+
+def _ort_runner(graph: Path, threads: int | None = None):
+    """A function feed -> token embeddings running ``graph`` in ONNX Runtime (inputs it lacks are dropped)."""
+    session = ort_session(graph, threads)
     names = {i.name for i in session.get_inputs()}
     return lambda feed: session.run(None, {k: v for k, v in feed.items() if k in names})[0]
 

@@ -511,6 +511,23 @@ def test_the_bundled_model_folder_given_explicitly_keeps_the_default_name():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("graph", ["fused", "int8"])
+def test_layer_norm_runs_apart_from_its_residual_add(onnx_cache, tmp_path, graph):
+    """ONNX Runtime's CPU SkipLayerNormalization (residual add + LayerNorm) was 3x slower than its parts: neither
+    the export nor the session's own optimisations may fuse them."""
+    import onnx
+
+    from itlr_gpu import encode_runtime
+
+    enc = SentenceTransformerEncoder(backend="onnx")
+    files = encode_runtime.onnx_model_files(Path(enc.path), enc.name, cache_dir=onnx_cache)
+    encode_runtime.ort_session(files[graph], optimized_to=tmp_path / "run.onnx")
+    ops = {n.op_type for n in onnx.load(str(tmp_path / "run.onnx")).graph.node}
+    assert "SkipLayerNormalization" not in ops and "LayerNormalization" in ops
+    assert "Attention" in ops or "QAttention" in ops      # the rest of the fusion is kept
+
+
+@pytest.mark.slow
 def test_a_corrupt_cached_onnx_export_is_exported_again(onnx_cache, tmp_path, monkeypatch, capsys):
     shutil.copytree(onnx_cache, tmp_path, dirs_exist_ok=True)
     monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
