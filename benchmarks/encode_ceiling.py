@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
+from itlr_gpu.encode_runtime import ort_session  # noqa: E402
 from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
@@ -84,7 +85,6 @@ def _layers(shapes, rows: dict[str, int], folder: Path, rng: np.random.Generator
     thread pool whose spinning workers slow the other sessions' calls on a small machine.
     """
     import onnx
-    import onnxruntime as ort
     import torch
     from onnx import TensorProto, helper, numpy_helper
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -104,12 +104,9 @@ def _layers(shapes, rows: dict[str, int], folder: Path, rng: np.random.Generator
     onnx.save(model, str(fp32))
     # the encoder's own quantisation (itlr_gpu.encode_runtime): per-channel int8 weights, dynamic activations
     quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.intra_op_num_threads = torch.get_num_threads()
     calls = {}
     for backend, path in (("onnx int8", int8), ("onnx fp32", fp32)):
-        sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        sess = ort_session(path, torch.get_num_threads())   # the encoders' session settings
         feed = {f"x{k}": x for k, x in inputs[backend].items()}
         calls[backend] = (lambda s=sess, f=feed: s.run(None, f))
     xs = {k: torch.from_numpy(x) for k, x in inputs["torch fp32"].items()}

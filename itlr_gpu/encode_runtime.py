@@ -37,7 +37,7 @@ from .errors import InputError
 from .output import mkdtemp_shared
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
-           "RuntimeEncoderCore"]
+           "ort_session", "RuntimeEncoderCore"]
 
 RUNTIME_BACKENDS = ("onnx", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
