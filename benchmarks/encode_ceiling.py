@@ -41,6 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.cpu_search import interleaved  # noqa: E402
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
 from itlr_gpu.encode_runtime import ort_session  # noqa: E402
 from itlr_gpu.errors import InputError  # noqa: E402
@@ -138,17 +139,11 @@ def encoders(model: Path | None, max_length: int) -> dict:
 
 
 def time_encoders(encoders: dict, texts: list[str], repeat: int, settle: float = 0.5) -> dict[str, float]:
-    """Median seconds per backend of the whole encoder over ``texts``."""
-    for enc in encoders.values():   # loads, the ONNX export (cached), first passes
-        enc.encode(texts[:8])
-    times: dict[str, list[float]] = {b: [] for b in encoders}
-    for _ in range(repeat):
-        for b, enc in encoders.items():
-            time.sleep(settle)
-            t = time.perf_counter()
-            enc.encode(texts)
-            times[b].append(time.perf_counter() - t)
-    return {b: statistics.median(v) for b, v in times.items()}
+    """Median seconds per backend of the whole encoder over ``texts`` (a warm-up each: loads, the ONNX export
+    (cached); then round robin)."""
+    medians, _, _ = interleaved({b: (lambda enc=enc: enc.encode(texts)) for b, enc in encoders.items()}, repeat,
+                                settle)
+    return medians
 
 
 def ceiling_rows(shapes, seconds: dict[str, float], batches: dict[str, int], tokens: int, layers: int,
