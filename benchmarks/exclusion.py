@@ -28,6 +28,7 @@ import random
 import statistics
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ CONFIGS = [
     ("--calibration equalize", "not", ScoreOptions(calibration="equalize")),
     ("--guard", "not", ScoreOptions(guard=True)),
     ("--recommended", "not", RECOMMENDED),
-    ("--recommended --neg-hybrid 0.7", "not", RECOMMENDED.override(neg_hybrid=0.7)),
+    ("--recommended --neg-hybrid 0.5 (the earlier recommendation)", "not", RECOMMENDED.override(neg_hybrid=0.5)),
     ("--recommended --neg-hybrid 1", "not", RECOMMENDED.override(neg_hybrid=1.0)),
 ]
 
@@ -70,6 +71,61 @@ def label_pairs(labels: dict[str, frozenset[str]], terms: dict[str, str], n: int
     return pairs[:n]
 
 
+@dataclass
+class ExclusionSet:
+    """The labelled Reuters articles, their index and the "A AND NOT B" queries of a set of label pairs."""
+
+    index: Index
+    encoder: object
+    pairs: list[tuple[str, str]]
+    terms: dict[str, str]
+    qids: list[str]
+    wanted: dict[str, dict[str, int]]     # per query: the articles labelled A and not B
+    excluded: dict[str, dict[str, int]]   # per query: the articles labelled B
+    texts: list[str]                      # "A but not B": the whole request (dense baseline, hybrid mix)
+    queries: dict[str, list]              # per query kind (see CONFIGS)
+
+
+def exclusion_set(data_dir: Path, cache_dir: Path, pairs: int = 40, seed: int = 0, min_docs: int = 40,
+                  min_overlap: float = 0.2, min_answers: int = 20) -> ExclusionSet:
+    """Reuters-21578 with a body and labels, embedded (cached), and ``pairs`` label pairs drawn by ``seed``."""
+    corpus = qdata.load_reuters(data_dir / "reuters21578")
+    terms = qdata.load_topic_terms()
+    drawn = label_pairs(corpus.labels, terms, pairs, seed, min_docs, min_overlap, min_answers)
+    if not drawn:
+        raise SystemExit("no label pairs meet the thresholds")
+    encoder = qdata.CachedEncoder(cache_dir)
+    docs = encoder.encode_corpus("reuters", corpus.doc_ids, corpus.texts)
+    encoder.save()
+    qids = [f"{a}-not-{b}" for a, b in drawn]
+    texts = [f"{terms[a]} but not {terms[b]}" for a, b in drawn]
+    return ExclusionSet(
+        index=Index.from_arrays(docs, corpus.doc_ids), encoder=encoder, pairs=drawn, terms=terms, qids=qids,
+        wanted={q: {d: 1 for d, ts in corpus.labels.items() if a in ts and b not in ts}
+                for q, (a, b) in zip(qids, drawn)},
+        excluded={q: {d: 1 for d, ts in corpus.labels.items() if b in ts} for q, (a, b) in zip(qids, drawn)},
+        texts=texts,
+        queries={"pos": [Term(terms[a]) for a, _ in drawn], "text": [Term(t) for t in texts],
+                 "not": [f'"{terms[a]}" AND NOT "{terms[b]}"' for a, b in drawn]})
+
+
+def measure(xs: ExclusionSet, kind: str, options: ScoreOptions | None) -> dict:
+    """P@10 and nDCG@10 of A-and-not-B and leak@10 (B's share of the top 10), means over the pairs."""
+    run = search(xs.index, xs.queries[kind], xs.encoder, k=10, query_ids=xs.qids, device="cpu",
+                 score_options=options,
+                 whole_queries=xs.texts if options is not None and options.hybrid is not None else None)
+    ranked: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(run.column("query_id").to_pylist(), run.column("doc_id").to_pylist(),
+                       run.column("score").to_pylist()):
+        ranked.setdefault(q, {})[d] = float(s)
+    per: dict[str, list[float]] = {}
+    for m in ir_measures.iter_calc([P @ 10, nDCG @ 10], xs.wanted, ranked):
+        per.setdefault(str(m.measure), []).append(m.value)
+    leak = [m.value for m in ir_measures.iter_calc([P @ 10], xs.excluded, ranked)]
+    return {"P@10": statistics.mean(per["P@10"]), "nDCG@10": statistics.mean(per["nDCG@10"]),
+            "leak@10": statistics.mean(leak), "pairs": len(leak)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=40)
@@ -83,38 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "exclusion")
     args = ap.parse_args(argv)
 
-    corpus = qdata.load_reuters(args.data_dir / "reuters21578")
-    terms = qdata.load_topic_terms()
-    pairs = label_pairs(corpus.labels, terms, args.pairs, args.seed, args.min_docs, args.min_overlap,
-                        args.min_answers)
-    if not pairs:
-        raise SystemExit("no label pairs meet the thresholds")
-    encoder = qdata.CachedEncoder(args.cache_dir)
-    docs = encoder.encode_corpus("reuters", corpus.doc_ids, corpus.texts)
-    encoder.save()
-    index = Index.from_arrays(docs, corpus.doc_ids)
-    qids = [f"{a}-not-{b}" for a, b in pairs]
-    wanted = {q: {d: 1 for d, ts in corpus.labels.items() if a in ts and b not in ts} for q, (a, b) in zip(qids, pairs)}
-    excluded = {q: {d: 1 for d, ts in corpus.labels.items() if b in ts} for q, (a, b) in zip(qids, pairs)}
-    texts = [f"{terms[a]} but not {terms[b]}" for a, b in pairs]
-    queries = {"pos": [Term(terms[a]) for a, _ in pairs], "text": [Term(t) for t in texts],
-               "not": [f'"{terms[a]}" AND NOT "{terms[b]}"' for a, b in pairs]}
-
+    xs = exclusion_set(args.data_dir, args.cache_dir, args.pairs, args.seed, args.min_docs, args.min_overlap,
+                       args.min_answers)
+    pairs, terms = xs.pairs, xs.terms
     rows = []
     for name, kind, options in CONFIGS:
-        run = search(index, queries[kind], encoder, k=10, query_ids=qids, device="cpu", score_options=options,
-                     whole_queries=texts if options is not None and options.hybrid is not None else None)
-        ranked = {}
-        for q, d, s in zip(run.column("query_id").to_pylist(), run.column("doc_id").to_pylist(),
-                           run.column("score").to_pylist()):
-            ranked.setdefault(q, {})[d] = float(s)
-        per: dict[str, list[float]] = {}
-        for m in ir_measures.iter_calc([P @ 10, nDCG @ 10], wanted, ranked):
-            per.setdefault(str(m.measure), []).append(m.value)
-        leak = [m.value for m in ir_measures.iter_calc([P @ 10], excluded, ranked)]
-        rows.append({"config": name, "P@10": statistics.mean(per["P@10"]), "nDCG@10": statistics.mean(per["nDCG@10"]),
-                     "leak@10": statistics.mean(leak), "pairs": len(leak)})
-        print(f"{name:<42} P@10 {rows[-1]['P@10']:.3f}  nDCG@10 {rows[-1]['nDCG@10']:.3f}  "
+        rows.append({"config": name, **measure(xs, kind, options)})
+        print(f"{name:<60} P@10 {rows[-1]['P@10']:.3f}  nDCG@10 {rows[-1]['nDCG@10']:.3f}  "
               f"leak@10 {rows[-1]['leak@10']:.3f}", flush=True)
 
     command = "python benchmarks/exclusion.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import random
 import re
@@ -46,6 +45,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.quality import data as qdata  # noqa: E402
 from benchmarks.quality import queries as qq  # noqa: E402
+from benchmarks.quality.selection import select_config  # noqa: E402
 
 DATASETS = ("reuters", "scifact", "nfcorpus", "arguana")
 PAPER = {
@@ -553,16 +553,8 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
     runner = Runner(index, encoder, device=args.device)
     res: dict = {"documents": len(corpus.doc_ids), "documents_in_corpus": full_docs, "counts": sets["counts"], "dev": {}, "test": {},
                  "examples": [qq.describe(q) for q in sets["test"][:: max(1, len(sets["test"]) // 12)]]}
-    configs = grid(args.quick)
-    if args.config:   # a comparison of a few configurations (the recommended one is always run)
-        unknown = [c for c in args.config if c not in configs]
-        if unknown:
-            raise SystemExit(f"--config: unknown configuration(s) {unknown}; known: {list(configs)}")
-        configs = {c: kw for c, kw in configs.items() if c in args.config or c == "paper (raw)"}
-    rec_kw = dataclasses.asdict(RECOMMENDED)
-    rec = ScoreOptions(**rec_kw)
-    alias = next((c for c, kw in configs.items() if ScoreOptions(**kw) == rec), None)
-    configs["recommended"] = rec_kw
+    configs, alias = candidate_configs(args)
+    rec = ScoreOptions(**configs["recommended"])
     for split in ("dev", "test"):
         qs = sets[split]
         gold = [q.ast for q in qs]
@@ -613,6 +605,40 @@ def evaluate_dataset(name: str, args, encoder, out: dict) -> None:
     log(f"{name}: done in {res['seconds']} s")
 
 
+def candidate_configs(args) -> tuple[dict[str, dict], str | None]:
+    """The configurations a run evaluates (name -> ScoreOptions kwargs; ``--config`` narrows the grid), with
+    "recommended" (the shipped RECOMMENDED) added, and the grid name RECOMMENDED equals (None if none)."""
+    from itlr_gpu.scoring import RECOMMENDED, ScoreOptions
+
+    configs = grid(args.quick)
+    if args.config:   # a comparison of a few configurations (the recommended one is always run)
+        unknown = [c for c in args.config if c not in configs]
+        if unknown:
+            raise SystemExit(f"--config: unknown configuration(s) {unknown}; known: {list(configs)}")
+        configs = {c: kw for c, kw in configs.items() if c in args.config or c == "paper (raw)"}
+    rec_kw = dataclasses.asdict(RECOMMENDED)
+    alias = next((c for c, kw in configs.items() if ScoreOptions(**kw) == ScoreOptions(**rec_kw)), None)
+    configs["recommended"] = rec_kw
+    return configs, alias
+
+
+def exclusion_check(args, configs: dict[str, dict], alias: str | None) -> dict:
+    """The exclusion constraint's measurements on the dev seed (benchmarks/exclusion.py): for Reuters label pairs
+    (A, B) with B on many of A's articles, the share of B's articles in the top 10 of "A" alone and of
+    "A" AND NOT "B" under every candidate configuration."""
+    from benchmarks import exclusion
+    from itlr_gpu.scoring import ScoreOptions
+
+    seed = args.seed + 1
+    log(f"exclusion check: Reuters label pairs, dev seed {seed}")
+    xs = exclusion.exclusion_set(args.data_dir, args.cache_dir, seed=seed)
+    rows = {name: exclusion.measure(xs, "not", ScoreOptions(**kw)) for name, kw in configs.items()
+            if not (name == "recommended" and alias)}
+    if alias:
+        rows["recommended"] = rows[alias]
+    return {"seed": seed, "pairs": len(xs.pairs), "A alone": exclusion.measure(xs, "pos", None), "configs": rows}
+
+
 def end_to_end(qs: list, translated: list, per_q: dict) -> dict:
     """Rules translation + recommended vs gold form + recommended, on the queries the rules translate
     (the others fall back to the whole-query embedding and are counted), overall and per family."""
@@ -630,28 +656,6 @@ def end_to_end(qs: list, translated: list, per_q: dict) -> dict:
             "by_family": {f: {**cell([q for q in ok if q.family == f]),
                               "queries": sum(1 for q in qs if q.family == f),
                               "exact": sum(1 for q in exact if q.family == f)} for f in fams}}
-
-
-def select_config(out: dict) -> str:
-    """Maximin on the dev split, over families *and* datasets (the target is >= Baseline on every family of
-    every dataset): the config whose smallest family gain over the baseline in any dataset is largest
-    (ties at 4 decimals: mean overall gain).  Families with too few dev compositions to judge
-    (:func:`benchmarks.quality.report.too_small`) are left out, as in the report's targets."""
-    from benchmarks.quality.report import too_small, worst_delta
-
-    cands = [k[5:] for k in next(iter(out["datasets"].values()))["dev"]["summary"] if k.startswith("gold|")]
-    best, best_key = None, None
-    for c in cands:
-        worst, gain = [], []
-        for name, res in out["datasets"].items():
-            s = res["dev"]["summary"]
-            w = worst_delta(s, c, name, skip=too_small(res, name, "dev"))
-            worst.append(0.0 if math.isnan(w) else w)
-            gain.append(s[f"gold|{c}"]["overall"] - s["baseline"]["overall"])
-        key = (round(min(worst), 4), mean(gain))
-        if best_key is None or key > best_key:
-            best, best_key = c, key
-    return best
 
 
 def main(argv=None) -> int:
@@ -750,6 +754,8 @@ def main(argv=None) -> int:
                 continue
         evaluate_dataset(name, args, encoder, out)
     out["datasets"] = {n: out["datasets"][n] for n in names}
+    if "reuters" in names and not args.quick:
+        out["exclusion"] = exclusion_check(args, *candidate_configs(args))
     out["selected"] = select_config(out)
     out["seconds"] = round(time.time() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)

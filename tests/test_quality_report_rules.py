@@ -67,3 +67,39 @@ def test_rerender_of_the_committed_report_keeps_its_numbers(tmp_path):
     tables = lambda lines: [ln for ln in lines if ln.startswith("| ")]   # noqa: E731
     assert tables(new) == tables(old)   # the committed report is this renderer's output (notes aside)
     assert json.loads((tmp_path / "results.json").read_text())["selected"] in "\n".join(new)
+
+
+def _run(leaks: dict[str, float] | None, alone: float = 0.12) -> dict:
+    """A quality run of one dataset whose dev families favour 'soft' (its NOT lets B back in) over 'strict'."""
+    fam = lambda x, y: {"by_family": {"a OR b": x, "a AND NOT b": y}, "overall": (x + y) / 2}   # noqa: E731
+    out = {"datasets": {"scifact": {
+        "counts": {"dev": {"a OR b": 300, "a AND NOT b": 300}},
+        "dev": {"summary": {"baseline": fam(0.40, 0.40), "gold|paper (raw)": fam(0.41, 0.42),
+                            "gold|soft": fam(0.50, 0.50), "gold|strict": fam(0.49, 0.48)}}}}}
+    if leaks is not None:
+        out["exclusion"] = {"seed": 1, "pairs": 40, "A alone": {"leak@10": alone},
+                            "configs": {c: {"leak@10": v, "P@10": 0.7} for c, v in leaks.items()}}
+    return out
+
+
+def test_selection_keeps_to_configurations_whose_not_excludes():
+    from benchmarks.quality.selection import select_config  # noqa: PLC0415
+
+    assert select_config(_run(None)) == "soft"   # no exclusion check: the maximin rule alone
+    leaks = {"paper (raw)": 0.06, "soft": 0.14, "strict": 0.09}
+    assert select_config(_run(leaks)) == "strict"   # soft leaks more of B than "A" alone (0.12)
+    assert select_config(_run(leaks, alone=0.14)) == "soft"   # equal to "A" alone meets the constraint
+    # no configuration meets it: the rule runs without it
+    assert select_config(_run({c: 0.5 for c in leaks})) == "soft"
+
+
+
+def test_report_states_the_exclusion_constraint_and_marks_who_fails_it():
+    out = _run({"paper (raw)": 0.06, "soft": 0.14, "strict": 0.09})
+    text = report.exclusion_note(out)
+    assert "dev seed 1" in text and "40 Reuters" in text and "0.120" in text and "Met by 2 of 3" in text
+    assert report.exclusion_cell(out, "soft") == "0.140 (over)"
+    assert report.exclusion_cell(out, "strict") == "0.090"
+    assert report.exclusion_cell(out, "not measured") == "-"
+    assert report.exclusion_note(_run(None)) == "" and report.exclusion_cell(_run(None), "soft") is None
+    assert "no configuration met it" in report.exclusion_note(_run({"soft": 0.3, "strict": 0.2}))

@@ -125,6 +125,32 @@ def worst_delta(s: dict, cfg: str, name: str, skip=()) -> float:
     return min(ds) if ds else float("nan")
 
 
+def exclusion_note(out: dict) -> str:
+    """The exclusion constraint the selection applied (``out["exclusion"]``, benchmarks/quality.py), or ""."""
+    ex = out.get("exclusion")
+    if not ex:
+        return ""
+    alone = ex["A alone"]["leak@10"]
+    kept = [c for c, r in ex["configs"].items() if r["leak@10"] <= alone]
+    return (f"**Exclusion constraint** (a candidate must meet it before the rule above): on {ex['pairs']} Reuters "
+            f"label pairs (A, B) with B on at least 20% of A's articles, drawn with the dev seed {ex['seed']} "
+            "(`benchmarks/exclusion.py`), `\"A\" AND NOT \"B\"` may not hold more of B's articles in its top 10 "
+            f"than `\"A\"` alone does ({f(alone)}): a NOT that lets B back in undoes what was asked. Met by "
+            f"{len(kept)} of {len(ex['configs'])} configurations (column 'exclusion leak (dev)')"
+            + ("; no configuration met it, so the rule ran without it." if not kept else "."))
+
+
+def exclusion_cell(out: dict, cfg: str) -> str | None:
+    """``cfg``'s share of B in the exclusion check's top 10, marked when over "A" alone's; None: no check."""
+    ex = out.get("exclusion")
+    if not ex:
+        return None
+    r = ex["configs"].get(cfg)
+    if r is None:
+        return "-"
+    return f(r["leak@10"]) + ("" if r["leak@10"] <= ex["A alone"]["leak@10"] else " (over)")
+
+
 LLM_CMD = "bash benchmarks/quality_llm.sh"
 LLM_DEFAULT_DIR = "benchmarks/results/quality/llm"
 SMOKE_MODELS = ("smollm2",)
@@ -524,10 +550,13 @@ def write_report(out: dict, outdir: Path) -> None:
              "comes from SciFact's ~35-query `a AND b` family while it loses on NFCorpus `a AND b` in most seeds.) "
              "The dev split of the real datasets has 3x as many compositions per family as the test split "
              "(same dev-half queries), so selection is less noisy than the reported families.\n")
+    ex = out.get("exclusion")
+    if ex:
+        L.append(exclusion_note(out) + "\n")
     cfgs = [k[5:] for k in next(iter(ds.values()))["test"]["summary"] if k.startswith("gold|")]
     names = list(ds)
     header = (["configuration"] + [f"{n} test" for n in names] + [f"{n} worst family (dev / test)" for n in names]
-              + ["mean vs paper ops (dev / test)"])
+              + ["mean vs paper ops (dev / test)"] + (["exclusion leak (dev)"] if ex else []))
     rows = []
     for c in cfgs:
         row = [("**" + c + "**") if c == sel else c]
@@ -540,6 +569,8 @@ def write_report(out: dict, outdir: Path) -> None:
         vs = [np.mean([ds[n][sp]["summary"][f"gold|{c}"]["overall"] - ds[n][sp]["summary"]["gold|paper (raw)"]["overall"]
                        for n in names]) for sp in ("dev", "test")]
         row.append(f"{d(vs[0])} / {d(vs[1])}")
+        if ex:
+            row.append(exclusion_cell(out, c))
         rows.append(row)
     L.append(table(header, rows))
     L.append("\n(in brackets: gain over the Baseline.)\n")
