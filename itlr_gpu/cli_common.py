@@ -355,15 +355,17 @@ def add_score_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("scoring options (beyond the paper; see itlr_gpu/scoring.py)")
     g.add_argument("--recommended", action="store_true",
                    help="the evaluated best configuration (itlr_gpu.scoring.RECOMMENDED: equalize, guard, OR as max, "
-                        "hybrid; the flags below override its parts)")
+                        "hybrid 0.5, 0.1 for pure conjunctions, 0.7 for queries with a NOT; the flags below override "
+                        "its parts)")
     g.add_argument("--hybrid", type=unit_float, metavar="ALPHA",
                    help="mix ALPHA * logical + (1 - ALPHA) * whole-query similarity (standardised); the whole "
                         "query is the 'text' column when present, else a rendering of the expression")
     g.add_argument("--conj-hybrid", type=unit_float, metavar="ALPHA",
                    help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
-                        "already expresses the query (default: --hybrid's)")
+                        "already expresses the query (default: --hybrid's; --recommended: 0.1)")
     g.add_argument("--neg-hybrid", type=unit_float, metavar="ALPHA",
-                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's); 1 leaves them to the "
+                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's; --recommended: 0.7); 1 "
+                        "leaves them to the "
                         "logical score alone (the whole-text embedding of 'A but not B' is close to B; --guard, "
                         "when on, still weakens a NOT of a term related to the positive ones)")
     g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),

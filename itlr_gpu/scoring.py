@@ -61,8 +61,9 @@ different scales).  Per query it is one fused multiply-add on two scores:
 ``neg_hybrid`` (default: same as ``hybrid``) is the weight used for queries
 that contain a NOT: a whole-query embedding cannot express negation (it pulls
 the negated topic *in*), so a larger logical weight is the principled choice
-there (on the real-data dev splits it did not pay off: the whole-query similarity
-still helps negated queries once mixed with the logical score).  ``conj_hybrid``
+there: at the shared 0.5, "A AND NOT B" with B common among A's documents held
+more of B in its top 10 than "A" alone (benchmarks/exclusion.py), while 0.7 keeps
+the whole query's help on the real-data compositions.  ``conj_hybrid``
 (default: same as ``hybrid``) is the weight for *pure conjunctions* (no NOT, no
 OR): the one shape a whole-text embedding does express -- a text naming two topics
 sits near documents about both -- so there the whole-query similarity deserves
@@ -212,11 +213,13 @@ class ScoreOptions:
         return ",".join(parts)
 
 
-RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_max=True, conj_hybrid=0.1)
+RECOMMENDED = ScoreOptions(hybrid=0.5, calibration="equalize", guard=True, or_max=True, conj_hybrid=0.1,
+                           neg_hybrid=0.7)
 """The recommended configuration: equal weight on the standardised logical and whole-query scores
 (the prior-free choice), terms equalised, the negation guard on, OR as the max of the equalised operands,
-and pure conjunctions left mostly to the whole-query similarity (logical weight 0.1), which expresses them.
-See benchmarks/results/quality/report.md."""
+pure conjunctions left mostly to the whole-query similarity (logical weight 0.1), which expresses them, and
+queries with a NOT mostly to the logic (0.7), since the whole query's embedding pulls the excluded topic in.
+Selected on dev splits among the configurations whose NOT excludes (benchmarks/results/quality/report.md)."""
 
 
 def informative(spread, center):
