@@ -364,10 +364,9 @@ def add_score_arguments(parser: argparse.ArgumentParser) -> None:
                    help="the hybrid's ALPHA for pure conjunctions (no NOT, no OR), whose whole-text embedding "
                         "already expresses the query (default: --hybrid's; --recommended: 0.1)")
     g.add_argument("--neg-hybrid", type=unit_float, metavar="ALPHA",
-                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's; --recommended: 0.7); 1 "
-                        "leaves them to the "
-                        "logical score alone (the whole-text embedding of 'A but not B' is close to B; --guard, "
-                        "when on, still weakens a NOT of a term related to the positive ones)")
+                   help="the hybrid's ALPHA for queries with a NOT (default: --hybrid's; --recommended: 0.7); "
+                        "1 leaves them to the logical score alone (the whole-text embedding of 'A but not B' is close "
+                        "to B; --guard, when on, still weakens a NOT of a term related to the positive ones)")
     g.add_argument("--calibration", choices=("none", "equalize", "zscore", "minmax", "percentile"),
                    help="per-term similarity calibration against a document sample")
     g.add_argument("--guard", action="store_true", default=None,
