@@ -5,16 +5,7 @@ from __future__ import annotations
 import math
 from statistics import fmean
 
-from benchmarks.quality.report import too_small, worst_delta
-
-
-def admissible(out: dict, config: str) -> bool:
-    """The exclusion constraint: "A" AND NOT "B" must not hold more of B's articles in its top 10 than "A" alone
-    does (a NOT that lets B back in undoes what the user asked for).  True when the run has no exclusion check."""
-    ex = out.get("exclusion")
-    if not ex or config not in ex["configs"]:
-        return True
-    return ex["configs"][config]["leak@10"] <= ex["A alone"]["leak@10"]
+from benchmarks.quality.report import admissible, too_small, worst_delta
 
 
 def select_config(out: dict) -> str:
