@@ -86,15 +86,15 @@ class ExclusionSet:
     queries: dict[str, list]              # per query kind (see CONFIGS)
 
 
-def exclusion_set(data_dir: Path, cache_dir: Path, pairs: int = 40, seed: int = 0, min_docs: int = 40,
+def exclusion_set(data_dir: Path, encoder: qdata.CachedEncoder, pairs: int = 40, seed: int = 0, min_docs: int = 40,
                   min_overlap: float = 0.2, min_answers: int = 20) -> ExclusionSet:
-    """Reuters-21578 with a body and labels, embedded (cached), and ``pairs`` label pairs drawn by ``seed``."""
+    """Reuters-21578 with a body and labels, embedded by ``encoder`` (cached), and ``pairs`` label pairs drawn by
+    ``seed``."""
     corpus = qdata.load_reuters(data_dir / "reuters21578")
     terms = qdata.load_topic_terms()
     drawn = label_pairs(corpus.labels, terms, pairs, seed, min_docs, min_overlap, min_answers)
     if not drawn:
         raise SystemExit("no label pairs meet the thresholds")
-    encoder = qdata.CachedEncoder(cache_dir)
     docs = encoder.encode_corpus("reuters", corpus.doc_ids, corpus.texts)
     encoder.save()
     qids = [f"{a}-not-{b}" for a, b in drawn]
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "exclusion")
     args = ap.parse_args(argv)
 
-    xs = exclusion_set(args.data_dir, args.cache_dir, args.pairs, args.seed, args.min_docs, args.min_overlap,
+    xs = exclusion_set(args.data_dir, qdata.CachedEncoder(args.cache_dir), args.pairs, args.seed, args.min_docs, args.min_overlap,
                        args.min_answers)
     pairs, terms = xs.pairs, xs.terms
     rows = []

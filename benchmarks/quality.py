@@ -622,16 +622,16 @@ def candidate_configs(args) -> tuple[dict[str, dict], str | None]:
     return configs, alias
 
 
-def exclusion_check(args, configs: dict[str, dict], alias: str | None) -> dict:
-    """The exclusion constraint's measurements on the dev seed (benchmarks/exclusion.py): for Reuters label pairs
-    (A, B) with B on many of A's articles, the share of B's articles in the top 10 of "A" alone and of
-    "A" AND NOT "B" under every candidate configuration."""
+def exclusion_check(args, encoder, configs: dict[str, dict], alias: str | None) -> dict:
+    """The exclusion constraint's measurements on the dev seed (benchmarks/exclusion.py), with the run's
+    ``encoder``: for Reuters label pairs (A, B) with B on many of A's articles, the share of B's articles in the
+    top 10 of "A" alone and of "A" AND NOT "B" under every candidate configuration."""
     from benchmarks import exclusion
     from itlr_gpu.scoring import ScoreOptions
 
     seed = args.seed + 1
     log(f"exclusion check: Reuters label pairs, dev seed {seed}")
-    xs = exclusion.exclusion_set(args.data_dir, args.cache_dir, seed=seed)
+    xs = exclusion.exclusion_set(args.data_dir, encoder, seed=seed)
     rows = {name: exclusion.measure(xs, "not", ScoreOptions(**kw)) for name, kw in configs.items()
             if not (name == "recommended" and alias)}
     if alias:
@@ -755,7 +755,7 @@ def main(argv=None) -> int:
         evaluate_dataset(name, args, encoder, out)
     out["datasets"] = {n: out["datasets"][n] for n in names}
     if "reuters" in names and not args.quick:
-        out["exclusion"] = exclusion_check(args, *candidate_configs(args))
+        out["exclusion"] = exclusion_check(args, encoder, *candidate_configs(args))
     out["selected"] = select_config(out)
     out["seconds"] = round(time.time() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
