@@ -1523,3 +1523,22 @@ def test_a_text_of_emoji_only_is_no_empty_text():
         translate_rules("\U0001F431\U0001F436\U0001F680")
     with pytest.raises(RuleError, match="^empty text$"):
         translate_rules("  \t ")
+
+
+@pytest.mark.parametrize("text, expr", [
+    # after a negation, the verb saying what the documents do with the topic is not part of the topic
+    ("climate change impacts on agriculture without mentioning drought",
+     '("climate change impacts on agriculture" AND NOT "drought")'),
+    ("gene therapy without discussing cancer", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy without any mention of cancer", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy without reference to cancer", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy, neither covering cancer nor diabetes", '("gene therapy" AND NOT "cancer" AND NOT "diabetes")'),
+    ("gene therapy but not if it's about cancer", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy excepting cancer", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy but definitely not cancer", '("gene therapy" AND NOT "cancer")'),
+    # elsewhere the same verbs belong to the topic
+    ("papers citing Smith but not Jones", '("papers citing Smith" AND NOT "Jones")'),
+    ("machine learning involving graphs but not images", '("machine learning involving graphs" AND NOT "images")'),
+])
+def test_rules36_discourse_verbs_after_a_negation(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-35"
+RULES_VERSION = "rules-36"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -149,7 +149,9 @@ _MARKERS: list[tuple[str, str]] = [
     ("or maybe", "ORELSE"), ("or possibly", "ORELSE"), ("or", "OR"), ("but", "BUT"), ("though", "BUT"),
     ("although", "BUT"), ("however", "BUT"), ("nor", "NOR"), ("not", "NOT"),
     ("either", "EITHER"), ("both", "BOTH"), ("neither", "NEITHER"), ("not only", "SKIP"),
-    ("but never", "EXCL"), ("and never", "EXCL"), ("but only if not", "EXCL"), ("only if not", "EXCL"),
+    ("but never", "EXCL"), ("and never", "EXCL"), ("excepting", "EXCL"),
+    ("but definitely not", "EXCL"), ("but certainly not", "EXCL"), ("but absolutely not", "EXCL"),
+    ("and definitely not", "EXCL"), ("but definitely no", "EXCL"), ("but certainly no", "EXCL"), ("but only if not", "EXCL"), ("only if not", "EXCL"),
     # a hedged negation ("X, preferably not Y"); the hedge alone stays a word of its phrase
     ("preferably not", "NOT"), ("ideally not", "NOT"), ("preferably without", "EXCL"), ("ideally without", "EXCL"),
     # more exclusions: "X not counting Y" (it and "alongside" only between operands: see _lex), "X but skip
@@ -1186,6 +1188,14 @@ _CLAUSE_ASK_RE = re.compile(
     r"(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|just\s+|only\s+)?(?:want|need|like|prefer)(?:\s+to\s+(?:read|find|see|"
     r"learn|know|get)(?:\s+(?:more\s+)?(?:about|on))?)?|(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for|"
     r"(?:i|we)\s+(?:search|look)(?:\s+for)?)\b")
+# After a negation, the verb that says what the documents do with the topic is not part of it: "without
+# mentioning X", "but not discussing X", "excluding any mention of X", "without reference to X"
+_DISCOURSE_RE = re.compile(
+    r"(?:(?:any|a|the|some)\s+)?(?:mentions?\s+of|mentioning|discussions?\s+of|discussing|involving|covering|"
+    r"addressing|referencing|citing|references?\s+to|touching\s+(?:on|upon)|talking\s+about|dealing\s+with|"
+    r"focusing\s+on|relating\s+to|related\s+to|having\s+to\s+do\s+with|"
+    r"(?:if|when)\s+(?:it's|it\s+is|they're|they\s+are)\s+(?:about|on|for))\b")   # "but not if it's about X"
+_NEGATING = {"EXCL", "NOT", "NOR", "NEITHER", "ANDNOT", "ORNOT", "ALLBUT"}
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
               "NEITHER", "ALLBUT", "NOT"}
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
@@ -1215,7 +1225,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
                 if out[-1].kind in ("COMMA", "SEMI") and len(words) > 2 and words[1][:1].islower() and short:
                     words = _strip_prefix(words, [_CLAUSE_ASK_RE])   # "not X, I want Y" ("I Want You Back" is
-                words = _strip_prefix(words, [_GENRE_RE, _REL_RE])   # a title)
+                words = _strip_prefix(words, [_GENRE_RE, _REL_RE]
+                                      + ([_DISCOURSE_RE] if out[-1].kind in _NEGATING else []))   # a title)
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
             # "that mention" etc. left dangling before a group opener
