@@ -1542,3 +1542,25 @@ def test_a_text_of_emoji_only_is_no_empty_text():
 ])
 def test_rules36_discourse_verbs_after_a_negation(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # exclusions typed into a search box: ", no need for X", ", disregard X", "sans X", "but not counting X"
+    ("school board elections, no need for the candidate profiles",
+     '("school board elections" AND NOT "the candidate profiles")'),
+    ("flood insurance claims, disregard commercial buildings",
+     '("flood insurance claims" AND NOT "commercial buildings")'),
+    ("pizza recipes sans the cheese", '("pizza recipes" AND NOT "the cheese")'),
+    ("marathon results but not counting relay teams", '("marathon results" AND NOT "relay teams")'),
+    # ... while "Sans" inside a name and a claim's "no need for" stay words
+    ("Noto Sans or Source Sans Pro", '("Noto Sans" OR "Source Sans Pro")'),
+    ("There is no need for antibiotics in viral infections", '"There is no need for antibiotics in viral infections"'),
+    ("comic sans or helvetica", '("comic sans" OR "helvetica")'),
+    # "can you pull X" asks; "pull the plug on X" alone is a topic
+    ("could you pull the clips on the transit strike", '"the clips on the transit strike"'),
+    ("pull the plug on coal plants", '"pull the plug on coal plants"'),
+    # a canal's or a railway's name holding "and"
+    ("history of the Chesapeake and Ohio Canal towpath", '"history of the Chesapeake and Ohio Canal towpath"'),
+])
+def test_rules36_search_box_exclusions_and_names(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -157,7 +157,7 @@ _MARKERS: list[tuple[str, str]] = [
     # more exclusions: "X not counting Y" (it and "alongside" only between operands: see _lex), "X but skip
     # Y"; a "please" inside the marker ("but please leave out") is politeness.  Left out as too often a
     # topic's own words: "lacking" ("mice lacking Sirt1"), "in the absence of", "save for", "avoiding".
-    ("not counting", "EXCL"), ("but skip", "EXCL"), ("and skip", "EXCL"), ("but please leave out", "EXCL"),
+    ("not counting", "EXCL"), ("but not counting", "EXCL"), ("sans", "EXCL"), ("but skip", "EXCL"), ("and skip", "EXCL"), ("but please leave out", "EXCL"),
     ("but please exclude", "EXCL"), ("but please ignore", "EXCL"), ("but please skip", "EXCL"),
     ("and please exclude", "EXCL"), ("and please leave out", "EXCL"), ("please exclude", "EXCL"),
     ("please leave out", "EXCL"), ("please ignore", "EXCL"), ("please skip", "EXCL"), ("alongside", "AND"),
@@ -179,7 +179,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
-_BETWEEN_OPERANDS = {"not counting", "alongside", "minus", "combined with", "vs.", "vs", "versus"}   # "the minus strand" is a word
+_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", "vs.", "vs", "versus"}   # "the minus strand" is a word
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # "X, nothing else / but Y / more than Z / too long": "nothing" qualifies, it excludes no topic
 _NOTHING_QUALIFIES = {"else", "but", "more", "less", "new", "much", "too", "like", "special", "fancy", "over", "under",
@@ -196,7 +196,7 @@ _INSTITUTIONS = set("act acts bill regulations regulation order directive conven
                     "department ministry council authority agency fund institute society party company trust court "
                     "tribunal service office board museum university college school hospital bank foundation "
                     "association union federation corporation administration executive inspectorate code rules "
-                    "scheme programme program".split())
+                    "scheme programme program canal railroad railway".split())
 _MAX_NAME_RUN = 4   # capitalised words after the "and"
 
 
@@ -255,7 +255,9 @@ _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "s
                              "throw out anything", "strike out", "strike out anything", "remove anything",
                              "discard anything", "filter out", "filter out anything", "nothing to do with",
                              # "dinner ideas with chicken, nothing spicy" (after a comma: not "nothing but X")
-                             "nothing", "nothing with", "nothing containing", "nothing involving"}
+                             "nothing", "nothing with", "nothing containing", "nothing involving",
+                             # "X, no need for Y" (not a claim's "there is no need for Y"); "X, disregard Y"
+                             "no need for", "no need for any", "disregard", "disregard anything", "disregard any"}
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -418,7 +420,8 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
-    r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?",
+    # "can you pull the clips on X": after "can you", "pull" asks ("pull the plug on X" alone names a topic)
+    r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?(?:pull(?:\s+up)?\s+(?!together\b))?",
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?(?=(?:send|find|give|pull|share|dig)\b)",
     r"(?:can|could|would)\s+(?:the|your)\s+(?:archive|library|desk|team|librarian|research\s+desk|reference\s+desk)\s+"
     r"(?:please\s+)?(?=(?:provide|send|find|share|pull|supply|get|give|dig)\b)",
@@ -899,12 +902,13 @@ def _lex(text: str) -> list[_Tok]:
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
                     or (low.split()[-1] in _NEGATED_BE
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
-                    or (low in ("vs", "vs.", "versus") and _in_title(out, i)):
+                    or (low in ("vs", "vs.", "versus") and _in_title(out, i)) \
+                    or (low == "sans" and t.text != "sans"):   # a name's: "Source Sans Pro", "Médecins Sans Frontières"
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
             # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
-            openers = {"ignore": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
+            openers = {"ignore": ("COMMA", "SEMI"), "disregard": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
                        "nothing with": ("COMMA", "SEMI")}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
             if prev not in openers or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES):
@@ -2966,7 +2970,7 @@ _WORK_PURPOSE_RE = re.compile(r"(?:"
     r"(?:meeting|call|review|presentation|briefing|handover|conference)(?:\s+(?:tomorrow|today|tonight|on\s+\w+|"
     r"next\s+\w+|this\s+\w+))?(?=\s*(?:[.!?]+\s*$|$|[,;]\s|[-\u2013\u2014]+\s))"
     # a newsroom's: "for a feature", "for an explainer running next month", "for Sunday's long read"
-    r"|(?:,\s*|\s+)for\s+(?:a|an|our|my|the|this|next\s+week's|[a-z]+day's)\s+(?:[\w-]+\s+)?(?:feature|piece|explainer|"
+    r"|(?<!need)(?:,\s*|\s+)for\s+(?:a|an|our|my|the|this|next\s+week's|[a-z]+day's)\s+(?:[\w-]+\s+)?(?:feature|piece|explainer|"
     r"long\s+read|sidebar|backgrounder|profile|package|segment|podcast|documentary|retrospective|op-ed|column)"
     r"(?:\s+(?:running|due|out|going\s+out)\s+[\w ]{1,20}?)?(?=\s*(?:[.!?]+(?:\s|$)|$|[,;]\s))"
     r")(?P<comma>,(?=\s))?", re.I)
