@@ -1564,3 +1564,18 @@ def test_rules36_discourse_verbs_after_a_negation(text, expr):
 ])
 def test_rules36_search_box_exclusions_and_names(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # the serial ("Oxford") comma before "or" shares a phrase after the list as the list without it does ...
+    ("statins, aspirin, or beta blockers for stroke prevention",
+     '(("statins" OR "aspirin" OR "beta blockers") AND "stroke prevention")'),
+    ("statins, aspirin or beta blockers for stroke prevention",
+     '(("statins" OR "aspirin" OR "beta blockers") AND "stroke prevention")'),
+    # ... not a head before it, and a lone comma before "or" still keeps alternatives apart
+    ("tree surveys for flood risk, soil maps, or rainfall records",
+     '("tree surveys for flood risk" OR "soil maps" OR "rainfall records")'),
+    ("either cats in Paris, or dogs", '("cats in Paris" OR "dogs")'),
+])
+def test_rules36_serial_comma_before_or(text, expr):
+    assert canonical(translate_rules(text)) == expr

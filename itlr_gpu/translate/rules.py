@@ -3501,11 +3501,12 @@ def _around(text: str, link: re.Match) -> tuple[str, str]:
     return padded[:link.start()].strip(), padded[link.end():].strip()
 
 
-def _split_shared(node: Node, quoted: set[str]) -> Node:
+def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
+    """Share a phrase out of alternatives (above); ``heads=False``: only a phrase after the last one."""
     if isinstance(node, Not):
-        return Not(_split_shared(node.child, quoted))
+        return Not(_split_shared(node.child, quoted, heads))
     if isinstance(node, And):
-        return make_and([_split_shared(c, quoted) for c in node.children])
+        return make_and([_split_shared(c, quoted, heads) for c in node.children])
     if isinstance(node, Term):
         if node.text in quoted:
             return node
@@ -3519,12 +3520,12 @@ def _split_shared(node: Node, quoted: set[str]) -> Node:
         return node
     kids = node.children
     if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids):
-        return make_or([_split_shared(c, quoted) for c in kids])
+        return make_or([_split_shared(c, quoted, heads) for c in kids])
     first, last = kids[0].text, kids[-1].text
     # the head first: "X in A or B", "X for A, B or C"; the last link of the first alternative
-    heads = _links(first)
-    if heads:
-        m = heads[-1]
+    head_links = _links(first) if heads else []
+    if head_links:
+        m = head_links[-1]
         (x, a), link = _around(first, m), m.group(1).lower()
         others = [re.sub(rf"^{re.escape(link)}\s+", "", c.text, flags=re.I) for c in kids[1:]]
         if x and a and len(a.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_HEAD \
@@ -3687,8 +3688,13 @@ def translate_rules(text: str) -> Node:
         if not toks:
             raise RuleError("nothing to search for")
         node = _drop_articles(_drop_placeholders(_Parser(toks).parse()), quoted)
-        if not sentence_like and not re.search(r",\s*or\b", cleaned, re.I):
-            node = _drop_articles(_split_shared(node, quoted), quoted)
+        # a comma before "or" keeps alternatives apart ("either X in A, or B"); the last comma of a list lets a
+        # phrase after the list be shared ("statins, aspirin, or beta blockers for stroke prevention", as without
+        # that comma), not one before it ("X for A, B, or C": where the head ends, the list does not tell)
+        comma_or = [m.start() for m in re.finditer(r",\s*or\b", cleaned, re.I)]
+        oxford = all(re.search(r",[^,;:.!?]{1,60}$", cleaned[:at]) for at in comma_or)
+        if not sentence_like and (not comma_or or oxford):
+            node = _drop_articles(_split_shared(node, quoted, heads=not comma_or), quoted)
         node = _excluded_place(node, quoted)
     except RuleError:
         if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at
