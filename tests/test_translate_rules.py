@@ -1579,3 +1579,18 @@ def test_rules36_search_box_exclusions_and_names(text, expr):
 ])
 def test_rules36_serial_comma_before_or(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an exclusion written after its topic
+    ("gene therapy, cancer excluded", '("gene therapy" AND NOT "cancer")'),
+    ("gene therapy with cancer excluded", '("gene therapy" AND NOT "cancer")'),
+    ("hip fractures in the elderly, nursing home residents not included, no surgery",
+     '("hip fractures in the elderly" AND NOT "nursing home residents" AND NOT "surgery")'),
+    ("solar or wind, subsidies left out.", '(("solar" OR "wind") AND NOT "subsidies")'),
+    # ... not a sentence's or a topic's own "excluded"
+    ("trials with women excluded from enrolment", '"trials with women excluded from enrolment"'),
+    ("Why were women excluded from clinical trials?", '"Why were women excluded from clinical trials"'),
+])
+def test_rules36_postfix_exclusion(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -2947,6 +2947,12 @@ _BOTH_REQUIRED_RE = re.compile(
 _EITHER_FINE_RE = re.compile(
     r"\s+(?i:(?:i\s+mean\s+)?(?:both|either(?:\s+one)?|any\s+of\s+them)\s+(?:is\s+|are\s+)?(?:ok|okay|fine|good)|(?:both\s+|either\s+)?"
     r"would\s+do(?:\s+fine)?|ideally|preferably)(?=\s*(?:[.!?]+\s*)?(?:$|[.!?]|\s[A-Z]))")
+# An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
+# excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
+# or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
+_POSTFIX_EXCLUSION_RE = re.compile(
+    r"(?:,\s*|\s+with\s+)(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
+    r"(?:excluded|not\s+included|left\s+out)(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
 # "..., but not Argentina -- we have plenty on that already", "(already have those)": the writer's reason
 _HAVE_PLENTY_RE = re.compile(
     r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
@@ -3651,6 +3657,7 @@ def translate_rules(text: str) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
+    cleaned = _POSTFIX_EXCLUSION_RE.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
