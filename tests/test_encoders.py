@@ -157,6 +157,7 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
                             "weights": MINILM_WEIGHTS}
     assert enc._model is None
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
+    monkeypatch.setattr(encoders, "_int8_keeps_vectors", lambda path, name: True)   # settings only: no export
     # auto on a CPU without native bfloat16 (conftest sets ITLR_CPU_BF16=0): ONNX Runtime int8
     assert SentenceTransformerEncoder().settings | {"max_length": 0} == {
         "model": "all-MiniLM-L6-v2", "max_length": 0, "backend": "onnx", "precision": "int8", "weights": MINILM_WEIGHTS}
@@ -525,6 +526,54 @@ def test_layer_norm_runs_apart_from_its_residual_add(onnx_cache, tmp_path, graph
     ops = {n.op_type for n in onnx.load(str(tmp_path / "run.onnx")).graph.node}
     assert "SkipLayerNormalization" not in ops and "LayerNormalization" in ops
     assert "Attention" in ops or "QAttention" in ops      # the rest of the fusion is kept
+
+
+def test_auto_encodes_in_fp32_where_int8_does_not_keep_the_models_vectors(monkeypatch, capsys):
+    """all-mpnet-base-v2's dynamic int8 graph gave vectors unrelated to its own (cosine about 0): ``auto`` must not
+    pick an int8 graph that the export's check refused, and says so once."""
+    from itlr_gpu import encode_runtime
+
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
+    monkeypatch.setattr(encode_runtime, "int8_check",
+                        lambda path, name, cache_dir=None: {"texts": 8, "min_cosine": -0.09, "bound": 0.97,
+                                                            "accepted": False})
+    monkeypatch.setattr(encoders, "_INT8_REFUSED", set())
+    for _ in range(2):
+        s = SentenceTransformerEncoder().settings
+        assert (s["backend"], s["precision"]) == ("torch", "fp32")
+    err = capsys.readouterr().err
+    assert err.count("int8 quantisation of all-MiniLM-L6-v2 does not keep its vectors (cosine to fp32 down to "
+                     "-0.090 on a sample); encoding in fp32") == 1
+    # int8 asked for explicitly still resolves to ONNX Runtime; the encoder itself refuses it (below)
+    assert SentenceTransformerEncoder(precision="int8").settings["backend"] == "onnx"
+
+
+@pytest.mark.slow
+def test_the_export_checks_its_int8_graph_and_a_refused_one_is_never_run(onnx_cache, tmp_path, monkeypatch):
+    import json as _json
+
+    from itlr_gpu import encode_runtime
+
+    enc = SentenceTransformerEncoder(backend="onnx")
+    check = encode_runtime.int8_check(Path(enc.path), enc.name, cache_dir=onnx_cache)
+    assert check["accepted"] and 0.97 <= check["min_cosine"] <= 1.0 and check["texts"] == 8   # MiniLM: 0.990
+    files = encode_runtime.onnx_model_files(Path(enc.path), enc.name, cache_dir=onnx_cache)
+    # the check itself: the fp32 graph against itself is 1, against an unrelated graph's pooled output far less
+    same = encode_runtime._int8_min_cosine(Path(enc.path), files["fp32"], files["fp32"])
+    assert same == pytest.approx(1.0, abs=1e-6)
+    # a refused int8 graph: an explicit int8 encoder is one clear error naming the fix
+    shutil.copytree(onnx_cache, tmp_path, dirs_exist_ok=True)
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
+    (meta,) = tmp_path.glob("models/onnx/*/export.json")
+    info = _json.loads(meta.read_text())
+    info["int8_check"].update(min_cosine=-0.088, accepted=False)
+    meta.write_text(_json.dumps(info))
+    with pytest.raises(InputError, match=r"int8 quantisation of all-MiniLM-L6-v2 does not keep its vectors "
+                                         r"\(cosine to fp32 down to -0\.088 on a sample of 8 texts; at least 0\.97"):
+        SentenceTransformerEncoder(backend="onnx", precision="int8", show_progress=False).encode(["x"])
+    monkeypatch.setattr(encoders, "_INT8_REFUSED", set())
+    s = SentenceTransformerEncoder().settings
+    assert (s["backend"], s["precision"]) == ("torch", "fp32")
 
 
 @pytest.mark.slow
