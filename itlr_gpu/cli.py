@@ -181,6 +181,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="itlr", description="Logical dense retrieval (ITLR): batch scoring engine.")
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"itlr {__version__}")
     sub = p.add_subparsers(metavar="COMMAND")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
@@ -289,9 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("demo", help="run the embedded demo: baseline vs logical on a shipped corpus")
-    s.add_argument("--docs", type=cli_common.int_in(1, 100_000, "the demo builds its corpus in memory; "
+    s.add_argument("--docs", type=cli_common.int_in(2, 100_000, "the demo builds its corpus in memory; "
                                                      "`itlr index` takes corpora of any size"),
-                   default=400, help="documents in the generated corpus (at most 100,000)")
+                   default=400, help="documents in the generated corpus (2 to 100,000)")
     s.add_argument("--per-template", type=cli_common.int_in(1, 1_000, "a demo, not a benchmark"), default=4,
                    help="queries per template (at most 1,000)")
     s.add_argument("--seed", type=non_negative_int, default=0)

@@ -156,6 +156,12 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
                       "corpus of one document, or of identical ones), so every term scores 0 and the order of the "
                       "results is the index's, not a ranking (--calibration none keeps the similarities)",
                       UserWarning, stacklevel=3)
+    elif options is not None and options.hybrid is not None:
+        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): the hybrid standardises the logical and the "
+                      "whole-query scores over the documents before it mixes them, and here they have no spread (a "
+                      "corpus of one document, or of identical ones), so every document scores 0 and the order of "
+                      "the results is the index's, not a ranking (without --hybrid the scores are kept)",
+                      UserWarning, stacklevel=3)
     else:
         warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): its terms score 0 under these operators, "
                       "and the order of the results is the index's, not a ranking", UserWarning, stacklevel=3)

@@ -167,6 +167,11 @@ def test_an_all_zero_result_of_a_short_query_names_its_cause():
     with pytest.warns(UserWarning, match=r"scored every document 0 \(2 terms\): its terms score 0 under these "
                                          "operators"):
         itlr.search(flat, ["a AND c"], encoder=AxisEncoder(), k=2)
+    # the hybrid standardises its two scores over the documents: identical documents leave nothing to mix
+    with pytest.warns(UserWarning, match=r"scored every document 0 \(2 terms\): the hybrid standardises .* no "
+                                         r"spread .*without --hybrid") as seen:
+        itlr.search(same, ["a AND c"], encoder=AxisEncoder(), k=2, hybrid=0.5, whole_queries=["a"])
+    assert not any("under these operators" in str(w.message) for w in seen)
 
 
 @pytest.mark.parametrize("path", ["memory", "shards", "rerank"])

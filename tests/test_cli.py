@@ -358,10 +358,14 @@ def test_demo_with_a_bad_model_fails_before_any_work(capsys):
 
 
 def test_demo_on_too_few_documents_names_the_option(capsys):
-    assert main(["demo", "--docs", "1"]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["itlr: error: --docs: 1 document(s) are too few for the demo's queries (each needs 1 to 90% of "
-                   "the corpus as answers) (expected more documents (the default is 400))"]
+    # one document can answer no query with 1 to 90% of the corpus: a usage error, as the help's range says
+    assert main(["demo", "--docs", "1"]) == 2
+    assert "argument --docs: 1 is out of range (expected an integer from 2 to 100,000" in capsys.readouterr().err
+    from itlr_gpu.demo.run import run_demo   # the Python API says why
+    from itlr_gpu.errors import InputError
+
+    with pytest.raises(InputError, match=r"1 document\(s\) are too few for the demo's queries"):
+        run_demo(n_docs=1)
 
 
 def test_eval_warns_when_no_retrieved_document_is_judged(tmp_path, capsys):
@@ -416,3 +420,10 @@ def test_a_long_product_and_that_underflows_is_named(workdir, tmp_path, capsys):
 def test_a_misspelt_option_gets_a_suggestion(capsys):
     assert main(["search", "idx", "q.jsonl", "-o", "out.arrow", "--recomended"]) == 2
     assert "unrecognized arguments: --recomended (did you mean --recommended?)" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    import itlr_gpu
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"itlr {itlr_gpu.__version__}"

@@ -90,11 +90,11 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
                  f"   {r['itlr+']:>18.3f}   {r['itlr'] - r['baseline']:+.3f}")
     print_fn(f"all           {len(ids):>7}   {overall['baseline']:>22.3f}   {overall['itlr']:>14.3f}"
              f"   {overall['itlr+']:>18.3f}   {overall['itlr'] - overall['baseline']:+.3f}")
-    whole = lambda alpha: f"{1 - alpha:.2g}"   # noqa: E731 -- the whole query's share of the mix
+    # the logical score's weight in the mix, as `itlr search --help` and the README state it
     print_fn("(gain = ITLR - baseline; --recommended equalises term similarities, guards NOT against related "
-             f"terms, takes OR as a max and mixes {whole(RECOMMENDED.hybrid)} of the whole-query similarity in, "
-             f"{whole(RECOMMENDED.conj_hybrid)} for pure conjunctions, {whole(RECOMMENDED.neg_hybrid)} for queries "
-             "with a NOT)")
+             "terms, takes OR as a max and mixes the logical score with the whole-query similarity, logical weight "
+             f"{RECOMMENDED.hybrid:g}: {RECOMMENDED.conj_hybrid:g} for pure conjunctions, {RECOMMENDED.neg_hybrid:g} "
+             "for queries with a NOT)")
     example = next((q for q in queries if q.n_negations == 2), queries[0])
     print_fn("")
     print_fn(f"example: {example.text!r}")
