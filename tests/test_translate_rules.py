@@ -1594,3 +1594,16 @@ def test_rules36_serial_comma_before_or(text, expr):
 ])
 def test_rules36_postfix_exclusion(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an excluded source or place keeps no "from" / "at" where the wanted topic has none
+    ("omega-3, but not from fish", '("omega-3" AND NOT "fish")'),
+    ("steel imports but not from China", '("steel imports" AND NOT "China")'),
+    ("restaurants but not at the airport", '("restaurants" AND NOT "the airport")'),
+    # a parallel one stays, and so do "at least" and kin
+    ("quotes from Lincoln but not from Douglass", '("quotes from Lincoln" AND NOT "from Douglass")'),
+    ("hotels but not at least 5 km away", '("hotels" AND NOT "at least 5 km away")'),
+])
+def test_rules36_excluded_source_or_place(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -3615,8 +3615,8 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
 
 
 _MAX_EXCLUDED_PLACE = 6   # words
-_EXCLUDED_LINK_RE = re.compile(r"(in|during|for)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
-                               r"addition|favou?r|case|general|particular|short|brief|example|instance|sure)\b)(?=\S)", re.I)
+_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
+                               r"addition|favou?r|case|general|particular|short|brief|example|instance|sure|all|least|most|once|first|times)\b)(?=\S)", re.I)
 
 
 def _drop_leading_link(node: Node, positive: str, quoted: set[str]) -> Node:
