@@ -151,6 +151,9 @@ class SentenceTransformerEncoder:
                     backend = "torch"
             precision = self.precision or ("int8" if backend == "onnx" else "fp16" if on_cuda
                                            else "bf16" if native else "fp32")
+            if backend == "onnx" and self.backend == "onnx" and self.precision is None and on_cpu \
+                    and _runtime_supports("onnx", self.path) and not _int8_keeps_vectors(self.path, self.name):
+                precision = "fp32"   # onnx asked for, its default int8 refused for this model: the fp32 graph
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
                        "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
             if precision not in allowed:

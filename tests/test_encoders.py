@@ -544,8 +544,11 @@ def test_auto_encodes_in_fp32_where_int8_does_not_keep_the_models_vectors(monkey
     err = capsys.readouterr().err
     assert err.count("int8 quantisation of all-MiniLM-L6-v2 does not keep its vectors (cosine to fp32 down to "
                      "-0.090 on a sample); encoding in fp32") == 1
-    # int8 asked for explicitly still resolves to ONNX Runtime; the encoder itself refuses it (below)
+    # int8 asked for explicitly still resolves to ONNX Runtime; the encoder itself refuses it (below); the onnx
+    # backend without a precision takes its fp32 graph
     assert SentenceTransformerEncoder(precision="int8").settings["backend"] == "onnx"
+    s = SentenceTransformerEncoder(backend="onnx").settings
+    assert (s["backend"], s["precision"]) == ("onnx", "fp32")
 
 
 @pytest.mark.slow
