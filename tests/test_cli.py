@@ -256,7 +256,7 @@ def test_scoring_options(workdir, tmp_path, capsys):
      "argument -k: 9223372036854775807 is too large (expected an integer from 1 to 2**62)"),
     (["bench", "i", "q", "--warmup", "99999999999999999999"], "is too large (expected an integer from 0 to 2**62)"),
     (["index", "c", "-o", "x", "--max-length", "99999999999999999999"], "(expected an integer from 8 to 2**62)"),
-    (["demo", "--docs", "99999999999"], "argument --docs: 99999999999 is out of range (expected an integer from 1 "
+    (["demo", "--docs", "99999999999"], "argument --docs: 99999999999 is out of range (expected an integer from 2 "
                                         "to 100,000: the demo builds its corpus in memory"),
     (["demo", "--per-template", "0"], "argument --per-template: 0 is out of range"),
 ])
