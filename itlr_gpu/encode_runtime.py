@@ -242,7 +242,10 @@ def _int8_min_cosine(model_path: Path, fp32: Path, int8: Path) -> float:
 
 def int8_check(model_path: Path, name: str, cache_dir: Path | None = None) -> dict:
     """The export's int8 check (``{"texts", "min_cosine", "bound", "accepted"}``), exporting first if needed."""
-    files = onnx_model_files(model_path, name, cache_dir)
+    return _recorded_int8_check(onnx_model_files(model_path, name, cache_dir))
+
+
+def _recorded_int8_check(files: dict[str, Path]) -> dict:
     return json.loads((files["fp32"].parent / "export.json").read_text())["int8_check"]
 
 
@@ -365,7 +368,7 @@ class RuntimeEncoderCore:
             raise InputError(f"precision {precision!r} with backend {backend}", "encoder",
                              "fp32 or int8 (onnx), fp32 or bf16 (openvino)")
         if backend == "onnx" and precision == "int8":
-            check = int8_check(model_path, name)
+            check = _recorded_int8_check(files)   # the export just looked up
             if not check["accepted"]:
                 raise InputError(f"int8 quantisation of {name} does not keep its vectors (cosine to fp32 down to "
                                  f"{check['min_cosine']:.3f} on a sample of {check['texts']} texts; at least "
