@@ -579,7 +579,8 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("apart from the fact that it is cheap, why is aspirin used?", '"why is aspirin used"'),
     # a hedge is no negation
     ("Not sure if relevant, but also wind power", '"wind power"'),
-    ("No idea if this exists, but studies on geothermal or tidal power", '("geothermal" OR "tidal power")'),
+    ("No idea if this exists, but studies on geothermal or tidal power",   # rules-37: adjectives share the noun
+     '(("geothermal" OR "tidal") AND "power")'),
     ("Not sure", '"Not sure"'),
     ("cats but not certainty", '("cats" AND NOT "certainty")'),
 ])
@@ -1606,4 +1607,79 @@ def test_rules36_postfix_exclusion(text, expr):
     ("hotels but not at least 5 km away", '("hotels" AND NOT "at least 5 km away")'),
 ])
 def test_rules36_excluded_source_or_place(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # "but not both" pairs the alternatives as they are once a shared phrase is taken out of them
+    ("recipes with chicken or fish but not both",
+     '("recipes" AND ("chicken" OR "fish") AND NOT ("chicken" AND "fish"))'),
+    ("grants from Wellcome or Gates but not both",
+     '("grants" AND ("Wellcome" OR "Gates") AND NOT ("Wellcome" AND "Gates"))'),
+    ("tea or coffee but not both", '(("tea" OR "coffee") AND NOT ("tea" AND "coffee"))'),
+])
+def test_rules37_not_both_after_a_shared_phrase(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # lone adjectives before "or" qualify the last alternative's noun
+    ("public or private schools", '(("public" OR "private") AND "schools")'),
+    ("organic or conventional farming in Kenya", '(("organic" OR "conventional") AND "farming in Kenya")'),
+    ("hydraulic or mechanical brakes, no drum brakes",
+     '(("hydraulic" OR "mechanical") AND "brakes" AND NOT "drum brakes")'),
+    # ... nouns before "or" and a generic noun after an adjective stay as they are
+    ("milk or peanut butter", '("milk" OR "peanut butter")'),
+    ("classical or modern style", '("classical" OR "modern style")'),
+])
+def test_rules37_adjectives_share_the_noun(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # more ways to exclude: "don't show me X", "that don't need X", a closing "no X please", "Please no X."
+    ("ceramic vases, don't show me the Ming ones", '("ceramic vases" AND NOT "the Ming")'),
+    ("quilts but please don't show me anything from Ohio", '("quilts" AND NOT "Ohio")'),
+    ("phone apps that don't require an account", '("phone apps" AND NOT "account")'),
+    ("laptop games, skip anything that needs a GPU", '("laptop games" AND NOT "GPU")'),
+    ("sourdough starter tips no rye flour please", '("sourdough starter tips" AND NOT "rye flour")'),
+    ("Looking for ghost stories for kids. Please no gore, my kids hate it.",
+     '("ghost stories for kids" AND NOT "gore")'),
+    ("vegan desserts. Please avoid coconut.", '("vegan desserts" AND NOT "coconut")'),
+    # ... not a claim's "we don't need X", nor a name's "No" ("Dr. No")
+    ("we don't need more reports on this", '"we don\'t need more reports on this"'),
+    ("books on Dr. No please", '"Dr. No"'),
+])
+def test_rules37_more_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # asks and relative verbs that are no topic's words
+    ("how do you fix a leaking tap", '"fix a leaking tap"'),
+    ("How can you believe in polls?", '"How can you believe in polls"'),   # a rhetorical question stays whole
+    ("Do you have any maps of Lisbon?", '"maps of Lisbon"'),
+    ("Could you show me what you have on the 1906 earthquake", '"the 1906 earthquake"'),
+    ("hip dysplasia in dogs, looking for info on surgery or physiotherapy",
+     '("hip dysplasia in dogs" AND ("surgery" OR "physiotherapy"))'),
+    ("guidelines for bridges that cover both corrosion and fatigue",
+     '("bridges" AND "corrosion" AND "fatigue")'),   # guidelines: a kind of document
+    ("Minecraft mods that work with both Forge and Fabric", '("Minecraft mods" AND "Forge" AND "Fabric")'),
+    ("Looking for documents that mention both tides and eels", '("tides" AND "eels")'),
+])
+def test_rules37_asks_and_relative_verbs(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a capitalised "Without" / "Not" / "No" inside a title, in a text with lower-case words of its own
+    ("Gone Without a Trace cast interviews", '"Gone Without a Trace cast interviews"'),
+    ("Things Not Seen book reviews", '"Things Not Seen book reviews"'),
+    ("No Time to Die box office", '"No Time to Die box office"'),
+    # ... while a request written all in capitals, or a plain "No X", excludes
+    ("Vaccines Without Adjuvants", '("Vaccines" AND NOT "Adjuvants")'),
+    ("No sugar diets", 'NOT "sugar diets"'),
+    ("Python without Django tutorials", '("Python" AND NOT "Django tutorials")'),
+])
+def test_rules37_titles_with_a_negation(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-36"
+RULES_VERSION = "rules-37"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -258,6 +258,10 @@ _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "s
                              "nothing", "nothing with", "nothing containing", "nothing involving",
                              # "X, no need for Y" (not a claim's "there is no need for Y"); "X, disregard Y"
                              "no need for", "no need for any", "disregard", "disregard anything", "disregard any"}
+for _neg in ("don't", "do not", "dont"):   # "X, don't show me the Pomo ones"
+    for _obj in ("", " me", " me any", " me anything", " anything", " any"):
+        _CLAUSE_OPENERS.add(f"{_neg} show{_obj}")
+        _CLAUSE_OPENERS.add(f"please {_neg} show{_obj}")
 for _who in ("i", "we"):
     for _neg in ("don't", "do not"):
         for _obj in ("", " anything", " any"):
@@ -279,6 +283,8 @@ for _rel in ("that", "which"):
         for _verb in _V.split("|"):
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))
             _MARKERS.append((f"{_rel} {_aux} {_verb} either", "NEITHER"))   # "... either A or B"
+        for _verb in ("need", "require", "rely on", "depend on"):   # "skyrim mods that dont need SKSE" (not
+            _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))      # "we don't need X": often a claim)
     for _verb in _V.split("|"):
         _MARKERS.append((f"{_rel} {_verb} neither", "NEITHER"))   # "remedies that use neither honey nor lemon"
         _MARKERS.append((f"{_rel} {_verb} no", "EXCL"))
@@ -467,6 +473,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"search\s+for|track\s+down|gather)\b",
     # "What do we have on X?", "What's new on X?", "Could I get everything on X?"
     r"what\s+(?:do|did)\s+(?:we|you)\s+have\s+(?:on|about|regarding)\b",
+    r"what\s+(?:we|you)\s+(?:have|'ve\s+got|got)\s+(?:on|about|regarding)\b",   # "show me what you have on X"
     r"what(?:'s|\s+is)\s+new\s+(?:on|about|with|in)\b",
     r"(?:could|can|may)\s+(?:i|we)\s+(?:please\s+)?(?:get|have|see)(?:\s+(?=(?:everything|anything|all|any|some|the)\b)|$)",
     # hedged asks: "I'm hoping for X", "Maybe you have something on X"
@@ -581,7 +588,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:got|have\s+you\s+got|do\s+you\s+have)\s+(?:anything|something|stuff|any\w*)\s+(?:on|about|regarding)\b",
     r"(?:got|have\s+you\s+got)\s+any\b",   # "Got any good reads on X?": the genre words go next
     # "Do you have papers on X?": the genre words go next; not "Do you have to pay taxes on X?"
-    r"(?:do|does)\s+(?:you|anyone|anybody)\s+have\b(?!\s+to\b)",
+    r"(?:do|does)\s+(?:you|anyone|anybody)\s+have(?:\s+any)?\b(?!\s+to\b)",
     # "What's the link between X and Y?": the two topics (before the shorter 'what is')
     r"(?:what(?:'s|\s+is|\s+are)|is\s+there|are\s+there)\s+(?:a|an|the|any)\s+(?:known\s+)?" + _RELATION
     + r"\s+between\b",
@@ -615,8 +622,8 @@ _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, _OWN_STUDY, r"(
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
 # more is stripped after it ("how to get pregnant" keeps "get").
-_HOWTO = [r"how\s+(?:do|can|could|should|would)\s+(?:i|we|one)", r"when\s+(?:should|do|can|could)\s+(?:i|we|one)",
-          r"how\s+to"]
+_HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one)|do\s+you)",   # not "How can you believe X?"
+          r"when\s+(?:should|do|can|could)\s+(?:i|we|one)", r"how\s+to"]
 _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
@@ -883,6 +890,17 @@ def _lex(text: str) -> list[_Tok]:
     # at the start, before two capitalised words (a function word may come first); "Not Python" excludes
     if out and out[0].kind == "NOT" and out[0].text == "Not" and _title_follows(out[1:4]):
         out[0].kind = "WORD"
+    # ... and inside one: "Rebel Without a Cause lobby cards", "Things Not Seen quotes": a capitalised "Without"
+    # between a capitalised word and a capitalised one (a function word may come first), "Not" or "No" so after the
+    # text's first word ("hotels in Spain Not Barcelona" excludes), in a text that has lower-case words of its own
+    # ("Vaccines Without Adjuvants", all capitalised, excludes)
+    if any(t.kind == "WORD" and t.text.islower() and t.text not in _TITLE_SMALL for t in out):
+        for i in range(1, len(out) - 1):
+            t, before = out[i], out[i - 1]
+            after = out[i + 2] if out[i + 1].text in _TITLE_FUNCTION_WORDS and i + 2 < len(out) else out[i + 1]
+            if (t.text == "Without" or t.text in ("Not", "No") and i == 1) and before.kind == after.kind == "WORD" \
+                    and before.text[:1].isupper() and after.text[:1].isupper() and not before.text.isupper():
+                t.kind = "WORD"
     # A spaced dash before an exclusion ("urban gardening - ignore hydroponics", "novels - no vampires, no
     # werewolves") is a comma; elsewhere it joins nothing ("Gaming laptops - ASUS or Lenovo" is no list).
     out = [_Tok("COMMA") if t.kind == "DASH" and _dash_separates(out, i) else t for i, t in enumerate(out)]
@@ -985,6 +1003,11 @@ def _lex(text: str) -> list[_Tok]:
             prev = out[i - 1].kind if i else None
             if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
+    # "No Man's Sky base building tips", "No Time to Die box office": a leading "No" before capitalised words, with
+    # nothing else to search for, is a title (a query of one exclusion alone asks for almost everything)
+    if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
+            and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
+        out[0].kind = "WORD"
     return _search_string_no(out)
 
 
@@ -1952,13 +1975,14 @@ def _closing_chatter(sentence: str) -> bool:
 # A short sentence that only excludes ("No Langston Hughes please.", "I'm not interested in MRSA.") after a
 # request or a topic (a sentence without an auxiliary verb) belongs to it: joined with a semicolon.
 _EXCLUSION_SENTENCE_RE = re.compile(
-    r"(?:(?:but|and|also|and\s+also),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
+    r"(?:(?:but|and|also|and\s+also|please),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+(?:anything|stuff|material|papers|articles|info|information)\s+"
     r"(?:on|about|regarding)|"
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
     r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
+    r"(?:do\s+not|don't|dont)\s+show(?:\s+me)?(?:\s+(?:any|anything))?|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
@@ -1966,7 +1990,12 @@ _EXCLUSION_SENTENCE_RE = re.compile(
 _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
                         r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*|"
                         r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*|"
-                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:already\s+)?covered\b.*)$",
+                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:already\s+)?covered\b.*|"
+                        # "..., that's a separate workstream", "..., my players hate it"
+                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:a\s+)?(?:separate|different|"
+                        r"another)\b[^()]*|"
+                        r"(?:i|we|they|(?:my|our)\s+\w+)\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
+                        r"(?:don't|doesn't|do\s+not|does\s+not)\s+like)\s+(?:it|them|that|those|this)\b[^()]*)$",   # (an aside's own)
                         re.S)
 _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
@@ -2092,7 +2121,8 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         topic = prev[ask.end():] if ask else prev                               # "are" is the ask's
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
                 and (asked or not _has_strong_aux(topic)) and not _has_strong_aux(rest):
-            s = re.sub(r"^(?:and\s+)?also\b,?\s*", "", s, flags=re.I)   # "Also not Amazon.": "also" is no topic
+            s = re.sub(r"^(?:(?:and\s+)?also|please)\b,?\s*", "", s, flags=re.I)   # "Also not Amazon.", "Please no
+                                                                                  # X.": "also" is no topic
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
         else:
             out.append(s)
@@ -2953,6 +2983,21 @@ _EITHER_FINE_RE = re.compile(
 _POSTFIX_EXCLUSION_RE = re.compile(
     r"(?:,\s*|\s+with\s+)(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
     r"(?:excluded|not\s+included|left\s+out)(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
+# "tomato blight treatments no copper sprays please": a closing "no X please" excludes X though no comma sets it
+# off (at most four words, lower case, after a lower-case word: not "No Man's Sky", "Dr. No")
+_NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
+                           r"(?:please|pls|plz)(?=\s*[.!]*\s*$)")
+# "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
+_LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
+                           r"(?:stuff|info|information|anything|material|something|papers|articles|documents|sources)\s+"
+                           r"(?:on|about|regarding)\s+(?=\S)", re.I)
+# "standards for rail equipment that cover both vibration testing and shock testing", "mods that work with both X
+# and Y": the relative clause's "both" adds its topics to the head
+_RELATIVE_BOTH_RE = re.compile(r"(?<!\bdocuments)(?<!\barticles)(?<!\bpapers)(?<!\bstudies)(?<!\bsomething)(?<!\banything)"
+                               r"(?<!\bstuff)(?<!\bsheets)(?<!\breports)(?<!\bsources)(?<!\btexts)(?<!\bresearch)"
+                               r"\s+(?:that|which)\s+(?:cover|covers|discuss|discusses|mention|mentions|include|includes|"
+                               r"combine|combines|address|addresses|(?:deal|deals|work|works)\s+with|compare|compares)"
+                               r"\s+(?=both\s)", re.I)
 # "..., but not Argentina -- we have plenty on that already", "(already have those)": the writer's reason
 _HAVE_PLENTY_RE = re.compile(
     r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
@@ -3387,6 +3432,9 @@ def _has_any_aux(text: str) -> bool:
 
 
 _EXCLUDED_KINDS = {"papers", "articles", "essays", "studies", "reports"}
+# what an excluded "anything that ..." does with its topic: "skip anything that needs Script Extender"
+_EXCLUDED_RELATIONS = {"mentions", "mention", "discusses", "covers", "concerns", "involves", "needs", "need",
+                       "requires", "require", "uses", "use"}
 
 
 def _drop_placeholders(node: Node) -> Node:
@@ -3412,11 +3460,10 @@ def _drop_placeholders(node: Node) -> Node:
             words = words[3:]                                                                  # relating to X"
         elif len(words) > 4 and low[0] == "any" and " ".join(low[2:4]) in ("relating to", "related to", "specific to"):
             words = words[4:]   # "excluding any disclosures relating to X"
-        elif len(words) > 2 and low[0] in ("that", "which") and low[1] in ("mentions", "mention", "discusses", "covers",
-                                                                           "concerns", "involves"):
+        elif len(words) > 2 and low[0] in ("that", "which") and low[1] in _EXCLUDED_RELATIONS:
             words = words[2:]   # "drop anything that mentions X" (the opener took "anything")
         elif len(words) > 3 and low[0] in ("anything", "everything", "items") and low[1] in ("that", "which") \
-                and low[2] in ("mentions", "mention", "discusses", "covers", "concerns", "involves", "is"):
+                and low[2] in _EXCLUDED_RELATIONS | {"is"}:
             words = words[4:] if low[2] == "is" and low[3] == "about" else words[3:]   # "anything that mentions X"
         elif len(words) > 1 and words[0] == "anything":
             words = words[2:] if len(words) > 2 and words[1] in _ANYTHING_LINKS else words[1:]
@@ -3512,7 +3559,15 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if isinstance(node, Not):
         return Not(_split_shared(node.child, quoted, heads))
     if isinstance(node, And):
-        return make_and([_split_shared(c, quoted, heads) for c in node.children])
+        kids = [_split_shared(c, quoted, heads) for c in node.children]
+        # "templates for A or B but not both": the "not both" pairs the alternatives as shared out, not
+        # "templates for A" and "B"
+        shared = {old.children: alts.children for old, new in zip(node.children, kids)
+                  if isinstance(old, Or) and isinstance(new, And)
+                  for alts in [next((c for c in new.children if isinstance(c, Or)), None)] if alts is not None}
+        kids = [Not(make_and(shared[k.child.children])) if isinstance(k, Not) and isinstance(k.child, And)
+                and k.child.children in shared else k for k in kids]
+        return make_and(kids)
     if isinstance(node, Term):
         if node.text in quoted:
             return node
@@ -3528,6 +3583,15 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids):
         return make_or([_split_shared(c, quoted, heads) for c in kids])
     first, last = kids[0].text, kids[-1].text
+    # lone adjectives before the last alternative qualify its noun: "public or private schools", "pneumatic or
+    # electric valve actuators", "piezoelectric or thermoelectric energy harvesting from roads" (an adjective alone
+    # names no topic; nouns before "or" stay as they are: "milk or peanut butter")
+    words = last.split()
+    if all(len(c.text.split()) == 1 and _adjective_like(c.text) for c in kids[:-1]) and 2 <= len(words) \
+            and words[0].isalpha() and words[0].islower() and words[0] not in _TITLE_SMALL \
+            and words[1].islower() and words[1] not in _TITLE_SMALL \
+            and not (len(words) == 2 and words[1] in _GENERIC_TAILS | _TIME_UNITS):
+        return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(words[0])]), Term(" ".join(words[1:]))])
     # the head first: "X in A or B", "X for A, B or C"; the last link of the first alternative
     head_links = _links(first) if heads else []
     if head_links:
@@ -3635,6 +3699,21 @@ _GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "
                   "ways", "variety", "varieties", "edition", "editions"}   # "(Neapolitan or New York style)"
 
 
+# Adjectives by their ending ("organic", "electrical", "porous", "invasive", "disposable") and common ones that
+# have none; nouns with such endings ("animal", "hospital") read the same way before "or" ("hospital or clinic
+# visits").
+_ADJECTIVE_END_RE = re.compile(r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible)")
+_ADJECTIVES = {"public", "private", "male", "female", "wild", "domestic", "urban", "rural", "young", "old", "new",
+               "used", "early", "late", "acute", "chronic", "primary", "secondary", "local", "foreign", "free", "paid",
+               "hot", "cold", "wet", "dry", "raw", "cooked", "fresh", "frozen", "canned", "hard", "soft", "full",
+               "part-time", "full-time", "short-term", "long-term", "indoor", "outdoor", "upper", "lower", "inner",
+               "outer", "front", "rear", "left", "right", "major", "minor", "mild", "severe", "open", "closed"}
+
+
+def _adjective_like(word: str) -> bool:
+    return word in _ADJECTIVES or bool(_ADJECTIVE_END_RE.fullmatch(word))
+
+
 def _name_like(word: str) -> bool:
     """A word of a name, an acronym or a code: "Walmart", "Apple", "iPhone", "3PL" (not "the", "earnings")."""
     return any(ch.isupper() for ch in word) and word.lower() not in _TITLE_SMALL
@@ -3658,6 +3737,8 @@ def translate_rules(text: str) -> Node:
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _POSTFIX_EXCLUSION_RE.sub(lambda m: ", excluding " + m.group("what"), cleaned)
+    cleaned = _RELATIVE_BOTH_RE.sub(" and ", cleaned)
+    cleaned = _LATER_ASK_RE.sub(", and ", _NO_PLEASE_RE.sub(lambda m: ", excluding " + m.group("what"), cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
