@@ -247,14 +247,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval", help="evaluate a result file against qrels with ir-measures")
     s.add_argument("results", help="result file (.arrow/.parquet/.jsonl, or .tsv/.csv with a header naming the query "
                                    "id, doc id and score columns), the result folder of a sharded/batched search, or "
-                                   "a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a headerless .tsv); "
-                                   "ties in score keep the file's rank order")
+                                   "a TREC run (qid Q0 docid rank score tag: .run/.trec/.txt or a headerless .tsv)")
     s.add_argument("qrels", help="qrels: BEIR .tsv, TREC (qid 0 docid rel) or .csv with a header row")
     s.add_argument("--measures", type=measure_list, default="nDCG@10,R@100",
                    help="comma-separated ir-measures names (default %(default)s)")
     s.add_argument("--unanswered", choices=("zero", "skip"), default="zero",
                    help="queries of the qrels with no results: count as 0 in the means (default), or leave them "
                         "out (results for a subset of the qrels' queries)")
+    s.add_argument("--ties", choices=("rank", "trec_eval"), default=None,
+                   help="documents of equal score: in the file's rank order (rank), or as trec_eval orders them, "
+                        "ignoring the ranks (trec_eval); default: trec_eval for a TREC run, rank for itlr's "
+                        "results (the engine's order)")
     s.set_defaults(func=cmd_eval, loads_torch=False)
 
     s = sub.add_parser("translate", help="natural language -> logical expressions (rules, llama.cpp or vLLM)")
@@ -465,7 +468,7 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
 
 def cmd_eval(args) -> int:
     from .evaluate import evaluate, looks_like_qrels, shallow_measures
-    from .io import read_run
+    from .io import is_trec_run, read_run
     from .scale.bulk import read_results
 
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
@@ -476,7 +479,10 @@ def cmd_eval(args) -> int:
                          "a result file, a result folder or a TREC run")
     # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated
     table = read_results(args.results) if os.path.isdir(args.results) else read_run(args.results, "results")
-    scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered)
+    # a TREC run is judged as trec_eval judges it (its rank column ignored: the numbers a paper reports)
+    ties = args.ties or ("trec_eval" if not os.path.isdir(args.results) and is_trec_run(args.results) else "rank")
+    scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered,
+                      ties=ties)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     for name, cutoff, depth in shallow_measures(table, measures):

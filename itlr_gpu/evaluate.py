@@ -277,14 +277,18 @@ def _check_params(measure: Any, name: str) -> None:
             raise InputError(f"measure {name!r} has {key} {value!r}", "measures", "finite parameters")
 
 
-def _run(results: pa.Table) -> list[ir_measures.ScoredDoc]:
-    """The run in the order it is to be judged: by score, ties by the table's ``rank`` when it has one (the order
-    the engine chose), else by doc id (trec_eval's rule).  With a rank column each document gets its position
-    as the score handed on, so that the library cannot re-break the ties."""
+TIES = ("rank", "trec_eval")
+
+
+def _run(results: pa.Table, ties: str = "rank") -> list[ir_measures.ScoredDoc]:
+    """The run in the order it is to be judged: by score, ties by the table's ``rank`` when it has one and
+    ``ties="rank"`` (the order the engine chose), else as trec_eval breaks them (the library's own rule).  With a
+    rank column each document gets its position as the score handed on, so that the library cannot re-break the
+    ties."""
     qids = [str(q) for q in results.column("query_id").to_pylist()]
     dids = [str(d) for d in results.column("doc_id").to_pylist()]
     scores = np.asarray(results.column("score").to_numpy(zero_copy_only=False), dtype=np.float64)
-    if "rank" not in results.column_names:
+    if "rank" not in results.column_names or ties == "trec_eval":
         return [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in zip(qids, dids, scores)]
     ranks = np.asarray(results.column("rank").to_numpy(zero_copy_only=False), dtype=np.int64)
     order = np.lexsort((ranks, -scores))   # stable over queries: positions count within each query below
@@ -302,7 +306,7 @@ UNANSWERED = ("zero", "skip")
 
 def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
              measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False,
-             where: str = "results", unanswered: str = "zero") -> dict[str, Any]:
+             where: str = "results", unanswered: str = "zero", ties: str = "rank") -> dict[str, Any]:
     """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
 
     Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
@@ -314,8 +318,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     empty is penalised; ``"skip"``: the means are over the judged queries only
     (for results of a subset of the qrels' queries).
     Documents are ranked by ``score``; ties are broken by the ``rank`` column
-    when the table has one (itlr's results do: the engine's order), else by doc
-    id, as trec_eval does.  ``where`` names the results in error messages (the
+    when the table has one (itlr's results do: the engine's order) and
+    ``ties="rank"`` (default), else as trec_eval breaks them (``ties="trec_eval"``:
+    the rank column is ignored, as trec_eval ignores a run's ranks).  ``where`` names the results in error messages (the
     file).  With ``per_query=True`` the dict also
     holds ``"per_query"``: ``{query_id: {measure name: value}}``.
     Raises InputError when no result query has qrels (mismatched ids).
@@ -359,8 +364,10 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         raise InputError("no qrels", qrels_where, "at least one judgement")
     if unanswered not in UNANSWERED:
         raise InputError(f"unanswered={unanswered!r}", "unanswered", " or ".join(UNANSWERED))
+    if ties not in TIES:
+        raise InputError(f"ties={ties!r}", "ties", " or ".join(TIES))
     qrel_qids = {q.query_id for q in qrel_list}
-    run = _run(results)
+    run = _run(results, ties)
     run_qids = {d.query_id for d in run}
     judged = run_qids & qrel_qids
     missing = qrel_qids - run_qids

@@ -58,6 +58,36 @@ def test_score_ties_keep_the_rank_order():
     assert evaluate(no_rank, qrels, measures=["P@1"])["P@1"] == ties[ir_measures.P @ 1]
 
 
+def test_ties_trec_eval_ignores_the_rank_column():
+    # the same run judged as trec_eval judges it: the rank column plays no part, ir_measures' order decides
+    run = results([("q1", "b", 1.0), ("q1", "a", 1.0), ("q1", "c", 0.5)])
+    qrels = [ir_measures.Qrel("q1", "b", 1)]
+    want = ir_measures.calc_aggregate([ir_measures.RR], qrels, [ir_measures.ScoredDoc("q1", d, s) for d, s in
+                                                               (("b", 1.0), ("a", 1.0), ("c", 0.5))])[ir_measures.RR]
+    assert evaluate(run, qrels, measures=["RR"], ties="trec_eval")["RR"] == want
+    assert evaluate(run, qrels, measures=["RR"], ties="rank")["RR"] == 1.0
+    with pytest.raises(InputError, match="ties='docid'"):
+        evaluate(run, qrels, ties="docid")
+
+
+def test_eval_cli_judges_a_trec_run_as_trec_eval(tmp_path, capsys):
+    # a TREC run's tie is broken as trec_eval breaks it (what ir-measures reports for the file), unless --ties rank
+    from itlr_gpu.cli import main
+    (tmp_path / "tie.run").write_text("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0 x\n")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ta\t1\n")
+    want = ir_measures.calc_aggregate([ir_measures.RR], list(ir_measures.read_trec_qrels("q1 0 a 1\n")),
+                                      list(ir_measures.read_trec_run(str(tmp_path / "tie.run"))))[ir_measures.RR]
+
+    def rr(*extra):
+        assert main(["eval", str(tmp_path / "tie.run"), str(tmp_path / "qrels.tsv"), "--measures", "RR", *extra]) == 0
+        return float(next(l for l in capsys.readouterr().out.splitlines() if l.startswith("RR")).split("\t")[1])
+
+    assert want < 1.0   # trec_eval puts b first: the two orders differ
+    assert rr() == pytest.approx(want, abs=5e-5)
+    assert rr("--ties", "trec_eval") == pytest.approx(want, abs=5e-5)
+    assert rr("--ties", "rank") == 1.0
+
+
 @given(st.data())
 @settings(max_examples=40, deadline=None)
 def test_ties_follow_rank_across_queries_and_row_orders(data):
