@@ -143,8 +143,12 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     files = {"fp32": out / "model.onnx", "fused": out / "model.fused.onnx", "int8": out / "model.int8.onnx"}
     if all(p.is_file() for p in files.values()):
         return files
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = mkdtemp_shared(root, f".{out.name}.tmp-")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = mkdtemp_shared(root, f".{out.name}.tmp-")
+    except OSError as err:
+        # a read-only home (a container, a locked-down account) must not stop a search: export for this process
+        return _export_for_this_process(model_path, name, files, err)
     print(f"itlr: note: exporting {name} to ONNX once (about 10 s on 2 cores) into {out}", file=sys.stderr)
     try:
         with _quiet():
@@ -157,6 +161,28 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return files
+
+
+@functools.lru_cache(maxsize=None)
+def _process_export_dir(model_path: Path, name: str) -> Path:
+    import atexit
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"itlr-onnx-{name}-"))
+    atexit.register(shutil.rmtree, tmp, True)
+    with _quiet():
+        _export_all(model_path, name, tmp)
+    return tmp
+
+
+def _export_for_this_process(model_path: Path, name: str, files: dict[str, Path], err: OSError) -> dict[str, Path]:
+    """The export in a temporary folder removed at exit, when the cache cannot be written (``err``)."""
+    where = err.filename or files["fp32"].parent.parent
+    print(f"itlr: note: the model cache {where} cannot be written ({err.strerror or err}): exporting {name} to ONNX "
+          "for this run only, into a temporary folder (set ITLR_CACHE_DIR to a writable folder to keep it)",
+          file=sys.stderr)
+    tmp = _process_export_dir(model_path, name)
+    return {kind: tmp / path.name for kind, path in files.items()}
 
 
 class _BelowErrorFromThisThread(logging.Filter):

@@ -680,3 +680,22 @@ def test_an_index_this_machine_cannot_embed_queries_for_says_so(monkeypatch):
                                          r"max_length 256, which this machine cannot run for the queries .*expected an "
                                          r"index built on this machine"):
         cli_common.query_encoder(None, index)
+
+
+@pytest.mark.slow
+def test_an_unwritable_model_cache_exports_for_the_process_only(onnx_cache, tmp_path, monkeypatch, capsys):
+    """A read-only home (a container) still searches: the export goes to a temporary folder, removed at exit, with
+    one note naming the cache; the vectors are the cached export's."""
+    from itlr_gpu import encode_runtime
+
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(onnx_cache))
+    texts = ["vitamin D and bone health", "x"]
+    want = SentenceTransformerEncoder(backend="onnx", show_progress=False).encode(texts)
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path / "a-file" / "cache"))   # below a file: cannot be made
+    encode_runtime._process_export_dir.cache_clear()
+    got = SentenceTransformerEncoder(backend="onnx", show_progress=False).encode(texts)
+    err = capsys.readouterr().err
+    assert f"the model cache {tmp_path / 'a-file'}" in err and "for this run only" in err
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert not (tmp_path / "a-file" / "cache").exists()
