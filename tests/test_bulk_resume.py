@@ -373,3 +373,25 @@ def test_an_interrupted_bulk_job_says_that_rerunning_resumes_it(index_dir, tmp_p
     monkeypatch.setattr(cli_common, "make_encoder", interrupted)
     assert main(base + [str(tmp_path / "one.arrow")]) == 130   # one file: nothing to resume
     assert capsys.readouterr().err.strip().splitlines()[-1] == "itlr: interrupted"
+
+
+def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
+    # a query that fails in its batch (here: the third) leaves the finished parts, and the error says so
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+
+    def failing(batch_ids, batch_queries):
+        if "q12" in batch_ids:
+            raise InputError("query 'q12' overflows", "queries", "finite scores")
+        return searcher(batch_ids, batch_queries)
+
+    out = tmp_path / "out"
+    with pytest.raises(InputError) as info:
+        run_bulk(out, ids, queries, failing, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    assert _parts_done(out) == 2
+    (note,) = info.value.details
+    assert f"{out} keeps the 2 part(s) finished before this error" in note and "rerun the same command" in note
+    with pytest.raises(InputError, match="incomplete"):
+        read_results(out)

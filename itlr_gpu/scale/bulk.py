@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from ..compiler import Program, compile_queries
 from ..encoders import Encoder, encode_queries
-from ..errors import InputError
+from ..errors import InputError, ItlrError
 from ..index import Index
 from ..index import file_sha256
 from ..io import RESULT_SCHEMA, write_table
@@ -354,9 +354,15 @@ def run_bulk(
         with folder_lock(out):   # before the job file is read: a second job into this folder is refused
             manifest = _open_manifest(out, job, num_parts)
             return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
-    except BaseException:
+    except BaseException as err:
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
+        parts = sorted(p.name for p in out.glob("part-*")) if out.is_dir() else []
+        if parts and isinstance(err, ItlrError):   # (an interrupt says how to resume on its own)
+            err.details = [*getattr(err, "details", ()),
+                           f"{out} keeps the {len(parts)} part(s) finished before this error, marked incomplete "
+                           "(readers refuse the folder): fix the cause and rerun the same command to resume, or "
+                           "delete the folder"]
         raise
 
 
