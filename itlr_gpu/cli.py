@@ -258,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="documents of equal score: in the file's rank order (rank), or as trec_eval orders them, "
                         "ignoring the ranks (trec_eval); default: trec_eval for a TREC run, rank for itlr's "
                         "results (the engine's order)")
+    s.add_argument("--json", metavar="OUT", help="also write the means and every query's values as JSON "
+                                                  "(atomically)")
     s.set_defaults(func=cmd_eval, loads_torch=False)
 
     s = sub.add_parser("translate", help="natural language -> logical expressions (rules, llama.cpp or vLLM)")
@@ -477,14 +479,26 @@ def cmd_eval(args) -> int:
     if looks_like_qrels(args.results):
         raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
                          "a result file, a result folder or a TREC run")
+    if args.json:  # before any work, like every -o
+        check_output(args.json, (".json",), inputs={"results": args.results, "qrels": args.qrels}, flag="--json")
     # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated
     table = read_results(args.results) if os.path.isdir(args.results) else read_run(args.results, "results")
     # a TREC run is judged as trec_eval judges it (its rank column ignored: the numbers a paper reports)
     ties = args.ties or ("trec_eval" if not os.path.isdir(args.results) and is_trec_run(args.results) else "rank")
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered,
-                      ties=ties)
+                      ties=ties, per_query=bool(args.json))
+    per_query = scores.pop("per_query", None)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
+    if args.json:
+        import json
+
+        from .io import atomic_file
+
+        report = {"results": args.results, "qrels": args.qrels, "ties": ties, "unanswered": args.unanswered,
+                  "means": scores, "per_query": per_query}
+        with atomic_file(args.json, "w", encoding="utf-8") as f:
+            f.write(json.dumps(report, indent=2) + "\n")
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
               f"{depth:,} (a deeper run measures it: itlr search -k {cutoff}, where the index holds more documents; "

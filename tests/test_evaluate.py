@@ -422,3 +422,21 @@ def test_qrels_grades_are_plain_ascii_numbers(tmp_path, grade):
         read_qrels(path)
     path.write_text("query-id\tcorpus-id\tscore\nq1\tb\t+2\nq1\tc\t1.0\n", encoding="utf-8")
     assert [q.relevance for q in read_qrels(path)] == [2, 1]
+
+
+def test_eval_cli_json_holds_the_means_and_each_querys_values(tmp_path, capsys):
+    from itlr_gpu.cli import main
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 x\nq1 Q0 b 2 1.0 x\nq2 Q0 c 1 1.0 x\n")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tb\t1\nq2\tc\t1\n")
+    out = tmp_path / "eval.json"
+    assert main(["eval", str(run), str(tmp_path / "qrels.tsv"), "--measures", "RR,P@1", "--json", str(out)]) == 0
+    import json
+    report = json.loads(out.read_text())
+    assert report["per_query"] == {"q1": {"RR": 0.5, "P@1": 0.0}, "q2": {"RR": 1.0, "P@1": 1.0}}
+    assert report["means"]["RR"] == pytest.approx(0.75) and report["means"]["judged_queries"] == 2
+    assert report["ties"] == "trec_eval"
+    # a bad --json path is refused before any work, nothing written
+    capsys.readouterr()
+    assert main(["eval", str(run), str(tmp_path / "qrels.tsv"), "--json", str(tmp_path / "eval.txt")]) != 0
+    assert "(expected .json)" in capsys.readouterr().err and not (tmp_path / "eval.txt").exists()
