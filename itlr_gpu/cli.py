@@ -191,7 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
                                              ".arrow with doc_id (or _id), text[, title]")
     s.add_argument("-o", "--output", required=True, help="index directory to write")
     s.add_argument("--model", help="local sentence-transformers folder (default: bundled all-MiniLM-L6-v2)")
-    s.add_argument("--dtype", choices=("float16", "float32"), default="float16")
+    s.add_argument("--dtype", choices=("float16", "float32"), help="default float16 (with --append: the index's)")
+    s.add_argument("--append", action="store_true",
+                   help="add CORPUS's documents to the index in OUTPUT (rewritten atomically), embedded as its "
+                        "documents were (the model and encoder settings its manifest records); new doc ids only")
     s.add_argument("--keep-empty", action="store_true",
                    help="index documents without text (empty title and text) as an empty string; by default they "
                         "are left out (such a vector is close to every short term)")
@@ -321,6 +324,9 @@ def cmd_index(args) -> int:
                                     ("--precision", args.precision is not None), ("--device", args.device != "cpu"),
                                     ("--keep-empty", args.keep_empty))
                      if v]
+    if args.append:
+        return _append_to_index(args, [f for f in encoder_flags if f != "--keep-empty"])
+    args.dtype = args.dtype or "float16"
     if args.embeddings:
         if args.corpus:
             raise UsageError("give either CORPUS or --embeddings, not both", "itlr index",
@@ -357,6 +363,46 @@ def cmd_index(args) -> int:
     if args.corpus:   # the figure a bulk job is planned by; the encoder settings are what it depends on
         print(f"encoding took {took:.1f} s, {n / took:,.1f} documents/s (corpus read and model load included; "
               f"{encoder_summary(encoder)})")
+    return 0
+
+
+def _append_to_index(args, encoder_flags: list[str]) -> int:
+    """``itlr index CORPUS -o IDX --append``: CORPUS embedded as IDX's documents were, appended, saved atomically."""
+    from .index import Index
+    from .scale.shards import load_index
+
+    if args.embeddings or args.ids:
+        raise UsageError("--append encodes a CORPUS; it does not import --embeddings", "itlr index --append",
+                         "CORPUS (imported vectors: Index.append in Python)")
+    if not args.corpus:
+        raise UsageError("nothing to append", "itlr index --append", "CORPUS -o INDEX --append")
+    if encoder_flags:
+        raise UsageError(f"{', '.join(encoder_flags)} cannot change how the new documents are embedded",
+                         "itlr index --append", "no encoder options: the index's recorded settings embed them")
+    if not os.path.isdir(args.output):
+        raise InputError("no index to append to", args.output, "an existing index folder (itlr index CORPUS -o "
+                         "INDEX builds one)")
+    index = load_index(args.output)
+    if type(index) is not Index:
+        raise InputError("is a sharded index", args.output, "a single-file index (append to it, then itlr shard)")
+    if args.dtype and args.dtype != index.dtype.name:
+        raise UsageError(f"--dtype {args.dtype} for an index of {index.dtype.name}", "itlr index --append",
+                         f"--dtype {index.dtype.name}, or no --dtype")
+    if not index.manifest.get("encoder"):
+        raise InputError("records no encoder settings (imported embeddings)", args.output,
+                         "an index built by itlr index CORPUS (imported vectors: Index.append in Python, with "
+                         "vectors made as the index's were)")
+    encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index)
+    cli_common.check_encoder(encoder)
+    started = time.perf_counter()
+    new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
+                      keep_empty=args.keep_empty)
+    took = time.perf_counter() - started
+    appended = index.append(new)
+    appended.save(args.output)
+    print(f"appended {cli_common.counted(len(new), 'document')} to {args.output}: "
+          f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")
+    print(f"encoding took {took:.1f} s, {len(new) / took:,.1f} documents/s ({encoder_summary(encoder)})")
     return 0
 
 

@@ -339,6 +339,38 @@ class Index:
             raise InputError(f"unknown embeddings file type '{ep.suffix}'", str(ep), "one of .npy, .parquet, .arrow")
         return cls._from_arrays(matrix, ids, dtype=dtype, model=None, emb_where=str(ep), ids_where=ids_where)
 
+    def append(self, other: Index) -> Index:
+        """A new in-memory index: this one's documents, then ``other``'s (cast to this dtype).
+
+        Both must be embedded alike: the same dimension, model and recorded encoder settings (build ``other``
+        with ``Index.build(corpus, encoder)`` where ``encoder`` embeds as this index's documents were, e.g.
+        ``encoders.encoder_for(index.manifest["encoder"])``); a doc id in both is refused.  The result keeps
+        this index's manifest (model, encoder settings, model path), so queries are still checked against it."""
+        if not isinstance(other, Index) or type(other) is not Index:
+            raise InputError(f"can only append a single-file Index, got {type(other).__name__}", "append",
+                             "an Index (Index.build / Index.from_arrays / Index.load)")
+        where = str(self.path) if self.path else "index"
+        if other.dim != self.dim:
+            raise InputError(f"documents of dimension {other.dim} appended to an index of dimension {self.dim}",
+                             where, "vectors of the index's dimension")
+        for key in ("model", "encoder"):
+            mine, theirs = self.manifest.get(key), other.manifest.get(key)
+            if mine != theirs:
+                raise InputError(f"the new documents were embedded with {key} {theirs!r}, the index with {mine!r}",
+                                 where, "documents embedded as the index's were (the same model and encoder "
+                                        "settings)")
+        mine = set(self.doc_ids.to_pylist())
+        repeated = next((d for d in other.doc_ids.to_pylist() if d in mine), None)
+        if repeated is not None:
+            n = sum(1 for d in other.doc_ids.to_pylist() if d in mine)
+            raise InputError(f"doc_id {repeated!r} is already in the index ({n:,} of the new ids are)", where,
+                             "new doc ids only (to replace a document, build the index again)")
+        matrix = np.concatenate([np.asarray(self.embeddings), np.asarray(other.embeddings, dtype=self.dtype)])
+        ids = pa.concat_arrays([self.doc_ids, other.doc_ids.cast(self.doc_ids.type)])
+        manifest = dict(self.manifest, count=int(matrix.shape[0]), checksum=None, created=None)
+        manifest.pop("ids_checksum", None)
+        return Index(matrix, ids, manifest)
+
     # ------------------------------------------------------------------ checks
 
     def check_encoder(self, encoder: Encoder) -> None:

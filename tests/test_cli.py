@@ -14,6 +14,7 @@ import pytest
 
 from itlr_gpu import encoders
 from itlr_gpu.cli import main
+from itlr_gpu.index import Index
 from itlr_gpu.io import read_table
 
 DOCS = [
@@ -64,6 +65,39 @@ def test_index_search_eval(workdir, capsys):
     assert (f"itlr: warning: R@100 looks at 100 results per query, {out} holds at most 3 (a deeper run measures it: "
             "itlr search -k 100, where the index holds more documents; a reranked run holds at most each query's "
             "candidates found in the index)") in captured.err
+
+
+@pytest.mark.slow
+def test_index_append_embeds_as_the_index_did_and_equals_one_build(tmp_path, capsys):
+    def corpus(name, docs):
+        (tmp_path / name).write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in docs))
+        return str(tmp_path / name)
+
+    flags = ["--encoder-backend", "torch", "--precision", "fp32", "--max-length", "64"]
+    assert main(["index", corpus("all.jsonl", DOCS), "-o", str(tmp_path / "all"), *flags]) == 0
+    assert main(["index", corpus("a.jsonl", DOCS[:4]), "-o", str(tmp_path / "ix"), *flags]) == 0
+    capsys.readouterr()
+    assert main(["index", corpus("b.jsonl", DOCS[4:]), "-o", str(tmp_path / "ix"), "--append"]) == 0
+    assert capsys.readouterr().out.startswith(f"appended 2 documents to {tmp_path / 'ix'}: 6 documents (d=384, "
+                                              "float16)\nencoding took")
+    whole, appended = Index.load(tmp_path / "all"), Index.load(tmp_path / "ix")
+    assert appended.doc_ids.to_pylist() == whole.doc_ids.to_pylist()
+    assert appended.manifest["encoder"] == whole.manifest["encoder"]
+    np.testing.assert_allclose(appended.embeddings.astype(np.float32), whole.embeddings.astype(np.float32),
+                               rtol=0, atol=1e-3)   # fp32 batches of other sizes: float16 storage's rounding
+    # bad input: one line, nothing changed
+    before = (tmp_path / "ix" / "embeddings.npy").read_bytes()
+    for argv, code, message in (
+            (["index", corpus("b.jsonl", DOCS[4:]), "-o", str(tmp_path / "ix"), "--append"], 1,
+             "is already in the index"),
+            (["index", corpus("c.jsonl", [("z", "owls")]), "-o", str(tmp_path / "ix"), "--append", "--precision",
+              "int8"], 2, "--precision cannot change how the new documents are embedded"),
+            (["index", corpus("c.jsonl", [("z", "owls")]), "-o", str(tmp_path / "none"), "--append"], 1,
+             "no index to append to")):
+        assert main(argv) == code
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "ix" / "embeddings.npy").read_bytes() == before and not (tmp_path / "none").exists()
 
 
 @pytest.mark.slow

@@ -575,3 +575,46 @@ def test_the_python_api_is_listed_and_its_errors_name_keywords():
         itlr_gpu.search(idx, ["a"], encoder=enc, backend="faiss")
     with pytest.raises(InputError, match=r"^device: unknown device 'tpu'"):
         itlr_gpu.search(idx, ["a"], encoder=enc, device="tpu")
+
+
+# ------------------------------------------------------------------ append
+
+
+@settings(max_examples=30, deadline=None)
+@given(texts=st.lists(st.text(alphabet="abcdefgh xyz", min_size=2, max_size=30)
+                      .filter(lambda t: sum(c.isalpha() for c in t) >= 2), min_size=2, max_size=20, unique=True),
+       cut=st.integers(1, 19), dtype=st.sampled_from(["float16", "float32"]))
+def test_append_equals_building_all_documents_at_once(texts, cut, dtype):
+    cut = min(cut, len(texts) - 1)
+    table = pa.table({"doc_id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    whole = Index.build(table, SettingsEncoder(), dtype=dtype)
+    first = Index.build(table.slice(0, cut), SettingsEncoder(), dtype=dtype)
+    appended = first.append(Index.build(table.slice(cut), SettingsEncoder(), dtype="float32"))  # cast to first's
+    assert appended.doc_ids.to_pylist() == whole.doc_ids.to_pylist() and appended.dtype == whole.dtype
+    np.testing.assert_array_equal(appended.embeddings, whole.embeddings)
+    assert appended.manifest["encoder"] == whole.manifest["encoder"] and appended.manifest["count"] == len(texts)
+    assert len(first) == cut   # the original is left as it was
+
+
+def test_append_save_load_round_trip_keeps_the_encoder_check(tmp_path):
+    a = Index.build(pa.table({"doc_id": ["a"], "text": ["cats"]}), SettingsEncoder())
+    b = Index.build(pa.table({"doc_id": ["b"], "text": ["dogs"]}), SettingsEncoder())
+    a.append(b).save(tmp_path / "ix")
+    loaded = Index.load(tmp_path / "ix")
+    assert loaded.doc_ids.to_pylist() == ["a", "b"]
+    with pytest.raises(InputError, match="do not match the index's"):
+        loaded.check_encoder(SettingsEncoder(precision="fp32"))
+
+
+def test_append_refuses_what_would_mix_or_repeat():
+    a = Index.build(pa.table({"doc_id": ["a", "b"], "text": ["cats", "dogs"]}), SettingsEncoder())
+    same_id = Index.build(pa.table({"doc_id": ["c", "b"], "text": ["owls", "dogs"]}), SettingsEncoder())
+    with pytest.raises(InputError, match=r"doc_id 'b' is already in the index \(1 of the new ids are\)"):
+        a.append(same_id)
+    other = Index.build(pa.table({"doc_id": ["c"], "text": ["owls"]}), SettingsEncoder(precision="fp32"))
+    with pytest.raises(InputError, match="embedded with encoder .*'fp32'.* the index with .*'int8'"):
+        a.append(other)
+    with pytest.raises(InputError, match="dimension 5 appended to an index of dimension 8"):
+        a.append(Index.from_arrays(rand(1, 5), ["z"]))
+    with pytest.raises(InputError, match="can only append a single-file Index"):
+        a.append(rand(1, 8))
