@@ -726,9 +726,12 @@ def main(argv=None) -> int:
     encoder = qdata.CachedEncoder(args.cache_dir, model=args.model)
     if args.dump_queries:
         return dump_llm_queries(names, args, encoder)
+    from itlr_gpu.cpuinfo import cpu_name
     from itlr_gpu.scoring import RECOMMENDED
+    from itlr_gpu.translate.rules import RULES_VERSION
 
     out = {"settings": {"datasets": names, "dataset_dirs": {n: str(d) for n, d in args.dataset_dirs.items()},
+                        "machine": f"{cpu_name()}, {os.cpu_count()} cores", "rules": RULES_VERSION,
                         "quick": args.quick, "seed": args.seed, "dev_seed": args.seed + 1,
                         "configs": args.config,
                         "recommended": str(RECOMMENDED),

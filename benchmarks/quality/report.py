@@ -363,6 +363,10 @@ def display_path(p: Path) -> str:
         return str(p)
 
 
+MODEL_SIZES = {"all-MiniLM-L6-v2": "22M parameters, 384 dimensions",
+               "all-mpnet-base-v2": "110M parameters, 768 dimensions"}
+
+
 def write_report(out: dict, outdir: Path) -> None:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -397,7 +401,9 @@ def write_report(out: dict, outdir: Path) -> None:
     L.append(f"Run time {out['seconds']:.0f} s (document embeddings cached by model and corpus checksum). "
              f"Model `{st['model']}` (documents truncated to {st['doc_max_tokens']} word pieces, the length it was "
              f"trained with), nDCG@10 with ir-measures, top-{st['k']} retrieval. Test seed {st['seed']}, "
-             f"dev seed {st['dev_seed']}." + (" **Quick mode: small samples, numbers are noisy.**" if st["quick"] else "") + "\n")
+             f"dev seed {st['dev_seed']}." + (" **Quick mode: small samples, numbers are noisy.**" if st["quick"] else "")
+             + (f" Machine: {st['machine']}." if st.get("machine") else "")
+             + (f" Rule-based translator: {st['rules']}." if st.get("rules") else "") + "\n")
     L.append("Methods: **Baseline** = the natural-language query embedded whole (one vector); **ITLR gold** = the "
              "gold logical form scored with the paper's ops (AND=x*y, OR=x+y, NOT=1-x) on raw cosines; **ITLR rules** = "
              "the logical form produced by the rule-based translator (`itlr_gpu.translate`, rules) from the same "
@@ -709,10 +715,11 @@ def write_report(out: dict, outdir: Path) -> None:
              "~20 minutes of MiniLM embedding on 2 CPU cores: every judged document is kept and the rest is a fixed-seed "
              "random sample (`FULL_DOC_CAP` in `benchmarks/quality.py`, `--max-docs` to change; Reuters counts only "
              "articles with a body and a TOPICS label).")
-    L.append("""* Embedding model: all-MiniLM-L6-v2 (22M parameters, 384 dimensions) on the CPU instead of NV-Embed-V1 /
-  OpenAI v3 / nv-embedqa-mistral-7b; documents truncated to 128 word pieces.
+    size = MODEL_SIZES.get(str(st.get("model")), "")
+    L.append(f"""* Embedding model: {st.get('model')}{f' ({size})' if size else ''} on the CPU instead of NV-Embed-V1 /
+  OpenAI v3 / nv-embedqa-mistral-7b; documents truncated to {st['doc_max_tokens']} word pieces.
 * Synthetic data: real Reuters-21578 news with human TOPICS labels (exact set-logic answers) instead of
-  LLM-generated documents about generated topics; label terms are short category names, which MiniLM
+  LLM-generated documents about generated topics; label terms are short category names, which a small encoder
   matches imperfectly (so absolute numbers are lower than the paper's 0.97-1.00).
 * Real data: compositions of the datasets' own test queries with set logic over their human qrels instead of
   960 Llama3-70b-generated queries and labels; """ + (
