@@ -346,9 +346,11 @@ class Index:
         with ``Index.build(corpus, encoder)`` where ``encoder`` embeds as this index's documents were, e.g.
         ``encoders.encoder_for(index.manifest["encoder"])``); a doc id in both is refused.  The result keeps
         this index's manifest (model, encoder settings, model path), so queries are still checked against it."""
-        if not isinstance(other, Index) or type(other) is not Index:
-            raise InputError(f"can only append a single-file Index, got {type(other).__name__}", "append",
-                             "an Index (Index.build / Index.from_arrays / Index.load)")
+        for name, ix in (("to", self), ("", other)):   # a ShardedIndex is appended to through its single file
+            if type(ix) is not Index:
+                raise InputError(f"can only append{' ' + name if name else ''} a single-file Index, got "
+                                 f"{type(ix).__name__}", "append", "an Index (Index.build / Index.from_arrays / "
+                                 "Index.load)")
         where = str(self.path) if self.path else "index"
         if other.dim != self.dim:
             raise InputError(f"documents of dimension {other.dim} appended to an index of dimension {self.dim}",
