@@ -361,9 +361,13 @@ def cmd_index(args) -> int:
     n = len(index)
     print(f"indexed {cli_common.counted(n, 'document')} (d={index.dim}, {index.dtype}) -> {args.output}")
     if args.corpus:   # the figure a bulk job is planned by; the encoder settings are what it depends on
-        print(f"encoding took {took:.1f} s, {n / took:,.1f} documents/s (corpus read and model load included; "
-              f"{encoder_summary(encoder)})")
+        print(_encoding_line(n, took, encoder))
     return 0
+
+
+def _encoding_line(n: int, took: float, encoder) -> str:
+    return (f"encoding took {took:.1f} s, {n / took:,.1f} documents/s (corpus read and model load included; "
+            f"{encoder_summary(encoder)})")
 
 
 def _append_to_index(args, encoder_flags: list[str]) -> int:
@@ -402,7 +406,7 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     appended.save(args.output)
     print(f"appended {cli_common.counted(len(new), 'document')} to {args.output}: "
           f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")
-    print(f"encoding took {took:.1f} s, {len(new) / took:,.1f} documents/s ({encoder_summary(encoder)})")
+    print(_encoding_line(len(new), took, encoder))
     return 0
 
 

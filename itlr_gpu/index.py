@@ -362,11 +362,10 @@ class Index:
                                  where, "documents embedded as the index's were (the same model and encoder "
                                         "settings)")
         mine = set(self.doc_ids.to_pylist())
-        repeated = next((d for d in other.doc_ids.to_pylist() if d in mine), None)
-        if repeated is not None:
-            n = sum(1 for d in other.doc_ids.to_pylist() if d in mine)
-            raise InputError(f"doc_id {repeated!r} is already in the index ({n:,} of the new ids are)", where,
-                             "new doc ids only (to replace a document, build the index again)")
+        repeated = [d for d in other.doc_ids.to_pylist() if d in mine]
+        if repeated:
+            raise InputError(f"doc_id {repeated[0]!r} is already in the index ({len(repeated):,} of the new ids are)",
+                             where, "new doc ids only (to replace a document, build the index again)")
         matrix = np.concatenate([np.asarray(self.embeddings), np.asarray(other.embeddings, dtype=self.dtype)])
         ids = pa.concat_arrays([self.doc_ids, other.doc_ids.cast(self.doc_ids.type)])
         manifest = dict(self.manifest, count=int(matrix.shape[0]), checksum=None, created=None)

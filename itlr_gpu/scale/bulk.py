@@ -357,10 +357,10 @@ def run_bulk(
     except BaseException as err:
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
-        parts = sorted(p.name for p in out.glob("part-*")) if out.is_dir() else []
+        parts = sum(1 for _ in out.glob("part-*")) if out.is_dir() else 0
         if parts and isinstance(err, ItlrError):   # (an interrupt says how to resume on its own)
             err.details = [*getattr(err, "details", ()),
-                           f"{out} keeps the {len(parts)} part(s) finished before this error, marked incomplete "
+                           f"{out} keeps the {parts} part(s) finished before this error, marked incomplete "
                            "(readers refuse the folder): fix the cause and rerun the same command to resume, or "
                            "delete the folder"]
         raise

@@ -1990,10 +1990,9 @@ _EXCLUSION_SENTENCE_RE = re.compile(
 _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
                         r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*|"
                         r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*|"
-                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:already\s+)?covered\b.*|"
-                        # "..., that's a separate workstream", "..., my players hate it"
-                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:a\s+)?(?:separate|different|"
-                        r"another)\b[^()]*|"
+                        # "..., that's covered", "..., that's a separate workstream", "..., my players hate it"
+                        r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:(?:already\s+)?covered\b.*|"
+                        r"(?:a\s+)?(?:separate|different|another)\b[^()]*)|"
                         r"(?:i|we|they|(?:my|our)\s+\w+)\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
                         r"(?:don't|doesn't|do\s+not|does\s+not)\s+like)\s+(?:it|them|that|those|this)\b[^()]*)$",   # (an aside's own)
                         re.S)
@@ -3736,9 +3735,9 @@ def translate_rules(text: str) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
-    cleaned = _POSTFIX_EXCLUSION_RE.sub(lambda m: ", excluding " + m.group("what"), cleaned)
-    cleaned = _RELATIVE_BOTH_RE.sub(" and ", cleaned)
-    cleaned = _LATER_ASK_RE.sub(", and ", _NO_PLEASE_RE.sub(lambda m: ", excluding " + m.group("what"), cleaned))
+    for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
+        cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
+    cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
