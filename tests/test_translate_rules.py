@@ -1683,3 +1683,82 @@ def test_rules37_asks_and_relative_verbs(text, expr):
 ])
 def test_rules37_titles_with_a_negation(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a text that opens with a title led by a capitalised negation: read again as a title when the first
+    # reading left nothing wanted or failed
+    ("Not Without Her Sister", '"Not Without Her Sister"'),
+    ("No Country Road Songs behind the scenes -interview",
+     '("No Country Road Songs behind the scenes" AND NOT "interview")'),
+    # ... a lone capitalised word and lower case still exclude
+    ("Not Python", 'NOT "Python"'),
+    ("Without sugar", 'NOT "sugar"'),
+    # "W or not W" is an idiom, no alternative of an exclusion
+    ("to be or not to be", '"to be or not to be"'),
+    ("Much Ado or Not Much Ado", '"Much Ado or Not Much Ado"'),
+    ("cats or not dogs", '("cats" OR NOT "dogs")'),
+])
+def test_rules38_titles_opening_with_a_negation(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # "X either A or B but not both": the head stays wanted, the pair is A and B
+    ("documentaries about either Ali or Frazier but not both",
+     '("documentaries" AND ("Ali" OR "Frazier") AND NOT ("Ali" AND "Frazier"))'),
+    ("pancakes with either blueberries or bananas but not both",
+     '("pancakes" AND ("blueberries" OR "bananas") AND NOT ("blueberries" AND "bananas"))'),
+    ("either tea or coffee but not both", '(("tea" OR "coffee") AND NOT ("tea" AND "coffee"))'),
+])
+def test_rules38_not_both_after_a_head(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # an exclusion put first with "skip" / "leave out", a typed "want a X"
+    ("skip the onions, want a lentil soup recipe", '("lentil soup recipe" AND NOT "the onions")'),
+    ("leave out the capital city, looking for Peru travel guides",
+     '("Peru travel guides" AND NOT "the capital city")'),
+    # "I don't need the X" after a request; not a claim standing alone
+    ("Could you pull planning minutes on bike lanes? I don't need the parking debate though.",
+     '("planning minutes on bike lanes" AND NOT "the parking debate")'),
+    ("We don't need the death penalty.", '"We don\'t need the death penalty"'),
+    # the writer's own study before the ask is context
+    ("I'm researching flood risk for a community group. Can you find insurance claims data for the 2019 floods?",
+     '"insurance claims data for the 2019 floods"'),
+    # what opens an excluded term without naming it, and a reason after it
+    ("moisturiser for dry skin, but not which have fragrance inside", '("moisturiser for dry skin" AND NOT "fragrance")'),
+    ("sunscreen which is not contain oxybenzone", '("sunscreen" AND NOT "oxybenzone")'),
+    ("granola bars but not the ones from Kellogg", '("granola bars" AND NOT "Kellogg")'),
+    ("lunch box ideas, nothing with peanuts or sesame because she's allergic",
+     '("lunch box ideas" AND NOT "peanuts" AND NOT "sesame")'),
+    ("gluten-free breads that also don't use rice flour", '("gluten-free breads" AND NOT "rice flour")'),
+    # ... a relative clause about an excluded topic is still an aside
+    ("coral reefs, excluding the Great Barrier Reef, which has been studied to death",
+     '("coral reefs" AND NOT "the Great Barrier Reef")'),
+])
+def test_rules38_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # years after a topic are its alternatives; a preposition before them is the existing head rule's
+    ("hamlet 1948 or 1990", '("hamlet" AND ("1948" OR "1990"))'),
+    ("school board minutes 2021 or 2022", '("school board minutes" AND ("2021" OR "2022"))'),
+    ("floods in 1927 or 1937", '("floods" AND ("1927" OR "1937"))'),
+    # a city's departments and dishes hold an "and"
+    ("parks and recreation master plan", '"parks and recreation master plan"'),
+    # one comma after the alternatives adds what they share; a claim's opening phrase does not
+    ("python or rust, command line parsing", '(("python" OR "rust") AND "command line parsing")'),
+    ("hiking boots or trail runners, waterproof", '(("hiking boots" OR "trail runners") AND "waterproof")'),
+    ("cats, dogs or birds", '("cats" OR "dogs" OR "birds")'),
+    ("A or In mice, the cells divide", '("A" OR "In mice" OR "the cells divide")'),
+    # taking two things together; a question of one, and a plain "what do I need to X"
+    ("is it ok to take zinc with iron", '("zinc" AND "iron")'),
+    ("can I drink coffee while taking antibiotics", '("coffee" AND "antibiotics")'),
+    ("can you take aspirin", '"take aspirin"'),
+    ("what do we need to register a charity", '"register a charity"'),
+])
+def test_rules38_shared_parts_and_questions(text, expr):
+    assert canonical(translate_rules(text)) == expr

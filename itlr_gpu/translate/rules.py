@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-37"
+RULES_VERSION = "rules-38"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -283,6 +283,7 @@ for _rel in ("that", "which"):
         for _verb in _V.split("|"):
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))
             _MARKERS.append((f"{_rel} {_aux} {_verb} either", "NEITHER"))   # "... either A or B"
+            _MARKERS.append((f"{_rel} also {_aux} {_verb}", "EXCL"))   # "desserts that also don't use coconut"
         for _verb in ("need", "require", "rely on", "depend on"):   # "skyrim mods that dont need SKSE" (not
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))      # "we don't need X": often a claim)
     for _verb in _V.split("|"):
@@ -370,6 +371,12 @@ _BINOMIALS = {
         "ear nose and throat", "obstetrics and gynaecology", "obstetrics and gynecology",
         # names that hold a "without", "not" or a leading "no"
         "doctors without borders", "reporters without borders", "engineers without borders",
+        # a city's departments and a menu's dishes
+        "parks and recreation", "parks and rec", "water and sewer", "sewer and water", "planning and zoning",
+        "streets and sanitation", "health and human services", "fish and wildlife", "housing and urban development",
+        "rice and beans", "beans and rice", "peanut butter and jelly", "surf and turf", "chicken and waffles",
+        "biscuits and gravy", "shrimp and grits", "chips and salsa", "franks and beans", "foot and mouth",
+        "harry potter and the",
         "no child left behind", "no country for old men", "not in my back yard", "no win no fee",
     )
 }
@@ -521,6 +528,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"partner|editor)\s+(?:has\s+)?(?:asked|wants\s+to\s+know|is\s+asking|was\s+asking)\s+(?:me\s+|us\s+)?"
     r"(?:about|on|regarding)\b",
     r"want\s+(?=(?:some\s+|more\s+|good\s+)?(?:studies|papers|articles|research|literature|sources|info|data|evidence)\b)",
+    # a typed "want a X" ("leave out the garlic, want a tomato sauce recipe"; not "want ads")
+    r"(?:just\s+)?want\s+(?:(?:anything|something|stuff|info)\s+(?:on|about)\b|(?=(?:a|an|some|the)\s))",
     # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
     # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
     r"(?:please\s+)?to\s+find\b",
@@ -623,6 +632,7 @@ _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, _OWN_STUDY, r"(
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
 # more is stripped after it ("how to get pregnant" keeps "get").
 _HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one)|do\s+you)",   # not "How can you believe X?"
+          r"what\s+do\s+(?:i|we|you)\s+need\s+to",   # "what do I need to open a sidewalk cafe"
           r"when\s+(?:should|do|can|could)\s+(?:i|we|one)", r"how\s+to"]
 _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
@@ -779,7 +789,7 @@ def _clean(text: str) -> str:
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
-def _lex(text: str) -> list[_Tok]:
+def _lex(text: str, title_start: bool = False) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
         q, q2, q3, paren, comma, word = m.groups()
@@ -1008,7 +1018,40 @@ def _lex(text: str) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
+    if title_start:
+        _title_opening(out)
+    # "to be or not to be": an "or not" before the words it follows is an idiom, no alternative of an exclusion
+    for i, t in enumerate(out):
+        if t.kind == "ORNOT" and _fold(t.text) == "or not":
+            for n in (3, 2, 1):
+                before, after = out[max(0, i - n):i], out[i + 1:i + 1 + n]
+                if len(before) == len(after) == n and all(u.kind == v.kind == "WORD" for u, v in zip(before, after)) \
+                        and [_fold(u.text) for u in before] == [_fold(v.text) for v in after]:
+                    t.kind = "WORD"
+                    break
     return _search_string_no(out)
+
+
+_TITLE_CUES = {"No", "Not", "Without"}
+
+
+def _title_opening(out: list[_Tok]) -> None:
+    """A text that opens with a title led by a capitalised negation ("Not Without My Daughter", "Without a Trace or
+    Cold Case", "No Time to Die behind the scenes"): its cues are the title's words.  Used only on a second reading,
+    when the first left nothing wanted (a query of exclusions alone asks for almost everything) or failed."""
+    i = 0
+    while i < len(out) and out[i].text in _TITLE_CUES:
+        i += 1
+    run = 0
+    capitals = 0
+    for t in out[i:]:
+        if t.kind != "WORD" or not (t.text[:1].isupper() or t.text.lower() in _TITLE_SMALL | {"my", "your"}):
+            break
+        run += 1
+        capitals += t.text[:1].isupper()
+    if i and run >= 2 and capitals and out[i].kind == "WORD" and (out[i].text[:1].isupper() or capitals):
+        for t in out[:i]:
+            t.kind = "WORD"
 
 
 # A search string's "X no Y" ("used cars under 5000 pounds no diesel", "vegan curry no coconut no peanuts"): a
@@ -1536,10 +1579,16 @@ class _Parser:
         node = self.top(0)
         if self.kind == "NOTBOTH":   # "A or B but not both": one of the two, not both
             self.i += 1
-            if not isinstance(node, (And, Or)) or len(node.children) != 2:
+            pairs = [c for c in node.children if isinstance(c, Or) and len(c.children) == 2] \
+                if isinstance(node, And) else []
+            if len(pairs) == 1:   # "films starring either A or B but not both": the head stays wanted
+                a, b = pairs[0].children
+                node = make_and([*node.children, Not(make_and([a, b]))])
+            elif not isinstance(node, (And, Or)) or len(node.children) != 2:
                 raise RuleError(f"{self.toks[self.i - 1].text!r} needs two alternatives, as in 'A or B but not both'")
-            a, b = node.children
-            node = make_and([make_or([a, b]), Not(make_and([a, b]))])
+            else:
+                a, b = node.children
+                node = make_and([make_or([a, b]), Not(make_and([a, b]))])
         if self.kind == "NOR":   # "cats nor dogs": a "nor" the grammar of the text did not pair
             raise RuleError(f"{self.toks[self.i].text!r} with no 'neither' to pair with (write 'neither X nor Y')")
         if self.kind != "END":
@@ -1685,7 +1734,8 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_precedence(part_operands, _resolve_commas(part_seps)) for part_operands, part_seps in parts]
+        nodes = [_shared_after_or(part_operands, part_seps) or _precedence(part_operands, _resolve_commas(part_seps))
+                 for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
 
     def unary(self, depth: int) -> Node:
@@ -1747,6 +1797,21 @@ class _Parser:
             return make_and([Not(x) for x in items])
         raise RuleError(f"expected a term, found {self.toks[self.i].text or k!r}" if k != "END"
                         else "expected a term at the end of the text")
+
+
+def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
+    """One comma after the alternatives adds what they share: "webpack 5 or vite, typescript monorepo setup",
+    "Oatly or Silk oat milk, unsweetened" (a list of three has its comma first: "A, B or C")."""
+    if len(seps) >= 2 and seps[-1] == "COMMA" and all(s == "OR" for s in seps[:-1]) \
+            and isinstance(operands[-1], Term) and len(operands[-1].text.split()) <= _MAX_SHARED_AFTER_OR \
+            and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_OR_BEFORE_SHARED for o in operands[:-1]) \
+            and not (isinstance(operands[-2], Term) and operands[-2].text.split()[0].lower() in _BOUND_FOLLOWERS):
+        return make_and([make_or(operands[:-1]), operands[-1]])   # (not "A or In mice, B": a claim's opening)
+    return None
+
+
+_MAX_SHARED_AFTER_OR = 5   # words
+_MAX_OR_BEFORE_SHARED = 8   # words of each alternative (claims' sentences are no list)
 
 
 def _resolve_commas(seps: list[str]) -> list[str]:
@@ -2066,6 +2131,15 @@ def _telegraphic(sentences: list[str]) -> bool:
     return len(sentences) >= 3 and all(note(x) for x in sentences)
 
 
+_RESEARCHING_RE = re.compile(r"(?:(?:hi|hello|hey)\W+)?(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:currently\s+)?"
+                             r"(?:researching|studying|writing\s+(?:about|on|a|an)|working\s+on)\b")
+# "I don't need the Airbnb tax discussion though.": a sentence of its own after a request ("we don't need X" is
+# often a claim elsewhere)
+_DONT_NEED_RE = re.compile(r"(?:but\s+|and\s+)?(?:i|we)\s+(?:don't|do\s+not|dont)\s+(?:really\s+)?need\s+"
+                           r"(?P<what>(?:the|any|anything\s+(?:on|about))\s+[^.!?]+?)"
+                           r"(?:,?\s+(?:though|tho|thanks|thank\s+you|please))?[.!]?$", re.I)
+
+
 def _join_exclusions(sentences: list[str]) -> list[str]:
     out: list[str] = []
     notes = _telegraphic(sentences)
@@ -2108,6 +2182,10 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
             if body:
                 out[-1] = prev.rstrip(" .!?") + ", or else " + body   # "X. Or Y would also work."
                 continue
+        need = _DONT_NEED_RE.match(s) if prev is not None and not _EXCLUSION_SENTENCE_RE.match(low) and (
+            prev.rstrip().endswith("?") or _REQUEST_RE.match(_fold(prev))) else None
+        if need:   # "Could you find X? I don't need the Y though.": after a request, what it does not need
+            s, low = f"Not {need.group('what')}.", _fold(f"Not {need.group('what')}.")
         m = _EXCLUSION_SENTENCE_RE.match(low)
         rest = low[m.end():].strip(" .!?,;:\"'") if m else ""
         asked = prev is not None and prev.endswith("?") and _QUESTION_EXCLUSION_RE.match(low) is not None
@@ -2148,7 +2226,8 @@ _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator ins
 # excludes nothing ("Apart from that, ..."); text with quoted terms is left to the parser.
 _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
-    r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|"
+    r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|leave\s+out|leaving\s+out|skip|"
+    r"nothing\s+(?:with|on|about)|"
     r"(?:(?:i'm|i\s+am|we're|we\s+are)\s+)?not\s+(?:interested\s+in|looking\s+for)|"
     r"(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
     r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
@@ -3364,6 +3443,17 @@ def _letter(text: str) -> str:
     return " ".join(sentences) if changed else text
 
 
+# A question of taking two things together ("is it safe to take melatonin with sertraline", "can I drink alcohol
+# while taking metronidazole"): both things, ANDed
+_TOGETHER_PART = r"[^\s,;:?!.]+(?:\s+(?!(?:with|and|while|together|or|not|if|when)\b)[^\s,;:?!.]+){0,3}"
+_TOGETHER_RE = re.compile(
+    r"(?:(?:is\s+it|it\s+is)\s+(?:safe|ok|okay|dangerous|bad|fine)\s+to\s+(?:take|mix|combine|drink|use|have)\s+"
+    r"(?P<a>" + _TOGETHER_PART + r")\s+(?:with|and|together\s+with|while\s+(?:on|taking|using))\s+"
+    r"(?P<b>" + _TOGETHER_PART + r")(?:\s+(?:together|at\s+the\s+same\s+time))?|"
+    r"(?:can|should)\s+(?:i|you|we|one)\s+(?:safely\s+)?(?:take|drink|use|have)\s+(?P<a2>" + _TOGETHER_PART + r")\s+"
+    r"while\s+(?:on|taking|using)\s+(?P<b2>" + _TOGETHER_PART + r"))")
+
+
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     """A hedge, "the link between X and Y", an exclusion put first, a topic before a colon: the text and its
     sentences as the lexer is to read them.  The exclusion and the topic only in the request (the last
@@ -3387,6 +3477,11 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if hedge:
         text = text[hedge.end():]
         sentences = _sentences(text)
+    together = _TOGETHER_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
+    if together:   # "is it safe to take melatonin with sertraline?": the two things taken together
+        a, b = ("a", "b") if together.group("a") else ("a2", "b2")
+        text = f"{text[together.start(a):together.end(a)]} and {text[together.start(b):together.end(b)]}"
+        sentences = [text]
     relation = _RELATION_INTRO_RE.match(_fold(text))
     if relation and len(sentences) == 1 and not _has_strong_aux(text) \
             and re.search(r"\band\b", _fold(text[relation.end():])):
@@ -3553,6 +3648,9 @@ def _around(text: str, link: re.Match) -> tuple[str, str]:
     return padded[:link.start()].strip(), padded[link.end():].strip()
 
 
+_YEAR_RE = re.compile(r"(?:1[5-9]|20)\d\d(?:'?s)?")
+
+
 def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     """Share a phrase out of alternatives (above); ``heads=False``: only a phrase after the last one."""
     if isinstance(node, Not):
@@ -3591,6 +3689,12 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
             and words[1].islower() and words[1] not in _TITLE_SMALL \
             and not (len(words) == 2 and words[1] in _GENERIC_TAILS | _TIME_UNITS):
         return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(words[0])]), Term(" ".join(words[1:]))])
+    # years after a topic: "romeo and juliet 1968 or 1996", "ward 6 budget 2023 or 2024" (the topic in each year)
+    head = first.split()
+    if len(head) >= 2 and all(_YEAR_RE.fullmatch(w) for w in [head[-1]] + [c.text for c in kids[1:]]) \
+            and not _YEAR_RE.fullmatch(head[-2]) and head[-2].lower() not in _TITLE_SMALL | _BOUND_FOLLOWERS \
+            and head[-2].lower() not in {"since", "until", "till", "before", "after", "circa", "c.", "ca."}:
+        return make_and([Term(" ".join(head[:-1])), make_or([Term(head[-1])] + [Term(c.text) for c in kids[1:]])])
     # the head first: "X in A or B", "X for A, B or C"; the last link of the first alternative
     head_links = _links(first) if heads else []
     if head_links:
@@ -3650,6 +3754,16 @@ def _excluded_place(node: Node, quoted: set[str]) -> Node:
 _RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our|is|are|was|were|has|have|had|"
                    r"will|would|can|could|may|might|must|\w+ed|led|made|won|took|became|began|gave|got|went|ran|"
                    r"wrote|found|left|lost|came|saw|brought|built|sold|held|kept|fell|rose)\b")
+# What opens an excluded term without naming it: "but not the ones from Mylan", "but not which have preservative
+# inside", "which is not contain caffeine" (a learner's), and a reason after it ("nothing with milk because he's
+# allergic")
+_EXCLUDED_HEAD_RE = re.compile(
+    r"(?:(?:(?:the\s+)?ones?\s+)?(?:which|that|who)\s+(?:(?:have|has)(?!\s+(?:been|already|not|never|no|\w+ed|\w+en)\b)|"
+    r"contain|contains|use|uses|include|includes)|"
+    r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
+    r"contains?|containing)\s+(?=\S)", re.I)
+_EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)\s+(?:because|bc|cuz|coz)\s+(?:he|she|i|we|they|my|"
+                                 r"our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$", re.I | re.S)
 _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
 _ASIDE_ONLY_RE = re.compile(_RELATIVE_ASIDE, re.I)
 
@@ -3664,13 +3778,21 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
     for i, c in enumerate(node.children):
         term = c.child if isinstance(c, Not) else c
         if i > 0 and isinstance(term, Term) and term.text not in quoted and term.text[:1].islower() \
-                and _ASIDE_ONLY_RE.match(term.text):
+                and _ASIDE_ONLY_RE.match(term.text) and (term is c or any(isinstance(k, Not) for k in kids)) \
+                and not _EXCLUDED_HEAD_RE.match(term.text):
             continue   # "X but not Y, which has been covered": a conjunct NOT "which has been covered"
         if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
             text = c.child.text
             m = _EXCLUDED_ASIDE_RE.search(text)
             if m and m.start() > 0:
-                c = Not(Term(text[:m.start()]))
+                text = text[:m.start()]
+            head = _EXCLUDED_HEAD_RE.match(text)
+            if head and head.end() < len(text):
+                text = text[head.end():]
+                text = re.sub(r"\s+(?:inside|in\s+(?:it|them))$", "", text)
+            text = _EXCLUDED_REASON_RE.sub(r"\g<what>", text)
+            if text != c.child.text and text.strip():
+                c = Not(Term(text))
         kids.append(_excluded_asides(c, quoted) if isinstance(c, (And, Or)) else c)
     if not any(not isinstance(c, Not) for c in kids):
         return node   # nothing wanted would be left
@@ -3720,6 +3842,31 @@ def _name_like(word: str) -> bool:
 
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
+    try:
+        node = _translate(text)
+    except RuleError:
+        if not _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+            raise
+        return _translate(text, title_start=True)
+    if not _wanted(node) and _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+        return _translate(text, title_start=True)
+    return node
+
+
+# A capitalised negation, then a capitalised word (a small word may come first): a title may open so
+_TITLE_OPENING_RE = re.compile(r"(?:(?:No|Not|Without)\s+)+(?:(?:a|an|the|to|my|for|of)\s+)?[A-Z]")
+
+
+def _wanted(node: Node) -> bool:
+    """Some term is asked for, not only excluded."""
+    if isinstance(node, Term):
+        return True
+    if isinstance(node, Not):
+        return False
+    return any(_wanted(c) for c in node.children)
+
+
+def _translate(text: str, title_start: bool = False) -> Node:
     if not isinstance(text, str):
         raise RuleError(f"text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY_CHARS:
@@ -3756,12 +3903,17 @@ def translate_rules(text: str) -> Node:
     if len(sentences) < len(found):
         cleaned = " ".join(sentences)
     request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
+    if request is not None and _RESEARCHING_RE.match(_fold(sentences[request])):
+        # "I'm researching X for a newsletter. Could you find Y?": the writer's study is context for the ask after it
+        request = next((i for i in range(request + 1, min(len(sentences), request + 3))
+                        if _REQUEST_RE.match(sentences[i].lower()) and not _RESEARCHING_RE.match(_fold(sentences[i]))),
+                       request)
     if request is not None and (request > _preamble_limit(sentences, request) or len(sentences) - request > _MAX_REQUEST):
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
     prose = len(sentences) > 1 and request is None   # a joined exclusion is part of its sentence
-    toks = _strip_filler(_lex(cleaned))
+    toks = _strip_filler(_lex(cleaned, title_start))
     quoted = {" ".join(t.text.split()) for t in toks if t.kind == "QTERM"}
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words
