@@ -49,6 +49,9 @@ class _Parser(argparse.ArgumentParser):
             self._fail(prog, f"unrecognized arguments: {' '.join(extras)}"
                        + (f" (did you mean {', '.join(hints)}?)" if hints else ""))
         del parsed.command_parser
+        if hasattr(parsed, "ops"):   # given or not: --recommended keeps its OR as max only where --ops is not given
+            parsed.ops_given = parsed.ops is not None
+            parsed.ops = parsed.ops or DEFAULT_OPS
         return parsed
 
     def error(self, message: str):  # type: ignore[override]
@@ -228,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
     s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
-    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS}; given with "
+                   "--recommended, its OR family replaces the recommended OR as max)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--backend", choices=("auto", "torch", "triton", "numba"), default="auto",
@@ -280,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("index")
     s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
-    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS})")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="the query column to run: expr (logical) or text (whole query); auto: expr where present")
     s.add_argument("--backends", type=cli_common.backend_list, default="auto",

@@ -397,6 +397,13 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
         expected += " (or --recommended)" if "--hybrid" in expected else ""
         raise UsageError(flags(e.what), f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
                          expected) from e
+    if args.recommended and getattr(args, "ops_given", False) and options.or_max:
+        from dataclasses import replace
+
+        from .ops import Ops
+
+        if Ops.parse(args.ops).or_ != "max":   # an OR family asked for by name replaces the recommended max
+            options = replace(options, or_max=False)
     if no_percentile and options.calibration == "percentile":
         raise UsageError(f"percentile calibration does not combine with {no_percentile}", "--calibration",
                          "equalize, zscore, minmax or none" + (f"; {elsewhere}" if elsewhere else ""))

@@ -152,15 +152,16 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
                       "or --ops min,max,one_minus)", UserWarning, stacklevel=3)
     elif options is not None and (options.calibration is not None or options.hybrid is not None):
         # a standardisation over the documents (the calibration's per term, the hybrid's of its two scores) found
-        # no spread: a corpus of one document, or of identical ones
+        # no spread above float32 rounding: a corpus of one document, or of identical ones
         cause, zero, fix = ((f"the calibration {options.calibration!r} standardises each term's similarities over "
                              "the documents", "every term", "--calibration none keeps the similarities")
                             if options.calibration is not None else
                             ("the hybrid standardises the logical and the whole-query scores over the documents "
                              "before it mixes them", "every document", "without --hybrid the scores are kept"))
-        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): {cause}, and here they have no spread (a "
-                      f"corpus of one document, or of identical ones), so {zero} scores 0 and the order of the "
-                      f"results is the index's, not a ranking ({fix})", UserWarning, stacklevel=3)
+        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): {cause}, and here they have no spread "
+                      f"above float32 rounding (under 1e-6 of their size: a corpus of one document, or of identical "
+                      f"ones), so {zero} scores 0 and the order of the results is the index's, not a ranking ({fix})",
+                      UserWarning, stacklevel=3)
     else:
         warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): its terms score 0 under these operators, "
                       "and the order of the results is the index's, not a ranking", UserWarning, stacklevel=3)

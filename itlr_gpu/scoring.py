@@ -116,7 +116,8 @@ __all__ = ["CALIBRATIONS", "ScoreOptions", "RECOMMENDED", "Prepared", "LinearSco
 CALIBRATIONS = ("none", "equalize", "zscore", "minmax", "percentile")
 DEFAULT_SAMPLE = 4096
 SPREAD_ABS = 1e-7   # float32 rounding of a dot product of unit vectors is ~1e-8
-SPREAD_REL = 1e-5   # float32 rounding of a composed score is ~1e-7 of its size
+SPREAD_REL = 1e-6   # float32 rounding of a composed score is ~1e-7 of its size (one unit in the last place: 1.2e-7);
+# NOT of a long AND sits at 1 - 1e-5 and ranks by a spread of ~2e-6 (about 20 units), which 1e-5 threw away
 PERCENTILE_EPS = 1e-6
 
 
@@ -225,7 +226,9 @@ Selected on dev splits among the configurations whose NOT excludes (benchmarks/r
 def informative(spread, center):
     """Whether a spread over the sample is above float32 rounding: ``spread >= max(SPREAD_ABS,
     SPREAD_REL * |center|)`` (``center``: the values' mean).  Relative, because a product of five
-    cosines lives around 1e-4 and still ranks; absolute, because rounding around 0 is not relative."""
+    cosines lives around 1e-4 and still ranks, and so does 1 minus it; absolute, because rounding around 0 is
+    not relative.  A spread just above it is standardised with its rounding: two paths to the same score
+    (search and rerank) may then differ by about ``1.2e-7 * |center| / spread`` of the standardised value."""
     return spread >= torch.clamp_min(SPREAD_REL * torch.abs(center), SPREAD_ABS)
 
 

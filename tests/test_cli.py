@@ -285,6 +285,21 @@ def test_scoring_options(workdir, tmp_path, capsys):
     assert read_table(neg).num_rows == 6
 
 
+@pytest.mark.parametrize("extra, or_max, ops", [
+    ([], True, "product,sum,one_minus"),
+    (["--ops", "product,sum,one_minus"], False, "product,sum,one_minus"),   # the default family, asked for by name
+    (["--ops", "min,max,one_minus"], True, "min,max,one_minus"),
+    (["--ops", "product,sum,reciprocal"], False, "product,sum,reciprocal"),
+])
+@pytest.mark.parametrize("command", [["search", "i", "q", "-o", "o.arrow"], ["rerank", "i", "q", "c", "-o", "o.arrow"]])
+def test_recommended_takes_the_or_family_of_a_given_ops(command, extra, or_max, ops):
+    from itlr_gpu.cli import build_parser
+    from itlr_gpu.cli_common import score_options
+
+    args = build_parser().parse_args(command + ["--recommended"] + extra)
+    assert args.ops == ops and score_options(args).or_max is or_max
+
+
 @pytest.mark.parametrize("argv, message", [
     (["search", "i", "q", "-o", "o.arrow", "-k", "9223372036854775807"],
      "argument -k: 9223372036854775807 is too large (expected an integer from 1 to 2**62)"),

@@ -279,6 +279,29 @@ def test_small_but_real_spread_still_ranks():
     assert np.array_equal(np.argsort(-got, kind="stable"), np.argsort(-logical, kind="stable"))
 
 
+def test_not_of_a_long_and_still_ranks_in_the_hybrid():
+    # NOT of a product of six small cosines sits at 1 - ~1e-5: its spread (~20 float32 units of 1.0) is real and
+    # ranks, so the hybrid at ALPHA 1 keeps the plain ranking (a threshold of 1e-5 of the size dropped it: every
+    # document scored 0).
+    from itlr_gpu.query import make_and
+
+    nodes = [Not(make_and([Term(f"term {i}") for i in range(6)]))]
+    docs, vocab, whole, program, terms = setup(nodes, 300, 9)
+    rng = np.random.default_rng(9)
+    terms = np.eye(16, dtype=np.float32)[:6]
+    docs = np.zeros((300, 16), dtype=np.float32)
+    docs[:, :6] = 0.15 + 0.04 * rng.standard_normal((300, 6))
+    docs[:, 6:] = rng.standard_normal((300, 10))
+    docs[:, 6:] *= np.sqrt(1 - (docs[:, :6] ** 2).sum(1, keepdims=True)) / np.linalg.norm(docs[:, 6:], axis=1,
+                                                                                            keepdims=True)
+    logical = score_dense(docs, terms, program, Ops(), ScoreOptions())[0]
+    assert logical.std() < 1e-5 * abs(logical.mean())                # under the old relative threshold
+    got = score_dense(docs, terms, program, Ops(), ScoreOptions(hybrid=1.0), whole)[0]
+    # the same order (an affine map of L; its float32 rounding may tie neighbouring levels, never swap them)
+    assert len(np.unique(got)) > 20
+    assert np.all(np.diff(got[np.argsort(-logical, kind="stable")]) <= 0)
+
+
 def test_constant_term_gets_no_calibration_weight():
     # A term with zero similarity spread (orthogonal to every document) is not standardised by a floor.
     nodes = [And((Term("term 0"), Term("term 1")))]

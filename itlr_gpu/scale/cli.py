@@ -183,7 +183,8 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
                                       "result folder of itlr search")
     s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
     s.add_argument("-k", type=positive_int, default=10, help="results kept per query (default %(default)s)")
-    s.add_argument("--ops", type=ops_spec, default=DEFAULT_OPS, help="AND,OR,NOT families (default %(default)s)")
+    s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS}; given with "
+                   "--recommended, its OR family replaces the recommended OR as max)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
