@@ -1762,3 +1762,33 @@ def test_rules38_exclusions(text, expr):
 ])
 def test_rules38_shared_parts_and_questions(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a typed "need a X"; "need for X" and "Need for Speed" are topics
+    ('need a torque wrench for bike repairs', '"torque wrench for bike repairs"'),
+    ('need the Miranda decision', '"the Miranda decision"'),
+    ('need for cognition and persuasion', '("need for cognition" AND "persuasion")'),
+    ('Need for Speed soundtrack', '"Need for Speed soundtrack"'),
+    # more asks: "how do u", "could someone point me to", "is there a X" (not "is there any evidence that")
+    ('how do u reset a garage door opener', '"reset a garage door opener"'),
+    ('could someone point me to research on recess?', '"recess"'),
+    ('is there a drill that isnt DeWalt', '("drill" AND NOT "DeWalt")'),
+    ('is there any evidence that recess improves attention', '"recess improves attention"'),
+    ('Is there a link between sleep and grades?', '("sleep" AND "grades")'),
+    # a Spanish "but not", "X is off the table" / "out of scope" after a comma or dash
+    ('hostales en Lima pet friendly pero no en Miraflores', '("hostales en Lima pet friendly" AND NOT "en Miraflores")'),
+    ('hiking maps -- the national park is off the table', '("hiking maps" AND NOT "national park")'),
+    ('lab manuals, chemistry is out of scope', '("lab manuals" AND NOT "chemistry")'),
+    ('trials with women excluded from enrolment', '"trials with women excluded from enrolment"'),
+    # "neither A nor B" put first ends at a dash
+    ('Neither Makita nor Ryobi — want a cordless drill', '(NOT "Makita" AND NOT "Ryobi" AND "cordless drill")'),
+    ('neither wolves nor bears - I want studies on guard dogs', '(NOT "wolves" AND NOT "bears" AND "guard dogs")'),
+    # a closing "idk what to do"; "I'm trying to find X" asks, after a self-introduction too
+    ('flat tire on my bike idk what to do', '"flat tire on my bike"'),
+    ("I'm trying to find studies on recess and attention.", '("recess" AND "attention")'),
+    ("Hi, I'm a school nurse. I'm trying to find guidance on head lice in classrooms. Nothing about shampoos please.",
+     '("head lice in classrooms" AND NOT "shampoos")'),
+])
+def test_rules39_asks_and_late_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-38"
+RULES_VERSION = "rules-39"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -115,6 +115,7 @@ _V = (
 )
 _MARKERS: list[tuple[str, str]] = [
     ("but not", "EXCL"), ("and not", "ANDNOT"), ("or not", "ORNOT"),
+    ("pero no", "EXCL"),   # a Spanish "but not" inside an English-typed request ("hoteles pet friendly pero no X")
     ("but nothing about", "EXCL"), ("but nothing on", "EXCL"), ("and nothing about", "EXCL"),
     ("and nothing on", "EXCL"), ("but nothing", "EXCL"), ("but no", "EXCL"), ("but without", "EXCL"),
     ("but excluding", "EXCL"), ("and excluding", "EXCL"), ("but except", "EXCL"), ("and without", "EXCL"),
@@ -442,6 +443,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:interested\s+in|curious\s+about)",
     # formal requests: "I am seeking literature concerning X", "I would be grateful for sources on X"
     r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:seeking|after|researching)\b",
+    r"(?:i|we)(?:'m|\s+am|\s+are|'re)\s+trying\s+to\s+(?:find|locate|track\s+down|dig\s+up)\b",
     r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:grateful|thankful|glad)\s+for\b",
     r"(?:(?:i|we)\s+)?need\s+(?:some\s+)?help\s+(?:with|on)\b",
     # "after anything on X" (Australian and British: "I'm after"), "I search informations about X" (a learner's)
@@ -457,6 +459,17 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
     r"documentation|literature|evidence|background|clippings|references|refs|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
+    # a typed "need a X" / "need the X" / "need cheap X" (not "need for cognition", "Need for Speed": a topic)
+    r"(?:i\s+)?(?:just\s+)?need\s+(?=(?:a|an|the|some|cheap|good|new|used|decent|affordable|quiet)\s)",
+    # "can anyone point me to X", "could someone point me to X"
+    r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?point\s+me\s+(?:to|towards|at)\s+"
+    r"(?:(?:some|any|the)\s+)?(?:(?:good\s+)?(?:studies|research|papers|articles|sources|info|resources)\s+"
+    r"(?:on|about|regarding)\s+)?",
+    # "Please pull the X cases" (a bare "pull the plug on X" names a topic)
+    r"(?:please|pls|plz)\s+pull(?:\s+up)?\s+(?=(?:the|all|any)\s)",
+    # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
+    r"(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
+    r"association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|information)\b)(?=\S)",
     # homework: "for my homework I need to find out about X", "My teacher says we need 3 sources about X"
     r"(?:for\s+(?:my|our)\s+(?:homework|assignment|class|project|essay|report)\s*,?\s*)?(?:(?:i|we)\s+)?(?:need|have)\s+"
     r"to\s+(?:find\s+out|learn|research|read\s+up|write)\s+(?:about|on)\b",
@@ -631,7 +644,7 @@ _INTRO_RE = [re.compile(p) for p in [_POLITE, *_ASKS, _OWN_WORK, _OWN_STUDY, r"(
 # "How do I fix X?", "When should I prune X?", "how to restring X": the task is the topic.  Only before a
 # lower-case word ("How to Train Your Dragon" is a title) that is neither a negation nor "be", and nothing
 # more is stripped after it ("how to get pregnant" keeps "get").
-_HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one)|do\s+you)",   # not "How can you believe X?"
+_HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one|u)|do\s+you)",   # not "How can you believe X?"
           r"what\s+do\s+(?:i|we|you)\s+need\s+to",   # "what do I need to open a sidewalk cafe"
           r"when\s+(?:should|do|can|could)\s+(?:i|we|one)", r"how\s+to"]
 _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
@@ -706,7 +719,8 @@ _ADVICE = (
     r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
-_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol"}
+_TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
+                    "any ideas", "any ideas?", "help pls", "pls help", "plz help"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -1218,6 +1232,9 @@ def _dash_separates(toks: list[_Tok], i: int) -> bool:
     if nxt.kind == "WORD" and nxt.text.lower() == "no":   # not a title's "No" ("Radiohead - No Surprises")
         after = toks[i + 2] if i + 2 < len(toks) else None
         return not (nxt.text == "No" and after is not None and after.kind == "WORD" and after.text[:1].isupper())
+    if toks[0].kind == "NEITHER" and any(t.kind == "NOR" for t in toks[:i]) \
+            and not any(t.kind in ("COMMA", "SEMI", "DASH") for t in toks[:i]):
+        return True   # "Neither Bosch nor Denso - want NGK plugs": the exclusion put first ends at the dash
     return nxt.kind in ("EXCL", "NOT", "ALLBUT", "NEITHER")
 
 
@@ -1255,7 +1272,8 @@ _REL_RE = re.compile(r"(?:about|abt|on|regarding|concerning)\b")  # "not on X", 
 _MAX_CLAUSE_ASK_WORDS = 40
 # the writer's ask opening a clause after a comma ("neither A nor B, i want C", "Rather than X, I want Y")
 _CLAUSE_ASK_RE = re.compile(
-    r"(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|just\s+|only\s+)?(?:want|need|like|prefer)(?:\s+to\s+(?:read|find|see|"
+    r"(?:(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|just\s+|only\s+)?(?:want|need|like|prefer)|(?:just\s+)?(?:want|need))"
+    r"(?:\s+to\s+(?:read|find|see|"
     r"learn|know|get)(?:\s+(?:more\s+)?(?:about|on))?)?|(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for|"
     r"(?:i|we)\s+(?:search|look)(?:\s+for)?)\b")
 # After a negation, the verb that says what the documents do with the topic is not part of it: "without
@@ -3059,8 +3077,9 @@ _EITHER_FINE_RE = re.compile(
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
 _POSTFIX_EXCLUSION_RE = re.compile(
-    r"(?:,\s*|\s+with\s+)(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
-    r"(?:excluded|not\s+included|left\s+out)(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
+    r"(?:,\s*|\s+with\s+|\s+--?\s+|\s*[\u2013\u2014]\s*)(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
+    r"(?:excluded|not\s+included|left\s+out|(?:is|are)\s+off\s+the\s+table|(?:is|are)\s+out(?:\s+of\s+scope)?)"
+    r"(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
 # "tomato blight treatments no copper sprays please": a closing "no X please" excludes X though no comma sets it
 # off (at most four words, lower case, after a lower-case word: not "No Man's Sky", "Dr. No")
 _NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
