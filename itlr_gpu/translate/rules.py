@@ -465,8 +465,6 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?point\s+me\s+(?:to|towards|at)\s+"
     r"(?:(?:some|any|the)\s+)?(?:(?:good\s+)?(?:studies|research|papers|articles|sources|info|resources)\s+"
     r"(?:on|about|regarding)\s+)?",
-    # "Please pull the X cases" (a bare "pull the plug on X" names a topic)
-    r"(?:please|pls|plz)\s+pull(?:\s+up)?\s+(?=(?:the|all|any)\s)",
     # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
     r"(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
     r"association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|information)\b)(?=\S)",
@@ -720,7 +718,7 @@ _ADVICE = (
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
-                    "any ideas", "any ideas?", "help pls", "pls help", "plz help"}
+                    "any ideas", "help pls", "pls help", "plz help"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -1063,7 +1061,7 @@ def _title_opening(out: list[_Tok]) -> None:
             break
         run += 1
         capitals += t.text[:1].isupper()
-    if i and run >= 2 and capitals and out[i].kind == "WORD" and (out[i].text[:1].isupper() or capitals):
+    if i and run >= 2 and capitals:   # at least two words after the cues, one of them capitalised
         for t in out[:i]:
             t.kind = "WORD"
 
