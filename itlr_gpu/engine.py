@@ -128,6 +128,31 @@ UNDERFLOW_TERMS = 8
 0.1**8 is still 1e-8, so fewer terms score 0 only where a term itself scores 0)."""
 
 
+def _term_count(program, qid: str) -> int | None:
+    if program is None or qid not in program.query_ids:
+        return None
+    from .compiler import PUSH
+
+    return int(np.count_nonzero(program.query_code(program.query_ids.index(qid))[0] == PUSH))
+
+
+def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> None:
+    """The long ANDs whose top k ends in documents at 0, below float32's range: those keep the index's order.  Only
+    queries of UNDERFLOW_TERMS terms or more (in a short query a 0 is a score, and its ties are ties)."""
+    zero = np.abs(scores) < np.finfo(np.float32).tiny
+    if program is None or not zero.any():
+        return
+    ids = results.column("query_id").filter(pa.array(zero)).unique().to_pylist()
+    long = [(q, t) for q in ids for t in [_term_count(program, q)] if t is not None and t >= UNDERFLOW_TERMS]
+    if long:
+        qid, terms = long[0]
+        n = len(long)
+        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}, {terms} terms) ranked some documents "
+                      "of their top k at 0, below float32's range (1.2e-38): a product AND of that many terms "
+                      "underflows, and those documents keep the index's order, not a ranking (split the query into "
+                      "fewer terms, or --ops min,max,one_minus)", UserWarning, stacklevel=4)
+
+
 def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None) -> None:
     """A warning (for the caller of :func:`search`; ``itlr search`` prints it as one line) for the queries whose
     best score fell below float32's normal range, so that their "ranking" is the index's row order.  Its cause,
@@ -137,15 +162,12 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
     first = results.column("rank").to_numpy(zero_copy_only=False) == 1
     lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
     if not len(lost):
+        _warn_partial_underflow(results, scores, program)
         return
     qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
     n = len(lost)
     what = f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0"
-    terms = None
-    if program is not None and qid in program.query_ids:
-        from .compiler import PUSH
-
-        terms = int(np.count_nonzero(program.query_code(program.query_ids.index(qid))[0] == PUSH))
+    terms = _term_count(program, qid)
     if terms is None or terms >= UNDERFLOW_TERMS:
         warnings.warn(f"{what} or below float32's range (1.2e-38): a product AND of that many terms underflows, and "
                       "the order of their results is the index's, not a ranking (split the query into fewer terms, "

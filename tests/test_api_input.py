@@ -3,6 +3,8 @@ that left float32's range (the backends order inf and NaN differently)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -150,6 +152,21 @@ def test_a_product_and_that_underflows_warns_the_caller(index):
     long_and = " AND ".join(["a"] * 300)   # cosines below 1 multiplied 300 times: below float32's range
     with pytest.warns(UserWarning, match=r"1 query \(the first 'q0'\) scored every document 0 .*underflows"):
         itlr.search(index, [long_and], encoder=AxisEncoder(), k=2)
+
+
+def test_a_long_and_whose_top_k_ends_at_zero_warns_the_caller():
+    """Some documents below float32's range, not all: those keep the index's order, which the warning says; a short
+    query's 0 is a score (no warning)."""
+    docs = np.array([[1.0, 0.0, 0.0], [0.3, 0.954, 0.0], [0.2, 0.98, 0.0]], np.float32)
+    near = itlr.Index.from_arrays(docs, ["top", "low1", "low2"], dtype="float32")
+    long_and = " AND ".join(["a"] * 80)   # 0.3 ** 80 and 0.2 ** 80 fall below 1.2e-38; 1 ** 80 does not
+    with pytest.warns(UserWarning, match=r"1 query \(the first 'q0', 80 terms\) ranked some documents of their top k "
+                                         r"at 0, below float32's range"):
+        results = itlr.search(near, [long_and], encoder=AxisEncoder(), k=3)
+    assert results.column("doc_id").to_pylist()[0] == "top"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert itlr.search(near, ["a AND c"], encoder=AxisEncoder(), k=3).column("score").to_pylist()[-1] == 0.0
 
 
 def test_an_all_zero_result_of_a_short_query_names_its_cause():
