@@ -1792,3 +1792,37 @@ def test_rules38_shared_parts_and_questions(text, expr):
 ])
 def test_rules39_asks_and_late_exclusions(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # what the writer already read or tried, then "need something else on X": excluded
+    ("I've already read Freakonomics, need something else on behavioural economics",
+     '("behavioural economics" AND NOT "Freakonomics")'),
+    ("I've already tried vinegar, need something else for fruit flies in the kitchen",
+     '("fruit flies in the kitchen" AND NOT "vinegar")'),
+    # a hedge that is the task, an ask that names only "the right page", a grant's "would be grateful for" studies
+    ("Hi, I'm not sure if I need to file a tax return as a student. Could you point me to the right page? Thanks",
+     '"file a tax return as a student"'),
+    ("I'm writing a literature review on sleep and memory consolidation and would be grateful for recent studies.",
+     '("sleep" AND "memory consolidation")'),
+    # an exclusion put first before a question; a title still reads as one
+    ('Without a car, how do I get to Yosemite?', '("get to Yosemite" AND NOT "car")'),
+    ('Without a Trace or Cold Case', '("Without a Trace" OR "Cold Case")'),
+    # an alternative in brackets is one to the words before it
+    ('omega-3 (or fish oil) and heart rhythm', '(("omega-3" OR "fish oil") AND "heart rhythm")'),
+    ('rock climbing (or bouldering) for beginners', '(("rock climbing" OR "bouldering") AND "for beginners")'),
+    ('lichens (or mosses)', '("lichens" OR "mosses")'),
+    # after a comma, "neither A nor B" excludes both from the alternatives before
+    ('space opera or military sci-fi, neither Star Wars nor Star Trek',
+     '(("space opera" OR "military sci-fi") AND NOT "Star Wars" AND NOT "Star Trek")'),
+    # a device's state is no exclusion, after an -ing noun too; two activities still are
+    ('printer not responding on the office network', '"printer not responding on the office network"'),
+    ('video calls not connecting', '"video calls not connecting"'),
+    ('jogging not running', '("jogging" AND NOT "running")'),
+    # a negated question of which things: the things without the property
+    ('Which houseplants are not safe for rabbits?', '("houseplants" AND NOT "safe for rabbits")'),
+    ('which antibiotics are not safe in pregnancy', '("antibiotics" AND NOT "safe in pregnancy")'),
+    ('Which dog breeds are neither large nor noisy?', '("dog breeds" AND NOT "large" AND NOT "noisy")'),
+])
+def test_rules40_known_things_brackets_and_negated_questions(text, expr):
+    assert canonical(translate_rules(text)) == expr

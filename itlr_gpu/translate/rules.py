@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-39"
+RULES_VERSION = "rules-40"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -459,6 +459,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"articles?|sources?|studies|research|advice|tips|data|books?|resources?|recommendations?|readings?|materials?|"
     r"documentation|literature|evidence|background|clippings|references|refs|reports|(?:market|competitive|user)\s+"
     r"(?:research|data))\b)",
+    # "I'm not sure whether I need to register for X": the task is the topic
+    r"(?:i'm\s+|i\s+am\s+)?not\s+sure\s+(?:whether|if)\s+(?:i|we)\s+(?:need\s+to|have\s+to|should|can|must)\s+(?=\S)",
     # a typed "need a X" / "need the X" / "need cheap X" (not "need for cognition", "Need for Speed": a topic)
     r"(?:i\s+)?(?:just\s+)?need\s+(?=(?:a|an|the|some|cheap|good|new|used|decent|affordable|quiet)\s)",
     # "can anyone point me to X", "could someone point me to X"
@@ -627,7 +629,8 @@ _OWN_WORK = (r"(?:(?:i|we)(?:'m|m|\s+am|\s+are|'re)|(?:our|my|the)\s+(?:team|des
              r"(?:(?:short|long|school|university|college|master's|masters|phd|research|term|seminar|conference)\s+)?"
              r"(?:thesis|essay|paper|report|dissertation|article|book|chapter|lecture|talk|presentation|blog\s+post|"
              r"review|assignment|project|homework|retrospective|feature|piece|story|explainer|profile|long\s+read|"
-             r"package|investigation|documentary|podcast|briefing|backgrounder|timeline|sidebar)"
+             r"package|investigation|documentary|podcast|briefing|backgrounder|timeline|sidebar|grant|grant\s+proposal|"
+             r"proposal|literature\s+review|lit\s+review|manuscript|case\s+study)"
              r"(?:\s+(?:chapter|section|draft|proposal|outline))?"
              r"(?:\s+for\s+(?:class|school|college|uni|university|my\s+\w+))?\s+"
              r"(?:on|about|regarding|concerning)\b")
@@ -997,8 +1000,9 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
         # not swimming" (the same form on both sides) is
         elif t.kind == "NOT" and t.text.lower() == "not" and 0 < i < len(out) - 1 and out[i - 1].kind == "WORD" \
                 and out[i + 1].kind == "WORD" and _fold(out[i + 1].text).strip(".,;:!?").endswith("ing") \
-                and not _fold(out[i - 1].text).strip(".,;:!?").endswith("ing") and len(out[i + 1].text) > 5:
-            t.kind = "WORD"
+                and (not _fold(out[i - 1].text).strip(".,;:!?").endswith("ing")
+                     or _fold(out[i + 1].text).strip(".,;:!?") in _STATES) and len(out[i + 1].text) > 5:
+            t.kind = "WORD"   # ("screen sharing not working": a state after an -ing noun too)
         # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
                 and _is_hedge(out[i + 1].text, out[i + 2].text if i + 2 < len(out) else ""):
@@ -1032,6 +1036,14 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
         out[0].kind = "WORD"
     if title_start:
         _title_opening(out)
+    # "YA dystopian or YA paranormal, neither Twilight nor Hunger Games": after a comma that follows a topic, a
+    # "neither ... nor" excludes both from what came before (it was read as one more alternative of the list)
+    for i in range(1, len(out) - 1):
+        if out[i].kind == "NEITHER" and out[i - 1].kind == "COMMA" and i >= 2 and out[i - 2].kind in ("WORD", "QTERM", "RP"):
+            nor = next((j for j in range(i + 1, len(out)) if out[j].kind in ("NOR", "COMMA", "SEMI", "LP", "RP")), None)
+            if nor is not None and out[nor].kind == "NOR":
+                out[i] = _Tok("EXCL", "excluding")
+                out[nor] = _Tok("AND", "and")
     # "to be or not to be": an "or not" before the words it follows is an idiom, no alternative of an exclusion
     for i, t in enumerate(out):
         if t.kind == "ORNOT" and _fold(t.text) == "or not":
@@ -1045,6 +1057,9 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
+# what a thing does not do when it is broken ("screen sharing not working", "file syncing not updating")
+_STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
+              "updating displaying saving sending receiving launching installing downloading uploading".split())
 
 
 def _title_opening(out: list[_Tok]) -> None:
@@ -1979,6 +1994,12 @@ def _parentheticals(toks: list[_Tok]) -> list[_Tok]:
     i = 0
     while i < len(toks):
         t = toks[i]
+        if t.kind == "LP" and out and out[-1].kind == "WORD" and i + 3 < len(toks) and toks[i + 1].kind == "OR" \
+                and toks[i + 2].kind == "WORD" and toks[i + 3].kind == "RP" and len(toks[i + 2].text.split()) <= 4:
+            # "vitamin D (or calcium) and bone density": the bracket's alternative is one to the words before it
+            out[-1:] = [_Tok("LP", spaced=out[-1].spaced), out[-1], toks[i + 1], toks[i + 2], toks[i + 3]]
+            i += 4
+            continue
         if t.kind == "LP" and out and out[-1].kind == "WORD":
             j = i + 1
             while j < len(toks) and toks[j].kind in ("WORD", "PUNCT", "COMMA"):
@@ -2242,7 +2263,7 @@ _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator ins
 # excludes nothing ("Apart from that, ..."); text with quoted terms is left to the parser.
 _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
-    r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|leave\s+out|leaving\s+out|skip|"
+    r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|leave\s+out|leaving\s+out|skip|without|"
     r"nothing\s+(?:with|on|about)|"
     r"(?:(?:i'm|i\s+am|we're|we\s+are)\s+)?not\s+(?:interested\s+in|looking\s+for)|"
     r"(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
@@ -2447,7 +2468,7 @@ def _with_exclusion(request: str, excluded: str) -> str:
 # on Y", "I've read everything on X already; what else is there on Y?": Y, excluding X
 _ALREADY_HAVE_RE = re.compile(
     r"(?=[^,;:.!?]{0,60}?\balready\b)(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:already\s+)?(?:got|have|read|know|seen|"
-    r"covered|own)\s+(?:already\s+)?(?:(?:plenty|a\s+lot|lots|loads|enough|everything|all|most)\s+(?:on|about|of)\s+)?"
+    r"covered|own|tried|used)\s+(?:already\s+)?(?:(?:plenty|a\s+lot|lots|loads|enough|everything|all|most)\s+(?:on|about|of)\s+)?"
     r"(?P<known>[^,;:.!?]{1,80}?)(?:\s+already)?\s*[,;]\s*(?:so\s+|and\s+)?(?=\S)")
 
 
@@ -2458,8 +2479,9 @@ _KNOWN_SENTENCE_RE = re.compile(
 
 _GOT_RE = re.compile(r"(?:i|we)(?:'ve|\s+have)\s+(?:got|read)\s+(?P<known>[^,;:!?]{1,80}?)\s*[,;]\s*(?:so\s+)?"
                      r"(?=(?:(?:i|we)\s+)?(?:need|want)\s+(?:other|more|further)|(?:other|more|further)\s+)")
-_OTHER_WORK_RE = re.compile(r"(?:(?:i|we)\s+)?(?:need|want)?\s*(?:some\s+)?(?:other|more|further|additional)\s+(?:work|papers|"
-                            r"research|studies|evidence|material|sources|literature)\s+(?:on|about)\s+")
+_OTHER_WORK_RE = re.compile(r"(?:(?:i|we)\s+)?(?:need|want)?\s*(?:(?:some\s+)?(?:other|more|further|additional)\s+"
+                            r"(?:work|papers|research|studies|evidence|material|sources|literature|books|articles|ideas|"
+                            r"options)|something\s+else|anything\s+else)\s+(?:on|about|for)\s+")
 # "X, but I have Y already": X excluding Y
 _HAVE_ALREADY_TAIL_RE = re.compile(r",?\s+but\s+(?:i|we)(?:'ve|\s+have)?\s+(?:have|got|read)\s+(?P<known>[^,;:!?]{1,60}?)"
                                    r"\s+already[.!]?$")
@@ -3099,6 +3121,13 @@ _HAVE_PLENTY_RE = re.compile(
     r"(?:plenty|enough|lots|loads|those|that|them|these)(?:\s+(?:on|of|about)\s+(?:that|those|it|them|these))?"
     r"(?:\s+already)?\s*\)?(?=\s*(?:[.!?]|$))", re.I)
 # ", is for my master thesis", ", it's for our NGO report" closing a request: the writer's purpose
+# "I'm writing a grant on X and would be grateful for recent primary research": an ask of documents after the topic
+# names nothing more ("... and would appreciate any papers")
+_GRATEFUL_CLAUSE_RE = re.compile(r",?\s+and\s+(?:i\s+)?(?:would|'d)\s+(?:be\s+(?:very\s+|most\s+|really\s+)?(?:grateful|thankful)\s+"
+                                 r"for|appreciate|love|like)\s+(?:(?:any|some|a\s+few|the|more)\s+)?(?:(?:recent|primary|"
+                                 r"good|new|relevant|useful|current|peer[- ]reviewed|published|original|key|further)\s+)*"
+                                 r"(?:research|papers?|articles?|studies|sources|literature|references|reading|help|"
+                                 r"pointers|suggestions|recommendations)(?=\s*(?:[.!?]|$))", re.I)
 _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
                                 r"(?=\s*(?:[.!?]|$))", re.I)
 # what the request is for: school work ("for my history essay, due friday", ", for a 5th grade report"), a meeting
@@ -3373,7 +3402,8 @@ _ASK_ONLY_WORDS = _DOCUMENT_WORDS | set("me us to the a an relevant useful helpf
                                           "anything something where where's help with this that please newspaper "
                                           "on it them what whatever everything all you can could have has got find "
                                           "by today tomorrow asap soon monday tuesday wednesday thursday friday "
-                                          "saturday sunday most latest briefing briefings guidance".split())
+                                          "saturday sunday most latest briefing briefings guidance right correct "
+                                          "page pages place link links section website site webpage".split())
 
 
 def _asks_only(sentence: str) -> bool:
@@ -3460,6 +3490,10 @@ def _letter(text: str) -> str:
     return " ".join(sentences) if changed else text
 
 
+# A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
+# associated with ketoacidosis", "Which flowers are neither toxic to cats nor toxic to dogs?")
+_WHICH_NOT_RE = re.compile(r"(?:which|what)\s+(?P<x>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:are|is|do|does)\s+"
+                           r"(?:(?P<neither>neither)|not)\s+(?P<y>[^,;:?!.]+(?:\s+nor\s+[^,;:?!.]+)?)")
 # A question of taking two things together ("is it safe to take melatonin with sertraline", "can I drink alcohol
 # while taking metronidazole"): both things, ANDed
 _TOGETHER_PART = r"[^\s,;:?!.]+(?:\s+(?!(?:with|and|while|together|or|not|if|when)\b)[^\s,;:?!.]+){0,3}"
@@ -3494,6 +3528,11 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if hedge:
         text = text[hedge.end():]
         sentences = _sentences(text)
+    which = _WHICH_NOT_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
+    if which:   # "Which houseplants are not toxic to dogs?": the things, without the property
+        x, y = text[which.start("x"):which.end("x")], text[which.start("y"):which.end("y")]
+        text = f"{x}, neither {y}" if which.group("neither") else f"{x} but not {y}"
+        sentences = [text]
     together = _TOGETHER_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
     if together:   # "is it safe to take melatonin with sertraline?": the two things taken together
         a, b = ("a", "b") if together.group("a") else ("a2", "b2")
@@ -3903,6 +3942,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
+    cleaned = _GRATEFUL_CLAUSE_RE.sub("", cleaned)
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
