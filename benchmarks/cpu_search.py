@@ -121,7 +121,7 @@ with tempfile.TemporaryDirectory() as tmp:
     scores, rows = search_reference(docs, terms, program, Ops(), {k})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(dict(chunk=chunk, peak_rss_gib=peak / 2**20, rss_before_search_gib=before / 2**20,
-                          matrix_gib=docs.nbytes / 2**30, top1=int(rows[0, 0]))))
+                          matrix_gib=docs.nbytes / 2**30, n=int(docs.shape[0]), top1=int(rows[0, 0]))))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -145,6 +145,7 @@ def main() -> None:
     program = random_programs(rng, args.queries)
     terms = unit_rows(rng, len(program.terms), args.d)
     single = compile_queries([f'"{t}"' for t in program.terms])
+    many, one = f"{program.num_queries} x 3 terms", f"{single.num_queries} x 1 term"   # the cases' shapes
     device = resolve_device("auto")
     engine = get_backend("auto", device)
     ops = Ops()
@@ -168,20 +169,20 @@ def main() -> None:
     cases = {
         "matmul torch (MKL), chunked": chunked_matmul("torch"),
         "matmul numpy (OpenBLAS), chunked": chunked_matmul("numpy"),
-        f"engine ({engine.name}, 256 x 3 terms, float32)": lambda: engine.search(docs, terms, program, ops, args.k,
+        f"engine ({engine.name}, {many}, float32)": lambda: engine.search(docs, terms, program, ops, args.k,
                                                                                  device=device),
-        f"engine ({engine.name}, 256 x 3 terms, float16)": lambda: engine.search(docs16, terms, program, ops, args.k,
+        f"engine ({engine.name}, {many}, float16)": lambda: engine.search(docs16, terms, program, ops, args.k,
                                                                                  device=device),
-        f"engine ({engine.name}, 768 x 1 term, float32)": lambda: engine.search(docs, terms, single, ops, args.k,
+        f"engine ({engine.name}, {one}, float32)": lambda: engine.search(docs, terms, single, ops, args.k,
                                                                                 device=device),
-        f"engine ({engine.name}, 768 x 1 term, float16)": lambda: engine.search(docs16, terms, single, ops, args.k,
+        f"engine ({engine.name}, {one}, float16)": lambda: engine.search(docs16, terms, single, ops, args.k,
                                                                                 device=device),
     }
     if engine.name != "torch":   # the torch reference beside the fused loop: what the fusion wins
         ref = get_backend("torch", device)
-        cases["torch reference (256 x 3 terms, float32)"] = lambda: ref.search(docs, terms, program, ops, args.k,
+        cases[f"torch reference ({many}, float32)"] = lambda: ref.search(docs, terms, program, ops, args.k,
                                                                               device=device)
-        cases["torch reference (768 x 1 term, float32)"] = lambda: ref.search(docs, terms, single, ops, args.k,
+        cases[f"torch reference ({one}, float32)"] = lambda: ref.search(docs, terms, single, ops, args.k,
                                                                              device=device)
     faiss_info = None
     try:
@@ -189,7 +190,7 @@ def main() -> None:
 
         index = faiss.IndexFlatIP(args.d)
         index.add(docs)
-        cases["faiss-cpu IndexFlatIP (768 x 1 term)"] = lambda: index.search(terms, args.k)
+        cases[f"faiss-cpu IndexFlatIP ({one})"] = lambda: index.search(terms, args.k)
         faiss_info = {"version": faiss.__version__}
     except ImportError:
         pass
@@ -201,16 +202,16 @@ def main() -> None:
     t_floor = min(t_torch, t_numpy)
     rows = {"floor: fastest matmul": t_floor, **rows}
     floors = ["matmul torch (MKL), chunked", "matmul numpy (OpenBLAS), chunked"]
-    name3 = {dt: f"engine ({engine.name}, 256 x 3 terms, {dt})" for dt in ("float32", "float16")}
-    name1 = {dt: f"engine ({engine.name}, 768 x 1 term, {dt})" for dt in ("float32", "float16")}
-    fname = "faiss-cpu IndexFlatIP (768 x 1 term)"
+    name3 = {dt: f"engine ({engine.name}, {many}, {dt})" for dt in ("float32", "float16")}
+    name1 = {dt: f"engine ({engine.name}, {one}, {dt})" for dt in ("float32", "float16")}
+    fname = f"faiss-cpu IndexFlatIP ({one})"
     t_faiss = rows.get(fname)
     # ratios: the median over rounds of the same round's ratio (robust to load drifting between rounds)
     e3 = {dt: paired(times, name3[dt], floors) for dt in name3}
     e1 = {dt: paired(times, name1[dt], fname) if t_faiss else None for dt in name1}
     if faiss_info is not None:
-        fi = results["faiss-cpu IndexFlatIP (768 x 1 term)"][1]
-        r1 = results[f"engine ({engine.name}, 768 x 1 term, float32)"][1]
+        fi = results[f"faiss-cpu IndexFlatIP ({one})"][1]
+        r1 = results[f"engine ({engine.name}, {one}, float32)"][1]
         faiss_info["top_k_agreement_with_engine"] = float(np.mean([len(set(a) & set(b)) / args.k
                                                                    for a, b in zip(fi, r1)]))
     from itlr_gpu.backends.gemm import choices
@@ -278,7 +279,7 @@ def write_report(report: dict, out: Path) -> None:
                                           if v is not None)]
     if report["memory"]:
         m = report["memory"]
-        lines += ["", f"Memory: N={m.get('n', '2M')} float16 memmap ({m['matrix_gib']:.2f} GiB on disk), chunk "
+        lines += ["", f"Memory: N={m['n']:,} float16 memmap ({m['matrix_gib']:.2f} GiB on disk), chunk "
                       f"{m['chunk']} docs: peak RSS {m['peak_rss_gib']:.2f} GiB "
                       f"(target < 8 GiB: {'met' if m['peak_rss_gib'] < 8 else 'NOT met'})",
                   "Working set bound: 4 * chunk * (2d + T + Q * (S + 3)) bytes (see itlr_gpu/backends/reference.py)."]

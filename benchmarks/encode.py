@@ -42,7 +42,8 @@ from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, cpu_native_bf16, l2_normalize  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+DATA = Path(os.environ.get("ITLR_SHARED", ROOT.parent / "shared")) / "data"   # --data-dir overrides
+SCIFACT = DATA / "scifact"
 
 OPTIONS = [  # (label, backend, max_length, precision)
     ("torch 256 fp32 (reference)", "torch", 256, "fp32"),
@@ -144,8 +145,15 @@ def main() -> None:
     ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")
     ap.add_argument("--ndcg", help="comma-separated option-label prefixes that get an nDCG@10 run (default: all)")
     ap.add_argument("--only", help="comma-separated option labels' prefixes to run (default: all available)")
-    ap.add_argument("--out", default=str(RESULTS / "encode"))
+    ap.add_argument("--out", default=str(RESULTS / "encode"), help="file-name stem of the .md/.json written")
+    ap.add_argument("--data-dir", type=Path, default=DATA,
+                    help="folder holding scifact/ in BEIR layout (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
+    global SCIFACT
+    SCIFACT = args.data_dir / "scifact"
+    if not (SCIFACT / "corpus.jsonl.gz").is_file():
+        raise SystemExit(f"encode.py: error: no SciFact corpus at {SCIFACT / 'corpus.jsonl.gz'} (expected a BEIR "
+                         "folder: --data-dir DIR with DIR/scifact/, or ITLR_SHARED set to the folder holding data/)")
 
     ids, texts, queries = load_scifact()
     sample = [texts[i] for i in np.linspace(0, len(texts) - 1, args.sample).round().astype(int)]

@@ -35,7 +35,7 @@ from itlr_gpu.encoders import SentenceTransformerEncoder, l2_normalize  # noqa: 
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-QUERIES = Path(os.environ.get("ITLR_SHARED", ROOT.parent / "shared")) / "data" / "scifact" / "queries.jsonl"
+DATA = Path(os.environ.get("ITLR_SHARED", ROOT.parent / "shared")) / "data"   # --data-dir overrides
 
 
 def settings_here() -> list[tuple[str, str]]:
@@ -66,8 +66,14 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="SciFact queries (the first N of queries.jsonl)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_encoding"))
+    ap.add_argument("--data-dir", type=Path, default=DATA,
+                    help="folder holding scifact/queries.jsonl (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
-    texts = [json.loads(line)["text"] for line in QUERIES.open()][: args.queries]
+    queries_file = args.data_dir / "scifact" / "queries.jsonl"
+    if not queries_file.is_file():
+        raise SystemExit(f"query_encoding.py: error: no SciFact queries at {queries_file} (expected --data-dir DIR "
+                         "with DIR/scifact/queries.jsonl, or ITLR_SHARED set to the folder holding data/)")
+    texts = [json.loads(line)["text"] for line in queries_file.open()][: args.queries]
     rows = []
     for backend, precision in settings_here():
         enc = SentenceTransformerEncoder(backend=backend, precision=precision)

@@ -1,7 +1,7 @@
 """Scaling benchmark: Ray 1 vs 2 CPU workers, and out-of-core vs in-memory under a memory cap.
 
     python -m benchmarks.scale            # writes benchmarks/results/scale.{json,md}
-    python -m benchmarks.scale --quick    # smaller matrices (smoke run)
+    python -m benchmarks.scale --quick --out /tmp/scale   # smaller matrices (smoke run), elsewhere
 
 Part 1 times :func:`itlr_gpu.scale.distributed.search_ray` on a local Ray with
 one shard (1 worker) and two shards (2 workers), after a warm-up run (worker
@@ -203,7 +203,10 @@ def bench_memory(index_dir: Path, n: int, d: int, queries: list[str], cap: int) 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes (50,000 / 120,000 documents), a smoke test: its figures are no result")
+    ap.add_argument("--out", default=str(RESULTS / "scale"), help="file-name stem of the .md/.json written "
+                    "(default benchmarks/results/scale)")
     args = ap.parse_args(argv)
     d = 384
     # Large enough that a Ray task (~0.1-0.3 s of scheduling and start-up) is small beside its work.
@@ -217,15 +220,20 @@ def main(argv=None) -> int:
         ray_res = bench_ray(tmp / "ray", n_ray, d, queries, repeats=2 if args.quick else 3)
         make_index(tmp / "mem", n_mem, d, seed=2)
         mem_res = bench_memory(tmp / "mem", n_mem, d, queries, cap)
+    from itlr_gpu.bench import machine_info
+
+    info = machine_info()
     results = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+        "machine": {"cpus": os.cpu_count(), "cpu": info["cpu"], "torch": info["torch"], "blas": info["blas"],
+                    "python": platform.python_version(), "platform": platform.platform(),
                     "gpu": None, "load_average_1min_at_start": round(load_before, 2),
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
         "ray": ray_res, "out_of_core": mem_res, "quick": args.quick,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "scale.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / "scale.md").write_text(render(results))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    out.with_suffix(".md").write_text(render(results))
     print(render(results))
     return 0
 
@@ -235,7 +243,11 @@ def render(r: dict) -> str:
     lines = [
         "# Scaling benchmark (CPU)",
         "",
-        f"Machine: {r['machine']['cpus']} CPU cores, no GPU; `python -m benchmarks.scale{' --quick' if r['quick'] else ''}`.",
+        f"Machine: {r['machine'].get('cpu', 'CPU')}, {r['machine']['cpus']} cores, no GPU"
+        + (f"; torch {r['machine']['torch']}, BLAS loaded: " + ", ".join(
+            " ".join(str(x) for x in (b["internal_api"], b.get("version")) if x) for b in r['machine']['blas'] or [])
+           if r['machine'].get('torch') else "")
+        + f"; `python -m benchmarks.scale{' --quick' if r['quick'] else ''}`.",
         "",
         f"Load average (1 min) {r['machine'].get('load_average_1min_at_start', '?')} at start, "
         f"{r['machine'].get('load_average_1min_at_end', '?')} at end (the end includes this benchmark's own "

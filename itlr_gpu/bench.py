@@ -238,5 +238,8 @@ def render(report: dict) -> str:
     lines.append(f"encoder: {e['encode_terms_s']:.3f} s for {q['terms']:,} terms = "
                  f"{100 * e['share_of_end_to_end']:.0f}% of encode + fastest search")
     m = report["machine"]
-    lines.append(f"machine: {m['cpu']}, {m['cores']} cores, load average {'/'.join(f'{x:.2f}' for x in m['loadavg'])}")
+    blas = ", ".join(" ".join(str(x) for x in (b["internal_api"], b.get("version")) if x)
+                     for b in m.get("blas") or [] if b.get("internal_api"))
+    lines.append(f"machine: {m['cpu']}, {m['cores']} cores, load average {'/'.join(f'{x:.2f}' for x in m['loadavg'])}"
+                 f"; torch {m['torch']}" + (f"; BLAS loaded: {blas}" if blas else ""))
     return "\n".join(lines)
