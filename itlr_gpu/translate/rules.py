@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-40"
+RULES_VERSION = "rules-41"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1076,7 +1076,9 @@ def _title_opening(out: list[_Tok]) -> None:
             break
         run += 1
         capitals += t.text[:1].isupper()
-    if i and run >= 2 and capitals:   # at least two words after the cues, one of them capitalised
+    # at least two words after the cues, one of them capitalised, or one capitalised word before more text ("Without
+    # Me but not the Eminem one"; "Not Python" alone still excludes)
+    if i and capitals and (run >= 2 or i + run < len(out)):
         for t in out[:i]:
             t.kind = "WORD"
 
@@ -1765,8 +1767,8 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_shared_after_or(part_operands, part_seps) or _precedence(part_operands, _resolve_commas(part_seps))
-                 for part_operands, part_seps in parts]
+        nodes = [_topic_then_alternatives(part_operands, part_seps) or _shared_after_or(part_operands, part_seps)
+                 or _precedence(part_operands, _resolve_commas(part_seps)) for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
 
     def unary(self, depth: int) -> Node:
@@ -1828,6 +1830,25 @@ class _Parser:
             return make_and([Not(x) for x in items])
         raise RuleError(f"expected a term, found {self.toks[self.i].text or k!r}" if k != "END"
                         else "expected a term at the end of the text")
+
+
+def _topic_then_alternatives(operands: list[Node], seps: list[str]) -> Node | None:
+    """A topic, a comma, then short alternatives: "Carabus type specimens, Japan or Korea", "Fleetwood Mac, live or
+    acoustic" (the topic AND one of them; a shared part may close it: ", fall semester").  The topic has three words
+    or more, or is a name before lower-case alternatives: "red wine, beer or spirits", "cats, dogs or birds" and
+    "New York, Boston or Chicago" stay lists."""
+    if seps[:2] != ["COMMA", "OR"] or seps[2:] not in ([], ["COMMA"]) \
+            or not all(isinstance(o, Term) for o in operands):
+        return None
+    topic, alternatives = operands[0].text.split(), [o.text for o in operands[1:3]]
+    links = _links(operands[0].text)
+    if links and len(operands[0].text[links[-1].end():].split()) <= 3:
+        return None   # "microplastics in oysters, mussels or clams": the first item of a shared list
+    name = all(w[:1].isupper() for w in topic) and all(a[:1].islower() for a in alternatives)
+    if not (len(topic) >= 3 or (len(topic) >= 2 and name)) or (len(topic) <= 3 and "of" in topic) \
+            or any(len(a.split()) > 3 or len(a.split()) >= len(topic) for a in alternatives):
+        return None
+    return make_and([operands[0], make_or(operands[1:3]), *operands[3:]])
 
 
 def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
@@ -3128,6 +3149,8 @@ _GRATEFUL_CLAUSE_RE = re.compile(r",?\s+and\s+(?:i\s+)?(?:would|'d)\s+(?:be\s+(?
                                  r"good|new|relevant|useful|current|peer[- ]reviewed|published|original|key|further)\s+)*"
                                  r"(?:research|papers?|articles?|studies|sources|literature|references|reading|help|"
                                  r"pointers|suggestions|recommendations)(?=\s*(?:[.!?]|$))", re.I)
+_ONLY_IF_RE = re.compile(r",?\s+but\s+only\s+if\s+(?:(?:it's|it\s+is|they're|they\s+are|they|it|the)\s+)?"
+                         r"(?:(?:covers?|includes?|mentions?|discuss(?:es)?|has|have)\s+)?(?=\S)", re.I)
 _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
                                 r"(?=\s*(?:[.!?]|$))", re.I)
 # what the request is for: school work ("for my history essay, due friday", ", for a 5th grade report"), a meeting
@@ -3490,6 +3513,11 @@ def _letter(text: str) -> str:
     return " ".join(sentences) if changed else text
 
 
+# "A or B - which is better for C?", "A or B, which one is easier to learn": a comparison names both (and C)
+_WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+or\s+(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)"
+                              r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
+                              r"easier|cheaper|safer|worse|faster)(?:\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?"
+                              r"(?P<c>[^,;:?!.]{1,60}))?")
 # A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
 # associated with ketoacidosis", "Which flowers are neither toxic to cats nor toxic to dogs?")
 _WHICH_NOT_RE = re.compile(r"(?:which|what)\s+(?P<x>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:are|is|do|does)\s+"
@@ -3528,6 +3556,11 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if hedge:
         text = text[hedge.end():]
         sentences = _sentences(text)
+    better = _WHICH_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
+    if better:   # "Bob Dylan or Joan Baez - which is better for protest songs?": both, and what for
+        parts = [text[better.start(g):better.end(g)] for g in ("a", "b", "c") if better.group(g)]
+        text = " and ".join(parts)
+        sentences = [text]
     which = _WHICH_NOT_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
     if which:   # "Which houseplants are not toxic to dogs?": the things, without the property
         x, y = text[which.start("x"):which.end("x")], text[which.start("y"):which.end("y")]
@@ -3943,6 +3976,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _GRATEFUL_CLAUSE_RE.sub("", cleaned)
+    cleaned = _ONLY_IF_RE.sub(" and ", cleaned)   # "X, but only if they cover Y": X AND Y
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
