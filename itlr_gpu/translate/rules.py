@@ -1767,8 +1767,8 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_topic_then_alternatives(part_operands, part_seps) or _shared_after_or(part_operands, part_seps)
-                 or _precedence(part_operands, _resolve_commas(part_seps)) for part_operands, part_seps in parts]
+        nodes = [_shared_after_or(part_operands, part_seps) or _precedence(part_operands, _resolve_commas(part_seps))
+                 for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
 
     def unary(self, depth: int) -> Node:
@@ -1830,25 +1830,6 @@ class _Parser:
             return make_and([Not(x) for x in items])
         raise RuleError(f"expected a term, found {self.toks[self.i].text or k!r}" if k != "END"
                         else "expected a term at the end of the text")
-
-
-def _topic_then_alternatives(operands: list[Node], seps: list[str]) -> Node | None:
-    """A topic, a comma, then short alternatives: "Carabus type specimens, Japan or Korea", "Fleetwood Mac, live or
-    acoustic" (the topic AND one of them; a shared part may close it: ", fall semester").  The topic has three words
-    or more, or is a name before lower-case alternatives: "red wine, beer or spirits", "cats, dogs or birds" and
-    "New York, Boston or Chicago" stay lists."""
-    if seps[:2] != ["COMMA", "OR"] or seps[2:] not in ([], ["COMMA"]) \
-            or not all(isinstance(o, Term) for o in operands):
-        return None
-    topic, alternatives = operands[0].text.split(), [o.text for o in operands[1:3]]
-    links = _links(operands[0].text)
-    if links and len(operands[0].text[links[-1].end():].split()) <= 3:
-        return None   # "microplastics in oysters, mussels or clams": the first item of a shared list
-    name = all(w[:1].isupper() for w in topic) and all(a[:1].islower() for a in alternatives)
-    if not (len(topic) >= 3 or (len(topic) >= 2 and name)) or (len(topic) <= 3 and "of" in topic) \
-            or any(len(a.split()) > 3 or len(a.split()) >= len(topic) for a in alternatives):
-        return None
-    return make_and([operands[0], make_or(operands[1:3]), *operands[3:]])
 
 
 def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
