@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from itlr_gpu.bench import blas_summary, machine_info
+
 RESULTS = Path(__file__).resolve().parent / "results"
 TEMPLATES = ["{a} AND NOT {b}", "{a} OR {b}", "({a} OR {b}) AND NOT {c}", "{a} AND {b} AND {c}", "{a}",
              "NOT {a} AND ({b} OR {c})"]
@@ -220,8 +222,6 @@ def main(argv=None) -> int:
         ray_res = bench_ray(tmp / "ray", n_ray, d, queries, repeats=2 if args.quick else 3)
         make_index(tmp / "mem", n_mem, d, seed=2)
         mem_res = bench_memory(tmp / "mem", n_mem, d, queries, cap)
-    from itlr_gpu.bench import machine_info
-
     info = machine_info()
     results = {
         "machine": {"cpus": os.cpu_count(), "cpu": info["cpu"], "torch": info["torch"], "blas": info["blas"],
@@ -244,8 +244,7 @@ def render(r: dict) -> str:
         "# Scaling benchmark (CPU)",
         "",
         f"Machine: {r['machine'].get('cpu', 'CPU')}, {r['machine']['cpus']} cores, no GPU"
-        + (f"; torch {r['machine']['torch']}, BLAS loaded: " + ", ".join(
-            " ".join(str(x) for x in (b["internal_api"], b.get("version")) if x) for b in r['machine']['blas'] or [])
+        + (f"; torch {r['machine']['torch']}, BLAS loaded: {blas_summary(r['machine']['blas'])}"
            if r['machine'].get('torch') else "")
         + f"; `python -m benchmarks.scale{' --quick' if r['quick'] else ''}`.",
         "",

@@ -217,6 +217,12 @@ def machine_info() -> dict:
     return info
 
 
+def blas_summary(blas: list[dict] | None) -> str:
+    """The BLAS libraries of :func:`machine_info` in a line: "openblas 0.3.31, openmp"."""
+    return ", ".join(" ".join(str(x) for x in (b["internal_api"], b.get("version")) if x)
+                     for b in blas or [] if b.get("internal_api"))
+
+
 def render(report: dict) -> str:
     q, ix = report["queries"], report["index"]
     lines = [f"{q['count']:,} quer{'y' if q['count'] == 1 else 'ies'} ({q['terms']:,} term{'' if q['terms'] == 1 else 's'})"
@@ -238,8 +244,7 @@ def render(report: dict) -> str:
     lines.append(f"encoder: {e['encode_terms_s']:.3f} s for {q['terms']:,} terms = "
                  f"{100 * e['share_of_end_to_end']:.0f}% of encode + fastest search")
     m = report["machine"]
-    blas = ", ".join(" ".join(str(x) for x in (b["internal_api"], b.get("version")) if x)
-                     for b in m.get("blas") or [] if b.get("internal_api"))
+    blas = blas_summary(m.get("blas"))
     lines.append(f"machine: {m['cpu']}, {m['cores']} cores, load average {'/'.join(f'{x:.2f}' for x in m['loadavg'])}"
                  f"; torch {m['torch']}" + (f"; BLAS loaded: {blas}" if blas else ""))
     return "\n".join(lines)

@@ -143,7 +143,11 @@ def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> N
     if program is None or not zero.any():
         return
     ids = results.column("query_id").filter(pa.array(zero)).unique().to_pylist()
-    long = [(q, t) for q in ids for t in [_term_count(program, q)] if t is not None and t >= UNDERFLOW_TERMS]
+    from .compiler import PUSH
+
+    row = {q: i for i, q in enumerate(program.query_ids)}   # once: short queries' zeros may touch most queries
+    long = [(q, t) for q in ids if q in row
+            for t in [int(np.count_nonzero(program.query_code(row[q])[0] == PUSH))] if t >= UNDERFLOW_TERMS]
     if long:
         qid, terms = long[0]
         n = len(long)
