@@ -37,6 +37,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import STEM_HELP  # noqa: E402
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend, resolve_device  # noqa: E402
 from itlr_gpu.backends.reference import chunk_for_budget  # noqa: E402
@@ -129,15 +130,15 @@ with tempfile.TemporaryDirectory() as tmp:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=200_000)
-    ap.add_argument("--d", type=int, default=384)
-    ap.add_argument("--queries", type=int, default=256)
-    ap.add_argument("-k", type=int, default=10)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--n", type=int, default=200_000, help="documents (random unit rows; default %(default)s)")
+    ap.add_argument("--d", type=int, default=384, help="dimension (default %(default)s)")
+    ap.add_argument("--queries", type=int, default=256, help="random three-term queries (default %(default)s)")
+    ap.add_argument("-k", type=int, default=10, help="results per query (default %(default)s)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per case, interleaved; medians reported (default %(default)s)")
     ap.add_argument("--settle", type=float, default=0.5,
                     help="seconds of quiet before each timed case (0 = back to back, as before)")
     ap.add_argument("--big-n", type=int, default=2_000_000, help="rows of the float16 memory test (0 = skip)")
-    ap.add_argument("--out", default=str(RESULTS / "cpu_search"))
+    ap.add_argument("--out", default=str(RESULTS / "cpu_search"), help=STEM_HELP)
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)

@@ -136,7 +136,7 @@ def machine() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sample", type=int, default=256, help="documents in the docs/s sample")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per option, median reported (default %(default)s)")
     ap.add_argument("--batch-size", type=int, default=None,
                     help="texts per forward pass (default: the encoder's own, 16 on a CPU)")
     ap.add_argument("--batch-sweep", help="comma-separated batch sizes: also time the torch rows at each")

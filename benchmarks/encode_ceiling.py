@@ -41,6 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import STEM_HELP  # noqa: E402
 from benchmarks.cpu_search import interleaved  # noqa: E402
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
 from itlr_gpu.encode_runtime import ort_session  # noqa: E402
@@ -243,7 +244,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=30, help="rounds of the products' timing (default 30)")
     ap.add_argument("--encoder-repeat", type=int, default=3,
                     help="encodings of the sample per backend; 0: do not time the whole encoders (default 3)")
-    ap.add_argument("--out", default=str(RESULTS / "encode_ceiling"))
+    ap.add_argument("--out", default=str(RESULTS / "encode_ceiling"), help=STEM_HELP)
     args = ap.parse_args(argv)
     if args.max_length < 1 or args.repeat < 1 or args.sample < 1 or args.encoder_repeat < 0:
         ap.error("--max-length, --repeat and --sample must be at least 1, --encoder-repeat at least 0")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
@@ -38,6 +37,7 @@ if str(ROOT) not in sys.path:
 import ir_measures  # noqa: E402
 from ir_measures import P, nDCG  # noqa: E402
 
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, cache_dir  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from itlr_gpu import Index, RECOMMENDED, ScoreOptions, Term, search  # noqa: E402
 from itlr_gpu.bench import machine_info  # noqa: E402
@@ -128,16 +128,16 @@ def measure(xs: ExclusionSet, kind: str, options: ScoreOptions | None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--pairs", type=int, default=40, help="label pairs (A, B) drawn for 'A AND NOT B' (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the pair draw (default %(default)s)")
     ap.add_argument("--min-docs", type=int, default=40, help="articles per label, at least")
     ap.add_argument("--min-overlap", type=float, default=0.2, help="share of A's articles that are B's too, at least")
     ap.add_argument("--min-answers", type=int, default=20, help="articles with A and not B, at least")
-    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--cache-dir", type=Path,
-                    default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
-    ap.add_argument("--out", type=Path, default=RESULTS / "exclusion")
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
+    ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
+    ap.add_argument("--out", type=Path, default=RESULTS / "exclusion", help=STEM_HELP)
     args = ap.parse_args(argv)
+    args.cache_dir = args.cache_dir or cache_dir()
 
     xs = exclusion_set(args.data_dir, qdata.CachedEncoder(args.cache_dir), args.pairs, args.seed, args.min_docs, args.min_overlap,
                        args.min_answers)

@@ -324,8 +324,11 @@ def write_table(rows: list[dict], info: dict, stem: Path) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--matrix", choices=("ci", "budget", "table", "issue"), default="table")
-    ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    ap.add_argument("--matrix", choices=("ci", "budget", "table", "issue"), default="table",
+                    help="which specialisations to compile: ci (ten, the tests' set), budget (the register-budget corners), "
+                         "table (budget plus depth x k sweeps; default), issue (every dtype x op family x option set)")
+    ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)),
+                    help="parallel compile processes (default %(default)s)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "kernel_registers"),
                     help="output stem (.json and .md are added)")
     ap.add_argument("--reuse", default=None, metavar="JSON",

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import FOLDER_HELP  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -143,11 +144,11 @@ def main(argv=None) -> None:
     ap.add_argument("--model", default="qwen2.5-coder-1.5b", help="registry name or GGUF file")
     ap.add_argument("--requantize", nargs="*", default=[], metavar="TYPE", help="also measure the model in TYPE")
     ap.add_argument("--head", nargs="+", default=["full"], help="head lengths in tokens, or full")
-    ap.add_argument("--seqs", nargs="+", type=int, default=[1, 4, 8, 16])
-    ap.add_argument("--repeat", type=int, default=6)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--suffix", default=None)
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--seqs", nargs="+", type=int, default=[1, 4, 8, 16], help="sequences decoded together, one case each (default 1 4 8 16)")
+    ap.add_argument("--repeat", type=int, default=6, help="timed steps per case, median reported (default %(default)s)")
+    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the CPUs this process may use)")
+    ap.add_argument("--suffix", default=None, help="results file suffix: llamacpp_steps-SUFFIX.md/.json")
+    ap.add_argument("--out", default=str(RESULTS), help=FOLDER_HELP)
     args = ap.parse_args(argv)
     for h in args.head:
         if h != "full" and not (h.isdigit() and int(h) > 0):

@@ -43,6 +43,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from benchmarks.quality import queries as qq  # noqa: E402
 from benchmarks.quality.selection import select_config  # noqa: E402
@@ -668,10 +669,10 @@ def main(argv=None) -> int:
     ap.add_argument("--config", action="append", default=None, metavar="NAME",
                     help="run only these grid configurations (repeatable; names as in the report) and the "
                          "recommended one: a comparison, not a selection over the whole grid")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality")
-    ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
-    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality", help=FOLDER_HELP)
+    ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the query compositions and subsamples (default %(default)s)")
     ap.add_argument("--model", default=None, metavar="PATH",
                     help="sentence-transformers folder to embed with (default: the bundled all-MiniLM-L6-v2); "
                          "`itlr models install all-mpnet-base-v2` prints mpnet's. Nothing is re-tuned: "
@@ -690,6 +691,7 @@ def main(argv=None) -> int:
     ap.add_argument("--llm-max-queries", type=int, default=100, metavar="N",
                     help="--dump-queries: at most N test queries per dataset, stratified by family (default 100)")
     args = ap.parse_args(argv)
+    args.cache_dir = args.cache_dir or cache_dir()
     if args.dump_queries and args.llm_translations:
         ap.error("--dump-queries and --llm-translations are separate steps")
     if args.llm_max_queries <= 0:

@@ -29,6 +29,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 
 
@@ -150,15 +151,16 @@ def plot(out: dict, path: Path) -> None:
 def main(argv=None) -> int:
     Q = _quality_script()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default="0,1,2,3,4")
-    ap.add_argument("--datasets", default=",".join(Q.DATASETS))
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality" / "seeds")
-    ap.add_argument("--cache-dir", type=Path,
-                    default=Path(os.environ.get("ITLR_CACHE_DIR", Path.home() / ".cache" / "itlr-gpu")))
-    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    ap.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds, one quality.py run each (default %(default)s)")
+    ap.add_argument("--datasets", default=",".join(Q.DATASETS), help="comma-separated datasets (default %(default)s)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality" / "seeds", help=FOLDER_HELP)
+    ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
+    ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                    help="scoring device (auto: cuda when there is a GPU)")
     ap.add_argument("--quick", action="store_true", help="the small samples of quality.py --quick (CI)")
     args = ap.parse_args(argv)
+    args.cache_dir = args.cache_dir or cache_dir()
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:

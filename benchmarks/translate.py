@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import FOLDER_HELP  # noqa: E402
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
 from itlr_gpu.translate import add_example_arguments, add_repair_argument, add_terms_argument, translate  # noqa: E402
@@ -297,14 +298,15 @@ def write_md(doc: dict, path: Path) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--translator", choices=("rules", "vllm", "llamacpp"), default="llamacpp")
+    ap.add_argument("--translator", choices=("rules", "vllm", "llamacpp"), default="llamacpp",
+                    help="translator measured (default %(default)s)")
     ap.add_argument("--model", action="append", default=None,
                     help="registry name, GGUF file or HF folder; repeat for several (default: the translator's)")
     ap.add_argument("--split", choices=("all", "test", "dev", "dev-b"), default="all",
                     help="requests translated in the one batched call (accuracy is reported per split); dev-b: "
                          "half of the dev split, with the example pool made of the other half (prompt selection)")
     ap.add_argument("--single", type=int, default=16, help="requests for the one-at-a-time comparison")
-    ap.add_argument("--max-tokens", type=int, default=96)
+    ap.add_argument("--max-tokens", type=int, default=96, help="generated tokens per request, at most (default %(default)s)")
     ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
     ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
     ap.add_argument("--candidates", type=int, default=None,
@@ -318,7 +320,7 @@ def main(argv=None) -> None:
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
                     help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
     ap.add_argument("--suffix", default=None, help="results file suffix (default: the translator)")
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--out", default=str(RESULTS), help=FOLDER_HELP)
     ap.add_argument("--render", metavar="JSON", help="rewrite the Markdown of a results JSON (rescoring its misses)")
     ap.add_argument("--rescore-repair", action="store_true",
                     help="with --render: apply the current rules and repair (itlr_gpu.translate.repair) to the "
