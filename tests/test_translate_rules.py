@@ -1226,9 +1226,10 @@ def test_rules28_shared_phrases_comparisons_and_document_types(text, expr):
     ("Habari. I am looking for research on solar mini-grids in Tanzania. Asante sana", '"solar mini-grids in Tanzania"'),
     ("Kindly provide the studies on snakebite antivenom. Kindly do the needful.", '"snakebite antivenom"'),
     # the verdict on the alternatives, and what the writer already has, are not topics
-    ("pension reform, Chile or Peru both ok", '("pension reform" OR "Chile" OR "Peru")'),
+    # (since rules-42 a lower-case topic before two names is shared by them: "topic, A or B")
+    ("pension reform, Chile or Peru both ok", '("pension reform" AND ("Chile" OR "Peru"))'),
     ("rammed earth walls. Either Moroccan or Spanish would do.", '("rammed earth walls" AND ("Moroccan" OR "Spanish"))'),
-    ("tiny house zoning, Oregon or Vermont ideally", '("tiny house zoning" OR "Oregon" OR "Vermont")'),
+    ("tiny house zoning, Oregon or Vermont ideally", '("tiny house zoning" AND ("Oregon" OR "Vermont"))'),
     ("bank bail-ins, but not Cyprus - we have plenty on that already.", '("bank bail-ins" AND NOT "Cyprus")'),
     ("Send anything on preprint servers, unless it's about physics (already have those).",
      '("preprint servers" AND NOT "physics")'),
@@ -1847,4 +1848,55 @@ def test_rules40_known_things_brackets_and_negated_questions(text, expr):
     ('microplastics in oysters, mussels or clams', '("microplastics" AND ("oysters" OR "mussels" OR "clams"))'),
 ])
 def test_rules41_comparisons_conditions_and_lists(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # names before "or", the last with a lower-case phrase after it: the whole phrase is shared, links and all
+    ('Marvel or DC comics in hardcover omnibus editions',
+     '(("Marvel" OR "DC") AND "comics in hardcover omnibus editions")'),
+    ('Nikon or Canon lenses for wildlife photography', '(("Nikon" OR "Canon") AND "lenses for wildlife photography")'),
+    ('Streptococcus or S. aureus infections after surgery', '(("Streptococcus" OR "S. aureus") AND "infections after surgery")'),
+    ('Neapolitan or New York style', '("Neapolitan" OR "New York style")'),   # one generic noun: kept
+    # a lower-case topic, then names: the topic in each
+    ('ferry timetables Corsica or Sardinia', '("ferry timetables" AND ("Corsica" OR "Sardinia"))'),
+    ('vitamin D or E', '("vitamin D" OR "E")'),   # single letters are no names to share a topic with
+    ('films like Alien or Aliens', '("films like Alien" OR "Aliens")'),
+    # "topic, A or B" with names; a topic ending in a name, or three topics, stay a list
+    ('first editions, Graham Greene or Evelyn Waugh', '("first editions" AND ("Graham Greene" OR "Evelyn Waugh"))'),
+    ('ruined abbeys in Yorkshire, Durham or Cumbria', '("ruined abbeys" AND ("Yorkshire" OR "Durham" OR "Cumbria"))'),
+    ('sleep hygiene, screen time or caffeine', '("sleep hygiene" OR "screen time" OR "caffeine")'),
+    # a verdict on the alternatives
+    ('rooftop bars, Lisbon or Porto is fine', '("rooftop bars" AND ("Lisbon" OR "Porto"))'),
+    # what a library or a shop holds; a purpose sentence after the ask
+    ('does the archive hold the 1911 census returns for Cork', '"the 1911 census returns for Cork"'),
+    ('Do you stock Riesling from the Mosel? We need it for our anniversary.', '"Riesling from the Mosel"'),
+    ('could you tell me whether the library has the Loeb edition of Tacitus', '"the Loeb edition of Tacitus"'),
+    ('do u have anything by Ursula Le Guin', '"Ursula Le Guin"'),
+    ('I simply want to download the 2019 tide tables', '"the 2019 tide tables"'),
+    ('which visas for students to Japan', '"visas for students to Japan"'),
+    # letters: "To whom it may concern", "With thanks", a name signed on its own line, "Thanks!"
+    ('To whom it may concern,\nI am looking for the minutes of the 1923 parish council.\nWith thanks,\nA. Byrne',
+     '"the minutes of the 1923 parish council"'),
+    ('Hello,\nI need a quiet hotel near Lake Bled.\nThanks!\nMarta', '"quiet hotel near Lake Bled"'),
+    ('Could you find the Lusitania crew lists?\n\nDr. K. Osei', '"the Lusitania crew lists"'),
+    ('Looking for:\nTolstoy', '"Tolstoy"'),   # a name after a colon is the topic, not a signature
+    # a lower-case article goes from a longer object too; a claim keeps its own
+    ('Good evening, I am looking for a first edition of Ulysses printed in Paris in 1922 please',
+     '"first edition of Ulysses printed in Paris in 1922"'),
+    # exclusions said after the topic, in brackets, as verdicts; what opens an excluded term without naming it
+    ('hiking boots, leather not wanted', '("hiking boots" AND NOT "leather")'),
+    ('studio flats in Leeds, ground floor is a no', '("studio flats in Leeds" AND NOT "ground floor")'),
+    ('baggage allowance (infants excluded)', '("baggage allowance" AND NOT "infants")'),
+    ('Rioja reserva, nothing from Bodegas Faustino', '("Rioja reserva" AND NOT "Bodegas Faustino")'),
+    ('roof repairs but not include the chimney', '("roof repairs" AND NOT "the chimney")'),
+    ('refunds for delays except when caused by weather', '("refunds for delays" AND NOT "weather")'),
+    # the writer's reasons after an exclusion
+    ('Bauhaus furniture, leave out Breuer - I have his catalogue already', '("Bauhaus furniture" AND NOT "Breuer")'),
+    ('parish registers but not the bishop\'s transcripts as we have those', '("parish registers" AND NOT "the bishop\'s transcripts")'),
+    ('wedding venues in Kent - no castles, it ruins the budget', '("wedding venues in Kent" AND NOT "castles")'),
+    # number words joined by "and"
+    ('weather records for the winter of eighteen hundred and sixty', '"weather records for the winter of eighteen hundred and sixty"'),
+])
+def test_rules42_names_letters_holdings_and_exclusion_tails(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-41"
+RULES_VERSION = "rules-42"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -387,7 +387,8 @@ _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
 _COMPARATIVES = set("more less fewer above below over under older younger higher lower greater larger smaller "
                     "longer shorter later earlier".split())
 _BOUND_FOLLOWERS = set("in of for on at per a an with from to during among across by than".split())
-_NUMBER_WORDS = set("one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
+_NUMBER_WORDS = set("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+                    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                     "hundred thousand million billion".split())
 
 
@@ -432,6 +433,9 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"functions?|features?|behaviou?r|visibility|console|trends?|space|problems?|theory|index(?:es)?|"
                  r"optimi[sz]ation|quality|relevance|tools?|dogs?|teams?|operations?|strateg(?:y|ies)|"
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
+_HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop))\s+"
+          r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps)\s+(?!to\b)"
+          r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     # "can you pull the clips on X": after "can you", "pull" asks ("pull the plug on X" alone names a topic)
@@ -467,6 +471,15 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?point\s+me\s+(?:to|towards|at)\s+"
     r"(?:(?:some|any|the)\s+)?(?:(?:good\s+)?(?:studies|research|papers|articles|sources|info|resources)\s+"
     r"(?:on|about|regarding)\s+)?",
+    # what a library, archive or shop holds: "do you have X", "does the library hold X", "do u have anything by X",
+    # "(I would be grateful if you could) tell me whether the library holds X" (not "do you have to pay ...")
+    r"(?:do|does)\s+" + _HOLDS,
+    r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"
+    r"(?:please\s+)?)?(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?(?:whether|if)\s+" + _HOLDS,
+    # "which documents for X" (a question of which things)
+    r"which\s+(?=[a-z]+s\s+(?:for|to|on|about|in|at)\s)",
+    # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
+    r"(?:(?:i|we)(?:'m|\s+am|\s+are|'re)\s+)?looking\s+(?=\d)",
     # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
     r"(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
     r"association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|information)\b)(?=\S)",
@@ -499,8 +512,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     # hedged asks: "I'm hoping for X", "Maybe you have something on X"
     r"(?:i|we)(?:'m|\s+am|'re|\s+are)\s+hoping\s+(?:for|to\s+find)\b",
     r"(?:maybe|perhaps|possibly)\s+(?:you\s+have|you've\s+got|there's|there\s+is)\s+(?=(?:anything|something|some|any)\b)",
-    r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
-    r"get|search|look|explore|study|understand|discover|research)(?:\s+(?:more|something|anything|up))?"
+    r"(?:just\s+(?=want|need)|would\s+(?=like|love)|(?:i|we)(?:\s+would|'d|\s+really|\s+just|\s+simply|\s+only)?\s+)(?:like|want|need|wish|love)(?:\s+to\s+(?:read|find|see|learn|know|"
+    r"get|search|look|explore|study|understand|discover|research|download|view|access|consult|order|buy)(?:\s+(?:more|something|anything|up))?"
     r"(?:\s+(?:about|on|regarding|into|for))?)?\b",
     r"(?:find|give|get|fetch|retrieve|bring|pull\s+up|look\s+(?:up|for|into)|dig\s+up|pull\s+together|"
     r"recommend|suggest|locate|provide|send|collect|gather|furnish|obtain|identify|"
@@ -901,6 +914,11 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
                 break
         if matched:
             continue
+        if len(words) >= 3 and words[0] in ("hundred", "thousand") and words[1] == "and" and words[2] in _NUMBER_WORDS \
+                and not any(r.text in ("AND", "OR") for r in raw[i:i + 3]):   # "nineteen hundred and five"
+            out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + 3])))
+            i += 3
+            continue
         for n in range(min(len(words), _MAX_MARKER), 0, -1):
             kind = _MARKER_TABLE.get(tuple(words[:n]))
             if kind:
@@ -954,7 +972,9 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
             openers = {"ignore": ("COMMA", "SEMI"), "disregard": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
                        "nothing with": ("COMMA", "SEMI")}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
             if prev not in openers or nxt not in ("WORD", "QTERM", "LP") \
-                    or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES):
+                    or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
+                        and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
+                                 and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes
                 t.kind = "WORD"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
             later = [u.kind for u in out[i + 1:]]
@@ -1767,7 +1787,8 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_shared_after_or(part_operands, part_seps) or _precedence(part_operands, _resolve_commas(part_seps))
+        nodes = [_shared_after_or(part_operands, part_seps) or _topic_then_names(part_operands, part_seps)
+                 or _precedence(part_operands, _resolve_commas(part_seps))
                  for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
 
@@ -1840,6 +1861,21 @@ def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
             and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_OR_BEFORE_SHARED for o in operands[:-1]) \
             and not (isinstance(operands[-2], Term) and operands[-2].text.split()[0].lower() in _BOUND_FOLLOWERS):
         return make_and([make_or(operands[:-1]), operands[-1]])   # (not "A or In mice, B": a claim's opening)
+    return None
+
+
+def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
+    """A lower-case topic, then two names as alternatives: "signed modern firsts, Seamus Heaney or Ted Hughes",
+    "metrical books from Przemyśl, Greek-Catholic or Roman-Catholic" (the topic in either). Only names: a list
+    of three topics keeps its shape ("vitamin d benefits, gene expression or insulin resistance")."""
+    if seps != ["COMMA", "OR"] or not all(isinstance(o, Term) for o in operands):
+        return None
+    topic, *alts = [o.text.split() for o in operands]
+    if len(topic) < 2 or not topic[0][:1].islower() or not topic[0][:1].isalpha() or _name_like(topic[-1]):
+        return None   # (a topic ending in a name is the list's first item: "medieval castles in Wales, Scotland or Ireland")
+    if all(1 <= len(a) <= _MAX_SHARED_ALT and all(w[:1].isupper() and not w.isupper() or len(w) > 1 and w.isupper()
+                                                   for w in a) for a in alts):
+        return make_and([operands[0], make_or(operands[1:])])
     return None
 
 
@@ -2563,6 +2599,7 @@ def _mutual(sentence: str) -> str:
 # towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
+    r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
     r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
@@ -2576,6 +2613,7 @@ _NAMED_SALUTATION_RE = re.compile(r"\s*(?:hi|hello|hey)\s+(?P<name>[^\s,.!?:;]+(
 _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
+    r"with\s+(?:many\s+|my\s+)?(?:thanks|gratitude|best\s+wishes|kind\s+regards)|all\s+the\s+best|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
@@ -2613,7 +2651,10 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"ref(?:erence)?\s*(?:no\.?|number|#)?\s*:?\s*#?\w+|(?:the\s+)?deadline\s+is\s+[^.!?]{1,30}|"
     r"(?:(?:i|we)\s+)?(?:due|needed|need\s+it)\s+(?:by|before|on)\s+[^.!?]{1,30}|"
     r"(?:exec(?:utive)?|board|team|client|partner|committee)\s+(?:review|meeting|call|hearing)\s+"
-    r"[^.!?]{1,20}|(?:(?:i|we)\s+)?need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
+    r"[^.!?]{1,20}|(?:(?:i|we)\s+)?need\s+it\s+for\s+(?:a|an|the|our|my)\s+[^.!?]{1,40}|"
+    # "I want it for my father his birthday.", "We need them for the wedding."
+    r"(?:i|we)\s+(?:want|need|would\s+like|'d\s+like)\s+(?:it|them|this|one)\s+(?:for|as)\s+(?:a|an|the|our|my|his|her|"
+    r"their)\s+[^.!?]{1,40}|running\s+(?:an?|the)\s+[^.!?]{1,40}|"
     r"(?:(?:i|we)\s+)?need\s+(?:it|this|them)\s+(?:asap|urgently|today|tomorrow|soon|quickly|now)|"
     r"deadline\s*:?\s+(?:is\s+)?[^.!?]{1,30}|by\s+(?:\d{1,2}(?::\d\d)?\s*(?:am|pm)|cob|eod|close\s+of\s+business|noon|"
     r"monday|tuesday|wednesday|thursday|friday|tomorrow|today)(?:\s+(?:if\s+poss(?:ible)?|please|pls|ideally))?|"
@@ -2682,7 +2723,8 @@ _SIGNATURE_RE = re.compile(r"(?<=[.!?])\s+[-\u2013\u2014]+\s*[A-Z][\w.'-]*(?:\s+
 # an ask after the writer's circumstances in one sentence ("I coordinate a choir and we are looking for X",
 # "For an exhibit I'm curating, I need sources on X")
 # "For a Wellcome application I need evidence on X": after a purpose, the ask needs no comma
-_PURPOSE_ASK_RE = re.compile(r"\s+(?=(?:i|we)\s+(?:need|want|require|am\s+looking\s+for|'m\s+looking\s+for)\b)")
+_PURPOSE_ASK_RE = re.compile(r"\s+(?=(?:i|we)\s+(?:need|want|require|am\s+looking\s+for|'m\s+looking\s+for)\b|"
+                             r"(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\b)")
 _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*|\s+[-\u2013\u2014]+\s+)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
@@ -2873,11 +2915,13 @@ def _layout(text: str) -> str:
                 continue
         out.append(line)
     flush_list("")
+    if len(out) >= 2 and _BARE_NAME_RE.fullmatch(out[-1]) and out[-2][-1:] in ".!?":
+        out.pop()   # a name signed on a line of its own ("...?\n\nDorota Nowak"; not "Looking for:\nTolstoy")
     joined = []
     for sentence in out:   # a label's line joins what follows, as does a line that ends with a comma (a
         if joined and joined[-1].endswith((":", ",")):   # letter's "Dear desk," or "Best,"); other lines are
             joined[-1] += " " + sentence                  # sentences
-        elif joined and _SIGN_OFF_RE.fullmatch(_fold(joined[-1]).rstrip(" .")) and len(sentence.split()) <= 6 \
+        elif joined and _SIGN_OFF_RE.fullmatch(_fold(joined[-1]).rstrip(" .!")) and len(sentence.split()) <= 6 \
                 and not sentence.endswith("?") and len(joined) > 1:
             joined[-1] += ", " + sentence   # "Best,\nJames\nOffice of Jane Doe MP": the signature's lines
         else:
@@ -3095,13 +3139,17 @@ _BOTH_REQUIRED_RE = re.compile(
 _EITHER_FINE_RE = re.compile(
     r"\s+(?i:(?:i\s+mean\s+)?(?:both|either(?:\s+one)?|any\s+of\s+them)\s+(?:is\s+|are\s+)?(?:ok|okay|fine|good)|(?:both\s+|either\s+)?"
     r"would\s+do(?:\s+fine)?|ideally|preferably)(?=\s*(?:[.!?]+\s*)?(?:$|[.!?]|\s[A-Z]))")
+# A verdict on the last alternatives: "occultations by asteroid, Vesta or Ceres is ok", "A or B would be fine"
+_OR_FINE_RE = re.compile(r"(\bor\s+[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+){0,3}?)\s+(?:is|are|would\s+be)\s+(?:also\s+)?"
+                         r"(?:ok|okay|fine|good|acceptable)(?=\s*[.!]*\s*$)", re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
 _POSTFIX_EXCLUSION_RE = re.compile(
-    r"(?:,\s*|\s+with\s+|\s+--?\s+|\s*[\u2013\u2014]\s*)(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
-    r"(?:excluded|not\s+included|left\s+out|(?:is|are)\s+off\s+the\s+table|(?:is|are)\s+out(?:\s+of\s+scope)?)"
-    r"(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
+    r"(?:,\s*|\s+with\s+|\s+--?\s+|\s*[\u2013\u2014]\s*|\s*\((?=[^()]*\)))(?:the\s+)?(?P<what>[^\s,;:.!?()]+(?:\s+[^\s,;:.!?()]+){0,5}?)\s+"
+    r"(?:excluded|not\s+included|left\s+out|(?:is|are)\s+off\s+the\s+table|(?:is|are)\s+out(?:\s+of\s+scope)?|"
+    r"not\s+(?:wanted|needed|required|welcome)|(?:is|are)\s+(?:a\s+)?(?:no|no-go|no\s+go|dealbreaker|deal-breaker))"
+    r"\)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
 # "tomato blight treatments no copper sprays please": a closing "no X please" excludes X though no comma sets it
 # off (at most four words, lower case, after a lower-case word: not "No Man's Sky", "Dr. No")
 _NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
@@ -3424,6 +3472,11 @@ def _asks_only(sentence: str) -> bool:
     return all(w.strip(",") in _ASK_ONLY_WORDS for w in words)
 
 
+# a name signed on a line of its own: "Ewa", "Dorota Nowak", "Prof. M. Haddad", "J. Almeida"
+_BARE_NAME_RE = re.compile(r"(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx|Fr|Rev|Sr|Sra)\.?\s+)?(?:[A-Z]\.\s*)*"
+                           r"[A-Z][\w'\u2019-]*(?:\s+(?:[A-Z]\.|[A-Z][\w'\u2019-]*|van|von|de|da|der|den|di|du|le|la)){0,3}")
+
+
 def _letter(text: str) -> str:
     """The text without a letter's framing (see above); unchanged when it is no letter."""
     salutation = _SALUTATION_RE.match(_fold(text))
@@ -3645,6 +3698,10 @@ def _drop_placeholders(node: Node) -> Node:
 
 _ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
 _MAX_ARTICLE_TERM = 8   # words: a request's topic, not a claim's sentence
+_MAX_LOWER_ARTICLE_TERM = 14   # a lower-case "a": the object of an ask taken off ("looking for an antique ...")
+_CLAIM_VERBS = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did", "can", "will", "may", "increases",
+                "decreases", "improves", "reduces", "causes", "leads", "promotes", "inhibits", "induces", "prevents",
+                "affects", "alters", "raises", "lowers", "enhances", "impairs", "predicts"}   # (a claim keeps its "a")
 
 
 def _drop_articles(node: Node, quoted: set[str]) -> Node:
@@ -3653,7 +3710,9 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
     Cities", "a priori", "a cappella", a claim's sentence and a term the user quoted keep theirs."""
     if isinstance(node, Term):
         words = node.text.split()
-        if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("a", "an", "A", "An") \
+        longest = _MAX_LOWER_ARTICLE_TERM if words[0] in ("a", "an") and not any(
+            w.lower() in _CLAIM_VERBS for w in words) else _MAX_ARTICLE_TERM
+        if node.text not in quoted and 1 < len(words) <= longest and words[0] in ("a", "an", "A", "An") \
                 and (words[0].islower() or words[1][:1].islower()) and words[1].lower() not in _ARTICLE_KEPT:
             return Term(" ".join(words[1:]))
         return node
@@ -3776,6 +3835,40 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and all(len(o.split()) <= _MAX_OTHER_ALT and not _links(o) for o in others) \
                 and not _mixed_case([a] + others):
             return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])])
+    # names, the last with a lower-case phrase after it: "Walmart or Target earnings", "3PL or 4PL providers",
+    # "Tintin or Asterix albums in French first editions" (the whole phrase is shared, links and all; not
+    # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
+    # "fatigue or brain fog" do not, and only the meaning tells them apart)
+    words = last.split()
+    n = 0
+    while n < len(words) and (_name_like(words[n]) or n > 0 and words[n].isdigit()   # "Section 21"
+                              or n > 0 and re.fullmatch(r"[A-Z]\.", words[n - 1])):      # "E. coli"
+        n += 1
+    tail = words[n:]
+    if 0 < n <= _MAX_SHARED_ALT and 0 < len(tail) <= (_MAX_SHARED_TAIL if not set(tail) & _TITLE_SMALL else
+                                                      _MAX_SHARED_PHRASE + 2) \
+            and tail[0].islower() and tail[0][:1].isalpha() and tail[0] not in _TITLE_SMALL \
+            and all(w.islower() and w[:1].isalpha() for w in tail[:2]) and tail[-1] not in _TIME_UNITS \
+            and not (len(tail) == 1 and tail[0] in _GENERIC_TAILS) \
+            and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and _name_like(c.text.split()[0])
+                    and all(_name_like(w) or w.isdigit() for w in c.text.split()) for c in kids[:-1]):
+        return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(" ".join(words[:n]))]),
+                         Term(" ".join(tail))])
+    # a lower-case topic, then names: "meteorite fall reports Scotland / Northern Ireland", "hotels London or Paris"
+    # (the topic in each place; only names of two letters or more: "vitamin D or E" stays)
+    head = first.split()
+    n = 0
+    while n < len(head) - 1 and _name_like(head[-1 - n]) and len(head[-1 - n]) > 1:
+        n += 1
+    topic = head[:len(head) - n]
+    if 0 < n <= _MAX_SHARED_ALT and topic and topic[0][:1].islower() and topic[0][:1].isalpha() \
+            and topic[-1].lower() not in _TITLE_SMALL | _NO_SHARED_HEAD_END | {"like", "including", "such", "than", "e.g.", "per", "via",
+                                                                  "about", "regarding", "near", "around"} \
+            and any(w.islower() for w in topic) and (len(topic) >= 2 or topic[0].endswith("s")) \
+            and len(topic) <= _MAX_SHARED_HEAD \
+            and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT
+                    and all(_name_like(w) and len(w) > 1 for w in c.text.split()) for c in kids[1:]):
+        return make_and([Term(" ".join(topic)), make_or([Term(" ".join(head[len(topic):]))] + [Term(c.text) for c in kids[1:]])])
     # the phrase last: "A or B in X"; the first link of the last alternative
     tails = _links(last)
     if tails and not any(_links(c.text) for c in kids[:-1]):
@@ -3785,22 +3878,6 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
-    # names, the last with a lower-case noun after it: "Walmart or Target earnings", "3PL or 4PL providers" (not
-    # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
-    # "fatigue or brain fog" do not, and only the meaning tells them apart)
-    if not tails:
-        words = last.split()
-        n = 0
-        while n < len(words) and (_name_like(words[n]) or n > 0 and words[n].isdigit()):   # "Section 21"
-            n += 1
-        tail = words[n:]
-        if 0 < n <= _MAX_SHARED_ALT and 0 < len(tail) <= _MAX_SHARED_TAIL \
-                and all(w.islower() and w[:1].isalpha() for w in tail) and tail[-1] not in _TIME_UNITS \
-                and tail[0] not in _TITLE_SMALL and tail[-1] not in _GENERIC_TAILS \
-                and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and _name_like(c.text.split()[0])
-                        and all(_name_like(w) or w.isdigit() for w in c.text.split()) for c in kids[:-1]):
-            return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(" ".join(words[:n]))]),
-                             Term(" ".join(tail))])
     return node
 
 
@@ -3831,10 +3908,19 @@ _EXCLUDED_HEAD_RE = re.compile(
     r"(?:(?:(?:the\s+)?ones?\s+)?(?:which|that|who)\s+(?:(?:have|has)(?!\s+(?:been|already|not|never|no|\w+ed|\w+en)\b)|"
     r"contain|contains|use|uses|include|includes)|"
     r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
-    r"contains?|containing)\s+(?=\S)", re.I)
+    r"contains?|containing|(?-i:includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
+    r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
 _EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)\s+(?:because|bc|cuz|coz)\s+(?:he|she|i|we|they|my|"
                                  r"our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$", re.I | re.S)
 _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
+# what the writer already has, said of an excluded topic ("leave out Carnap - I have his material already", "not
+# the civil entries as I have those already"): a reason (only with what is had named by a pronoun or "plenty")
+_EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz)\s+)?(?:i|we)(?:'ve|\s+have|\s+already\s+have|"
+                               r"'ve\s+already\s+got|\s+already\s+own|\s+own|\s+got)\s+(?:his|her|their|its|those|these|"
+                               r"them|that|this|it|plenty|enough|lots)\b.*$", re.I | re.S)
+# a verdict on an excluded topic as a conjunct of its own ("- no Champagne, it blows the budget")
+_EXCLUSION_VERDICT_RE = re.compile(r"(?:it|that|this|they)(?:'s|'re|\s+(?:is|are|was|were|blows|costs|breaks|kills|"
+                                   r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds))\b", re.I)
 _ASIDE_ONLY_RE = re.compile(_RELATIVE_ASIDE, re.I)
 
 
@@ -3851,9 +3937,12 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
                 and _ASIDE_ONLY_RE.match(term.text) and (term is c or any(isinstance(k, Not) for k in kids)) \
                 and not _EXCLUDED_HEAD_RE.match(term.text):
             continue   # "X but not Y, which has been covered": a conjunct NOT "which has been covered"
+        if i > 0 and c is term and isinstance(term, Term) and term.text not in quoted and term.text[:1].islower() \
+                and isinstance(kids[-1] if kids else None, Not) and _EXCLUSION_VERDICT_RE.match(term.text):
+            continue   # "- no Champagne, it blows the budget"
         if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
             text = c.child.text
-            m = _EXCLUDED_ASIDE_RE.search(text)
+            m = _EXCLUDED_ASIDE_RE.search(text) or _EXCLUDED_HAVE_RE.search(text)
             if m and m.start() > 0:
                 text = text[:m.start()]
             head = _EXCLUDED_HEAD_RE.match(text)
@@ -3952,6 +4041,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
+    cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
