@@ -1900,3 +1900,34 @@ def test_rules41_comparisons_conditions_and_lists(text, expr):
 ])
 def test_rules42_names_letters_holdings_and_exclusion_tails(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # "X of A or B": a head of two words or more, or names as the alternatives
+    ('seed dormancy of oak or beech', '("seed dormancy" AND ("oak" OR "beech"))'),
+    ('history of Venice or Genoa', '("history" AND ("Venice" OR "Genoa"))'),
+    ('cup of tea or coffee', '("cup of tea" OR "coffee")'),
+    ('Bank of England or ECB', '("Bank of England" OR "ECB")'),
+    # a lower-case topic first, capitalised: "Podcasts about X, A or B" (the kind of source goes)
+    ('Podcasts about chess openings, Magnus Carlsen or Hikaru Nakamura',
+     '("chess openings" AND ("Magnus Carlsen" OR "Hikaru Nakamura"))'),
+    # asks: who to contact about X, where the X is, anything with / by X, a subscription, availability
+    ('Who should I contact about parking permits for carers?', '"parking permits for carers"'),
+    ('where is the fire evacuation plan for level 3', '"the fire evacuation plan for level 3"'),
+    ('anything by Joan Didion or Nora Ephron', '("Joan Didion" OR "Nora Ephron")'),
+    ('does the library subscribe to Marine Policy', '"Marine Policy"'),
+    ('Do you have the Lego Technic Land Rover in stock?', '"the Lego Technic Land Rover"'),
+    ('Do you stock either Pokemon Violet or Pokemon Scarlet?', '("Pokemon Violet" OR "Pokemon Scarlet")'),
+    ('I would like to see the 1952 flood photographs, if the archive has them', '"the 1952 flood photographs"'),
+    # a preference among kinds of source after the request; podcasts and episodes as kinds
+    ('Anything on the Silk Road? Short episodes are fine.', '"the Silk Road"'),
+    ('podcasts about urban beekeeping', '"urban beekeeping"'),
+    # exclusions typed without apostrophe or comma; "any brand except"; "not the X ones"
+    ('rain jackets, dont want ponchos', '("rain jackets" AND NOT "ponchos")'),
+    ('a quiet campsite i\'d rather not have electric hook-up pitches', '("quiet campsite" AND NOT "electric hook-up pitches")'),
+    ('why dogs dont want to walk', '"why dogs don\'t want to walk"'),
+    ('running shoes, any brand except Nike', '("running shoes" AND NOT "Nike")'),
+    ('jazz standards but not the bebop ones', '("jazz standards" AND NOT "the bebop")'),
+])
+def test_rules43_of_heads_asks_held_items_and_typed_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-42"
+RULES_VERSION = "rules-43"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -278,7 +278,14 @@ for _who in ("i", "we"):
         for _verb in ("prefer to avoid", "rather avoid", "like to avoid", "like to exclude", "prefer to exclude",
                       "like to leave out", "prefer to leave out"):
             _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
+for _obj in ("", " any", " anything"):   # a typed "X, don't want Y" (after a comma: "cats don't want to eat" is a topic)
+    _CLAUSE_OPENERS.add(f"don't want{_obj}")
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
+# "two person tent i'd rather not have a tunnel tent": excludes wherever it stands
+for _who in ("i", "we"):
+    for _would in (" would", "'d"):
+        for _verb in ("rather not have", "rather not get", "rather not see", "prefer not to have", "prefer not"):
+            _MARKERS.append((f"{_who}{_would} {_verb}", "EXCL"))
 for _rel in ("that", "which"):
     for _aux in ("do not", "don't", "dont", "does not", "doesn't", "doesnt", "did not", "didn't", "didnt"):
         for _verb in _V.split("|"):
@@ -434,7 +441,8 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"optimi[sz]ation|quality|relevance|tools?|dogs?|teams?|operations?|strateg(?:y|ies)|"
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
 _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop))\s+"
-          r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps)\s+(?!to\b)"
+          r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
+          r"subscribe\s+to|subscribes\s+to)(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
@@ -476,6 +484,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:do|does)\s+" + _HOLDS,
     r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"
     r"(?:please\s+)?)?(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?(?:whether|if)\s+" + _HOLDS,
+    # "who do I contact about X", "who should we ask about X": the matter asked about
+    r"who\s+(?:do|should|can|could|would)\s+(?:i|we|u|you)\s+(?:contact|ask|speak\s+to|talk\s+to|call|email|e-mail)\s+"
+    r"(?:about|regarding|re|for|on)\b",
+    # "where is the insulin sliding scale": the thing (not "where is X in relation to Y": a question of two)
+    r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
+    # "anything with / by / featuring X" as the whole ask
+    r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "which documents for X" (a question of which things)
     r"which\s+(?=[a-z]+s\s+(?:for|to|on|about|in|at)\s)",
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
@@ -709,6 +724,7 @@ _GENRE = (
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
     r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
+    r"podcasts?|episodes?|"
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
@@ -798,7 +814,8 @@ def _symbol_operand(text: str) -> str | None:
 
 # contractions typed without their apostrophe ("im a nursing student", "cant find anything on X"); "IM" (instant
 # messaging) and "Ive" as a name keep theirs
-_TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b))")
+_TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b)|"
+                                    r"(dont|doesnt|didnt|isnt|arent)\b)")
 
 
 _QUOTED_RE = re.compile(r'("(?:[^"\\]|\\.)*"|\u201c[^\u201c\u201d]*\u201d|\u00ab[^\u00ab\u00bb]*\u00bb)', re.S)
@@ -814,7 +831,9 @@ def _clean(text: str) -> str:
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
     parts = _QUOTED_RE.split("".join(out))
     text = "".join(p if i % 2 else _EMOJI_RE.sub(" ", p) for i, p in enumerate(parts))
-    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
+    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've", "dont": "don't",
+                                                  "doesnt": "doesn't", "didnt": "didn't", "isnt": "isn't",
+                                                  "arent": "aren't"}[m.group(0)], text)
 
 
 def _lex(text: str, title_start: bool = False) -> list[_Tok]:
@@ -2626,10 +2645,12 @@ _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus
 # a sentence of preferences among kinds of sources ("Trial results preferred but reviews are fine too.", "Case
 # series are fine.", "Government or academic sources ideally.", "Nothing too technical please."): no topic
 _SOURCE_WORDS = set("source sources result results trial trials review reviews case series study studies paper papers "
+                    "episode episodes podcast podcasts video videos "
                     "article articles report reports data government academic peer-reviewed scholarly official grey "
                     "literature preprints preprint theses thesis books book news standards guidelines guideline "
                     "meta-analyses meta-analysis rcts rct clinical systematic primary secondary ones".split())
 _PREFERENCE_WORDS = set("preferred preferable fine ok okay too also ideally would be great best ideal welcome are is "
+                        "long short longer shorter "
                         "but or and nothing technical please better good the a mainly mostly only more less "
                         "very".split())
 _PREFERS = {"preferred", "preferable", "fine", "ok", "okay", "ideally", "welcome", "better", "technical"}
@@ -3142,6 +3163,14 @@ _EITHER_FINE_RE = re.compile(
 # A verdict on the last alternatives: "occultations by asteroid, Vesta or Ceres is ok", "A or B would be fine"
 _OR_FINE_RE = re.compile(r"(\bor\s+[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+){0,3}?)\s+(?:is|are|would\s+be)\s+(?:also\s+)?"
                          r"(?:ok|okay|fine|good|acceptable)(?=\s*[.!]*\s*$)", re.I)
+# What a shop or library holds, asked with its availability ("Do you have X in stock?", "..., if the library has
+# it"), and "any brand except X": the availability and the "any" are no topic
+_HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)?(?:have|stock|sell|carry)\b[^?.!]*?)\s+"
+                           r"(?:in\s+stock|available|at\s+the\s+moment|right\s+now|currently)(?=\s*[?.!]|\s*$)", re.I)
+_IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
+                         r"(?:it|them|one|a\s+copy|copies)\b", re.I)
+_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?)\s+"
+                          r"(?=(?:except|but|other\s+than|apart\s+from|excluding)\b)", re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
@@ -3869,6 +3898,20 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
             and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT
                     and all(_name_like(w) and len(w) > 1 for w in c.text.split()) for c in kids[1:]):
         return make_and([Term(" ".join(topic)), make_or([Term(" ".join(head[len(topic):]))] + [Term(c.text) for c in kids[1:]])])
+    # "X of A or B" when X is two words or more, or A and B are names ("larval dispersal of clownfish or
+    # damselfish", "spectroscopy of Betelgeuse or Antares"; not "balance of payments, corn or livestock", "cup of
+    # tea or coffee", "Department of Health or Education")
+    of = first.lower().rfind(" of ")
+    if of > 0 and heads:
+        x, a = first[:of].strip(), first[of + 4:].strip()
+        others = [c.text for c in kids[1:]]
+        names = all(len(o.split()) <= _MAX_SHARED_ALT and all(_name_like(w) and len(w) > 1 for w in o.split())
+                    for o in [a] + others)
+        single = all(len(o.split()) == 1 and o.islower() for o in [a] + others)
+        if x and a and x.split()[-1].islower() and x.split()[-1].lower() not in _NO_SHARED_HEAD_END | _TITLE_SMALL \
+                and len(x.split()) <= _MAX_SHARED_HEAD and not _links(x) \
+                and (names or single and len(x.split()) >= 2):
+            return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])])
     # the phrase last: "A or B in X"; the first link of the last alternative
     tails = _links(last)
     if tails and not any(_links(c.text) for c in kids[:-1]):
@@ -3950,6 +3993,9 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
                 text = text[head.end():]
                 text = re.sub(r"\s+(?:inside|in\s+(?:it|them))$", "", text)
             text = _EXCLUDED_REASON_RE.sub(r"\g<what>", text)
+            bare = re.sub(r"\s+ones?$", "", text)   # "but not the Short Stuff ones"
+            if bare != text and [w for w in bare.split() if w.lower() not in ("the", "a", "an", "any")]:
+                text = bare
             if text != c.child.text and text.strip():
                 c = Not(Term(text))
         kids.append(_excluded_asides(c, quoted) if isinstance(c, (And, Or)) else c)
@@ -4042,6 +4088,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
+    cleaned = _ANY_KIND_RE.sub("", _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
