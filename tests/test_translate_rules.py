@@ -1931,3 +1931,33 @@ def test_rules42_names_letters_holdings_and_exclusion_tails(text, expr):
 ])
 def test_rules43_of_heads_asks_held_items_and_typed_exclusions(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # letters: "Respected Sir/Madam", "Thanking you"; an ask of what a shop offers; "which X do you recommend"
+    ('Respected Sir,\nKindly send the catalogue of rare bulbs from Crete except Tulipa saxatilis.\nThanking you,\nR. Nair',
+     '("the catalogue of rare bulbs from Crete" AND NOT "Tulipa saxatilis")'),
+    ('My knees hurt after running. Do you offer a gait analysis service?', '"gait analysis service"'),
+    ('my son has eczema. Which bath oil for sensitive skin do you recommend?', '"bath oil for sensitive skin"'),
+    ('Can you confirm whether you stock nitrile gloves size S?', '"nitrile gloves size S"'),
+    ('how many carbs in a banana', '"carbs in a banana"'),
+    # a head, alternatives and a phrase after them; "under" kept before a number only
+    ('soups with leeks or potatoes under 300 calories', '("soups" AND ("leeks" OR "potatoes") AND "under 300 calories")'),
+    ('picture books on foxes or badgers for toddlers', '("picture books" AND ("foxes" OR "badgers") AND "toddlers")'),
+    ('Flooding in Leeds or flooding in York', '("Flooding in Leeds" OR "flooding in York")'),
+    ('USB hubs compatible with Mac or Linux', '("USB hubs" AND ("Mac" OR "Linux"))'),
+    ('type specimens of Rosa canina or Rosa rubiginosa', '("type specimens" AND ("Rosa canina" OR "Rosa rubiginosa"))'),
+    # exclusions: "ones that need Y", "that don't have Y in them", "any make besides Y", "but Y" after "any brand"
+    ('grants for artists, ignoring the ones that need a portfolio', '("grants for artists" AND NOT "a portfolio")'),
+    ("curries that don't have coconut in them", '("curries" AND NOT "coconut")'),
+    ('kettles, any make besides Russell Hobbs', '("kettles" AND NOT "Russell Hobbs")'),
+    ('wall clocks, any brand but Ikea', '("wall clocks" AND NOT "Ikea")'),
+    # a verdict on the alternatives; "not both" said otherwise; fixed pairs of words
+    ('A3 or A2 frames, whichever you stock', '(("A3" OR "A2") AND "frames")'),
+    ('either Python or Go, not both at once', '(("Python" OR "Go") AND NOT ("Python" AND "Go"))'),
+    ('news on either the pier or the lido, not the ones covering both',
+     '(("the pier" OR "the lido") AND NOT ("the pier" AND "the lido"))'),
+    ('backup and restore for sqlite', '"backup and restore for sqlite"'),
+])
+def test_rules44_letters_shared_tails_held_items_and_not_both(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-43"
+RULES_VERSION = "rules-44"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -292,6 +292,7 @@ for _rel in ("that", "which"):
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))
             _MARKERS.append((f"{_rel} {_aux} {_verb} either", "NEITHER"))   # "... either A or B"
             _MARKERS.append((f"{_rel} also {_aux} {_verb}", "EXCL"))   # "desserts that also don't use coconut"
+        _MARKERS.append((f"{_rel} {_aux} have", "EXCL"))   # "meal plans that don't have fish in them"
         for _verb in ("need", "require", "rely on", "depend on"):   # "skyrim mods that dont need SKSE" (not
             _MARKERS.append((f"{_rel} {_aux} {_verb}", "EXCL"))      # "we don't need X": often a claim)
     for _verb in _V.split("|"):
@@ -337,7 +338,8 @@ _BINOMIALS = {
         "fish and chips", "mergers and acquisitions", "checks and balances", "cause and effect",
         "arts and crafts", "q and a", "r and b", "rhythm and blues", "bed and breakfast",
         "search and rescue", "hide and seek", "give and take", "wear and tear", "peace and quiet",
-        "health and safety", "drag and drop", "copy and paste", "hit and run", "stop and search",
+        "health and safety", "drag and drop", "copy and paste", "cut and paste", "backup and restore",
+        "find and replace", "search and replace", "plug and play", "hit and run", "stop and search",
         "cut and paste", "lock and key", "trial or error", "more or less", "sooner or later",
         "dungeons and dragons", "war and peace", "pride and prejudice", "romeo and juliet",
         "oil and gas", "food and drink", "bits and pieces", "nuts and bolts", "rules and regulations",
@@ -442,7 +444,7 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
 _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop))\s+"
           r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
-          r"subscribe\s+to|subscribes\s+to)(?:\s+(?!to\b)|$)"
+          r"subscribe\s+to|subscribes\s+to|offer|offers)(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
@@ -483,7 +485,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "(I would be grateful if you could) tell me whether the library holds X" (not "do you have to pay ...")
     r"(?:do|does)\s+" + _HOLDS,
     r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"
-    r"(?:please\s+)?)?(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?(?:whether|if)\s+" + _HOLDS,
+    r"(?:please\s+)?)?(?:(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?|confirm\s+)(?:whether|if)\s+" + _HOLDS,
     # "who do I contact about X", "who should we ask about X": the matter asked about
     r"who\s+(?:do|should|can|could|would)\s+(?:i|we|u|you)\s+(?:contact|ask|speak\s+to|talk\s+to|call|email|e-mail)\s+"
     r"(?:about|regarding|re|for|on)\b",
@@ -491,6 +493,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
     # "anything with / by / featuring X" as the whole ask
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
+    # "how many calories in a mango lassi": the quantity's topic
+    r"how\s+many\s+(?=[a-z]+\s+(?:in|are\s+in)\s)",
     # "which documents for X" (a question of which things)
     r"which\s+(?=[a-z]+s\s+(?:for|to|on|about|in|at)\s)",
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
@@ -2618,7 +2622,7 @@ def _mutual(sentence: str) -> str:
 # towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
-    r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|"
+    r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|respected\s+(?:sir|madam|sir/madam|sir\s+or\s+madam|team|librarian)\s*[,:!]\s*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
     r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
@@ -2633,6 +2637,7 @@ _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
     r"with\s+(?:many\s+|my\s+)?(?:thanks|gratitude|best\s+wishes|kind\s+regards)|all\s+the\s+best|"
+    r"thanking\s+you(?:\s+in\s+(?:anticipation|advance))?|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
@@ -3170,7 +3175,18 @@ _HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)
 _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
                          r"(?:it|them|one|a\s+copy|copies)\b", re.I)
 _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?)\s+"
-                          r"(?=(?:except|but|other\s+than|apart\s+from|excluding)\b)", re.I)
+                          r"(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:but|besides)\s+)", re.I)
+# "carbon or HEPA, whichever you stock": a verdict on the alternatives
+_WHICHEVER_RE = re.compile(r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
+                           r"cheaper|in\s+stock|easier))(?=\s*[.!?]*\s*$)", re.I)
+# "A or B, not both at once", "not the ones covering both", "- one or the other": "but not both"
+_NOT_BOTH_PHRASE_RE = re.compile(r"(?:\s*[-\u2013\u2014,]\s*|\s+)(?:but\s+)?not\s+(?:the\s+ones?\s+(?:covering|mentioning|with|about|"
+                                 r"that\s+(?:cover|mention|have))\s+both|both\s+(?:at\s+once|together|at\s+the\s+same\s+time|"
+                                 r"in\s+the\s+same\s+\w+))(?=\s*[.!?]*\s*$)", re.I)
+_ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b", re.I)
+# "Which foot cream for diabetic feet (do) you recommend?": an ask for the thing
+_RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
+                           r"(?:recommend|suggest|advise)\b", re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
@@ -3758,7 +3774,7 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
 # Not "of" ("balance of payments, corn or livestock"), not titles ("Foods for Glaucoma or flax oil"), not
 # alternatives a comma keeps apart ("either X in A, or B").
 _SHARED_LINKS = ("linked to", "compared with", "compared to", "in", "on", "for", "to", "from", "at", "among", "by",
-                 "with", "during", "after", "across", "within")
+                 "with", "during", "after", "across", "within", "under", "compatible with")
 _SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
                              r"(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo)\b)", re.I)   # Latin: "in vitro"
 _MAX_SHARED_ALT = 3     # words of the alternative beside the shared phrase
@@ -3859,11 +3875,20 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
         m = head_links[-1]
         (x, a), link = _around(first, m), m.group(1).lower()
         others = [re.sub(rf"^{re.escape(link)}\s+", "", c.text, flags=re.I) for c in kids[1:]]
+        tail = None   # "recipes with lentils or chickpeas under 500 calories": a phrase after the last one too
+        last_links = _links(others[-1]) if others else []
+        if len(last_links) == 1 and all(not _links(o) for o in others[:-1]) \
+                and last_links[0].group(1).lower() != link:   # "Concussion in rugby or concussion in ice hockey"
+            b, t = _around(others[-1], last_links[0])
+            if b and t and len(b.split()) <= _MAX_SHARED_ALT and len(t.split()) <= _MAX_SHARED_PHRASE \
+                    and len(a.split()) == len(b.split()) == 1 and t.split()[-1].lower() not in _TIME_UNITS:
+                keep = last_links[0].group(1).lower() == "under" and re.match(r"[$£€]?\d", t)   # a limit, not a topic
+                others, tail = others[:-1] + [b], Term(f"{last_links[0].group(1)} {t}" if keep else t)
         if x and a and len(a.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_HEAD \
                 and x.split()[-1].lower() not in _NO_SHARED_HEAD_END \
                 and all(len(o.split()) <= _MAX_OTHER_ALT and not _links(o) for o in others) \
                 and not _mixed_case([a] + others):
-            return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])])
+            return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])] + ([tail] if tail else []))
     # names, the last with a lower-case phrase after it: "Walmart or Target earnings", "3PL or 4PL providers",
     # "Tintin or Asterix albums in French first editions" (the whole phrase is shared, links and all; not
     # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
@@ -3905,8 +3930,9 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if of > 0 and heads:
         x, a = first[:of].strip(), first[of + 4:].strip()
         others = [c.text for c in kids[1:]]
-        names = all(len(o.split()) <= _MAX_SHARED_ALT and all(_name_like(w) and len(w) > 1 for w in o.split())
-                    for o in [a] + others)
+        names = all(len(o.split()) <= _MAX_SHARED_ALT and _name_like(o.split()[0]) and len(o.split()[0]) > 1
+                    and all(_name_like(w) or w.isalpha() and w.islower() and len(o.split()) == 2 for w in o.split())
+                    for o in [a] + others)   # "Quercus robur": a binomial
         single = all(len(o.split()) == 1 and o.islower() for o in [a] + others)
         if x and a and x.split()[-1].islower() and x.split()[-1].lower() not in _NO_SHARED_HEAD_END | _TITLE_SMALL \
                 and len(x.split()) <= _MAX_SHARED_HEAD and not _links(x) \
@@ -3920,6 +3946,8 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
+            if tails[0].group(1).lower() == "under" and re.match(r"[$£€]?\d", x):   # "under 500 calories": a limit
+                x = f"{tails[0].group(1)} {x}"
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
     return node
 
@@ -3949,7 +3977,7 @@ _RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our
 # allergic")
 _EXCLUDED_HEAD_RE = re.compile(
     r"(?:(?:(?:the\s+)?ones?\s+)?(?:which|that|who)\s+(?:(?:have|has)(?!\s+(?:been|already|not|never|no|\w+ed|\w+en)\b)|"
-    r"contain|contains|use|uses|include|includes)|"
+    r"contain|contains|use|uses|include|includes|need|needs|require|requires|mention|mentions|involve|involves)|"
     r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
     r"contains?|containing|(?-i:includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
     r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
@@ -3991,6 +4019,7 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
             head = _EXCLUDED_HEAD_RE.match(text)
             if head and head.end() < len(text):
                 text = text[head.end():]
+            if len(text.split()) > 1:   # "... that don't have fish in them"
                 text = re.sub(r"\s+(?:inside|in\s+(?:it|them))$", "", text)
             text = _EXCLUDED_REASON_RE.sub(r"\g<what>", text)
             bare = re.sub(r"\s+ones?$", "", text)   # "but not the Short Stuff ones"
@@ -4088,7 +4117,11 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
-    cleaned = _ANY_KIND_RE.sub("", _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
+    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if re.search(r"(?:but|besides)\s+$", m.group(0), re.I) else "",
+                               _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
+    cleaned = _WHICHEVER_RE.sub("", cleaned)
+    cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
+    cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
