@@ -1925,7 +1925,7 @@ def test_rules42_names_letters_holdings_and_exclusion_tails(text, expr):
     # exclusions typed without apostrophe or comma; "any brand except"; "not the X ones"
     ('rain jackets, dont want ponchos', '("rain jackets" AND NOT "ponchos")'),
     ('a quiet campsite i\'d rather not have electric hook-up pitches', '("quiet campsite" AND NOT "electric hook-up pitches")'),
-    ('why dogs dont want to walk', '"why dogs don\'t want to walk"'),
+    ('why dogs dont want to walk', '"why dogs dont want to walk"'),   # (the writer's own spelling kept)
     ('running shoes, any brand except Nike', '("running shoes" AND NOT "Nike")'),
     ('jazz standards but not the bebop ones', '("jazz standards" AND NOT "the bebop")'),
 ])
@@ -1960,4 +1960,31 @@ def test_rules43_of_heads_asks_held_items_and_typed_exclusions(text, expr):
     ('backup and restore for sqlite', '"backup and restore for sqlite"'),
 ])
 def test_rules44_letters_shared_tails_held_items_and_not_both(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # "not both" said otherwise, with a reason after it
+    ("prints by either Hokusai or Hiroshige - not one with both of them in, we have that catalogue",
+     '("prints" AND ("Hokusai" OR "Hiroshige") AND NOT ("Hokusai" AND "Hiroshige"))'),
+    ('a party with either a magician or a bouncy castle but not a mix of the two',
+     '("party" AND ("magician" OR "bouncy castle") AND NOT ("magician" AND "bouncy castle"))'),
+    # "any edition bar Y", "and nothing by Y"
+    ('Bach cello suites, any edition bar Bärenreiter', '("Bach cello suites" AND NOT "Bärenreiter")'),
+    ('folk songs for choir, and nothing by Vaughan Williams', '("folk songs for choir" AND NOT "Vaughan Williams")'),
+    # a learner's asks without "to"; "have u got X"; "we search X" after the writer's circumstances
+    ('I want buy a season ticket, not the family one', '("season ticket" AND NOT "the family")'),
+    ('I want know about puppy training classes', '"puppy training classes"'),
+    ('have you got any reading lamps with a clamp', '"reading lamps with a clamp"'),
+    ('We are two students from Lyon, we search a hostel near the station', '"hostel near the station"'),
+    # adjectives before "or": states, languages, two gerunds
+    ('lost or damaged parcel', '(("lost" OR "damaged") AND "parcel")'),
+    ('dutch or english subtitles', '(("dutch" OR "english") AND "subtitles")'),
+    ('hiking or climbing boots', '(("hiking" OR "climbing") AND "boots")'),
+    ('seasoning or rust removal', '("seasoning" OR "rust removal")'),
+    # two lower-case topics compared, the same word on both sides ("Kramer vs. Kramer" stays a title)
+    ('hot tea vs tea bags', '("hot tea" AND "tea bags")'),
+    ('Kramer vs. Kramer', '"Kramer vs. Kramer"'),
+])
+def test_rules45_not_both_said_otherwise_learners_asks_and_adjectives(text, expr):
     assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-44"
+RULES_VERSION = "rules-45"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -234,7 +234,8 @@ def _in_title(toks: list, i: int) -> bool:
         lo += 1
     if _title_cased(" ".join(t.text for t in toks[lo:hi + 1]), least=2):
         return True
-    return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower()
+    return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
+        and toks[i - 1].text[:1].isupper()   # ("liquid chalk vs chalk balls" compares)
 
 
 def _modifies(word: str) -> bool:
@@ -256,7 +257,7 @@ _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "s
                              "throw out anything", "strike out", "strike out anything", "remove anything",
                              "discard anything", "filter out", "filter out anything", "nothing to do with",
                              # "dinner ideas with chicken, nothing spicy" (after a comma: not "nothing but X")
-                             "nothing", "nothing with", "nothing containing", "nothing involving",
+                             "nothing", "nothing with", "nothing containing", "nothing involving", "nothing by",
                              # "X, no need for Y" (not a claim's "there is no need for Y"); "X, disregard Y"
                              "no need for", "no need for any", "disregard", "disregard anything", "disregard any"}
 for _neg in ("don't", "do not", "dont"):   # "X, don't show me the Pomo ones"
@@ -278,8 +279,10 @@ for _who in ("i", "we"):
         for _verb in ("prefer to avoid", "rather avoid", "like to avoid", "like to exclude", "prefer to exclude",
                       "like to leave out", "prefer to leave out"):
             _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
-for _obj in ("", " any", " anything"):   # a typed "X, don't want Y" (after a comma: "cats don't want to eat" is a topic)
-    _CLAUSE_OPENERS.add(f"don't want{_obj}")
+for _obj in ("", " any", " anything"):   # typed "X, dont want Y", "X but I dont want Y" (after a comma or "but":
+    for _neg in ("don't", "dont"):       # "cats don't want to eat" is a topic)
+        _CLAUSE_OPENERS.add(f"{_neg} want{_obj}")
+        _CLAUSE_OPENERS.add(f"i {_neg} want{_obj}")
 _MARKERS.extend((_phrase, "EXCL") for _phrase in sorted(_CLAUSE_OPENERS))
 # "two person tent i'd rather not have a tunnel tent": excludes wherever it stands
 for _who in ("i", "we"):
@@ -495,6 +498,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
     r"how\s+many\s+(?=[a-z]+\s+(?:in|are\s+in)\s)",
+    # a learner's "I want buy X", "Want buy X", "I want know about X" (no "to")
+    r"(?:(?:i|we)\s+)?want\s+(?:buy|find|see|know\s+about|read\s+about)\b",
+    # "have u got the new X", "have you got any X"
+    r"(?:have|has)\s+(?:you|u|ya)\s+got\s+(?:(?:any|some)\s+)?",
     # "which documents for X" (a question of which things)
     r"which\s+(?=[a-z]+s\s+(?:for|to|on|about|in|at)\s)",
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
@@ -818,8 +825,7 @@ def _symbol_operand(text: str) -> str | None:
 
 # contractions typed without their apostrophe ("im a nursing student", "cant find anything on X"); "IM" (instant
 # messaging) and "Ive" as a name keep theirs
-_TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b)|"
-                                    r"(dont|doesnt|didnt|isnt|arent)\b)")
+_TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+(?:been|got|read|seen|tried|looked|found)\b))")
 
 
 _QUOTED_RE = re.compile(r'("(?:[^"\\]|\\.)*"|\u201c[^\u201c\u201d]*\u201d|\u00ab[^\u00ab\u00bb]*\u00bb)', re.S)
@@ -835,9 +841,7 @@ def _clean(text: str) -> str:
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
     parts = _QUOTED_RE.split("".join(out))
     text = "".join(p if i % 2 else _EMOJI_RE.sub(" ", p) for i, p in enumerate(parts))
-    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've", "dont": "don't",
-                                                  "doesnt": "doesn't", "didnt": "didn't", "isnt": "isn't",
-                                                  "arent": "aren't"}[m.group(0)], text)
+    return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
 def _lex(text: str, title_start: bool = False) -> list[_Tok]:
@@ -2754,6 +2758,7 @@ _PURPOSE_ASK_RE = re.compile(r"\s+(?=(?:i|we)\s+(?:need|want|require|am\s+lookin
 _MID_ASK_RE = re.compile(
     r"(?:\s*,\s*|\s+(?:and|so|but)\s+|\s*[;:]\s*|\s+[-\u2013\u2014]+\s+)(?=(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:looking|searching|hunting)\s+for|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:like|love|appreciate)|(?:(?:i|we)\s+)?(?:need|want)|would\s+(?:like|love)|"
+    r"(?:i|we)\s+(?:search|look\s+for)|"
     r"(?:(?:i|we)\s+)?would\s+be\s+(?:very\s+|most\s+)?(?:grateful|glad|thankful)\s+for|"
     r"so\s+(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT + "|"
     r"(?:could|can|would)\s+you|(?:please\s+)?(?:find|send|show|get)\s+(?:me|us)|please\s+(?:send|find|pull)\b)\b)")
@@ -2786,7 +2791,8 @@ _EXCLUDING = "not|no|nothing|none|never|without|except|excluding|avoid|skip|igno
 _EXCLUDING_WORDS_RE = re.compile(rf"\b(?:{_EXCLUDING}|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
 # the circumstances hold no ask and no exclusion of their own ("I'm not interested in X, I want Y")
-_ASK_WORDS_RE = re.compile(rf"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|{_EXCLUDING})\b")
+_ASK_WORDS_RE = re.compile(rf"\b(?:need|want|looking\s+for|searching\s+for|like|could\s+you|can\s+you|find|"
+                           rf"(?:i|we)\s+search|{_EXCLUDING})\b")
 
 
 # An aside between two spaced dashes of one kind ("debt rescheduling -- Brazil or Mexico -- but not the IMF") is
@@ -3174,15 +3180,16 @@ _HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)
                            r"(?:in\s+stock|available|at\s+the\s+moment|right\s+now|currently)(?=\s*[?.!]|\s*$)", re.I)
 _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
                          r"(?:it|them|one|a\s+copy|copies)\b", re.I)
-_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?)\s+"
-                          r"(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:but|besides)\s+)", re.I)
+_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?|editions?|"
+                          r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:but|besides|bar)\s+)", re.I)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
 _WHICHEVER_RE = re.compile(r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
                            r"cheaper|in\s+stock|easier))(?=\s*[.!?]*\s*$)", re.I)
 # "A or B, not both at once", "not the ones covering both", "- one or the other": "but not both"
-_NOT_BOTH_PHRASE_RE = re.compile(r"(?:\s*[-\u2013\u2014,]\s*|\s+)(?:but\s+)?not\s+(?:the\s+ones?\s+(?:covering|mentioning|with|about|"
-                                 r"that\s+(?:cover|mention|have))\s+both|both\s+(?:at\s+once|together|at\s+the\s+same\s+time|"
-                                 r"in\s+the\s+same\s+\w+))(?=\s*[.!?]*\s*$)", re.I)
+_NOT_BOTH_PHRASE_RE = re.compile(r"(?:\s*[-\u2013\u2014,]\s*|\s+)(?:but\s+)?not\s+(?:(?:the\s+)?ones?\s+(?:covering|mentioning|with|"
+                                 r"about|that\s+(?:cover|mention|have))\s+both(?:\s+of\s+them)?(?:\s+in)?|a\s+mix\s+of\s+the\s+two|"
+                                 r"both\s+(?:at\s+once|together|at\s+the\s+same\s+time|in\s+the\s+same\s+\w+))"
+                                 r"(?=\s*[.!?]*\s*$|\s*,\s*(?:we|i|they|as|since|because)\b)", re.I)
 _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b", re.I)
 # "Which foot cream for diabetic feet (do) you recommend?": an ask for the thing
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
@@ -3858,7 +3865,10 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     # electric valve actuators", "piezoelectric or thermoelectric energy harvesting from roads" (an adjective alone
     # names no topic; nouns before "or" stay as they are: "milk or peanut butter")
     words = last.split()
-    if all(len(c.text.split()) == 1 and _adjective_like(c.text) for c in kids[:-1]) and 2 <= len(words) \
+    gerunds = len(kids) == 2 and all(re.fullmatch(r"[a-z]{3,}ing", w) for w in (first, words[0]))   # "neutering or
+    # spaying aftercare", "swimming or running shoes" (two gerunds; not "seasoning or rust removal", "sensing,
+    # fighting or mating display")
+    if all(len(c.text.split()) == 1 and (_adjective_like(c.text) or gerunds) for c in kids[:-1]) and 2 <= len(words) \
             and words[0].isalpha() and words[0].islower() and words[0] not in _TITLE_SMALL \
             and words[1].islower() and words[1] not in _TITLE_SMALL \
             and not (len(words) == 2 and words[1] in _GENERIC_TAILS | _TIME_UNITS):
@@ -4057,12 +4067,15 @@ _GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "
 # Adjectives by their ending ("organic", "electrical", "porous", "invasive", "disposable") and common ones that
 # have none; nouns with such endings ("animal", "hospital") read the same way before "or" ("hospital or clinic
 # visits").
-_ADJECTIVE_END_RE = re.compile(r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible)")
+_ADJECTIVE_END_RE = re.compile(r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible|ish|ese)")
 _ADJECTIVES = {"public", "private", "male", "female", "wild", "domestic", "urban", "rural", "young", "old", "new",
                "used", "early", "late", "acute", "chronic", "primary", "secondary", "local", "foreign", "free", "paid",
                "hot", "cold", "wet", "dry", "raw", "cooked", "fresh", "frozen", "canned", "hard", "soft", "full",
                "part-time", "full-time", "short-term", "long-term", "indoor", "outdoor", "upper", "lower", "inner",
-               "outer", "front", "rear", "left", "right", "major", "minor", "mild", "severe", "open", "closed"}
+               "outer", "front", "rear", "left", "right", "major", "minor", "mild", "severe", "open", "closed",
+               # states of a thing ("lost or stolen card") and languages ("french or spanish dictionary")
+               "lost", "stolen", "damaged", "broken", "missing", "expired", "blocked", "french", "dutch", "greek",
+               "thai", "swiss", "welsh"}
 
 
 def _adjective_like(word: str) -> bool:
@@ -4117,7 +4130,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
-    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if re.search(r"(?:but|besides)\s+$", m.group(0), re.I) else "",
+    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if re.search(r"(?:but|besides|bar)\s+$", m.group(0), re.I) else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
     cleaned = _WHICHEVER_RE.sub("", cleaned)
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
