@@ -1988,3 +1988,22 @@ def test_rules44_letters_shared_tails_held_items_and_not_both(text, expr):
 ])
 def test_rules45_not_both_said_otherwise_learners_asks_and_adjectives(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # greetings and thanks in the writer's language; "tell me details of X"; "Please help."; "Used is ok."
+    ('Hello, I need the tram map for Sundays but without the night trams please. Dziekuje',
+     '("the tram map for Sundays" AND NOT "the night trams")'),
+    ('Assalam o alaikum, kindly tell me details of the student rail card', '"the student rail card"'),
+    ('I want to know about boiler grants or insulation grants. Please help.', '("boiler grants" OR "insulation grants")'),
+    ('Looking for a Leica M6 or a Nikon FM2. Used is ok.', '("Leica M6" OR "Nikon FM2")'),
+    # where the writer expects the thing to be; what the writer has read already, after an exclusion
+    ('Do you have Ming celadon bowls in your collection?', '"Ming celadon bowls"'),
+    ('Japanese woodblock prints, apart from Hokusai who I studied already', '("Japanese woodblock prints" AND NOT "Hokusai")'),
+    ('tariff changes, nothing about the price cap please ive read it', '("tariff changes" AND NOT "the price cap")'),
+    # "not through / via Y"; "anything goes unless it's got Y"
+    ('renew a parking permit online not through the council office', '("renew a parking permit online" AND NOT "the council office")'),
+    ("pentax 67 body, anything goes unless it's got fungus", '("pentax 67 body" AND NOT "fungus")'),
+])
+def test_rules46_greetings_holdings_and_reasons(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-45"
+RULES_VERSION = "rules-46"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -502,6 +502,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:(?:i|we)\s+)?want\s+(?:buy|find|see|know\s+about|read\s+about)\b",
     # "have u got the new X", "have you got any X"
     r"(?:have|has)\s+(?:you|u|ya)\s+got\s+(?:(?:any|some)\s+)?",
+    # "(kindly) tell me (the) details of X"
+    r"(?:tell|give|send)\s+(?:me|us)\s+(?:the\s+|some\s+|more\s+)?(?:details|information|info)\s+(?:of|about|on|regarding)\b",
     # "which documents for X" (a question of which things)
     r"which\s+(?=[a-z]+s\s+(?:for|to|on|about|in|at)\s)",
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
@@ -2626,7 +2628,7 @@ def _mutual(sentence: str) -> str:
 # towards materials for X? Thank you.").  Only at the edges, and only sentences that say nothing else.
 _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
-    r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|respected\s+(?:sir|madam|sir/madam|sir\s+or\s+madam|team|librarian)\s*[,:!]\s*|"
+    r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|as+alam(?:u|o)?\s*(?:o\s+)?alaikum\s*[,:!.]\s*|respected\s+(?:sir|madam|sir/madam|sir\s+or\s+madam|team|librarian)\s*[,:!]\s*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
     r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
@@ -2645,7 +2647,8 @@ _SIGN_OFF_RE = re.compile(
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
-    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie)"
+    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie|"
+    r"dzi(?:e|\u0119)kuj(?:e|\u0119)|dzi(?:e|\u0119)ki|pozdrawiam|shukriya|gamsahamnida|kamsahamnida|c\u1ea3m\s+\u01a1n|cam\s+on)"
     r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
@@ -2663,7 +2666,8 @@ _PREFERENCE_WORDS = set("preferred preferable fine ok okay too also ideally woul
                         "but or and nothing technical please better good the a mainly mostly only more less "
                         "very".split())
 _PREFERS = {"preferred", "preferable", "fine", "ok", "okay", "ideally", "welcome", "better", "technical"}
-_SOURCE_QUALITIES = {"synthetic", "older", "newer", "recent"}   # "synthetic ones also okay"
+_SOURCE_QUALITIES = {"synthetic", "older", "newer", "recent", "used", "new", "secondhand", "second-hand",
+                     "refurbished"}   # "synthetic ones also okay", "Used is ok."
 
 
 def _source_preference(sentence: str) -> bool:
@@ -2688,7 +2692,7 @@ _CHATTER_SENTENCE_RE = re.compile(
     r"(?:(?:i|we)\s+)?need\s+(?:it|this|them)\s+(?:asap|urgently|today|tomorrow|soon|quickly|now)|"
     r"deadline\s*:?\s+(?:is\s+)?[^.!?]{1,30}|by\s+(?:\d{1,2}(?::\d\d)?\s*(?:am|pm)|cob|eod|close\s+of\s+business|noon|"
     r"monday|tuesday|wednesday|thursday|friday|tomorrow|today)(?:\s+(?:if\s+poss(?:ible)?|please|pls|ideally))?|"
-    r"sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
+    r"(?:please\s+)?help(?:\s+(?:me|us))?(?:\s+please)?|sounds\s+wild|just\s+curious|(?:thx|thanks)\s+in\s+advance|not\s+sure\s+(?:it|this|that|if\s+it|if\s+this)\s+"
     r"exists|(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+do|would\s+work)(?:\s+fine)?|"
     r"(?:both|all)\s+(?:of\s+them\s+)?(?:have|need)\s+to\s+be\s+covered|"
     # what the writer needs it for, the language wanted ("It is for a conservation project in Chartres.", "Is
@@ -3194,6 +3198,9 @@ _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b"
 # "Which foot cream for diabetic feet (do) you recommend?": an ask for the thing
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
                            r"(?:recommend|suggest|advise)\b", re.I)
+# where the writer expects the thing to be: "X in your archive", "X in the collection" (no topic)
+_IN_YOUR_HOLDINGS_RE = re.compile(r"\s+in\s+(?:your|the|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|"
+                                  r"holdings|library|shop|store|seed\s+bank)(?=\s*(?:[?.!,;]|$))", re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
@@ -3989,7 +3996,7 @@ _EXCLUDED_HEAD_RE = re.compile(
     r"(?:(?:(?:the\s+)?ones?\s+)?(?:which|that|who)\s+(?:(?:have|has)(?!\s+(?:been|already|not|never|no|\w+ed|\w+en)\b)|"
     r"contain|contains|use|uses|include|includes|need|needs|require|requires|mention|mentions|involve|involves)|"
     r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
-    r"contains?|containing|(?-i:includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
+    r"contains?|containing|(?-i:(?:it's\s+|it\s+has\s+)?got|includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
     r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
 _EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)\s+(?:because|bc|cuz|coz)\s+(?:he|she|i|we|they|my|"
                                  r"our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$", re.I | re.S)
@@ -3998,7 +4005,12 @@ _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
 # the civil entries as I have those already"): a reason (only with what is had named by a pronoun or "plenty")
 _EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz)\s+)?(?:i|we)(?:'ve|\s+have|\s+already\s+have|"
                                r"'ve\s+already\s+got|\s+already\s+own|\s+own|\s+got)\s+(?:his|her|their|its|those|these|"
-                               r"them|that|this|it|plenty|enough|lots)\b.*$", re.I | re.S)
+                               r"them|that|this|it|plenty|enough|lots)\b.*$|"
+                               # "... who I studied already", "please ive read it"
+                               r"\s+(?:who|which|that)\s+(?:i|we)(?:'ve|\s+have)?\s+(?:already\s+)?(?:studied|read|seen|covered|"
+                               r"done|visited|consulted)(?:\s+already)?\s*$|"
+                               r"(?:\s+please)?\s+(?:i|we)(?:'ve|\s+have|ve)\s+(?:already\s+)?(?:read|seen|done|got)\s+"
+                               r"(?:it|them|that|those)\b.*$", re.I | re.S)
 # a verdict on an excluded topic as a conjunct of its own ("- no Champagne, it blows the budget")
 _EXCLUSION_VERDICT_RE = re.compile(r"(?:it|that|this|they)(?:'s|'re|\s+(?:is|are|was|were|blows|costs|breaks|kills|"
                                    r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds))\b", re.I)
@@ -4044,7 +4056,7 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
 
 
 _MAX_EXCLUDED_PLACE = 6   # words
-_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
+_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
                                r"addition|favou?r|case|general|particular|short|brief|example|instance|sure|all|least|most|once|first|times)\b)(?=\S)", re.I)
 
 
@@ -4132,7 +4144,8 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if re.search(r"(?:but|besides|bar)\s+$", m.group(0), re.I) else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
-    cleaned = _WHICHEVER_RE.sub("", cleaned)
+    cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", cleaned))
+    cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
