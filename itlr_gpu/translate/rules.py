@@ -3199,8 +3199,9 @@ _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b"
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
                            r"(?:recommend|suggest|advise)\b", re.I)
 # where the writer expects the thing to be: "X in your archive", "X in the collection" (no topic)
-_IN_YOUR_HOLDINGS_RE = re.compile(r"\s+in\s+(?:your|the|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|"
-                                  r"holdings|library|shop|store|seed\s+bank)(?=\s*(?:[?.!,;]|$))", re.I)
+_IN_YOUR_HOLDINGS_RE = re.compile(r"\s+in\s+(?:(?:your|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|holdings|"
+                                  r"library|shop|store|seed\s+bank)|the\s+(?:archives?|collections?|catalogues?|catalogs?|"
+                                  r"holdings))(?=\s*(?:[?.!,;]|$))", re.I)   # (not "noise in the library": a topic)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
