@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
 DATA_DIR = Path(os.environ.get("ITLR_SHARED", ROOT.parent / "shared")) / "data"
 DATA_HELP = "folder of the shared datasets (default: $ITLR_SHARED/data, else ../shared/data)"
 CACHE_HELP = "cache of models and embeddings (default: $ITLR_CACHE_DIR, else ~/.cache/itlr-gpu)"

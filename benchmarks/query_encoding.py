@@ -30,13 +30,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP  # noqa: E402
+from benchmarks import DATA_DIR, STEM_HELP  # noqa: E402
 from benchmarks.encode import machine  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, l2_normalize  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-DATA = Path(os.environ.get("ITLR_SHARED", ROOT.parent / "shared")) / "data"   # --data-dir overrides
 
 
 def settings_here() -> list[tuple[str, str]]:
@@ -67,7 +66,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="SciFact queries (the first N of queries.jsonl)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per option, median reported (default %(default)s)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_encoding"), help=STEM_HELP)
-    ap.add_argument("--data-dir", type=Path, default=DATA,
+    ap.add_argument("--data-dir", type=Path, default=DATA_DIR,
                     help="folder holding scifact/queries.jsonl (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
     queries_file = args.data_dir / "scifact" / "queries.jsonl"

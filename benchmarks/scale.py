@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import STEM_HELP
 from itlr_gpu.bench import blas_summary, machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -207,8 +208,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes (50,000 / 120,000 documents), a smoke test: its figures are no result")
-    ap.add_argument("--out", default=str(RESULTS / "scale"), help="file-name stem of the .md/.json written "
-                    "(default benchmarks/results/scale)")
+    ap.add_argument("--out", default=str(RESULTS / "scale"), help=STEM_HELP)
     args = ap.parse_args(argv)
     d = 384
     # Large enough that a Ray task (~0.1-0.3 s of scheduling and start-up) is small beside its work.
