@@ -341,7 +341,7 @@ _BINOMIALS = {
         "fish and chips", "mergers and acquisitions", "checks and balances", "cause and effect",
         "arts and crafts", "q and a", "r and b", "rhythm and blues", "bed and breakfast",
         "search and rescue", "hide and seek", "give and take", "wear and tear", "peace and quiet",
-        "health and safety", "drag and drop", "copy and paste", "cut and paste", "backup and restore",
+        "health and safety", "drag and drop", "copy and paste", "backup and restore",
         "find and replace", "search and replace", "plug and play", "hit and run", "stop and search",
         "cut and paste", "lock and key", "trial or error", "more or less", "sooner or later",
         "dungeons and dragons", "war and peace", "pride and prejudice", "romeo and juliet",
@@ -3185,7 +3185,7 @@ _HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)
 _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
                          r"(?:it|them|one|a\s+copy|copies)\b", re.I)
 _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?|editions?|"
-                          r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:but|besides|bar)\s+)", re.I)
+                          r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?P<but>but|besides|bar)\s+)", re.I)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
 _WHICHEVER_RE = re.compile(r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
                            r"cheaper|in\s+stock|easier))(?=\s*[.!?]*\s*$)", re.I)
@@ -3837,6 +3837,14 @@ def _around(text: str, link: re.Match) -> tuple[str, str]:
     return padded[:link.start()].strip(), padded[link.end():].strip()
 
 
+def _shared_phrase(link: re.Match, phrase: str) -> str:
+    """A phrase shared by alternatives, without the link before it ("books on foxes or badgers for toddlers":
+    "toddlers") but for "under" before a number, a limit ("under 500 calories")."""
+    if link.group(1).lower() == "under" and re.match(r"[$£€]?\d", phrase):
+        return f"{link.group(1)} {phrase}"
+    return phrase
+
+
 _YEAR_RE = re.compile(r"(?:1[5-9]|20)\d\d(?:'?s)?")
 
 
@@ -3900,8 +3908,7 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
             b, t = _around(others[-1], last_links[0])
             if b and t and len(b.split()) <= _MAX_SHARED_ALT and len(t.split()) <= _MAX_SHARED_PHRASE \
                     and len(a.split()) == len(b.split()) == 1 and t.split()[-1].lower() not in _TIME_UNITS:
-                keep = last_links[0].group(1).lower() == "under" and re.match(r"[$£€]?\d", t)   # a limit, not a topic
-                others, tail = others[:-1] + [b], Term(f"{last_links[0].group(1)} {t}" if keep else t)
+                others, tail = others[:-1] + [b], Term(_shared_phrase(last_links[0], t))
         if x and a and len(a.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_HEAD \
                 and x.split()[-1].lower() not in _NO_SHARED_HEAD_END \
                 and all(len(o.split()) <= _MAX_OTHER_ALT and not _links(o) for o in others) \
@@ -3911,7 +3918,6 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     # "Tintin or Asterix albums in French first editions" (the whole phrase is shared, links and all; not
     # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
     # "fatigue or brain fog" do not, and only the meaning tells them apart)
-    words = last.split()
     n = 0
     while n < len(words) and (_name_like(words[n]) or n > 0 and words[n].isdigit()   # "Section 21"
                               or n > 0 and re.fullmatch(r"[A-Z]\.", words[n - 1])):      # "E. coli"
@@ -3964,9 +3970,7 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
-            if tails[0].group(1).lower() == "under" and re.match(r"[$£€]?\d", x):   # "under 500 calories": a limit
-                x = f"{tails[0].group(1)} {x}"
-            return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(x)])
+            return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(_shared_phrase(tails[0], x))])
     return node
 
 
@@ -4143,7 +4147,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
-    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if re.search(r"(?:but|besides|bar)\s+$", m.group(0), re.I) else "",
+    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", cleaned))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
