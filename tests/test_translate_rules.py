@@ -2007,3 +2007,46 @@ def test_rules45_not_both_said_otherwise_learners_asks_and_adjectives(text, expr
 ])
 def test_rules46_greetings_holdings_and_reasons(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a text that is one "no" phrase names a thing; "no X" alone still excludes
+    ('no dig vegetable beds', '"no dig vegetable beds"'),
+    ('NO WIN NO FEE SOLICITORS', '"NO WIN NO FEE SOLICITORS"'),
+    ('no spoilers', 'NOT "spoilers"'),
+    # questions of one thing: whether and when it is on, why it does something, what happens, where to book it
+    ('Is the community allotment scheme still open?', '"the community allotment scheme"'),
+    ('what time does the farmers market open', '"the farmers market"'),
+    ('is there windscreen cover on my policy?', '"windscreen cover"'),
+    ('why is my fig tree dropping leaves', '"fig tree dropping leaves"'),
+    ('what happens if my tenant stops paying rent', '"my tenant stops paying rent"'),
+    ('where can I book the beginners pottery course', '"the beginners pottery course"'),
+    ('does anyone know if the club has a tandem to hire', '"tandem to hire"'),
+    ('any cheap flights to Krakow in march??', '"cheap flights to Krakow in march"'),
+    # learners' asks and greetings; what the writer asks a body to fund; a closing reference number
+    ('I would like ask is there bursary for mature students?', '"bursary for mature students"'),
+    ('Please information about evening courses in Italian', '"evening courses in Italian"'),
+    ('How I can get refund for cancelled ticket?', '"refund for cancelled ticket"'),
+    ('hola, I search wooden toys for toddler, you have them?', '"wooden toys for toddler"'),
+    ('Buongiorno, seeds of basil genovese please. Grazie mille, Marco', '"seeds of basil genovese"'),
+    ('Dear,\nI would like to know if the trust is funding community theatre projects.\nKind regards,\nAnna',
+     '"community theatre projects"'),
+    ('Hello, my order arrived damaged. How I can get a replacement lamp shade? Order number 77310.',
+     '"replacement lamp shade"'),
+    # an opening "some" / "all" after an ask; reasons after an exclusion; what the writer has done, after the ask
+    ('Please pull all invoices from the catering supplier', '"invoices from the catering supplier"'),
+    ("Hello, I'm after some drought tolerant grasses, but nothing invasive please as we back onto a nature reserve.",
+     '("drought tolerant grasses" AND NOT "invasive")'),
+    ('walking boots for wide feet, not in the sale section, I have enough of those',
+     '("walking boots for wide feet" AND NOT "the sale section")'),
+    ("Could you find reviews of standing desks? I've already tried the Flexispot one, so please leave that out.",
+     '("standing desks" AND NOT "the Flexispot")'),
+    # a search string's "no" before an adjective and its noun, or a code before "pls"
+    ('wedding venues near Bath no religious ceremonies', '("wedding venues near Bath" AND NOT "religious ceremonies")'),
+    ('cycle routes under 30 miles no A30 pls', '("cycle routes under 30 miles" AND NOT "A30")'),
+    ('best no bake cheesecake', '"best no bake cheesecake"'),
+    # services and products named with "and"
+    ('weed and feed for clay soil', '"weed and feed for clay soil"'),
+])
+def test_rules47_questions_of_one_thing_learners_and_no_phrases(text, expr):
+    assert canonical(translate_rules(text)) == expr

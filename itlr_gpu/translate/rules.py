@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-46"
+RULES_VERSION = "rules-47"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -390,6 +390,8 @@ _BINOMIALS = {
         "rice and beans", "beans and rice", "peanut butter and jelly", "surf and turf", "chicken and waffles",
         "biscuits and gravy", "shrimp and grits", "chips and salsa", "franks and beans", "foot and mouth",
         "harry potter and the",
+        # services and products named with "and"
+        "health and social care", "weed and feed", "parent and baby", "parent and toddler", "mother and baby",
         "no child left behind", "no country for old men", "not in my back yard", "no win no fee",
     )
 }
@@ -445,11 +447,12 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"functions?|features?|behaviou?r|visibility|console|trends?|space|problems?|theory|index(?:es)?|"
                  r"optimi[sz]ation|quality|relevance|tools?|dogs?|teams?|operations?|strateg(?:y|ies)|"
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
-_HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop))\s+"
+_HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop|club|"
+          r"centre|center|gym|cinema|foundation|trust|council|garden\s+centre))\s+"
           r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
           r"subscribe\s+to|subscribes\s+to|offer|offers)(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
-_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|@\w+)\b,?"   # "@here": a chat mention
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     # "can you pull the clips on X": after "can you", "pull" asks ("pull the plug on X" alone names a topic)
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?(?:pull(?:\s+up)?\s+(?!together\b))?",
@@ -487,6 +490,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     # what a library, archive or shop holds: "do you have X", "does the library hold X", "do u have anything by X",
     # "(I would be grateful if you could) tell me whether the library holds X" (not "do you have to pay ...")
     r"(?:do|does)\s+" + _HOLDS,
+    # "does anyone know if the club has a X", a learner's "the club has X to borrow?"
+    r"(?:(?:does\s+)?(?:anyone|anybody|someone|somebody)\s+know\s+(?:if|whether)\s+)?" + _HOLDS,
     r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"
     r"(?:please\s+)?)?(?:(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?|confirm\s+)(?:whether|if)\s+" + _HOLDS,
     # "who do I contact about X", "who should we ask about X": the matter asked about
@@ -498,8 +503,14 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
     r"how\s+many\s+(?=[a-z]+\s+(?:in|are\s+in)\s)",
-    # a learner's "I want buy X", "Want buy X", "I want know about X" (no "to")
-    r"(?:(?:i|we)\s+)?want\s+(?:buy|find|see|know\s+about|read\s+about)\b",
+    # a learner's "I want buy X", "Want buy X", "I want know about X", "I want learn about X" (no "to"), "I would
+    # like ask (is there) X", "Please information about X", "How I can get X?", "you have X for Y?"
+    r"(?:(?:i|we)\s+)?want\s+(?:buy|find|see|know\s+about|read\s+about|learn(?:\s+about)?|join|book|borrow|rent|"
+    r"order|get|apply\s+for)\b",
+    r"(?:i|we)(?:\s+would|'d)\s+like\s+(?:to\s+)?ask(?:\s+(?:about|if|whether))?\b",
+    r"(?:please\s+)?(?:some\s+|more\s+)?(?:information|informations|info|details)\s+(?:about|on|regarding|concerning)\b",
+    r"how\s+(?:i|we)\s+(?:can|could|should|must)\s+(?:get|find|buy|book|obtain|apply\s+for)\b",
+    r"(?:you|u)\s+have\s+(?!(?:to|been|a\s+right|no|not|never)\b)(?:got\s+)?(?:(?:any|some)\s+)?(?=\S)",
     # "have u got the new X", "have you got any X"
     r"(?:have|has)\s+(?:you|u|ya)\s+got\s+(?:(?:any|some)\s+)?",
     # "(kindly) tell me (the) details of X"
@@ -517,10 +528,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:my|our|the)\s+(?:teacher|professor|prof|tutor|lecturer|supervisor|boss|manager)\s+(?:says|said)\s+"
     r"(?:that\s+)?(?:we|i)\s+(?:need|have\s+to\s+find|should\s+find)\s+(?:\d+\s+|some\s+|three\s+|two\s+)?",
     # "pull whatever we have on X", "pull any reports on X", "run a search for X"
-    r"pull\s+(?=(?:whatever|anything|everything|any|some|all|me|us|the\s+(?:latest|most\s+recent|recent)|latest|recent|market|reports?|data|papers|articles|clippings|"
+    r"pull\s+(?:(?:all|any)\s+(?=[a-z0-9])|(?=(?:whatever|anything|everything|any|some|all|me|us|the\s+(?:latest|most\s+recent|recent)|latest|recent|market|reports?|data|papers|articles|clippings|"
     r"stuff|abstracts|patents|notes|clinical|news|stories|wire|posts|tickets|records|filings|transcripts|support|"
     r"customer|forum|product|court|policy|press|user|"
-    r"background|stats|numbers|figures)\b)",
+    r"background|stats|numbers|figures)\b))",
     r"run\s+a\s+(?:quick\s+)?search\s+(?:for|on)\b",
     # a search of one collection: "search the wire for X", "search clinical notes for X", "search the news
     # archive for X"; "help search about X" (a learner's)
@@ -641,6 +652,16 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"point\s+(?:me|us)\s+(?:towards?|to|at|in\s+the\s+direction\s+of)\b",
     r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
     r"search\s+for|learn\s+about)\b",
+    # "where do i book the X", "where can we buy X": the thing
+    r"where\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:book|buy|order|get\s+tickets\s+for|sign\s+up\s+for|"
+    r"register\s+for|enrol+\s+(?:on|in|for)|apply\s+for)\b",
+    # "(I would like to know) if the foundation is funding X": what the body does
+    r"(?:if|whether)\s+(?:the\s+\w+|you)\s+(?:is|are)\s+(?:still\s+|currently\s+|now\s+)?(?:funding|offering|running|accepting|"
+    r"providing|supporting|hosting|organi[sz]ing|planning|selling|stocking)\b",
+    # questions of one thing: "what happens if X", "why is my X not flowering", "what do I do about X"
+    r"what\s+happens\s+(?:if|when)\b",
+    r"why\s+(?:is|are|does|do|did)\s+(?:my|our)\b",
+    r"what\s+(?:do|should|can|could)\s+(?:i|we)\s+do\s+(?:about|with)\b",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
     r"help\s+(?:(?:me|us)\s+)?(?:to\s+)?(?:find|get|locate|look\s+up|search\s+for|dig\s+up)\b",
     r"(?:does\s+|has\s+)?(?:anyone|anybody)\s+(?:have|got)\b",
@@ -662,6 +683,12 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"examine|explore|investigate|look\s+at)\b",
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:(?:published|written|out\s+there)\s+)?(?:about|on)?\b",
+    # "is there driving other cars cover on my policy?" (no article: a learner's or a typed question)
+    r"(?:is|are)\s+there\s+(?!(?:a|an|any|some|no|not|anything|something|nothing|one|more|much|many|still|already|"
+    r"also|really|ever|enough|too|such|other|even|actually|always|any\w+|" + _RELATION[3:-1] + r")\b)(?=[a-z0-9])",
+    # "any summer internships in marketing??", "any recipes for X": the opening "any" of a question
+    r"any\s+(?!(?:of|more|one|longer|way|chance|luck|idea|ideas|time|better|worse|kind|kinds|sort|sorts|type|types)\b)"
+    r"(?=[a-z0-9])",
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
@@ -846,7 +873,7 @@ def _clean(text: str) -> str:
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
-def _lex(text: str, title_start: bool = False) -> list[_Tok]:
+def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
         q, q2, q3, paren, comma, word = m.groups()
@@ -1083,7 +1110,10 @@ def _lex(text: str, title_start: bool = False) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
-    if title_start:
+    if title_start == "no":   # "no claims bonus protection": the opening "no" is the term's word (below)
+        if out and _fold(out[0].text) == "no":
+            out[0].kind = "WORD"
+    elif title_start:
         _title_opening(out)
     # "YA dystopian or YA paranormal, neither Twilight nor Hunger Games": after a comma that follows a topic, a
     # "neither ... nor" excludes both from what came before (it was read as one more alternative of the list)
@@ -1154,7 +1184,10 @@ def _search_string_no(toks: list[_Tok]) -> list[_Tok]:
             n = next((j for j in range(i + 1, len(toks)) if toks[j].text == "no"), len(toks)) - i - 1
             after = [x.text for x in toks[i + 1:i + 1 + n]]
             # one word, or a name ("no Canada Goose"): "best no bake cheesecake", "no code tools" are compounds
-            if len(out) >= 2 and (n == 1 or 1 < n <= 3 and all(w[:1].isupper() for w in after)) \
+            # (an adjective and its noun after a topic of three words or more: "PhD studentships in cancer biology
+            # no clinical trials"; not "best no bake cheesecake")
+            if len(out) >= 2 and (n == 1 or 1 < n <= 3 and all(w[:1].isupper() for w in after)
+                                  or n == 2 and len(out) >= 3 and _adjective_like(after[0].lower())) \
                     and not any(w[:1].isdigit() for w in after):
                 out.extend([_Tok("COMMA", ","), _Tok("NOT", t.text)])
                 continue
@@ -2497,7 +2530,8 @@ def _asides(text: str) -> str:
 # "I've already read the LoRA paper, so nothing on LoRA", "(already know Patagonia, so skip it)", "I've already
 # read the 1994 study, so leave that out": what the writer knows is excluded (a pronoun points back to it).
 _ALREADY_RE = re.compile(
-    r"(?:[^,;.!?]{0,40}?\b)?already\s+(?:read|know|seen|watched|tried|used|covered|done|have|own|visited|"
+    r"(?:[^,;.!?]{0,40}?\b)?already\s+(?:read|know|seen|watched|tried|used|covered|done|have|own|visited|attended|"
+    r"completed|finished|had|"
     r"been\s+to)\s+(?:(?:everything|all|a\s+lot|enough|plenty)\s+(?:about|on)\s+)?"
     r"(?P<known>[^,;:.!?]{1,80}?)\s*[,;]?\s+so\s+(?:please\s+)?(?:nothing\s+(?:on|about|abt)|no|not|skip|"
     r"leave\s+out|leave|exclude|ignore|avoid|drop|without)\s+(?P<what>[^,;:.!?]{1,80}?)(?:\s+out)?(?:\s+(?:please|pls))?"
@@ -2579,9 +2613,10 @@ def _already_have(request: str) -> str:
     return _with_exclusion(rest, known)
 
 
-def _known_exclusions(sentences: list[str], at: int) -> list[str]:
-    """The request (``sentences[at]``) with what earlier sentences, or a clause after its own dash or semicolon,
-    say the writer already knows excluded; those sentences and clauses dropped."""
+def _known_exclusions(sentences: list[str], at: int) -> tuple[list[str], int]:
+    """The request (``sentences[at]``) with what earlier sentences, the sentence after it, or a clause after its own
+    dash or semicolon, say the writer already knows excluded; those sentences and clauses dropped.  Returns the
+    sentences and the request's index among them."""
     request, kept = sentences[at], []
     for sentence in sentences[:at]:
         known = _already_known(sentence)
@@ -2598,9 +2633,13 @@ def _known_exclusions(sentences: list[str], at: int) -> list[str]:
             head = parts[0].rstrip(" ,")
             end = request.rstrip()[len(request.rstrip().rstrip(".!?")):]   # the request's own "?" or "."
             request = _with_exclusion(head, known) if known else head + end
-    if request == sentences[at]:
-        return sentences
-    return kept + [request] + sentences[at + 1:]
+    after = sentences[at + 1:]
+    if after and (known := _already_known(after[0])) is not None:   # "Find X? I've already done Y, so leave that out."
+        request = _with_exclusion(request, known) if known else request
+        after = after[1:]
+    if request == sentences[at] and len(after) == len(sentences) - at - 1:
+        return sentences, at
+    return kept + [request] + after, len(kept)
 
 
 # "How did Motown and the civil rights movement influence each other?", "How are A and B related?": the two
@@ -2632,6 +2671,8 @@ _SALUTATION_RE = re.compile(
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
     r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
+    r"buongiorno|buonasera|buenos\s+d[i\u00ed]as|guten\s+tag|dzie\u0144\s+dobry|dzien\s+dobry|dear|"
+    r"(?:good\s+)?(?:morning|afternoon|evening)(?:\s+(?:team|all|everyone|everybody|folks))?|"
     r"merhaba|habari|naomba\s+msaada|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
     r"(?=\S)")
 # a chat opener after the greeting ("Hi Priya, quick one -- could you ...", "Hey, quick q from the newsroom: ...")
@@ -2647,12 +2688,17 @@ _SIGN_OFF_RE = re.compile(
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
-    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie|"
+    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie(?:\s+mille)?|"
     r"dzi(?:e|\u0119)kuj(?:e|\u0119)|dzi(?:e|\u0119)ki|pozdrawiam|shukriya|gamsahamnida|kamsahamnida|c\u1ea3m\s+\u01a1n|cam\s+on)"
     r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
     r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
     r"(?:much|greatly|really)\s+appreciated")
+# a closing reference for the desk ("Order number 55812.", "Policy no. MX44718", "Ref: 2231/B"): no topic
+_REFERENCE_SENTENCE_RE = re.compile(r"(?i:(?:my|our|the)\s+)?(?i:order|policy|account|booking|reference|ref|customer|"
+                                    r"membership|member|claim|ticket|case|invoice|reader|library\s+card|card)"
+                                    r"(?i:\s*(?:number|no\.?|#|ref(?:erence)?|id))?\s*(?:[:#.]|\s+is)?\s*"
+                                    r"[A-Za-z]{0,4}[-/]?\d[\w/-]*[.!]?")
 _PREFERENCE_SENTENCE_RE = re.compile(r"(?:ideally|preferably|if\s+possible|bonus\s+(?:points\s+)?if)\b")
 # a sentence of preferences among kinds of sources ("Trial results preferred but reviews are fine too.", "Case
 # series are fine.", "Government or academic sources ideally.", "Nothing too technical please."): no topic
@@ -3183,7 +3229,9 @@ _OR_FINE_RE = re.compile(r"(\bor\s+[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+){0,3}?)\s+(?:i
 _HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)?(?:have|stock|sell|carry)\b[^?.!]*?)\s+"
                            r"(?:in\s+stock|available|at\s+the\s+moment|right\s+now|currently)(?=\s*[?.!]|\s*$)", re.I)
 _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
-                         r"(?:it|them|one|a\s+copy|copies)\b", re.I)
+                         r"(?:it|them|one|a\s+copy|copies)\b|"
+                         r",\s+(?:do\s+)?(?:you|u)\s+(?:still\s+)?(?:have|stock|sell|carry)\s+(?:it|them|one|some|any|these|those)"
+                         r"(?=\s*(?:[?.!]|$))", re.I)   # a learner's "..., you have them?"
 _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?|editions?|"
                           r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?P<but>but|besides|bar)\s+)", re.I)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
@@ -3199,9 +3247,17 @@ _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b"
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
                            r"(?:recommend|suggest|advise)\b", re.I)
 # where the writer expects the thing to be: "X in your archive", "X in the collection" (no topic)
-_IN_YOUR_HOLDINGS_RE = re.compile(r"\s+in\s+(?:(?:your|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|holdings|"
+_IN_YOUR_HOLDINGS_RE = re.compile(r"\s+(?:in\s+(?:(?:your|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|holdings|"
                                   r"library|shop|store|seed\s+bank)|the\s+(?:archives?|collections?|catalogues?|catalogs?|"
-                                  r"holdings))(?=\s*(?:[?.!,;]|$))", re.I)   # (not "noise in the library": a topic)
+                                  r"holdings))|on\s+(?:my|our)\s+(?:policy|account|plan|contract|membership|booking|card|tariff))"
+                                  r"(?=\s*(?:[?.!,;]|$))", re.I)   # (not "noise in the library": a topic)
+# Questions of when and whether a thing is on: "what time does the X start", "when does X open", "Is the X still
+# open?": the thing
+_WHEN_ON_RE = re.compile(r"(?:(?:does\s+)?(?:anyone|anybody)\s+know\s+)?(?:what\s+time|when)\s+(?:does|do|will|is|are)\s+"
+                         r"(?P<x>[^?.!,;]{3,80}?)\s+(?:start|open|close|finish|end|begin|kick\s+off|take\s+place)"
+                         r"(?=\s*(?:[?.!]|$))|(?:is|are)\s+(?P<y>(?:the|your|this|that)\s+[^?.!,;]{3,80}?)\s+still\s+(?:open|"
+                         r"available|running|on|going|happening|active|valid|accepting\s+\w+|taking\s+\w+)(?=\s*(?:[?.!]|$))",
+                         re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
 # or before a comma or a stop; "with" only before such a clause: "trials with women excluded from enrolment" goes on)
@@ -3212,7 +3268,7 @@ _POSTFIX_EXCLUSION_RE = re.compile(
     r"\)?(?=\s*(?:[.!?]+\s*$|$|[,;]\s))", re.I)
 # "tomato blight treatments no copper sprays please": a closing "no X please" excludes X though no comma sets it
 # off (at most four words, lower case, after a lower-case word: not "No Man's Sky", "Dr. No")
-_NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
+_NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-zA-Z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
                            r"(?:please|pls|plz)(?=\s*[.!]*\s*$)")
 # "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
 _LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
@@ -3556,8 +3612,11 @@ def _letter(text: str) -> str:
         text = text[:signature.start()]
     sentences = _sentences(text)
     changed = changed or signature is not None
-    while len(sentences) > 1 and (_SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
+    # (not "I've already done X, so please leave that out": an exclusion, read with the request)
+    while len(sentences) > 1 and _already_known(sentences[-1]) is None and (
+            _SIGN_OFF_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
                                   or _CHATTER_SENTENCE_RE.fullmatch(_fold(sentences[-1])) is not None
+                                  or _REFERENCE_SENTENCE_RE.fullmatch(sentences[-1].strip()) is not None
                                   or _PREFERENCE_SENTENCE_RE.match(_fold(sentences[-1])) is not None
                                   or _source_preference(sentences[-1])
                                   or (_IDENTITY_SENTENCE_RE.fullmatch(_fold(sentences[-1]).rstrip(" .!?")) is not None
@@ -3672,7 +3731,7 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
         sentences = [text.strip()]
     # the request: the last sentence, or the one before a short exclusion-only sentence ("... ? Not in mice.")
     at = len(sentences) - 1
-    if at > 0 and _EXCLUSION_SENTENCE_RE.match(_fold(sentences[at])):
+    if at > 0 and (_EXCLUSION_SENTENCE_RE.match(_fold(sentences[at])) or _already_known(sentences[at]) is not None):
         at -= 1
     if at >= 0:
         chatter = _DASH_CHATTER_RE.search(_fold(sentences[at]))
@@ -3680,9 +3739,8 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
             sentences = sentences[:at] + [sentences[at][:chatter.start()].rstrip() + sentences[at][chatter.end():]] \
                 + sentences[at + 1:]                                     # one well."
             text = " ".join(sentences)
-        known = _known_exclusions(sentences, at)
+        known, at = _known_exclusions(sentences, at)
         if known != sentences:
-            at -= len(sentences) - len(known)
             sentences = known
             text = " ".join(sentences)
         request = _front_exclusion(sentences[at])
@@ -3757,6 +3815,8 @@ def _drop_placeholders(node: Node) -> Node:
 
 
 _ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
+_QUANTIFIER_KEPT = {"like", "of", "more", "other", "time", "times", "day", "days", "kind", "sort", "way", "ways", "one",
+                    "longer", "how", "where", "people", "body", "thing", "things"}
 _MAX_ARTICLE_TERM = 8   # words: a request's topic, not a claim's sentence
 _MAX_LOWER_ARTICLE_TERM = 14   # a lower-case "a": the object of an ask taken off ("looking for an antique ...")
 _CLAIM_VERBS = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did", "can", "will", "may", "increases",
@@ -3774,6 +3834,9 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
             w.lower() in _CLAIM_VERBS for w in words) else _MAX_ARTICLE_TERM
         if node.text not in quoted and 1 < len(words) <= longest and words[0] in ("a", "an", "A", "An") \
                 and (words[0].islower() or words[1][:1].islower()) and words[1].lower() not in _ARTICLE_KEPT:
+            return Term(" ".join(words[1:]))
+        if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("some", "any") \
+                and words[1].lower() not in _QUANTIFIER_KEPT:   # "some shade-loving perennials" (not "some like it hot")
             return Term(" ".join(words[1:]))
         return node
     if isinstance(node, Not):
@@ -4003,8 +4066,10 @@ _EXCLUDED_HEAD_RE = re.compile(
     r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
     r"contains?|containing|(?-i:(?:it's\s+|it\s+has\s+)?got|includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
     r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
-_EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)\s+(?:because|bc|cuz|coz)\s+(?:he|she|i|we|they|my|"
-                                 r"our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$", re.I | re.S)
+_EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)(?:\s+(?:please|pls|plz))?(?:\s+(?:because|bc|cuz|coz)|"
+                                 r"\s+(?:please|pls|plz)\s+(?:as|since)|,(?=\s+(?:i|we)\s+(?:have|had|am|don't|do\s+not|can't|"
+                                 r"cannot)\b))\s+(?:he|she|i|we|they|my|our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$",
+                                 re.I | re.S)
 _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
 # what the writer already has, said of an excluded topic ("leave out Carnap - I have his material already", "not
 # the civil entries as I have those already"): a reason (only with what is had named by a pronoun or "plenty")
@@ -4114,7 +4179,15 @@ def translate_rules(text: str) -> Node:
         return _translate(text, title_start=True)
     if not _wanted(node) and _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
         return _translate(text, title_start=True)
+    if isinstance(node, Not) and isinstance(node.child, Term) and len(node.child.text.split()) >= 2 \
+            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+        # "no claims bonus protection", "no dig gardening", "NO KNEAD BREAD": a text that is one "no" phrase
+        # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes)
+        return _translate(text, title_start="no")
     return node
+
+
+_NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
 
 
 # A capitalised negation, then a capitalised word (a small word may come first): a title may open so
@@ -4130,7 +4203,7 @@ def _wanted(node: Node) -> bool:
     return any(_wanted(c) for c in node.children)
 
 
-def _translate(text: str, title_start: bool = False) -> Node:
+def _translate(text: str, title_start: bool | str = False) -> Node:
     if not isinstance(text, str):
         raise RuleError(f"text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY_CHARS:
@@ -4153,6 +4226,7 @@ def _translate(text: str, title_start: bool = False) -> Node:
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
+    cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
