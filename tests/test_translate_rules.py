@@ -2050,3 +2050,27 @@ def test_rules46_greetings_holdings_and_reasons(text, expr):
 ])
 def test_rules47_questions_of_one_thing_learners_and_no_phrases(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a lost-property desk's asks: the thing
+    ('has anyone handed in a green scarf?', '"green scarf"'),
+    ('has a silver bracelet been handed in', '"silver bracelet"'),
+    # verdicts on the alternatives
+    ('either a beagle or a spaniel, whatever you have', '("beagle" OR "spaniel")'),
+    ("vegetable samosas or onion bhajis, either's fine", '("vegetable samosas" OR "onion bhajis")'),
+    # generic kinds: a recipe, a thesis, a guide to; asks: "kindly share", "help with", "what happens at"
+    ('Kindly share the recipe for rava dosa. Kindly revert.', '"rava dosa"'),
+    ('Hola, I search a recipe of gazpacho without cucumber. Muchas gracias, Ana', '("gazpacho" AND NOT "cucumber")'),
+    ('a thesis about river restoration in the Alps', '"river restoration in the Alps"'),
+    ('a guide to renting out a spare room', '"renting out a spare room"'),
+    ('help with council tax arrears', '"council tax arrears"'),
+    ('what happens at a tribunal hearing?', '"tribunal hearing"'),
+    ('recipes for sourdough bread but not rye', '("recipes for sourdough bread" AND NOT "rye")'),
+    # fixed phrases holding "no" / "and"
+    ('no bake flapjacks but no honey', '("no bake flapjacks" AND NOT "honey")'),
+    ('bubble and squeak cakes', '"bubble and squeak cakes"'),
+    ('share prices in Europe', '"share prices in Europe"'),
+])
+def test_rules48_lost_property_verdicts_and_generic_kinds(text, expr):
+    assert canonical(translate_rules(text)) == expr

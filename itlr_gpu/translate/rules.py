@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-47"
+RULES_VERSION = "rules-48"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -391,6 +391,8 @@ _BINOMIALS = {
         "biscuits and gravy", "shrimp and grits", "chips and salsa", "franks and beans", "foot and mouth",
         "harry potter and the",
         # services and products named with "and"
+        "no knead", "no bake", "no dig", "no claims bonus", "no claims discount", "bubble and squeak",
+        "lady and the tramp", "of monsters and men", "dead or alive", "not without my daughter",
         "health and social care", "weed and feed", "parent and baby", "parent and toddler", "mother and baby",
         "no child left behind", "no country for old men", "not in my back yard", "no win no fee",
     )
@@ -659,7 +661,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:if|whether)\s+(?:the\s+\w+|you)\s+(?:is|are)\s+(?:still\s+|currently\s+|now\s+)?(?:funding|offering|running|accepting|"
     r"providing|supporting|hosting|organi[sz]ing|planning|selling|stocking)\b",
     # questions of one thing: "what happens if X", "why is my X not flowering", "what do I do about X"
-    r"what\s+happens\s+(?:if|when)\b",
+    r"what\s+happens\s+(?:if|when|at|during|after)\b",
+    r"(?:(?:kindly|please)\s+)?share\s+(?:(?:the|a|your)\s+recipe\s+(?:for|of)\s+)?(?=\S)(?!(?:prices?|capital|"
+    r"options?|buybacks?|schemes?|plans?|ownership|issues?|of)\b)",
+    r"help\s+(?:with|on)\b",
     r"why\s+(?:is|are|does|do|did)\s+(?:my|our)\b",
     r"what\s+(?:do|should|can|could)\s+(?:i|we)\s+do\s+(?:about|with)\b",
     r"what\s+(?:links|connects)\b",   # "What links X and Y?": the two topics
@@ -763,7 +768,7 @@ _GENRE = (
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
-    r"theses|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
+    r"theses|thesis|tesis|dissertations?|recipe|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
     r"podcasts?|episodes?|"
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
@@ -786,7 +791,7 @@ _GENRE = (
 _ADVICE = (
     r"(?:(?:a|an|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
-    r"concerning)\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
+    r"concerning)\b|guides?\s+to\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
@@ -2688,7 +2693,7 @@ _SIGN_OFF_RE = re.compile(
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
-    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie(?:\s+mille)?|"
+    r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie(?:\s+mille)?|muchas\s+gracias|(?:please\s+|kindly\s+)?revert(?:\s+(?:back|soon|asap))?|"
     r"dzi(?:e|\u0119)kuj(?:e|\u0119)|dzi(?:e|\u0119)ki|pozdrawiam|shukriya|gamsahamnida|kamsahamnida|c\u1ea3m\s+\u01a1n|cam\s+on)"
     r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
@@ -3219,7 +3224,7 @@ _BOTH_REQUIRED_RE = re.compile(
 # "China or Japan both ok", "Either British or Irish would do", "UK or Iceland ideally": the alternatives are the
 # writer's, the verdict is not
 _EITHER_FINE_RE = re.compile(
-    r"\s+(?i:(?:i\s+mean\s+)?(?:both|either(?:\s+one)?|any\s+of\s+them)\s+(?:is\s+|are\s+)?(?:ok|okay|fine|good)|(?:both\s+|either\s+)?"
+    r"\s+(?i:(?:i\s+mean\s+)?(?:both|either(?:\s+one)?|either's|any(?:\s+of\s+them)?)\s+(?:is\s+|are\s+)?(?:ok|okay|fine|good)|(?:both\s+|either\s+)?"
     r"would\s+do(?:\s+fine)?|ideally|preferably)(?=\s*(?:[.!?]+\s*)?(?:$|[.!?]|\s[A-Z]))")
 # A verdict on the last alternatives: "occultations by asteroid, Vesta or Ceres is ok", "A or B would be fine"
 _OR_FINE_RE = re.compile(r"(\bor\s+[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+){0,3}?)\s+(?:is|are|would\s+be)\s+(?:also\s+)?"
@@ -3235,7 +3240,8 @@ _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|hav
 _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?|editions?|"
                           r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?P<but>but|besides|bar)\s+)", re.I)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
-_WHICHEVER_RE = re.compile(r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
+_WHICHEVER_RE = re.compile(r",?\s+whatever\s+(?:you|u)\s+(?:have|'ve\s+got|got)(?=\s*[.!?:)]*\s*$)|"
+                           r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
                            r"cheaper|in\s+stock|easier))(?=\s*[.!?]*\s*$)", re.I)
 # "A or B, not both at once", "not the ones covering both", "- one or the other": "but not both"
 _NOT_BOTH_PHRASE_RE = re.compile(r"(?:\s*[-\u2013\u2014,]\s*|\s+)(?:but\s+)?not\s+(?:(?:the\s+)?ones?\s+(?:covering|mentioning|with|"
@@ -3246,6 +3252,10 @@ _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b"
 # "Which foot cream for diabetic feet (do) you recommend?": an ask for the thing
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
                            r"(?:recommend|suggest|advise)\b", re.I)
+# a lost-property desk's "has anyone handed in X", "has a X been handed in", "X handed in?": the thing
+_HANDED_IN_RE = re.compile(r"(?:^|(?<=[,.!?]\s))(?:(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+handed\s+in\s+|"
+                           r"(?:has|have)\s+(?=(?:a|an|any|my|the)\s+[^?.!]{2,60}?\s+been\s+handed\s+in\b))|"
+                           r"\s+(?:been\s+)?handed\s+in(?=\s*(?:[?.!,;]|$))", re.I)
 # where the writer expects the thing to be: "X in your archive", "X in the collection" (no topic)
 _IN_YOUR_HOLDINGS_RE = re.compile(r"\s+(?:in\s+(?:(?:your|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|holdings|"
                                   r"library|shop|store|seed\s+bank)|the\s+(?:archives?|collections?|catalogues?|catalogs?|"
@@ -4222,7 +4232,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
-    cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", cleaned))
+    cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
