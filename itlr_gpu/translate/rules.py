@@ -690,7 +690,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:(?:published|written|out\s+there)\s+)?(?:about|on)?\b",
     # "is there driving other cars cover on my policy?" (no article: a learner's or a typed question)
     r"(?:is|are)\s+there\s+(?!(?:a|an|any|some|no|not|anything|something|nothing|one|more|much|many|still|already|"
-    r"also|really|ever|enough|too|such|other|even|actually|always|any\w+|" + _RELATION[3:-1] + r")\b)(?=[a-z0-9])",
+    r"also|really|ever|enough|too|such|other|even|actually|always|any\w+|" + _RELATION + r")\b)(?=[a-z0-9])",
     # "any summer internships in marketing??", "any recipes for X": the opening "any" of a question
     r"any\s+(?!(?:of|more|one|longer|way|chance|luck|idea|ideas|time|better|worse|kind|kinds|sort|sorts|type|types)\b)"
     r"(?=[a-z0-9])",
@@ -3256,7 +3256,7 @@ _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|
 _HANDED_IN_RE = re.compile(r"(?:^|(?<=[,.!?]\s))(?:(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+handed\s+in\s+|"
                            r"(?:has|have)\s+(?=(?:a|an|any|my|the)\s+[^?.!]{2,60}?\s+been\s+handed\s+in\b))|"
                            r"\s+(?:been\s+)?handed\s+in(?=\s*(?:[?.!,;]|$))", re.I)
-# where the writer expects the thing to be: "X in your archive", "X in the collection" (no topic)
+# where the writer expects the thing to be: "X in your archive", "X in the collection", "X on my policy" (no topic)
 _IN_YOUR_HOLDINGS_RE = re.compile(r"\s+(?:in\s+(?:(?:your|our)\s+(?:archives?|collections?|catalogues?|catalogs?|database|holdings|"
                                   r"library|shop|store|seed\s+bank)|the\s+(?:archives?|collections?|catalogues?|catalogs?|"
                                   r"holdings))|on\s+(?:my|our)\s+(?:policy|account|plan|contract|membership|booking|card|tariff))"
