@@ -2074,3 +2074,52 @@ def test_rules47_questions_of_one_thing_learners_and_no_phrases(text, expr):
 ])
 def test_rules48_lost_property_verdicts_and_generic_kinds(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # two compared topics and their common ground after a link: three topics
+    ('aspirin vs clopidogrel for stroke prevention', '("aspirin" AND "clopidogrel" AND "stroke prevention")'),
+    ('bike vs tram from Zurich to Basel', '("bike" AND "tram" AND "Zurich to Basel")'),
+    ('Locke versus Rousseau on property', '("Locke" AND "Rousseau" AND "property")'),
+    ('lidocaine compared with bupivacaine for dental blocks', '("lidocaine" AND "bupivacaine" AND "dental blocks")'),
+    # between names, the first lower-case word after the second name starts the common ground
+    ('Rust vs Go 1.22 compile times', '("Rust" AND "Go 1.22" AND "compile times")'),
+    # a plain lower-case "vs" between names compares; a title keeps its "vs." or the same word on both sides
+    ('PEP vs PrEP', '("PEP" AND "PrEP")'),
+    ('Kramer vs. Kramer', '"Kramer vs. Kramer"'),
+    ('Veggies vs. Cancer', '"Veggies vs. Cancer"'),
+    # not a time, not Latin, not a claim's "when compared with"
+    ('cats vs dogs for 2 weeks', '("cats" AND "dogs for 2 weeks")'),
+    ('cells vs organoids in vitro', '("cells" AND "organoids in vitro")'),
+])
+def test_rules49_comparisons_and_their_common_ground(text, expr):
+    assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a texted "need X", and "omg" before it
+    ('need wide fit wellies size 6', '"wide fit wellies size 6"'),
+    ('omg need either rose or peony bouquets', '("rose" OR "peony bouquets")'),
+    ('need for cognition scale', '"need for cognition scale"'),
+    ('NEED A 3 BED BUNGALOW WITH GARAGE', '"3 BED BUNGALOW WITH GARAGE"'),
+    # exclusions: "save for" a name, "n not", "disregarding the section on", "not from", "not held at", "near"
+    ('vintage pens save for Parker', '("vintage pens" AND NOT "Parker")'),
+    ('how to save for a mortgage deposit', '"save for a mortgage deposit"'),
+    ('wool socks thats not itchy n not beige', '("wool socks" AND NOT "itchy" AND NOT "beige")'),
+    ('BIRD FEEDERS NOT FROM EBAY', '("BIRD FEEDERS" AND NOT "EBAY")'),
+    ('quiz nights not held at the Crown', '("quiz nights" AND NOT "the Crown")'),
+    ('Please provide your complaints procedure, disregarding the section on refunds.',
+     '("complaints procedure" AND NOT "refunds")'),
+    ("camping kit - stove, tent pegs - but not a kettle we've got plenty", '("camping kit stove" AND "tent pegs" AND NOT "kettle")'),
+    # formal asks: "I request a copy of", "Please advise on"
+    ('Dear Sir,\nI request a copy of your tariff for boiler servicing, not including landlord certificates.\nYours faithfully,\nJ. Reed',
+     '("tariff for boiler servicing" AND NOT "landlord certificates")'),
+    ('Please advise on the evidence needed for a flight delay claim.', '"the evidence needed for a flight delay claim"'),
+    # a yes/no question typed without its "?"; a question of a thing held
+    ('is nuclear power safer than coal', '"nuclear power safer than coal"'),
+    ('Is working from home more productive or not', '"Is working from home more productive or not"'),
+    ('is the goblet of fire first edition in the library?', '"the goblet of fire first edition"'),
+    ('are the Lego Technic sets from 1985 on display anywhere', '"the Lego Technic sets from 1985"'),
+])
+def test_rules49_texted_needs_exclusions_and_questions(text, expr):
+    assert canonical(translate_rules(text)) == expr

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-48"
+RULES_VERSION = "rules-49"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -171,7 +171,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
-    ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("not abt", "EXCL"),   # texting
+    ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("disregarding", "EXCL"), ("not abt", "EXCL"),   # texting
+    ("n not", "EXCL"), ("n no", "EXCL"),   # "sock yarn thats not super scratchy n not grey"
     ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
     ("everything apart from", "ALLBUT"), ("anything besides", "ALLBUT"), ("everything besides", "ALLBUT"),
     ("none of", "ALLBUT"), ("nothing related to", "ALLBUT"), ("nothing involving", "ALLBUT"),
@@ -219,10 +220,15 @@ def _institution_name(raw: list, i: int) -> int:
     return m - i
 
 
-def _in_title(toks: list, i: int) -> bool:
+def _in_title(toks: list, i: int, plain: bool = False) -> bool:
     """Token ``i`` stands inside a title or a name: the capitalised (or small) words around it, two at least
     ("Veggies vs. Cancer", "Caloric Restriction vs. Plant-Based Diets"), or the same word on both sides ("Kramer
-    vs. Kramer")."""
+    vs. Kramer").  ``plain``: a lower-case "vs" or "versus" with no stop, which titles seldom use and requests
+    between names often do ("HSA vs FSA", "Katahdin vs Dorper", "Azure vs Google Cloud"): the same word only."""
+    if plain:
+        return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
+            and toks[i - 1].text[:1].isupper()
+
     def title_word(t) -> bool:
         return t.kind == "WORD" and (t.text[:1].isupper() or t.text.lower() in _TITLE_SMALL)
     lo, hi = i, i
@@ -236,6 +242,12 @@ def _in_title(toks: list, i: int) -> bool:
         return True
     return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
         and toks[i - 1].text[:1].isupper()   # ("liquid chalk vs chalk balls" compares)
+
+
+def _name_or_code(word: str) -> bool:
+    """A word of a name or a code: capitalised, a number, or symbols ("D&D", "C++", "5e", "iPhone")."""
+    return word[:1].isupper() or word[:1].isdigit() or not word.strip(".,;:!?").isalpha() \
+        or any(c.isupper() for c in word[1:])
 
 
 def _modifies(word: str) -> bool:
@@ -454,7 +466,7 @@ _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|
           r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
           r"subscribe\s+to|subscribes\s+to|offer|offers)(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
-_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
+_POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|omg|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     # "can you pull the clips on X": after "can you", "pull" asks ("pull the plug on X" alone names a topic)
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?(?:pull(?:\s+up)?\s+(?!together\b))?",
@@ -471,6 +483,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "after anything on X" (Australian and British: "I'm after"), "I search informations about X" (a learner's)
     r"after\s+(?=(?:anything|something|stuff|info|information|some\s+info)\b)",
     r"(?:i|we)\s+(?:require|request)\s+" + _DOCUMENTS_NEXT,   # "For a briefing note, I require materials on X"
+    # "I request a copy of your labour charges", "we would like to request copies of X", "Please advise on X"
+    r"(?:i|we)\s+(?:would\s+like\s+to\s+|wish\s+to\s+)?request\s+(?:a\s+copy\s+of|copies\s+of)\s+",
+    r"advise\s+(?:me\s+|us\s+)?(?:on|about|regarding)\s+(?=\S)",
     r"(?:i|we)\s+search(?:\s+for)?\b",
     r"(?:does\s+)?(?:anyone|anybody|someone)\s+know\s+(?:of\s+)?(?:any\s+)?(?=(?:good\s+)?(?:reading|readings|books?|"
     r"papers?|articles?|sources?|studies|research|resources?|info|information|stuff|anything|something)\b)",
@@ -485,6 +500,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:i'm\s+|i\s+am\s+)?not\s+sure\s+(?:whether|if)\s+(?:i|we)\s+(?:need\s+to|have\s+to|should|can|must)\s+(?=\S)",
     # a typed "need a X" / "need the X" / "need cheap X" (not "need for cognition", "Need for Speed": a topic)
     r"(?:i\s+)?(?:just\s+)?need\s+(?=(?:a|an|the|some|cheap|good|new|used|decent|affordable|quiet)\s)",
+    # ... and a texted "need sock yarn", "NEED SPANNER SIZE 4" before any other word but the verb's own ("need to",
+    # "need it"), a topic's ("need for cognition", "need based aid", "need blind admissions") or help (above)
+    r"(?:i\s+)?(?:just\s+)?need(?:\s+(?!(?:for|to|of|not|no|based|blind|help|it|this|that|these|those|you|u|your|me|"
+    r"us|them|him|her|more|less|is|was|and|or)\b)(?=[a-z0-9]))",   # (before a group: _strip_filler)
     # "can anyone point me to X", "could someone point me to X"
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?point\s+me\s+(?:to|towards|at)\s+"
     r"(?:(?:some|any|the)\s+)?(?:(?:good\s+)?(?:studies|research|papers|articles|sources|info|resources)\s+"
@@ -1024,7 +1043,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
                     or (low.split()[-1] in _NEGATED_BE
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
-                    or (low in ("vs", "vs.", "versus") and _in_title(out, i)) \
+                    or (low in ("vs", "vs.", "versus") and _in_title(out, i, t.text in ("vs", "versus"))) \
                     or (low == "sans" and t.text != "sans"):   # a name's: "Source Sans Pro", "Médecins Sans Frontières"
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
@@ -1032,7 +1051,10 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
             openers = {"ignore": ("COMMA", "SEMI"), "disregard": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
                        "nothing with": ("COMMA", "SEMI")}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
-            if prev not in openers or nxt not in ("WORD", "QTERM", "LP") \
+            # before a name "save for" excludes wherever it stands ("teddy bears save for Steiff"; "save for
+            # retirement" is a task)
+            named = low == "save for" and nxt == "WORD" and out[i + 1].text[:1].isupper()
+            if (prev not in openers and not named) or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
                         and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
                                  and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes
@@ -1041,6 +1063,42 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             later = [u.kind for u in out[i + 1:]]
             if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
                 t.kind = "WORD"
+    # "A vs B for C": a phrase after the second of two compared topics, behind a link within three words of the
+    # "vs", is their common ground, a topic of its own ("ketamine vs midazolam for procedural sedation in
+    # children", "Kant vs Hume on causation", "train vs bus from Amsterdam to Brussels"), as the outside writers
+    # read it; the link goes
+    # Between names, the first lower-case word after the second name starts it: "Pathfinder vs D&D 5e grappling
+    # rules", "C++ vs C# performance", "Fluval 307 vs 407 canister filter noise levels".
+    ground: list[int] = []   # where an AND goes in
+    for i, t in enumerate(out):
+        if t.kind != "AND" or _fold(t.text) not in ("vs", "vs.", "versus"):
+            continue
+        end = i + 1
+        while end < len(out) and out[end].kind == "WORD":
+            end += 1
+        start = i
+        while start > 0 and out[start - 1].kind == "WORD":
+            start -= 1
+        name = i + 1
+        while name < end and _name_or_code(out[name].text):
+            name += 1
+        if start < i and all(_name_or_code(u.text) for u in out[start:i]) and i + 1 < name < end \
+                and _fold(out[name].text) not in _COMPARED_GROUND_LINKS | _TITLE_SMALL \
+                and out[name].text.strip(".,;:!?").isalpha() and out[name].text.islower() \
+                and end - name <= _MAX_SHARED_PHRASE:
+            ground.append(name)
+            continue
+        for k in range(i + 2, min(end - 1, i + 5)):
+            if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
+                break
+            if _fold(out[k].text) in _COMPARED_GROUND_LINKS:
+                if end - k - 1 <= _MAX_SHARED_PHRASE and _fold(out[k - 1].text) not in _NO_SHARED_HEAD_END \
+                        and _fold(out[k + 1].text) not in _LATIN_AFTER_IN \
+                        and _fold(out[end - 1].text).strip(".,;:!?") not in _TIME_UNITS:
+                    out[k] = _Tok("AND", "and")
+                break
+    for k in reversed(ground):
+        out.insert(k, _Tok("AND", "and"))
     # "trade talks between the U.S. and Japan", "trade-offs between speed or accuracy", "between 2010 and 2020":
     # the first "and" / "or" after "between" in a run of words joins the two ends of the "between" (not after
     # "link" and kin: "Is there a link between X and Y?" names two topics, see _RELATION_INTRO_RE)
@@ -1412,6 +1470,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
+                if [_fold(w) for w in words] == ["need"] and j < len(toks) and toks[j].kind in ("EITHER", "BOTH"):
+                    words = []   # "omg need either X or Y"
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
                 if out[-1].kind in ("COMMA", "SEMI") and len(words) > 2 and words[1][:1].islower() and short:
                     words = _strip_prefix(words, [_CLAUSE_ASK_RE])   # "not X, I want Y" ("I Want You Back" is
@@ -2008,6 +2068,7 @@ def _has_aux(toks: list[_Tok]) -> bool:
 _ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", "u"}
 
 
+_MAX_UNMARKED_QUESTION = 12   # words of a yes/no question typed without its "?"
 _QUESTION_AUX = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "has",
                  "have"}
 _NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your"}
@@ -2017,10 +2078,16 @@ def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
     """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions", "Is Bitcoin a
     hedge against inflation?" about "Bitcoin a hedge against inflation": a yes/no question loses its leading
     auxiliary (not "Do you have ...", a request; not "Is it true ...", "Should I ...", whose subject is no
-    topic; not without the "?", and not a "why" / "how" question, which the labelled set keeps whole)."""
-    if not text.rstrip().endswith("?") or not toks or toks[0].kind != "WORD":
+    topic; not a "why" / "how" question, which the labelled set keeps whole).  Without the "?" only "is" / "are"
+    ("is free will compatible with determinism", "are perovskite cells stable enough for rooftops"), in a text of
+    one short sentence that does not end in "or not" (a whether-question, kept whole)."""
+    if not toks or toks[0].kind != "WORD":
         return toks
     words = toks[0].text.split()
+    if not text.rstrip().endswith("?") and (
+            words[0].lower() not in ("is", "are") or len(text.split()) > _MAX_UNMARKED_QUESTION
+            or re.search(r"[.!?;:]|\bor\s+not\s*$", text.strip(), re.I)):
+        return toks
     if len(words) < 3 or words[0].lower() not in _QUESTION_AUX or words[1].lower() in _ASKED | _NO_SUBJECT:
         return toks
     return [_Tok("WORD", " ".join(words[1:]), toks[0].spaced), *toks[1:]]
@@ -3266,7 +3333,10 @@ _IN_YOUR_HOLDINGS_RE = re.compile(r"\s+(?:in\s+(?:(?:your|our)\s+(?:archives?|co
 _WHEN_ON_RE = re.compile(r"(?:(?:does\s+)?(?:anyone|anybody)\s+know\s+)?(?:what\s+time|when)\s+(?:does|do|will|is|are)\s+"
                          r"(?P<x>[^?.!,;]{3,80}?)\s+(?:start|open|close|finish|end|begin|kick\s+off|take\s+place)"
                          r"(?=\s*(?:[?.!]|$))|(?:is|are)\s+(?P<y>(?:the|your|this|that)\s+[^?.!,;]{3,80}?)\s+still\s+(?:open|"
-                         r"available|running|on|going|happening|active|valid|accepting\s+\w+|taking\s+\w+)(?=\s*(?:[?.!]|$))",
+                         r"available|running|on|going|happening|active|valid|accepting\s+\w+|taking\s+\w+)(?=\s*(?:[?.!]|$))|"
+                         # "is turn left at orion in the library?", "is the X on display anywhere": the thing held
+                         r"(?:is|are)\s+(?P<z>[^?.!,;]{3,80}?)\s+(?:in\s+the\s+library|in\s+stock|on\s+display(?:\s+anywhere)?|"
+                         r"available\s+to\s+(?:borrow|buy|view|see))(?=\s*(?:[?.!]|$))",
                          re.I)
 # An exclusion written after its topic: "trials of statins, pregnant women excluded", "gene therapy with cancer
 # excluded", "X, Y not included": read as "X, excluding Y" (a clause of at most six words, at the end of the text
@@ -3843,8 +3913,11 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
         longest = _MAX_LOWER_ARTICLE_TERM if words[0] in ("a", "an") and not any(
             w.lower() in _CLAIM_VERBS for w in words) else _MAX_ARTICLE_TERM
         if node.text not in quoted and 1 < len(words) <= longest and words[0] in ("a", "an", "A", "An") \
-                and (words[0].islower() or words[1][:1].islower()) and words[1].lower() not in _ARTICLE_KEPT:
+                and (words[0].islower() or words[1][:1].islower() or node.text.isupper()) \
+                and words[1].lower() not in _ARTICLE_KEPT:   # (all capitals: "NEED A 7 SEATER DIESEL")
             return Term(" ".join(words[1:]))
+        if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] == "your":
+            return Term(" ".join(words[1:]))   # "send me your policy on X", "your returns policy": the asked's own
         if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("some", "any") \
                 and words[1].lower() not in _QUANTIFIER_KEPT:   # "some shade-loving perennials" (not "some like it hot")
             return Term(" ".join(words[1:]))
@@ -3863,8 +3936,11 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
 # alternatives a comma keeps apart ("either X in A, or B").
 _SHARED_LINKS = ("linked to", "compared with", "compared to", "in", "on", "for", "to", "from", "at", "among", "by",
                  "with", "during", "after", "across", "within", "under", "compatible with")
+_LATIN_AFTER_IN = {"vitro", "vivo", "situ", "silico", "utero", "toto", "vacuo"}   # "in vitro" is no link
 _SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
-                             r"(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo)\b)", re.I)   # Latin: "in vitro"
+                             r"(?!(?:" + "|".join(_LATIN_AFTER_IN) + r")\b)", re.I)
+# Links before the common ground of two compared topics ("A vs B for C", "A compared with B in C")
+_COMPARED_GROUND_LINKS = {"for", "in", "on", "among", "amongst", "during", "from", "at", "across", "within"}
 _MAX_SHARED_ALT = 3     # words of the alternative beside the shared phrase
 _MAX_OTHER_ALT = 4      # words of each other alternative
 _MAX_SHARED_PHRASE = 6  # words of a trailing shared phrase
@@ -3939,10 +4015,20 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
         if node.text in quoted:
             return node
         links = _links(node.text)
-        if len(links) == 1 and links[0].group(1).lower() in _SHARED_LINKS[:3]:   # "smoke linked to asthma admissions"
+        if links and links[0].group(1).lower() in _SHARED_LINKS[:3]:   # "smoke linked to asthma admissions"
             x, y = _around(node.text, links[0])
-            if x and y and x.split()[-1].lower() not in _NO_SHARED_HEAD_END:
-                return make_and([Term(x), Term(y)])
+            ground = _links(y) if links[0].group(1).lower() != "linked to" else []
+            if len(ground) == 1 and ground[0].group(1).lower() in _COMPARED_GROUND_LINKS:
+                b, c = _around(y, ground[0])   # "semaglutide compared with tirzepatide for obesity" (see _lex)
+                if b and c and len(b.split()) <= 3 and len(c.split()) <= _MAX_SHARED_PHRASE \
+                        and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
+                        and c.split()[-1].lower().strip(".,;:!?") not in _TIME_UNITS:
+                    ground, y = [Term(c)], b
+                else:
+                    ground = None
+            if x and y and ground is not None and len(links) == 1 + len(ground) \
+                    and x.split()[-1].lower() not in _NO_SHARED_HEAD_END | _NO_OPERAND_END:   # "... when compared"
+                return make_and([Term(x), Term(y)] + ground)
         return node
     if not isinstance(node, Or):
         return node
@@ -4049,7 +4135,8 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
 
 def _excluded_place(node: Node, quoted: set[str]) -> Node:
     """An excluded place or time keeps no preposition where the topic has none: "crop insurance except in India"
-    excludes India ("AI regulation in the EU rather than in the US" keeps the parallel "in")."""
+    excludes India, "observing nights not held at Brackenhurst" Brackenhurst ("AI regulation in the EU rather than
+    in the US" keeps the parallel "in")."""
     if isinstance(node, (And, Or)):
         kids = [_excluded_place(c, quoted) for c in node.children]
         if isinstance(node, And):
@@ -4073,7 +4160,9 @@ _RELATIVE_ASIDE = (r"(?:which|who)\s+(?:i|i've|i'd|we|we've|we'd|you|they|my|our
 _EXCLUDED_HEAD_RE = re.compile(
     r"(?:(?:(?:the\s+)?ones?\s+)?(?:which|that|who)\s+(?:(?:have|has)(?!\s+(?:been|already|not|never|no|\w+ed|\w+en)\b)|"
     r"contain|contains|use|uses|include|includes|need|needs|require|requires|mention|mentions|involve|involves)|"
-    r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of))|"
+    r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of)|focused\s+on|about)|"
+    # "not the bit about insurance", "disregarding the section on sale items"
+    r"(?:the\s+)?(?:bits?|parts?|sections?|chapters?)\s+(?:about|on|covering|regarding|dealing\s+with)|"
     r"contains?|containing|(?-i:(?:it's\s+|it\s+has\s+)?got|includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
     r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
 _EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)(?:\s+(?:please|pls|plz))?(?:\s+(?:because|bc|cuz|coz)|"
@@ -4084,7 +4173,7 @@ _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
 # what the writer already has, said of an excluded topic ("leave out Carnap - I have his material already", "not
 # the civil entries as I have those already"): a reason (only with what is had named by a pronoun or "plenty")
 _EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz)\s+)?(?:i|we)(?:'ve|\s+have|\s+already\s+have|"
-                               r"'ve\s+already\s+got|\s+already\s+own|\s+own|\s+got)\s+(?:his|her|their|its|those|these|"
+                               r"'ve\s+already\s+got|'ve\s+got|\s+already\s+own|\s+own|\s+got)\s+(?:his|her|their|its|those|these|"
                                r"them|that|this|it|plenty|enough|lots)\b.*$|"
                                # "... who I studied already", "please ive read it"
                                r"\s+(?:who|which|that)\s+(?:i|we)(?:'ve|\s+have)?\s+(?:already\s+)?(?:studied|read|seen|covered|"
@@ -4136,7 +4225,7 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
 
 
 _MAX_EXCLUDED_PLACE = 6   # words
-_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via)\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
+_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via|near|held\s+(?:at|in))\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
                                r"addition|favou?r|case|general|particular|short|brief|example|instance|sure|all|least|most|once|first|times)\b)(?=\S)", re.I)
 
 
@@ -4145,7 +4234,9 @@ def _drop_leading_link(node: Node, positive: str, quoted: set[str]) -> Node:
         return node
     m = _EXCLUDED_LINK_RE.match(node.child.text)
     # lower case, a short phrase: not a claim's opening ("In mouse models, ...")
-    if not m or not m.group(1).islower() or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE \
+    # (or all in capitals: "GLASSES NOT FROM AMAZON")
+    if not m or not (m.group(1).islower() or node.child.text.isupper()) \
+            or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE \
             or re.search(rf"\b{m.group(1)}\s", positive, re.I):
         return node
     return Not(Term(node.child.text[m.end():]))
@@ -4236,7 +4327,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
-    cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y"), cleaned)
+    cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
