@@ -2091,6 +2091,8 @@ def test_rules48_lost_property_verdicts_and_generic_kinds(text, expr):
     # not a time, not Latin, not a claim's "when compared with"
     ('cats vs dogs for 2 weeks', '("cats" AND "dogs for 2 weeks")'),
     ('cells vs organoids in vitro', '("cells" AND "organoids in vitro")'),
+    # a second link that starts no common ground leaves the comparison as it was
+    ('wages compared with prices by region', '"wages compared with prices by region"'),
 ])
 def test_rules49_comparisons_and_their_common_ground(text, expr):
     assert canonical(translate_rules(text)) == expr

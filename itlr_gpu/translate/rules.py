@@ -136,7 +136,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("are fine as long as they aren't", "EXCL"), ("are fine as long as it isn't about", "EXCL"),
     ("are fine as long as it isn't", "EXCL"), ("except when the focus is", "EXCL"),
     ("except when it's about", "EXCL"), ("except when they're about", "EXCL"), ("except where it concerns", "EXCL"),
-    ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"),
+    ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"), ("disregarding", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
     ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
@@ -171,7 +171,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
-    ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("disregarding", "EXCL"), ("not abt", "EXCL"),   # texting
+    ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("not abt", "EXCL"),   # texting
     ("n not", "EXCL"), ("n no", "EXCL"),   # "sock yarn thats not super scratchy n not grey"
     ("anything other than", "ALLBUT"), ("everything other than", "ALLBUT"), ("anything apart from", "ALLBUT"),
     ("everything apart from", "ALLBUT"), ("anything besides", "ALLBUT"), ("everything besides", "ALLBUT"),
@@ -1068,7 +1068,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     # children", "Kant vs Hume on causation", "train vs bus from Amsterdam to Brussels"), as the outside writers
     # read it; the link goes
     # Between names, the first lower-case word after the second name starts it: "Pathfinder vs D&D 5e grappling
-    # rules", "C++ vs C# performance", "Fluval 307 vs 407 canister filter noise levels".
+    # rules", "C++ vs C# performance".
     ground: list[int] = []   # where an AND goes in
     for i, t in enumerate(out):
         if t.kind != "AND" or _fold(t.text) not in ("vs", "vs.", "versus"):
@@ -4017,16 +4017,14 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
         links = _links(node.text)
         if links and links[0].group(1).lower() in _SHARED_LINKS[:3]:   # "smoke linked to asthma admissions"
             x, y = _around(node.text, links[0])
-            ground = _links(y) if links[0].group(1).lower() != "linked to" else []
-            if len(ground) == 1 and ground[0].group(1).lower() in _COMPARED_GROUND_LINKS:
-                b, c = _around(y, ground[0])   # "semaglutide compared with tirzepatide for obesity" (see _lex)
-                if b and c and len(b.split()) <= 3 and len(c.split()) <= _MAX_SHARED_PHRASE \
-                        and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
+            ground: list[Node] = []   # "semaglutide compared with tirzepatide for obesity": its common ground
+            if len(links) == 2 and links[0].group(1).lower() != "linked to":   # (see _lex)
+                b, c = _around(y, _links(y)[0])
+                if _links(y)[0].group(1).lower() in _COMPARED_GROUND_LINKS and b and c and len(b.split()) <= 3 \
+                        and len(c.split()) <= _MAX_SHARED_PHRASE and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
                         and c.split()[-1].lower().strip(".,;:!?") not in _TIME_UNITS:
                     ground, y = [Term(c)], b
-                else:
-                    ground = None
-            if x and y and ground is not None and len(links) == 1 + len(ground) \
+            if x and y and len(links) == 1 + len(ground) \
                     and x.split()[-1].lower() not in _NO_SHARED_HEAD_END | _NO_OPERAND_END:   # "... when compared"
                 return make_and([Term(x), Term(y)] + ground)
         return node
