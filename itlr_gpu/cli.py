@@ -207,9 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
                    help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed; "
-                        "torch on other CPUs with bfloat16 instructions; else onnx when ONNX Runtime is installed; "
+                        "else onnx (int8) when ONNX Runtime is installed; else torch (bf16 where the CPU has it); "
                         "onnx: ONNX Runtime's fused graph, int8 by default; openvino: bf16 where the CPU has "
-                        "bfloat16 instructions (see benchmarks/results/encode.md, encode-xeon.md); "
+                        "bfloat16 instructions (see benchmarks/results/encode.md, encode-xeon.md, encode-zen4.md); "
                         "recorded in the manifest, and queries are embedded the same way")
     s.add_argument("--max-length", type=cli_common.max_length,
                    help="word pieces per text (default: the model's limit, 256 for MiniLM; 128 encodes 2x faster "

@@ -60,9 +60,10 @@ class SentenceTransformerEncoder:
     package.  The model loads lazily on first use of ``encode`` or ``dim``.
 
     ``backend``: ``torch`` (sentence-transformers), ``onnx`` (ONNX Runtime, needs the ``onnx``
-    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: on a CPU without native bfloat16, onnx
-    int8 when ONNX Runtime is installed and runs the model; on a CPU with AMX, openvino bf16 when OpenVINO is
-    installed and runs the model; else torch (benchmarks/results/encode.md, encode-xeon.md).
+    extra), ``openvino`` (needs the ``openvino`` extra) or ``auto``: on a CPU without AMX, onnx int8 when ONNX
+    Runtime is installed, runs the model and its int8 graph keeps the model's vectors; on a CPU with AMX, openvino
+    bf16 when OpenVINO is installed and runs the model; else torch (benchmarks/results/encode.md, encode-xeon.md,
+    encode-zen4.md).
     ``precision``: ``fp32``,
     ``bf16`` (torch, openvino: bfloat16 weights and activations), ``int8`` (onnx: dynamic quantisation) or ``fp16``
     (torch on CUDA); None picks int8 for onnx, fp16 on CUDA, and on a CPU bf16 where the CPU multiplies
@@ -134,17 +135,19 @@ class SentenceTransformerEncoder:
             on_cpu = str(self.device) == "cpu"
             native = on_cpu and cpu_native_bf16()
             if backend == "auto":
-                # On a CPU without native bfloat16, ONNX Runtime's fused int8 graph: 1.7x torch fp32 on the
-                # AVX2 EPYC, SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md).  On a CPU with AMX,
-                # OpenVINO in bf16: `itlr index` of SciFact 3.2x the old fp32 encoder against 2.9x for torch
-                # bf16 (benchmarks/results/encode-xeon.md).  Other CPUs with native bfloat16 (AVX512-BF16
-                # only, not measured with OpenVINO): torch bf16.  An explicit fp32 keeps torch.
+                # On a CPU without AMX, ONNX Runtime's fused int8 graph: 1.7x torch fp32 on the AVX2 EPYC,
+                # SciFact nDCG@10 0.648 vs 0.645 (benchmarks/results/encode.md); with AVX512-BF16 but no AMX
+                # it is also at least torch bf16's speed: 2.70x fp32 against 1.60x on a Zen 4 EPYC, 2.64x
+                # against 2.57x on a Zen 5 (encode-zen4.md, encode-zen5.md).  On a CPU with AMX, OpenVINO in
+                # bf16: `itlr index` of SciFact 3.2x the old fp32 encoder against 2.9x for torch bf16
+                # (encode-xeon.md).  Else torch, bf16 where the CPU has it.  An explicit fp32 keeps torch.
                 # int8 asked for: ONNX Runtime, the one backend here that runs it, whatever the CPU.
-                if on_cpu and (self.precision == "int8" or (self.precision is None and not native)) \
+                amx = native and cpu_amx_bf16()
+                if on_cpu and (self.precision == "int8" or (self.precision is None and not amx)) \
                         and _runtime_supports("onnx", self.path) \
                         and (self.precision == "int8" or _int8_keeps_vectors(self.path, self.name)):
                     backend = "onnx"
-                elif native and self.precision in (None, "bf16") and cpu_amx_bf16() \
+                elif amx and self.precision in (None, "bf16") \
                         and _runtime_supports("openvino", self.path):
                     backend = "openvino"
                 else:

@@ -186,10 +186,10 @@ def test_cpu_precision_follows_the_cpus_bfloat16_instructions(monkeypatch, nativ
     auto = SentenceTransformerEncoder().settings
     from itlr_gpu.encode_runtime import runtime_available
 
-    amx_openvino = encoders.cpu_amx_bf16() and runtime_available("openvino")
+    amx = native and encoders.cpu_amx_bf16()
     assert (auto["backend"], auto["precision"]) == (
-        (("openvino" if amx_openvino else "torch"), "bf16") if native
-        else ("onnx", "int8") if runtime_available("onnx") else ("torch", "fp32"))
+        (("openvino" if runtime_available("openvino") else "torch"), "bf16") if amx
+        else ("onnx", "int8") if runtime_available("onnx") else ("torch", "bf16" if native else "fp32"))
     assert SentenceTransformerEncoder(backend="torch").settings["precision"] == want
     # an explicit precision wins either way; CUDA keeps fp16, onnx int8
     assert SentenceTransformerEncoder(precision="fp32").settings["precision"] == "fp32"
@@ -200,8 +200,9 @@ def test_cpu_precision_follows_the_cpus_bfloat16_instructions(monkeypatch, nativ
 
 @pytest.mark.parametrize("amx, installed, want", [
     (True, True, ("openvino", "bf16")),     # AMX: OpenVINO bf16 (encode-xeon.md)
-    (False, True, ("torch", "bf16")),       # AVX512-BF16 only: torch bf16
-    (True, False, ("torch", "bf16")),       # OpenVINO not installed
+    (False, True, ("onnx", "int8")),        # AVX512-BF16 only: ONNX int8, faster than torch bf16 (encode-zen4.md)
+    (True, False, ("torch", "bf16")),       # neither runtime installed
+    (False, False, ("torch", "bf16")),
 ])
 def test_auto_on_a_cpu_with_native_bfloat16(monkeypatch, amx, installed, want):
     from itlr_gpu import encode_runtime
