@@ -181,7 +181,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("any one of", "EITHER"), ("at least one of", "EITHER"), ("either of", "EITHER"),
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
-_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", "vs.", "vs", "versus"}   # "the minus strand" is a word
+_COMPARES = {"vs.", "vs", "versus"}   # two compared topics ("X vs Y"): both
+_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", *_COMPARES}   # "the minus strand" is a word
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # "X, nothing else / but Y / more than Z / too long": "nothing" qualifies, it excludes no topic
 _NOTHING_QUALIFIES = {"else", "but", "more", "less", "new", "much", "too", "like", "special", "fancy", "over", "under",
@@ -225,9 +226,10 @@ def _in_title(toks: list, i: int, plain: bool = False) -> bool:
     ("Veggies vs. Cancer", "Caloric Restriction vs. Plant-Based Diets"), or the same word on both sides ("Kramer
     vs. Kramer").  ``plain``: a lower-case "vs" or "versus" with no stop, which titles seldom use and requests
     between names often do ("HSA vs FSA", "Katahdin vs Dorper", "Azure vs Google Cloud"): the same word only."""
-    if plain:
-        return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
-            and toks[i - 1].text[:1].isupper()
+    same_word = i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
+        and toks[i - 1].text[:1].isupper()   # ("liquid chalk vs chalk balls" compares)
+    if plain or same_word:
+        return same_word
 
     def title_word(t) -> bool:
         return t.kind == "WORD" and (t.text[:1].isupper() or t.text.lower() in _TITLE_SMALL)
@@ -238,16 +240,12 @@ def _in_title(toks: list, i: int, plain: bool = False) -> bool:
         hi += 1
     while lo < i and toks[lo].text.lower() in _TITLE_SMALL:   # "anything on Caloric Restriction vs. ..."
         lo += 1
-    if _title_cased(" ".join(t.text for t in toks[lo:hi + 1]), least=2):
-        return True
-    return i > 0 and i + 1 < len(toks) and toks[i - 1].text.lower() == toks[i + 1].text.lower() \
-        and toks[i - 1].text[:1].isupper()   # ("liquid chalk vs chalk balls" compares)
+    return _title_cased(" ".join(t.text for t in toks[lo:hi + 1]), least=2)
 
 
 def _name_or_code(word: str) -> bool:
     """A word of a name or a code: capitalised, a number, or symbols ("D&D", "C++", "5e", "iPhone")."""
-    return word[:1].isupper() or word[:1].isdigit() or not word.strip(".,;:!?").isalpha() \
-        or any(c.isupper() for c in word[1:])
+    return any(c.isupper() for c in word) or word[:1].isdigit() or not word.strip(".,;:!?").isalpha()
 
 
 def _modifies(word: str) -> bool:
@@ -1043,7 +1041,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                     or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
                     or (low.split()[-1] in _NEGATED_BE
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
-                    or (low in ("vs", "vs.", "versus") and _in_title(out, i, t.text in ("vs", "versus"))) \
+                    or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
                     or (low == "sans" and t.text != "sans"):   # a name's: "Source Sans Pro", "Médecins Sans Frontières"
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
@@ -1071,7 +1069,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     # rules", "C++ vs C# performance".
     ground: list[int] = []   # where an AND goes in
     for i, t in enumerate(out):
-        if t.kind != "AND" or _fold(t.text) not in ("vs", "vs.", "versus"):
+        if t.kind != "AND" or _fold(t.text) not in _COMPARES:
             continue
         end = i + 1
         while end < len(out) and out[end].kind == "WORD":
@@ -4019,8 +4017,9 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
             x, y = _around(node.text, links[0])
             ground: list[Node] = []   # "semaglutide compared with tirzepatide for obesity": its common ground
             if len(links) == 2 and links[0].group(1).lower() != "linked to":   # (see _lex)
-                b, c = _around(y, _links(y)[0])
-                if _links(y)[0].group(1).lower() in _COMPARED_GROUND_LINKS and b and c and len(b.split()) <= 3 \
+                link = _links(y)[0]
+                b, c = _around(y, link)
+                if link.group(1).lower() in _COMPARED_GROUND_LINKS and b and c and len(b.split()) <= 3 \
                         and len(c.split()) <= _MAX_SHARED_PHRASE and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
                         and c.split()[-1].lower().strip(".,;:!?") not in _TIME_UNITS:
                     ground, y = [Term(c)], b
