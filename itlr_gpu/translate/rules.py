@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-49"
+RULES_VERSION = "rules-50"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -771,6 +771,7 @@ _GENRE = (
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
     r"interesting|related|similar|scholarly|newest|technical|working|primary|"
+    r"phd|doctoral|masters?|master's|msc|mphil|undergraduate|postgraduate|honours|"   # "PhD thesis on X"
     r"(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
     # the document types of a document search, named with the collection they come from ("forum posts", "court
     # rulings", "clinical notes", "support tickets", "wire stories", "patent applications")
@@ -1013,13 +1014,15 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         out[0].kind = "WORD"
     # ... and inside one: "Rebel Without a Cause lobby cards", "Things Not Seen quotes": a capitalised "Without"
     # between a capitalised word and a capitalised one (a function word may come first), "Not" or "No" so after the
-    # text's first word ("hotels in Spain Not Barcelona" excludes), in a text that has lower-case words of its own
-    # ("Vaccines Without Adjuvants", all capitalised, excludes)
+    # text's first word ("hotels in Spain Not Barcelona" excludes), "Not" also after two capitalised words ("Make
+    # Love Not War poster"), in a text that has lower-case words of its own ("Vaccines Without Adjuvants", all
+    # capitalised, excludes)
     if any(t.kind == "WORD" and t.text.islower() and t.text not in _TITLE_SMALL for t in out):
         for i in range(1, len(out) - 1):
             t, before = out[i], out[i - 1]
             after = out[i + 2] if out[i + 1].text in _TITLE_FUNCTION_WORDS and i + 2 < len(out) else out[i + 1]
-            if (t.text == "Without" or t.text in ("Not", "No") and i == 1) and before.kind == after.kind == "WORD" \
+            named = i == 1 or (t.text == "Not" and out[i - 2].kind == "WORD" and out[i - 2].text[:1].isupper())
+            if (t.text == "Without" or t.text in ("Not", "No") and named) and before.kind == after.kind == "WORD" \
                     and before.text[:1].isupper() and after.text[:1].isupper() and not before.text.isupper():
                 t.kind = "WORD"
     # A spaced dash before an exclusion ("urban gardening - ignore hydroponics", "novels - no vampires, no
@@ -1111,6 +1114,16 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             between = False
         else:
             between = False
+    # "Ortlieb Back-Roller or similar", "a Brompton or equivalent": no alternative, the writer's latitude
+    drop: set[int] = set()
+    for i, t in enumerate(out):
+        if t.kind == "OR" and t.text.lower() == "or" and 0 < i and out[i - 1].kind == "WORD":
+            end = i + 1
+            while end < len(out) and out[end].kind == "WORD":
+                end += 1
+            if " ".join(_fold(u.text).strip(".,;:!?") for u in out[i + 1:end]) in _LATITUDE:
+                drop.update(range(i, end))
+    out = [t for k, t in enumerate(out) if k not in drop]
     # "30 °C or above", "2.5% or more", "aged 5 or older": an "or" between a number (and its unit) and a
     # comparative is a bound, no alternative ("tax cuts or higher spending" has no number before it)
     for i, t in enumerate(out):
@@ -1477,6 +1490,10 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                                       + ([_DISCOURSE_RE] if out[-1].kind in _NEGATING else []))   # a title)
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
+            if len(words) == 1 and _fold(words[0]).rstrip(",.!") in ("no", "nope", "noo", "nooo") \
+                    and (at_start or out[-1].kind == "SEMI") \
+                    and [t.kind for t in toks[j:j + 2]] in (["NOT"], ["NOT", "WORD"], ["COMMA", "NOT"]):
+                words = []   # a correction: "no, not the Delaware one. NY ..."
             # "that mention" etc. left dangling before a group opener
             while words and words[-1].lower() in ("that", "which", "who", "mention", "mentions", "mentioning"):
                 if j < len(toks) and toks[j].kind in _BRIDGE:
@@ -1979,20 +1996,26 @@ class _Parser:
 
 
 def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
-    """One comma after the alternatives adds what they share: "webpack 5 or vite, typescript monorepo setup",
-    "Oatly or Silk oat milk, unsweetened" (a list of three has its comma first: "A, B or C")."""
-    if len(seps) >= 2 and seps[-1] == "COMMA" and all(s == "OR" for s in seps[:-1]) \
-            and isinstance(operands[-1], Term) and len(operands[-1].text.split()) <= _MAX_SHARED_AFTER_OR \
-            and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_OR_BEFORE_SHARED for o in operands[:-1]) \
-            and not (isinstance(operands[-2], Term) and operands[-2].text.split()[0].lower() in _BOUND_FOLLOWERS):
-        return make_and([make_or(operands[:-1]), operands[-1]])   # (not "A or In mice, B": a claim's opening)
+    """Commas after the alternatives add what they share: "webpack 5 or vite, typescript monorepo setup",
+    "Oatly or Silk oat milk, unsweetened", "retablos or exvotos, Mexican, painted on tin" (a list of
+    alternatives has its commas first: "A, B or C")."""
+    alternatives = 1 + next((k for k, s in enumerate(seps) if s != "OR"), len(seps))   # operands joined by "or"
+    shared = operands[alternatives:]
+    if 2 <= alternatives < len(operands) and all(s == "COMMA" for s in seps[alternatives - 1:]) \
+            and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_SHARED_AFTER_OR for o in shared) \
+            and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_OR_BEFORE_SHARED
+                    for o in operands[:alternatives]) \
+            and not (isinstance(operands[alternatives - 1], Term)
+                     and operands[alternatives - 1].text.split()[0].lower() in _BOUND_FOLLOWERS):
+        return make_and([make_or(operands[:alternatives]), *shared])   # (not "A or In mice, B": a claim's opening)
     return None
 
 
 def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
     """A lower-case topic, then two names as alternatives: "signed modern firsts, Seamus Heaney or Ted Hughes",
-    "metrical books from Przemyśl, Greek-Catholic or Roman-Catholic" (the topic in either). Only names: a list
-    of three topics keeps its shape ("vitamin d benefits, gene expression or insulin resistance")."""
+    "metrical books from Przemyśl, Greek-Catholic or Roman-Catholic" (the topic in either); or two single words
+    after a longer topic (below). Else a list of three topics keeps its shape ("vitamin d benefits, gene
+    expression or insulin resistance")."""
     if seps != ["COMMA", "OR"] or not all(isinstance(o, Term) for o in operands):
         return None
     topic, *alts = [o.text.split() for o in operands]
@@ -2000,6 +2023,13 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
         return None   # (a topic ending in a name is the list's first item: "medieval castles in Wales, Scotland or Ireland")
     if all(1 <= len(a) <= _MAX_SHARED_ALT and all(w[:1].isupper() and not w.isupper() or len(w) > 1 and w.isupper()
                                                    for w in a) for a in alts):
+        return make_and([operands[0], make_or(operands[1:])])
+    # ... or two single words after a topic of three words or more: its kinds ("mrsa decolonization before hip
+    # replacement, mupirocin or chlorhexidine", "local plan housing allocations, greenfield or brownfield"; not
+    # "Byzantine art, mosaics or icons", three topics; nor "methane emissions from rice, cattle or landfills",
+    # whose list starts after the link)
+    if len(topic) >= 3 and all(len(a) == 1 and not _name_like(a[0]) for a in alts) \
+            and _fold(topic[-2]) not in _COMPARED_GROUND_LINKS | {"of", "with", "by", "to", "about"}:
         return make_and([operands[0], make_or(operands[1:])])
     return None
 
@@ -2467,14 +2497,15 @@ def _front_exclusion(sentence: str) -> str:
     return f"{body}, excluding {what}{rest[len(body):]}"
 
 
-# A topic, then a colon or a spaced dash, then alternatives or a conjunction ("electric vehicles: Tesla or
-# BYD", "Gaming laptops - ASUS or Lenovo") asks for the topic AND the group after it; a label before the colon
+# A topic, then a colon or a spaced dash, then alternatives, a conjunction or a comparison ("electric vehicles:
+# Tesla or BYD", "Gaming laptops - ASUS or Lenovo", "knife skills: julienne vs brunoise") asks for the topic AND
+# the group after it; a label before the colon
 # ("Topic: cats or dogs") is no topic.  A short topic without connectives, a short group with one, no
 # exclusion opening the group (a dash before an exclusion is a comma: see _lex), no claim.
 _HEAD_WORD = r"[^\s:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb\u2013\u2014-][^\s:;,?!.()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]*"
 _TOPIC_HEAD_RE = re.compile(rf"(?P<head>{_HEAD_WORD}(?:\s+{_HEAD_WORD}){{0,5}})\s*(?::|\s[-\u2013\u2014]+)\s+"
                             r"(?P<tail>[^:;()\[\]\"\u201c\u201d\u201e\u00ab\u00bb]+)$", re.S)
-_GROUP_WORDS = {"or", "and", "/", "&", "and/or", "either", "both"}
+_GROUP_WORDS = {"or", "and", "/", "&", "and/or", "either", "both", "vs", "versus"}   # ("knife skills: A vs B")
 _HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "except", "excluding", "either", "both",
                "neither", "vs", "versus"}
 _LABELS = {"topic", "topics", "query", "question", "q", "request", "search", "subject", "keywords", "keyword", "re",
@@ -4131,14 +4162,13 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
 
 
 def _excluded_place(node: Node, quoted: set[str]) -> Node:
-    """An excluded place or time keeps no preposition where the topic has none: "crop insurance except in India"
-    excludes India, "observing nights not held at Brackenhurst" Brackenhurst ("AI regulation in the EU rather than
-    in the US" keeps the parallel "in")."""
+    """An excluded place or time keeps no preposition: "crop insurance except in India" excludes India,
+    "observing nights not held at Brackenhurst" Brackenhurst, "heat stroke in older adults, but not in nursing
+    homes" nursing homes (every outside writer so, the topic's own "in" or not)."""
     if isinstance(node, (And, Or)):
         kids = [_excluded_place(c, quoted) for c in node.children]
         if isinstance(node, And):
-            positive = " ".join(t for c in kids if not isinstance(c, Not) for t in _terms(c))
-            kids = [_drop_leading_link(c, positive, quoted) for c in kids]
+            kids = [_drop_leading_link(c, quoted) for c in kids]
         return make_and(kids) if isinstance(node, And) else make_or(kids)
     return node
 
@@ -4226,19 +4256,20 @@ _EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via|near|held\s+
                                r"addition|favou?r|case|general|particular|short|brief|example|instance|sure|all|least|most|once|first|times)\b)(?=\S)", re.I)
 
 
-def _drop_leading_link(node: Node, positive: str, quoted: set[str]) -> Node:
+def _drop_leading_link(node: Node, quoted: set[str]) -> Node:
     if not (isinstance(node, Not) and isinstance(node.child, Term)) or node.child.text in quoted:
         return node
     m = _EXCLUDED_LINK_RE.match(node.child.text)
     # lower case, a short phrase: not a claim's opening ("In mouse models, ...")
     # (or all in capitals: "GLASSES NOT FROM AMAZON")
     if not m or not (m.group(1).islower() or node.child.text.isupper()) \
-            or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE \
-            or re.search(rf"\b{m.group(1)}\s", positive, re.I):
+            or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE:
         return node
     return Not(Term(node.child.text[m.end():]))
 
 
+_LATITUDE = {"similar", "equivalent", "the like", "something similar", "similar ones", "something like it",
+             "something like that", "an equivalent", "a similar one", "a similar model", "comparable"}
 _MAX_SHARED_TAIL = 4   # words of a lower-case noun shared by names
 _GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "sorts", "version", "versions", "way",
                   "ways", "variety", "varieties", "edition", "editions"}   # "(Neapolitan or New York style)"
