@@ -1491,7 +1491,7 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
             if len(words) == 1 and _fold(words[0]).rstrip(",.!") in ("no", "nope", "noo", "nooo") \
-                    and (at_start or out[-1].kind == "SEMI") \
+                    and (at_start or (out and out[-1].kind == "SEMI")) \
                     and [t.kind for t in toks[j:j + 2]] in (["NOT"], ["NOT", "WORD"], ["COMMA", "NOT"]):
                 words = []   # a correction: "no, not the Delaware one. NY ..."
             # "that mention" etc. left dangling before a group opener
