@@ -221,6 +221,14 @@ def _institution_name(raw: list, i: int) -> int:
     return m - i
 
 
+def _word_run_end(toks: list, start: int) -> int:
+    """The index just after the run of WORD tokens that begins at ``start`` (``start`` itself if none does)."""
+    end = start
+    while end < len(toks) and toks[end].kind == "WORD":
+        end += 1
+    return end
+
+
 def _in_title(toks: list, i: int, plain: bool = False) -> bool:
     """Token ``i`` stands inside a title or a name: the capitalised (or small) words around it, two at least
     ("Veggies vs. Cancer", "Caloric Restriction vs. Plant-Based Diets"), or the same word on both sides ("Kramer
@@ -1021,8 +1029,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         for i in range(1, len(out) - 1):
             t, before = out[i], out[i - 1]
             after = out[i + 2] if out[i + 1].text in _TITLE_FUNCTION_WORDS and i + 2 < len(out) else out[i + 1]
-            named = i == 1 or (t.text == "Not" and out[i - 2].kind == "WORD" and out[i - 2].text[:1].isupper())
-            if (t.text == "Without" or t.text in ("Not", "No") and named) and before.kind == after.kind == "WORD" \
+            title_place = i == 1 or (t.text == "Not" and out[i - 2].kind == "WORD" and out[i - 2].text[:1].isupper())
+            if (t.text == "Without" or t.text in ("Not", "No") and title_place) and before.kind == after.kind == "WORD" \
                     and before.text[:1].isupper() and after.text[:1].isupper() and not before.text.isupper():
                 t.kind = "WORD"
     # A spaced dash before an exclusion ("urban gardening - ignore hydroponics", "novels - no vampires, no
@@ -1074,9 +1082,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind != "AND" or _fold(t.text) not in _COMPARES:
             continue
-        end = i + 1
-        while end < len(out) and out[end].kind == "WORD":
-            end += 1
+        end = _word_run_end(out, i + 1)
         start = i
         while start > 0 and out[start - 1].kind == "WORD":
             start -= 1
@@ -1118,9 +1124,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     drop: set[int] = set()
     for i, t in enumerate(out):
         if t.kind == "OR" and t.text.lower() == "or" and 0 < i and out[i - 1].kind == "WORD":
-            end = i + 1
-            while end < len(out) and out[end].kind == "WORD":
-                end += 1
+            end = _word_run_end(out, i + 1)
             if " ".join(_fold(u.text).strip(".,;:!?") for u in out[i + 1:end]) in _LATITUDE:
                 drop.update(range(i, end))
     out = [t for k, t in enumerate(out) if k not in drop]
@@ -1469,9 +1473,7 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     while i < len(toks):
         t = toks[i]
         if t.kind == "WORD":
-            j = i
-            while j < len(toks) and toks[j].kind == "WORD":
-                j += 1
+            j = _word_run_end(toks, i)
             words = [w.text for w in toks[i:j]]
             # Words that are markers inside a filler ("documents that mention both")
             # were lexed as markers: filler patterns see only this run of words.
