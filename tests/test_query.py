@@ -160,3 +160,70 @@ def test_length_limit():
     with pytest.raises(QuerySyntaxError, match="characters long") as info:
         parse("a" * (MAX_QUERY_CHARS + 1))
     assert info.value.position == MAX_QUERY_CHARS
+
+
+def test_canonical_form_of_any_accepted_query_parses_back():
+    # "a AND (b OR c AND (...))": one '(' per step as typed, two in the canonical form (every chain in
+    # parentheses); the limit counts both, so an accepted query's canonical form is accepted too
+    def chain(steps: int) -> str:
+        q = "z"
+        for i in range(steps):
+            q = f"a{i} AND (b{i} OR {q})"
+        return q
+
+    fits = parse(chain(MAX_DEPTH // 2 - 1))
+    assert parse(canonical(fits)) == fits
+    too_deep = chain(MAX_DEPTH // 2 + 1)
+    assert too_deep.count("(") <= MAX_DEPTH   # within the limit as typed ...
+    with pytest.raises(QuerySyntaxError, match="nested too deeply") as info:
+        parse(too_deep)   # ... not as written canonically: refused, with where the chain too deep starts
+    assert too_deep[info.value.position:].startswith("a0 AND (b0 OR z)")   # the innermost chain: level 65
+    # NOT (NOT x) is two levels in the canonical form, one NOT and one '('
+    n = A
+    for _ in range(MAX_DEPTH // 2):
+        n = Not(n)
+    assert parse(canonical(n)) == n
+
+
+@given(asts(max_leaves=12))
+@settings(max_examples=200, deadline=None)
+def test_parse_of_canonical_is_a_fixed_point(ast):
+    assert canonical(parse(canonical(ast))) == canonical(ast)
+
+
+def test_operators_apostrophes_and_invisible_characters():
+    # an apostrophe's closing quote is not looked for past an operator in capitals: two terms
+    assert parse("'s-Hertogenbosch history AND NOT farmers' markets") == \
+        And((Term("'s-Hertogenbosch history"), Not(Term("farmers' markets"))))
+    assert parse("'Ndrangheta OR teachers' unions") == Or((Term("'Ndrangheta"), Term("teachers' unions")))
+    with pytest.raises(QuerySyntaxError, match="single-quoted term"):
+        parse("'rock and roll'")   # (a lower-case "and" is a word of the phrase)
+    # a format character pasted beside a keyword leaves it a keyword
+    assert parse("x AND NOT\u200b y") == And((Term("x"), Not(Term("y"))))
+    assert parse("x \u2060OR y") == Or((Term("x"), Term("y")))
+    # line breaks and tabs inside a quoted term are spaces: the canonical form is one line
+    assert parse('"a\nb" OR "c\td" OR \u201ce\r\nf\u201d') == Or((Term("a b"), Term("c d"), Term("e f")))
+    assert "\n" not in canonical('"a\nb" OR c')
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('"a" "b"', "AND, OR or end of query"),          # no '(' is open: no ')' to expect
+    ("(a) b", "AND, OR or end of query"),
+    ("((a) b)", "AND, OR or ')'"),
+    ('("a" "b")', "AND, OR or ')'"),
+])
+def test_what_may_follow_an_operand(text, expected):
+    with pytest.raises(QuerySyntaxError) as info:
+        parse(text)
+    assert info.value.expected == expected
+
+
+def test_natural_text_of_a_deep_ast():
+    from itlr_gpu.query import natural_text
+
+    assert natural_text(parse('"a" AND NOT ("b" OR "c")')) == "a and not (b or c)"
+    assert natural_text(parse("a OR (b AND NOT (c OR d)) OR e")) == "a or (b and not (c or d)) or e"
+    n = A
+    for _ in range(5000):   # deeper than Python's recursion limit: built by hand, not parsed
+        n = Not(n)
+    assert natural_text(n) == "not " * 5000 + "a"

@@ -31,7 +31,8 @@ MAX_QUERY_CHARS = 1_000_000
 """Longest accepted query, in characters."""
 
 MAX_DEPTH = 64
-"""Deepest accepted nesting: each '(' and each NOT counts one level."""
+"""Deepest accepted nesting: each '(' and each NOT counts one level, in the query as typed and as
+:func:`~itlr_gpu.query.canonical` writes it (every AND/OR chain in parentheses), so a canonical form parses back."""
 
 KEYWORDS = ("AND", "OR", "NOT")
 _WHITESPACE = " \t\n\r"
@@ -100,9 +101,9 @@ def tokenize(query: str) -> list[Token]:
             if word[:1] in ("'", "\u2018") and _single_quoted(query, i, word):
                 raise QuerySyntaxError("single-quoted term", query, i,
                                        'a term in double quotes ("rock and roll"): single quotes are apostrophes')
-            if word.upper() in KEYWORDS:
+            if _keyword(word):
                 flush()
-                tokens.append(Token(word.upper(), i, word))
+                tokens.append(Token(_keyword(word), i, word))
             else:
                 if not words:
                     run_start = i
@@ -111,6 +112,13 @@ def tokenize(query: str) -> list[Token]:
     flush()
     tokens.append(Token("END", n))
     return tokens
+
+
+def _keyword(word: str) -> str:
+    """The keyword ``word`` spells ("AND", "OR", "NOT"), or "": case-insensitive, and blind to invisible format
+    characters pasted next to it ("NOT\u200b" is NOT, not a term)."""
+    bare = "".join(ch for ch in word if unicodedata.category(ch) != "Cf").upper()
+    return bare if bare in KEYWORDS else ""
 
 
 # Typographic double quotes (pasted from a word processor) quote a term like '"': each opening mark with the
@@ -126,7 +134,7 @@ def _read_typographic(query: str, start: int) -> tuple[tuple[str, int], int]:
     if end < 0:
         raise QuerySyntaxError("unterminated quoted term", query, start,
                                " or ".join(f"a closing '{c}'" for c in closing))
-    text = query[start + 1:end]
+    text = _one_line(query[start + 1:end])
     if not text.strip():
         raise QuerySyntaxError("empty term", query, start, "a non-empty term")
     _check_visible(text, query, start)
@@ -154,11 +162,18 @@ def _single_quoted(query: str, start: int, word: str) -> bool:
         stripped = nxt.rstrip(")")
         if stripped.endswith(closing) and len(stripped) > 1:
             return True
-        if any(c in nxt for c in '()"') or any(c in nxt for c in _TYPOGRAPHIC):
-            return False
+        if any(c in nxt for c in '()"') or any(c in nxt for c in _TYPOGRAPHIC) or nxt in KEYWORDS:
+            return False   # "'s-Hertogenbosch AND NOT farmers' markets": two terms (an operator in capitals
+            # ends the search; "'rock and roll'" is still one single-quoted phrase)
     return False
 
 
+def _one_line(text: str) -> str:
+    """A quoted term's line breaks and tabs read as spaces: its canonical form stays on one line."""
+    return text.replace("\r\n", " ").translate(_LINE_BREAKS) if any(c in text for c in "\t\n\r") else text
+
+
+_LINE_BREAKS = str.maketrans("\t\n\r", "   ")
 _INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
 
 
@@ -182,7 +197,7 @@ def _read_quoted(query: str, start: int) -> tuple[tuple[str, int], int]:
                 continue
             raise QuerySyntaxError("invalid escape in quoted term", query, i, '\\" or \\\\')
         if ch == '"':
-            text = "".join(out)
+            text = _one_line("".join(out))
             if not text.strip():
                 raise QuerySyntaxError("empty term", query, start, "a non-empty term")
             _check_visible(text, query, start)
@@ -197,6 +212,8 @@ class _Parser:
         self.query = query
         self.tokens = tokenize(query)
         self.i = 0
+        self.open = 0   # parentheses open at the current token
+        self.starts: dict[int, int] = {}   # id of an operator node -> where it starts in the query
 
     @property
     def tok(self) -> Token:
@@ -213,41 +230,71 @@ class _Parser:
             if self.tok.kind == ")":
                 raise self.error("unbalanced ')'", "AND, OR or end of query")
             raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or end of query")
+        self.check_canonical_depth(node)
         return node
 
     def parse_or(self, depth: int) -> Node:
+        start = self.tok.pos
         children = [self.parse_and(depth)]
         while self.tok.kind == "OR":
             self.i += 1
             children.append(self.parse_and(depth))
-        return make_or(children)
+        return self.started(make_or(children), start)
 
     def parse_and(self, depth: int) -> Node:
+        start = self.tok.pos
         children = [self.parse_not(depth)]
         while self.tok.kind == "AND":
             self.i += 1
             children.append(self.parse_not(depth))
-        return make_and(children)
+        return self.started(make_and(children), start)
 
     def parse_not(self, depth: int) -> Node:
         if self.tok.kind == "NOT":
+            start = self.tok.pos
             self.enter(depth)
             self.i += 1
             if self.tok.kind == "NOT":
                 raise self.error("doubled NOT", "a term or '(' (write NOT (NOT x) to negate twice)")
-            return Not(self.parse_atom(depth + 1))
+            return self.started(Not(self.parse_atom(depth + 1)), start)
         return self.parse_atom(depth)
+
+    def started(self, node: Node, start: int) -> Node:
+        self.starts.setdefault(id(node), start)
+        return node
+
+    def check_canonical_depth(self, root: Node) -> None:
+        """The limit holds for the query as :func:`~.printer.canonical` writes it too (every AND/OR chain in
+        parentheses, ``NOT (NOT x)``), so that a parsed query's canonical form parses back: "a AND (b OR c
+        AND (...))" is one level deeper per chain there than as typed."""
+        stack = [(root, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if isinstance(node, Term):
+                continue
+            if isinstance(node, Not):
+                depth += 2 if isinstance(node.child, Not) else 1
+                children = [node.child]
+            else:
+                depth += 1
+                children = node.children
+            if depth > MAX_DEPTH:
+                raise self.error("query nested too deeply", f"at most {MAX_DEPTH} levels of '(' and NOT, counted "
+                                 "as its canonical form writes them (every AND/OR chain in parentheses)",
+                                 self.starts.get(id(node), 0))
+            stack.extend((c, depth) for c in children)
 
     def parse_atom(self, depth: int) -> Node:
         tok = self.tok
         if tok.kind == "TERM":
             self.i += 1
             if self.tok.kind == "TERM":
-                raise self.error("two terms without an operator between them", "AND, OR or ')'")
+                raise self.error("two terms without an operator between them", self.next_operator())
             return Term(tok.text)
         if tok.kind == "(":
             self.enter(depth)
             self.i += 1
+            self.open += 1
             if self.tok.kind == ")":
                 raise self.error("empty parentheses", _TERM_START)
             node = self.parse_or(depth + 1)
@@ -256,8 +303,9 @@ class _Parser:
                     raise self.error("'(' never closed", "')' before the end of the query", tok.pos)
                 raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or ')'")
             self.i += 1
+            self.open -= 1
             if self.tok.kind == "TERM" or self.tok.kind == "(":
-                raise self.error(f"unexpected {self.describe(self.tok)} after ')'", "AND, OR, ')' or end of query")
+                raise self.error(f"unexpected {self.describe(self.tok)} after ')'", self.next_operator())
             return node
         if tok.kind == "END":
             prev = self.tokens[self.i - 1].kind if self.i else ""
@@ -268,6 +316,10 @@ class _Parser:
             what = f"doubled operator {tok.kind}" if prev in KEYWORDS else f"{tok.kind} without a left operand"
             raise self.error(what, _TERM_START)
         raise self.error(f"unexpected {self.describe(tok)}", _TERM_START)
+
+    def next_operator(self) -> str:
+        """What may follow an operand here: a ')' only inside parentheses."""
+        return "AND, OR or ')'" if self.open else "AND, OR or end of query"
 
     def enter(self, depth: int) -> None:
         if depth + 1 > MAX_DEPTH:

@@ -59,15 +59,27 @@ def canonical(node: Node | str) -> str:
 
 def natural_text(node: Node) -> str:
     """A plain-English rendering of a query (the whole-query text when none is given):
-    ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``."""
-
-    def ev(n: Node, top: bool = False) -> str:
-        if isinstance(n, Term):
-            return n.text
-        if isinstance(n, Not):
-            return "not " + ev(n.child)
-        joiner = " and " if isinstance(n, And) else " or "
-        s = joiner.join(ev(c) for c in n.children)
-        return s if top else f"({s})"
-
-    return ev(node, top=True)
+    ``"a" AND NOT ("b" OR "c")`` -> ``a and not (b or c)``.  Iterative, like :func:`canonical`: an AST built
+    by hand may be deeper than Python's recursion limit."""
+    out: list[str] = []
+    stack: list[tuple[Node | str, bool]] = [(node, True)]
+    while stack:
+        item, top = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Term):
+            out.append(item.text)
+        elif isinstance(item, Not):
+            out.append("not ")
+            stack.append((item.child, False))
+        else:
+            joiner = " and " if isinstance(item, And) else " or "
+            parts: list[tuple[Node | str, bool]] = [] if top else [("(", False)]
+            for i, child in enumerate(item.children):
+                if i:
+                    parts.append((joiner, False))
+                parts.append((child, False))
+            if not top:
+                parts.append((")", False))
+            stack.extend(reversed(parts))
+    return "".join(out)
