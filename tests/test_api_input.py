@@ -253,3 +253,14 @@ def test_api_inputs_that_pyarrow_or_torch_would_refuse_with_their_own_exceptions
     for dtype, grad in ((torch.float32, True), (torch.bfloat16, False)):
         got = itlr.search(index, ["a AND NOT c"], encoder=TensorEncoder(dtype, grad), k=3)
         assert got.column("doc_id").equals(want.column("doc_id"))
+
+
+def test_translate_refuses_what_is_not_a_text_row_by_row():
+    from itlr_gpu.translate import translate
+
+    rows = translate([123, b"cats", "cats\ud800", None, "  ", "cats but not dogs"])
+    assert [r.error for r in rows[:5]] == [
+        "text is int 123 (expected a string)", "text is bytes b'cats' (expected a string)",
+        "lone surrogate '\\ud800' at character 4 (expected valid Unicode text)", "missing text", "empty text"]
+    assert rows[2].text == "cats\\ud800"   # escaped: an output table can hold it
+    assert rows[5].expr == '("cats" AND NOT "dogs")' and rows[5].error is None

@@ -107,11 +107,31 @@ def _check(translator: str, mode: str) -> None:
                          "logical (or --translator vllm / llamacpp)")
 
 
+def _invalid_text(t: Any) -> str | None:
+    """Why a text cannot be translated at all (its error row), or None: one check for every translator."""
+    if t is None:
+        return "missing text"
+    if not isinstance(t, str):
+        return f"text is {type(t).__name__} {t!r:.40} (expected a string)"
+    if not t.strip():
+        return "empty text"
+    bad = next((i for i, ch in enumerate(t) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:
+        return f"lone surrogate {t[bad]!r} at character {bad} (expected valid Unicode text)"
+    return None
+
+
+def _printable(t: Any) -> str | None:
+    """A refused text as an output row can hold it (a lone surrogate escaped; not a string: no text)."""
+    return t.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(t, str) else None
+
+
 def _rules(texts: Sequence[Any]) -> list[Translation]:
     out = []
     for t in texts:
-        if t is None:
-            out.append(Translation(None, None, "rules", "missing text"))
+        why = _invalid_text(t)
+        if why is not None and why != "empty text":   # (the rules say which kind of empty)
+            out.append(Translation(_printable(t), None, "rules", why))
             continue
         ast, err = try_translate_rules(t)
         out.append(Translation(t, canonical(ast) if ast is not None else None, "rules", err))
@@ -194,7 +214,7 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
     try:
         # unique, non-empty texts only
         results: dict[str, Translation] = {}
-        unique = list(dict.fromkeys(t for t in texts if isinstance(t, str) and t.strip()))
+        unique = list(dict.fromkeys(t for t in texts if _invalid_text(t) is None))
         version = engine.prompt_version
         keys = {t: CacheKey(engine.model_id, version, mode, t) for t in unique}
         # A failure is stored under its own key, versioned by how failures are retried: a better
@@ -228,12 +248,8 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
             store.close()
     out = []
     for t in texts:
-        if t is None:
-            out.append(Translation(None, None, name, "missing text"))
-        elif not isinstance(t, str) or not t.strip():
-            out.append(Translation(t if isinstance(t, str) else str(t), None, name, "empty text"))
-        else:
-            out.append(results[t])
+        why = _invalid_text(t)
+        out.append(results[t] if why is None else Translation(_printable(t), None, name, why))
     return out
 
 
