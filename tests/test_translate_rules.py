@@ -567,7 +567,7 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("Schengen visa requirements, skip the transit visa", '("Schengen visa requirements" AND NOT "transit visa")'),
     ("Is Bitcoin a hedge against inflation?", '"Bitcoin a hedge against inflation"'),
     ("Is it true that cats purr?", '"Is it true that cats purr"'),
-    ("Should I pay off my mortgage early?", '"Should I pay off my mortgage early"'),
+    ("Should I pay off my mortgage early?", '"pay off my mortgage early"'),   # (the task; rules-51: outside writers)
     # a user probe: a wh-word ends a fronted exclusion, a hedge that names topics is kept, slashes in a row,
     # a slash before "not", a label before any tail, "apart from the fact that" excludes nothing
     ("Apart from vitamin D what improves bone health", '("what improves bone health" AND NOT "vitamin D")'),
@@ -2160,3 +2160,44 @@ def test_rules49_texted_needs_exclusions_and_questions(text, expr):
 ])
 def test_rules50_headings_lists_corrections_and_exclusions(text, expr):
     assert canonical(translate_rules(text)) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a capital OR between lower-case words binds the words beside it, as many as the other side has
+    ('cordless OR corded hedge trimmers', '(("cordless" OR "corded") AND "hedge trimmers")'),
+    ('solar panel output winter OR summer', '("solar panel output" AND ("winter" OR "summer"))'),
+    ('freshwater aquarium heaters OR chillers, no glass ones',
+     '("freshwater aquarium" AND ("heaters" OR "chillers") AND NOT "glass")'),
+    ('fossil fuels OR renewables in Germany', '(("fossil fuels" OR "renewables") AND "Germany")'),   # two words
+    ('opioid addiction OR opioid use disorder', '("opioid addiction" OR "opioid use disorder")'),    # whole
+    ('hydro OR wind power, NOT nuclear', '("hydro" OR "wind power") AND NOT "nuclear"'),   # search syntax of its own
+    # a lower-case "or" only between numbers or two measures of one kind
+    ('roofing nails 2 inch or 3 inch', '("roofing nails" AND ("2 inch" OR "3 inch"))'),
+    ('python 3.11 or python 3.12 release notes', '(("python 3.11" OR "python 3.12") AND "release notes")'),
+    ('tire pressure sensor 315mhz or 433mhz', '("tire pressure sensor" AND ("315mhz" OR "433mhz"))'),
+    ('galaxy s23 or galaxy s23 ultra cases', '("galaxy s23" OR "galaxy s23 ultra cases")'),
+    ('milk or peanut butter', '("milk" OR "peanut butter")'),
+    # counts and bounds: "N or more", "two or three" before a noun are no alternatives
+    ('houses with 4 or more bedrooms in Leeds', '"houses with 4 or more bedrooms in Leeds"'),
+    ('firms with 50 or fewer staff', '"firms with 50 or fewer staff"'),
+    ('three or four day walking routes in Snowdonia', '"three or four day walking routes in Snowdonia"'),
+    ('cats or dogs for allergy sufferers', '(("cats" OR "dogs") AND "allergy sufferers")'),
+    # a question about the writer's own task: the task ("can u find anything on X" still asks for documents)
+    ('Can we bring a tent on the ferry to Skye?', '"bring a tent on the ferry to Skye"'),
+    ('should i repot a cactus in winter', '"repot a cactus in winter"'),
+    ('do I need to register a drone under 250g', '"register a drone under 250g"'),
+    ('can u find anything on medieval guilds', '"medieval guilds"'),
+    ('Can I Kick It remix', '"Can I Kick It remix"'),
+    # "which is better, A or B?": two compared topics (and what they are compared for)
+    ('Which one is safer, Uber or Lyft', '("Uber" AND "Lyft")'),
+    ('which is better for hair, argan oil or coconut oil', '("argan oil" AND "coconut oil" AND "hair")'),
+    # more document kinds, hedges at the end of a term, "w/ no"
+    ('ebooks about interior design', '"interior design"'),
+    ('pics of the 1966 World Cup final', '"the 1966 World Cup final"'),
+    ('preprints on protein folding, not AlphaFold', '("protein folding" AND NOT "AlphaFold")'),
+    ('bus routes to the airport, night buses ideally', '("bus routes to the airport" AND "night buses")'),
+    ('vegan cheese, cashew-free if possible', '("vegan cheese" AND "cashew-free")'),
+    ('tents w/ no fibreglass poles', '("tents" AND NOT "fibreglass poles")'),
+])
+def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

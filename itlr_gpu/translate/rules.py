@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-50"
+RULES_VERSION = "rules-51"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -139,7 +139,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("as opposed to", "EXCL"), ("as distinct from", "EXCL"), ("as distinguished from", "EXCL"), ("not including", "EXCL"), ("not involving", "EXCL"), ("disregarding", "EXCL"),
     ("not mentioning", "EXCL"), ("not about", "EXCL"), ("not related to", "EXCL"),
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
-    ("with no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
+    ("with no", "EXCL"), ("w/ no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
     ("omitting", "EXCL"),
     ("yet not", "EXCL"), ("and yet not", "EXCL"), ("but ignore", "EXCL"), ("but ignoring", "EXCL"),
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
@@ -421,6 +421,7 @@ _MAX_BINOMIAL = max(len(b) for b in _BINOMIALS)
 _COMPARATIVES = set("more less fewer above below over under older younger higher lower greater larger smaller "
                     "longer shorter later earlier".split())
 _BOUND_FOLLOWERS = set("in of for on at per a an with from to during among across by than".split())
+_SMALL_COUNTS = set("one two three four five six seven eight nine ten eleven twelve".split())
 _NUMBER_WORDS = set("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
                     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                     "hundred thousand million billion".split())
@@ -747,6 +748,11 @@ _HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one|u)|do\s+you)", 
           r"what\s+do\s+(?:i|we|you)\s+need\s+to",   # "what do I need to open a sidewalk cafe"
           r"when\s+(?:should|do|can|could)\s+(?:i|we|one)", r"how\s+to"]
 _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
+# a yes/no question about the writer's own task: "Can I deduct my home office if I rent?", "do I need planning
+# permission for a fence", "wat can i sub for buttermilk" (the task is the topic; after the ask openers: "can u
+# find stuff on X" asks for documents)
+_OWN_TASK_RE = re.compile(r"(?:(?:what|wat)\s+)?(?:(?:can|could|should)\s+(?:i|we|u)|do\s+(?:i|we)\s+need(?:\s+to)?)"
+                          r"\s+(?!(?:not|never|be)\b)(?=\S)")
 # A hedge before the request ("Not sure if relevant, but also wind power", "No idea if this exists but papers on
 # cats") is no negation: dropped with its "but (also)" (a clause of at most eight more words)
 # the words that open what a hedge is unsure of ("not sure whether ...", "not certain it ..."): one list for
@@ -795,7 +801,7 @@ _GENRE = (
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
     r"theses|thesis|tesis|dissertations?|recipe|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
-    r"podcasts?|episodes?|"
+    r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|"
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
@@ -821,6 +827,7 @@ _ADVICE = (
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
+                    "if possible", "if poss", "ideally", "preferably", "especially", "obviously",
                     "any ideas", "help pls", "pls help", "plz help"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
@@ -1136,12 +1143,23 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         if out[i + 1].text.lower().strip(".,;:!?") not in _COMPARATIVES:
             continue
         after = out[i + 2] if i + 2 < len(out) else None
-        if after is not None and after.kind == "WORD" and after.text.lower() not in _BOUND_FOLLOWERS:
-            continue
         before = [u for u in out[max(0, i - 2):i] if u.kind == "WORD"]
+        if after is not None and after.kind == "WORD" and after.text.lower() not in _BOUND_FOLLOWERS \
+                and not (before and _is_number(before[-1].text.split()[-1])):   # "3 or more bedrooms"
+            continue
         if before and (_is_number(before[-1].text) or (len(before) == 2 and _is_number(before[0].text)
-                                                        and len(before[-1].text) <= 5)):
+                                                        and len(before[-1].text) <= 5)
+                       or _is_number(before[-1].text.split()[-1])):
             t.kind = "WORD"
+    # "two or three bedroom apartments", "3 or 4 star hotels": two small counts before a noun are a range, no
+    # alternative ("two" names no topic)
+    for i, t in enumerate(out):
+        if t.kind == "OR" and t.text == "or" and 0 < i < len(out) - 2 and out[i - 1].kind == "WORD" \
+                and out[i + 1].kind == "WORD" and out[i + 2].kind == "WORD":
+            x, y = out[i - 1].text.split()[-1].lower(), out[i + 1].text.split()[0].lower()
+            if all(w in _SMALL_COUNTS or w.isdigit() and int(w) < 100 for w in (x, y)) and out[i + 1].text == y \
+                    and out[i + 2].text[:1].islower() and out[i + 2].text[:1].isalpha():
+                t.kind = "WORD"
     # "is not", "does not", "should not": a verb's negation belongs to the text of a
     # claim ("the death penalty is not a deterrent"), it is no operator; nor is a hedge's
     for i, t in enumerate(out):
@@ -1482,7 +1500,11 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
-                words = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
+                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
+                own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
+                if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
+                    stripped = words[len(own.group(0).split()):]
+                words = stripped
                 if [_fold(w) for w in words] == ["need"] and j < len(toks) and toks[j].kind in ("EITHER", "BOTH"):
                     words = []   # "omg need either X or Y"
             elif out and out[-1].kind in _AFTER_SEP:  # "texts about x or about y"
@@ -2107,8 +2129,8 @@ _NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my
 def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
     """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions", "Is Bitcoin a
     hedge against inflation?" about "Bitcoin a hedge against inflation": a yes/no question loses its leading
-    auxiliary (not "Do you have ...", a request; not "Is it true ...", "Should I ...", whose subject is no
-    topic; not a "why" / "how" question, which the labelled set keeps whole).  Without the "?" only "is" / "are"
+    auxiliary (not "Do you have ...", a request; not "Is it true ...", whose subject is no topic; "Should I
+    ...", "Can we ..." lose their subject too, with the filler: _OWN_TASK_RE; not a "why" / "how" question, which the labelled set keeps whole).  Without the "?" only "is" / "are"
     ("is free will compatible with determinism", "are perovskite cells stable enough for rooftops"), in a text of
     one short sentence that does not end in "or not" (a whether-question, kept whole)."""
     if not toks or toks[0].kind != "WORD":
@@ -2995,6 +3017,23 @@ _COMPARE_RE = re.compile(r"(?:please\s+)?(?:compare|comparing|contrast|contrasti
 _COMPARE_WITH_RE = re.compile(r"\s+(?:with|to|against|and|versus|vs\.?)\s+")
 
 
+# "Which is better, Android or iOS?", "which is best for beginners: yoga or pilates" (the question first; after
+# the alternatives: _WHICH_BETTER_RE below): two compared topics, as
+# "A vs B (for X)" (the verdict asked for is no topic, and the "or" is no alternative)
+_WHICH_FIRST_RE = re.compile(
+    r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|"
+    r"cheaper|cheapest|safer|safest|healthier|healthiest|faster|fastest|easier|easiest)"
+    r"(?P<ground>\s+(?:for|in|on|at|with)\s+[^,:;?!.]{1,60}?)?\s*[,:]\s*)"
+    r"(?P<a>[^,:;?!.]+?)\s+(?i:or)\s+(?P<b>[^,:;?!.]+?)\s*\?*\s*$")
+
+
+def _which_better(text: str) -> str:
+    m = _WHICH_FIRST_RE.match(text.strip())
+    if not m or re.search(r"\b(?:or|and|not|vs)\b", m.group("a") + " " + m.group("b"), re.I):
+        return text
+    return f"{m.group('a')} vs {m.group('b')}{m.group('ground') or ''}"
+
+
 def _compare(sentence: str) -> str:
     m = _COMPARE_RE.match(_fold(sentence))
     if not m or _has_strong_aux(sentence):
@@ -3530,6 +3569,72 @@ def _hashtags(text: str) -> str:
     return "".join(out) + text[prev_end:]
 
 
+# Alternatives beside their shared words in a keyword string: a capital OR between lower-case words binds as
+# little as web search engines' OR does ("dark matter direct detection xenon OR argon", "Sylvanian families OR
+# calico critters bakery", "2br apartment brooklyn OR queens no broker fee"); a lower-case "or" only between
+# two numbers or two measures of one kind ("pressure treated 2x4 8ft or 10ft", "webpack node 17 or node 18")
+_KEYWORD_BOUNDS = {"and", "not", "no", "nor", "neither", "either", "both", "but", "without", "except", "excluding",
+                   "vs", "vs.", "versus", "with", "w/", "for", "in", "on", "at", "to", "from", "of", "about", "near",
+                   "by", "under", "over", "around", "into", "during", "like", "the", "a", "an"}
+_KEYWORD_TOKEN_RE = re.compile(r"[\w$£€][\w'&+./%°$£€-]*")
+
+
+def _keyword_alternatives(text: str) -> str:
+    if len(text) > 200 or re.search(r'[\n(";]|:\s', text) or len(_sentences(text)) > 1:
+        return text   # a keyword string is one line of words (not a form's "Aspect: A OR B use.", not prose)
+    capital = re.search(r"(?<!\S)OR(?!\S)", text) is not None
+    if capital and (re.search(r"(?<!\S)or(?!\S)", text) or re.search(r"(?<!\S)(?:AND|NOT)(?!\S)", text)
+                    or sum(w.isupper() for w in text.split()) * 2 > len(text.split())):
+        return text   # search syntax of its own (see _loose_operators), or a text in capitals
+    edits = []   # (start, end) character spans to parenthesise
+    segment: list[re.Match] = []
+
+    def close() -> None:
+        words = [m.group(0) for m in segment]
+        ors = [i for i, w in enumerate(words) if w == ("OR" if capital else "or")]
+        if len(ors) != 1 or any(w.lower() == "or" for i, w in enumerate(words) if i not in ors):
+            return
+        at = ors[0]
+        left, right = words[:at], words[at + 1:]
+        a, b = len(left), len(right)
+        k = 0
+
+        def digits(*words: str) -> bool:
+            return all(re.search(r"\d", w) for w in words)
+
+        low = [w.lower() for w in words]
+        if a >= 2 and b == 1 and digits(left[-1], right[0]) and _is_number(left[-1]) and _is_number(right[0]):
+            k = 1   # "pressure treated 2x4 8ft or 10ft"
+        elif a >= 2 and b >= 2 and (a > 2 or b > 2) and low[at - 2:at] != low[at + 1:at + 3] and (
+                low[at - 2] == low[at + 1] and digits(left[-1], right[1])        # "node 17 or node 18"
+                or low[at - 1] == low[at + 2] and _is_number(left[-2]) and _is_number(right[0])):   # "2 inch or
+            k = 2   # 3 inch" (not "pixel 8 or pixel 8 pro", "V15 Detect or V12 Detect Slim": names)
+        elif capital:   # the fewest words beside OR that match the other side's length
+            if a < b and a <= 2 and low[0] != low[at + 1] and low[at + a] not in _TITLE_SMALL:
+                k = a   # "Sylvanian families OR calico critters bakery"
+            elif a > b and (b == 1 and a >= 3 or b == 2 and low[at - 2] == low[at + 1]):
+                k = b   # "dark matter direct detection xenon OR argon" (not "fossil fuels OR renewables")
+        if k and (a > k or b > k):
+            first, last = segment[at - k], segment[at + k]
+            edits.append((first.start(), last.end()))
+
+    for m in _KEYWORD_TOKEN_RE.finditer(text):
+        gap = text[segment[-1].end():m.start()] if segment else ""
+        if segment and (gap.strip() or m.group(0).lower() in _KEYWORD_BOUNDS):
+            close()
+            segment = []
+        if m.group(0).lower() in _KEYWORD_BOUNDS:
+            continue
+        segment.append(m)
+    if segment:
+        close()
+    for start, end in reversed(edits):
+        after = text[end:]
+        comma = "," if re.match(r"\s+no\s", after, re.I) else ""   # "brooklyn OR queens no broker fee": an exclusion
+        text = f"{text[:start]}({text[start:end]}){comma}{after}"
+    return text
+
+
 def _loose_operators(text: str) -> str:
     if len(text) > _MAX_REPHRASED:
         return text
@@ -3553,6 +3658,7 @@ def _loose_operators(text: str) -> str:
             _fold(w) in _KEYS for m in pluses for w in (text[:m.start()].split()[-1:] + text[m.end():].split()[:1])):
         text = _SPACED_PLUS_RE.sub(" and ", text)
     text = _PIPE_RE.sub(" or ", text)
+    text = _keyword_alternatives(text)
     if re.search(r"\w\s+\+\s+\w", text):
         text = _LOOSE_MINUS_RE.sub(" but not ", text)
     return text
@@ -4356,7 +4462,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
-    cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", cleaned)
+    cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", _which_better(cleaned))
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
