@@ -2198,6 +2198,12 @@ def test_rules50_headings_lists_corrections_and_exclusions(text, expr):
     ('bus routes to the airport, night buses ideally', '("bus routes to the airport" AND "night buses")'),
     ('vegan cheese, cashew-free if possible', '("vegan cheese" AND "cashew-free")'),
     ('tents w/ no fibreglass poles', '("tents" AND NOT "fibreglass poles")'),
+    # a refusal first, then what is wanted (not "I don't want to ...": a task)
+    ("i dont want horror, i want comedy films", '("comedy films" AND NOT "horror")'),
+    ("We don't need hotels. We'd like hostels in Porto", '("hostels in Porto" AND NOT "hotels")'),
+    ("I don't want cats, I want dogs or rabbits", '(("dogs" OR "rabbits") AND NOT "cats")'),
+    ("I don't want to pay tax on my pension, what are the options",
+     '"I don\'t want to pay tax on my pension, what are the options"'),
 ])
 def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

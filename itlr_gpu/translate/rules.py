@@ -3034,6 +3034,21 @@ def _which_better(text: str) -> str:
     return f"{m.group('a')} vs {m.group('b')}{m.group('ground') or ''}"
 
 
+# "I don't want cats, I want dogs", "i dont want horror, comedy films": a refusal first, then what is wanted
+_REFUSAL_FIRST_RE = re.compile(
+    r"(?i:(?:i|we)\s+(?:do\s+not|don't|dont|don\u2019t)\s+(?:want|need)\s+(?!to\b)(?:any(?:thing)?\s+(?:on|about)\s+)?)"
+    r"(?P<x>[^,.;:!?]{1,80}?)\s*[,.;]\s*(?i:(?:but\s+)?(?:(?:i|we)(?:'d|\s+would)?\s+(?:want|need|prefer|like)|"
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for|only|just|rather)\s+)?"
+    r"(?P<y>[^,.;:!?]{1,120}?)\s*[.!]?\s*$")
+
+
+def _refusal_first(text: str) -> str:
+    m = _REFUSAL_FIRST_RE.match(text.strip())
+    if not m or re.search(r"\b(?:not|no|don't|dont|without|except)\b", m.group("y"), re.I):
+        return text
+    return f"{m.group('y')}, excluding {m.group('x')}"
+
+
 def _compare(sentence: str) -> str:
     m = _COMPARE_RE.match(_fold(sentence))
     if not m or _has_strong_aux(sentence):
@@ -4462,7 +4477,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
-    cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", _which_better(cleaned))
+    cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", _which_better(_refusal_first(cleaned)))
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
