@@ -3594,7 +3594,12 @@ _KEYWORD_BOUNDS = {"and", "not", "no", "nor", "neither", "either", "both", "but"
 _KEYWORD_TOKEN_RE = re.compile(r"[\w$£€][\w'&+./%°$£€-]*")
 
 
+def _has_digits(*words: str) -> bool:
+    return all(re.search(r"\d", w) for w in words)
+
+
 def _keyword_alternatives(text: str) -> str:
+    """The text with such alternatives in parentheses ("... (xenon OR argon)"); any other text as it is."""
     if len(text) > 200 or re.search(r'[\n(";]|:\s', text) or len(_sentences(text)) > 1:
         return text   # a keyword string is one line of words (not a form's "Aspect: A OR B use.", not prose)
     capital = re.search(r"(?<!\S)OR(?!\S)", text) is not None
@@ -3613,15 +3618,11 @@ def _keyword_alternatives(text: str) -> str:
         left, right = words[:at], words[at + 1:]
         a, b = len(left), len(right)
         k = 0
-
-        def digits(*words: str) -> bool:
-            return all(re.search(r"\d", w) for w in words)
-
         low = [w.lower() for w in words]
-        if a >= 2 and b == 1 and digits(left[-1], right[0]) and _is_number(left[-1]) and _is_number(right[0]):
+        if a >= 2 and b == 1 and _has_digits(left[-1], right[0]) and _is_number(left[-1]) and _is_number(right[0]):
             k = 1   # "pressure treated 2x4 8ft or 10ft"
         elif a >= 2 and b >= 2 and (a > 2 or b > 2) and low[at - 2:at] != low[at + 1:at + 3] and (
-                low[at - 2] == low[at + 1] and digits(left[-1], right[1])        # "node 17 or node 18"
+                low[at - 2] == low[at + 1] and _has_digits(left[-1], right[1])   # "node 17 or node 18"
                 or low[at - 1] == low[at + 2] and _is_number(left[-2]) and _is_number(right[0])):   # "2 inch or
             k = 2   # 3 inch" (not "pixel 8 or pixel 8 pro", "V15 Detect or V12 Detect Slim": names)
         elif capital:   # the fewest words beside OR that match the other side's length
