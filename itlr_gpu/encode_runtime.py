@@ -151,7 +151,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         return _export_for_this_process(model_path, name, files, err)
     print(f"itlr: note: exporting {name} to ONNX once (about 10 s on 2 cores) into {out}", file=sys.stderr)
     try:
-        with _quiet():
+        with model_folder(model_path), _quiet():
             _export_all(model_path, name, tmp)
         try:
             os.rename(tmp, out)
@@ -170,7 +170,7 @@ def _process_export_dir(model_path: Path, name: str) -> Path:
 
     tmp = Path(tempfile.mkdtemp(prefix=f"itlr-onnx-{name}-"))
     atexit.register(shutil.rmtree, tmp, True)
-    with _quiet():
+    with model_folder(model_path), _quiet():
         _export_all(model_path, name, tmp)
     return tmp
 
@@ -194,6 +194,22 @@ class _BelowErrorFromThisThread(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.thread != self.thread or record.levelno >= logging.ERROR
+
+
+@contextlib.contextmanager
+def model_folder(model_path: Path):
+    """A model folder that cannot be loaded (weights, tokenizer or configuration missing or corrupt) is one
+    InputError naming the folder, whichever library found it: safetensors, tokenizers and transformers each
+    raise errors of their own kinds, and the ONNX export loads the folder before any encoder does."""
+    try:
+        yield
+    except (InputError, MemoryError):
+        raise
+    except Exception as e:   # noqa: BLE001 -- re-raised as one clear line, the cause chained
+        lines = str(e).strip().splitlines() or [""]
+        raise InputError(f"cannot load the model ({type(e).__name__}: {lines[0][:200]})", str(model_path),
+                         "a local sentence-transformers model folder (modules.json, config.json, weights, "
+                         "tokenizer)") from e
 
 
 @contextlib.contextmanager
@@ -400,7 +416,8 @@ class RuntimeEncoderCore:
                                  f"{check['min_cosine']:.3f} on a sample of {check['texts']} texts; at least "
                                  f"{check['bound']} needed)", "--precision",
                                  "fp32; an index built in int8 with this model is to be built again")
-        self.tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+        with model_folder(model_path):
+            self.tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
         self.backend = backend
         threads = threads or len(os.sched_getaffinity(0))
         try:

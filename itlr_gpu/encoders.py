@@ -270,13 +270,10 @@ class SentenceTransformerEncoder:
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # the per-load "Loading weights" bar is noise in a CLI
-                try:
+                from .encode_runtime import model_folder
+
+                with model_folder(self.path):
                     model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
-                except (OSError, ValueError) as e:
-                    raise InputError(
-                        f"cannot load sentence-transformers model ({e})", str(self.path),
-                        "a local sentence-transformers model folder (modules.json, config.json, weights)",
-                    ) from e
                 model.max_seq_length = min(settings["max_length"], model.max_seq_length or settings["max_length"])
                 if settings["backend"] == "torch" and settings["precision"] in ("fp16", "bf16"):
                     import torch

@@ -700,3 +700,24 @@ def test_an_unwritable_model_cache_exports_for_the_process_only(onnx_cache, tmp_
     assert f"the model cache {tmp_path / 'a-file'}" in err and "for this run only" in err
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
     assert not (tmp_path / "a-file" / "cache").exists()
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnx", "auto"])
+def test_a_model_folder_with_corrupt_files_is_one_clear_error(tmp_path, monkeypatch, backend):
+    # truncated weights (the ONNX export loads them first under auto / onnx) and an unreadable tokenizer: one
+    # InputError naming the folder, whichever library found the damage (safetensors, tokenizers, transformers)
+    from itlr_gpu import encode_runtime
+
+    if backend != "torch" and not encode_runtime.runtime_available("onnx"):
+        pytest.skip("onnxruntime is not installed")
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path / "cache"))
+    weights = _copy_model(tmp_path, "cut-weights")
+    with open(weights / "model.safetensors", "r+b") as f:
+        f.truncate(1_000_000)
+    with pytest.raises(InputError, match=r"cut-weights: cannot load the model \(SafetensorError: "):
+        SentenceTransformerEncoder(weights, backend=backend, show_progress=False).encode(["x"])
+    tokenizer = _copy_model(tmp_path, "bad-tokenizer")
+    (tokenizer / "tokenizer.json").write_text('{"broken')
+    with pytest.raises(InputError, match=r"bad-tokenizer: cannot load the model \("):
+        SentenceTransformerEncoder(tokenizer, backend=backend, show_progress=False).encode(["x"])
+    assert not list((tmp_path / "cache").glob("models/onnx/.*tmp*"))   # no half-written export left behind
