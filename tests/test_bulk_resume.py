@@ -176,7 +176,9 @@ def test_a_foreign_file_in_a_job_folder_is_refused_on_resume(index_dir, tmp_path
         run_bulk(out, ids, queries, searcher, **kw)
     assert not (out / "part-00002.parquet").exists()
     (out / "notes.txt").unlink()
+    (out / "_errors.arrow").write_bytes(b"readers skip names starting with '_'")   # allowed there: no refusal
     assert run_bulk(out, ids, queries, searcher, **kw).written == [2]
+    (out / "_errors.arrow").unlink()
     assert read_results(out).equals(want)
     assert ds.dataset(out, format="parquet", exclude_invalid_files=False).to_table().num_rows == want.num_rows
 
@@ -395,3 +397,19 @@ def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
     assert f"{out} keeps the 2 part(s) finished before this error" in note and "rerun the same command" in note
     with pytest.raises(InputError, match="incomplete"):
         read_results(out)
+
+
+def test_a_finished_job_refused_by_another_command_is_not_called_incomplete(index_dir, tmp_path, capsys):
+    """-k differs from the finished job's: the refusal names it, and says nothing of parts "marked incomplete"
+    (the job file still says complete, and the folder stays readable)."""
+    out = tmp_path / "out"
+    want = _reference(index_dir, out)
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=5, ops="product,sum,one_minus", device="cpu")
+    kw = dict(k=5, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
+              progress=False)
+    with pytest.raises(InputError, match=r"finished job that differs from this command in k \(was 8, now 5\)") as info:
+        run_bulk(out, ids, queries, searcher, **kw)
+    assert not any("marked incomplete" in d for d in getattr(info.value, "details", ()))
+    assert read_results(out).equals(want)

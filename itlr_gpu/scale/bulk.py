@@ -358,12 +358,21 @@ def run_bulk(
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
         parts = sum(1 for _ in out.glob("part-*")) if out.is_dir() else 0
-        if parts and isinstance(err, ItlrError):   # (an interrupt says how to resume on its own)
+        if parts and isinstance(err, ItlrError) and not _finished(out):   # (an interrupt says how to resume on
+            # its own; a finished job refused by a different command is untouched and still readable)
             err.details = [*getattr(err, "details", ()),
                            f"{out} keeps the {parts} part(s) finished before this error, marked incomplete "
                            "(readers refuse the folder): fix the cause and rerun the same command to resume, or "
                            "delete the folder"]
         raise
+
+
+def _finished(out: Path) -> bool:
+    """Whether the folder's job file says its job is complete."""
+    try:
+        return json.loads((out / JOB_FILE).read_text(encoding="utf-8")).get("complete") is True
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _remove_if_empty(out: Path) -> None:
@@ -465,12 +474,13 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
         # the folder is read whole as one dataset (pyarrow.dataset, DuckDB, Polars): a file of another kind that
         # came in while the job was stopped would make it unreadable once the job finishes
         own = {PART_FILE.format(p, job["part_format"]) for p in range(num_parts)} | {JOB_FILE, LOCK_FILE}
-        others = sorted(n for n in os.listdir(out) if n not in own and not is_temp_name(n))
+        others = sorted(n for n in os.listdir(out) if n not in own and not is_temp_name(n)
+                        and not n.startswith(("_", ".")))   # readers skip those: "_errors.arrow" may stay
         if others:
             shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
             raise InputError(f"the job's folder also holds {shown}, which is not a part of this job", str(out),
-                             "only the job's part files and _itlr_job.json (move the others out, then rerun to "
-                             "resume)")
+                             "only the job's part files, _itlr_job.json and names starting with '_' (move the "
+                             "others out, then rerun to resume)")
         return manifest
     if out.exists():
         remove_stale_temps(out)
