@@ -396,12 +396,17 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     if args.dtype and args.dtype != index.dtype.name:
         raise UsageError(f"--dtype {args.dtype} for an index of {index.dtype.name}", "itlr index --append",
                          f"--dtype {index.dtype.name}, or no --dtype")
-    if not index.manifest.get("encoder"):
-        raise InputError("records no encoder settings (imported embeddings)", args.output,
+    recorded = index.manifest.get("encoder") or {}
+    if not {"backend", "precision", "max_length"} <= set(recorded):
+        raise InputError("records no encoder settings (imported embeddings" + (f" of {recorded['model']}"
+                         if recorded.get("model") else "") + ": not how they were embedded)", args.output,
                          "an index built by itlr index CORPUS (imported vectors: Index.append in Python, with "
                          "vectors made as the index's were)")
     encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index)
     cli_common.check_encoder(encoder)
+    # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
+    index.check_embedded_alike(getattr(encoder, "name", None), dict(getattr(encoder, "settings", None) or {}) or None,
+                               planned=True)
     started = time.perf_counter()
     new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
                       keep_empty=args.keep_empty)

