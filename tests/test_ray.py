@@ -227,3 +227,31 @@ def test_cli_ray_stream_equals_resident(cluster, saved, tmp_path, monkeypatch, c
     assert read_table(tmp_path / "stream.arrow").equals(read_table(tmp_path / "resident.arrow"))
     assert main(["search", str(root / "sharded"), str(q), "-o", str(tmp_path / "x.arrow"), "--ray-stream"]) != 0
     assert "--ray-stream only goes with --ray" in capsys.readouterr().err
+
+
+def test_starting_ray_keeps_the_clis_signal_handlers(tmp_path):
+    """ray.init installs its own SIGTERM handler (a crash report, then exit): the CLI's own, which removes
+    temporaries and exits 143 with how to resume, must still be the one after connecting (a fresh process:
+    this module's cluster is already up)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import signal
+        from itlr_gpu.scale.distributed import RayConfig, connect, shutdown_if_local
+
+        def mine(signum, frame):
+            raise SystemExit(99)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, mine)
+        connect(RayConfig(num_workers=1))
+        try:
+            print(all(signal.getsignal(s) is mine for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)))
+        finally:
+            shutdown_if_local()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"

@@ -451,3 +451,17 @@ def test_an_unreachable_ray_address_is_refused_at_once():
         server.listen()
         _check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
     _check_reachable("auto")
+
+
+@pytest.mark.parametrize("address, why", [("host:abc", "has no valid port"), ("foo", "is not HOST:PORT"),
+                                          ("ray://h:99999", "has no valid port"), (":6379", "is not HOST:PORT")])
+def test_a_malformed_ray_address_is_a_usage_error_before_any_file_is_read(tmp_path, capsys, address, why):
+    from itlr_gpu.scale.distributed import _check_reachable
+
+    missing = tmp_path / "no-such-queries.jsonl"
+    assert main(["search", str(tmp_path / "no-index"), str(missing), "-o", str(tmp_path / "r.arrow"),
+                 "--ray", address]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"argument --ray: {address!r} {why}" in err[0] and "not found" not in err[0]
+    with pytest.raises(InputError, match=why):   # the Python API's address, checked when it connects
+        _check_reachable(address)

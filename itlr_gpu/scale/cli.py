@@ -29,10 +29,21 @@ __all__ = ["add_arguments_search", "wants_scale", "run_search", "load_index", "a
            "add_shard_parser", "cmd_rerank", "cmd_shard"]
 
 
+def _ray_address(text: str) -> str:
+    """``type=`` for ``--ray``: a malformed address is a usage error (exit 2) before any file is read; whether
+    a cluster answers there is checked when the job connects."""
+    from .distributed import ADDRESS_FORMS, address_problem
+
+    why = address_problem(text)
+    if why:
+        raise argparse.ArgumentTypeError(f"{text!r} {why} (expected {ADDRESS_FORMS})")
+    return text
+
+
 def add_arguments_search(parser: argparse.ArgumentParser) -> None:
     """The scaling options of ``itlr search``."""
     g = parser.add_argument_group("scaling (out-of-core, Ray, bulk jobs)")
-    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS", type=_ray_address,
                    help="score shards on Ray, each kept resident in an actor for the whole job: no ADDRESS starts a "
                         "local Ray for the job; 'auto' or HOST:PORT joins a running cluster (needs pip install "
                         "'itlr-gpu[ray]')")

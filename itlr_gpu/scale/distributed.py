@@ -22,6 +22,7 @@ Ray is optional: ``pip install ray`` (from the repository: ``pip install -e '.[r
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -87,13 +88,14 @@ def connect(config: RayConfig):
     if address not in (None, "", "local"):
         _check_reachable(address)   # its own error line (not wrapped in the one below)
     try:
-        if address in (None, "", "local"):
-            num_cpus = config.num_workers or os.cpu_count() or 1
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
-                     logging_level="ERROR", configure_logging=True)
-            _STARTED_LOCAL = True
-        else:
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+        with _keep_signal_handlers():
+            if address in (None, "", "local"):
+                num_cpus = config.num_workers or os.cpu_count() or 1
+                ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                         logging_level="ERROR", configure_logging=True)
+                _STARTED_LOCAL = True
+            else:
+                ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = "local Ray" if address in (None, "", "local") else f"Ray cluster at {address}"
         expected = "a running cluster (ray start --head) or no address for a local one"
@@ -106,7 +108,44 @@ def connect(config: RayConfig):
     return ray
 
 
+@contextlib.contextmanager
+def _keep_signal_handlers():
+    """``ray.init`` installs its own SIGTERM handler (a crash report, then exit) over the CLI's, which raises
+    so that temporaries are removed and the job says how to resume (exit 143): the CLI's handlers are put
+    back (main thread only, where handlers live)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name)]
+    before = {sig: signal.getsignal(sig) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if handler is not None and signal.getsignal(sig) is not handler:
+                signal.signal(sig, handler)
+
+
 CONNECT_TIMEOUT = 10.0   # seconds for a cluster's head to accept a connection
+
+
+ADDRESS_FORMS = "HOST:PORT, ray://HOST:PORT, auto, or no address for a local Ray"
+
+
+def address_problem(address: str) -> str:
+    """What is wrong with a ``--ray`` address's form ("" when nothing): checked with the other options, before
+    any file is read."""
+    if address in ("local", "auto"):
+        return ""
+    host, sep, port = (address[len("ray://"):] if address.startswith("ray://") else address).rpartition(":")
+    if not sep or not host:
+        return "is not HOST:PORT"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return "has no valid port"
+    return ""
 
 
 def _check_reachable(address: str) -> None:
@@ -114,13 +153,12 @@ def _check_reachable(address: str) -> None:
     it forever, logging a line every few seconds ("auto" is Ray's to resolve)."""
     import socket
 
-    target = address[len("ray://"):] if address.startswith("ray://") else address
-    host, sep, port = target.rpartition(":")
-    if address == "auto" or not sep:
+    if address == "auto":
         return
-    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
-        raise InputError(f"Ray address {address!r} has no valid port", "--ray",
-                         "HOST:PORT, ray://HOST:PORT, auto, or no address for a local Ray")
+    why = address_problem(address)
+    if why:
+        raise InputError(f"Ray address {address!r} {why}", "--ray", ADDRESS_FORMS)
+    host, _, port = (address[len("ray://"):] if address.startswith("ray://") else address).rpartition(":")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
     except OSError as e:
