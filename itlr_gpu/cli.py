@@ -376,7 +376,7 @@ def _encoding_line(n: int, took: float, encoder) -> str:
 
 def _append_to_index(args, encoder_flags: list[str]) -> int:
     """``itlr index CORPUS -o IDX --append``: CORPUS embedded as IDX's documents were, appended, saved atomically."""
-    from .index import Index
+    from .index import Index, embedding_record
     from .scale.shards import load_index
 
     if args.embeddings or args.ids:
@@ -405,8 +405,7 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index)
     cli_common.check_encoder(encoder)
     # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
-    index.check_embedded_alike(getattr(encoder, "name", None), dict(getattr(encoder, "settings", None) or {}) or None,
-                               planned=True)
+    index.check_embedded_alike(*embedding_record(encoder), planned=True)
     started = time.perf_counter()
     new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
                       keep_empty=args.keep_empty)

@@ -136,6 +136,15 @@ def _fsync(path: Path) -> None:
         os.fsync(f.fileno())
 
 
+def embedding_record(encoder: Any, *, settings: bool = True) -> tuple[str | None, dict | None]:
+    """What an index records of the encoder that embeds its documents: the model's name and the encoder's
+    settings (model, max length, backend, precision, weights), each None where the encoder has none;
+    ``settings=False`` leaves the settings unresolved (None)."""
+    name = getattr(encoder, "name", None)
+    recorded = getattr(encoder, "settings", None) if settings else None
+    return (name if isinstance(name, str) else None, dict(recorded) if isinstance(recorded, dict) else None)
+
+
 class Index:
     """L2-normalised document embeddings with their ids.
 
@@ -245,8 +254,7 @@ class Index:
             raise InputError(f"{type(encoder).__name__} has no encode() method", "encoder", "an Encoder")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"batch_size {batch_size!r}", "Index.build", "a positive integer")
-        name = getattr(encoder, "name", None)
-        model = name if isinstance(name, str) else None
+        model = embedding_record(encoder, settings=False)[0]
         texts = document_texts(table)
         n = len(texts)
         blank = [i for i, t in enumerate(texts) if not _has_text(t)]
@@ -297,9 +305,9 @@ class Index:
                 bar.update(len(batch))
         assert out is not None  # normalize_corpus guarantees a non-empty corpus
         manifest = cls._manifest(out, model)
-        settings = getattr(encoder, "settings", None)
-        if isinstance(settings, dict):   # how documents were embedded: queries must be embedded the same way
-            manifest["encoder"] = dict(settings)
+        settings = embedding_record(encoder)[1]
+        if settings is not None:   # how documents were embedded: queries must be embedded the same way
+            manifest["encoder"] = settings
         return cls(out, table.column("doc_id").combine_chunks(), manifest)
 
     @classmethod

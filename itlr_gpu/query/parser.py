@@ -101,9 +101,10 @@ def tokenize(query: str) -> list[Token]:
             if word[:1] in ("'", "\u2018") and _single_quoted(query, i, word):
                 raise QuerySyntaxError("single-quoted term", query, i,
                                        'a term in double quotes ("rock and roll"): single quotes are apostrophes')
-            if _keyword(word):
+            keyword = _keyword(word)
+            if keyword:
                 flush()
-                tokens.append(Token(_keyword(word), i, word))
+                tokens.append(Token(keyword, i, word))
             else:
                 if not words:
                     run_start = i
@@ -117,6 +118,9 @@ def tokenize(query: str) -> list[Token]:
 def _keyword(word: str) -> str:
     """The keyword ``word`` spells ("AND", "OR", "NOT"), or "": case-insensitive, and blind to invisible format
     characters pasted next to it ("NOT\u200b" is NOT, not a term)."""
+    upper = word.upper()
+    if upper in KEYWORDS or word.isascii():   # (ASCII holds no format character: most words stop here)
+        return upper if upper in KEYWORDS else ""
     bare = "".join(ch for ch in word if unicodedata.category(ch) != "Cf").upper()
     return bare if bare in KEYWORDS else ""
 

@@ -135,12 +135,17 @@ CONNECT_TIMEOUT = 10.0   # seconds for a cluster's head to accept a connection
 ADDRESS_FORMS = "HOST:PORT, ray://HOST:PORT, auto, or no address for a local Ray"
 
 
+def _host_sep_port(address: str) -> tuple[str, str, str]:
+    """``HOST:PORT`` or ``ray://HOST:PORT`` split at its last ':' (the separator "" when there is none)."""
+    return (address[len("ray://"):] if address.startswith("ray://") else address).rpartition(":")
+
+
 def address_problem(address: str) -> str:
     """What is wrong with a ``--ray`` address's form ("" when nothing): checked with the other options, before
     any file is read."""
     if address in ("local", "auto"):
         return ""
-    host, sep, port = (address[len("ray://"):] if address.startswith("ray://") else address).rpartition(":")
+    host, sep, port = _host_sep_port(address)
     if not sep or not host:
         return "is not HOST:PORT"
     if not port.isdigit() or not 0 < int(port) < 65536:
@@ -158,7 +163,7 @@ def _check_reachable(address: str) -> None:
     why = address_problem(address)
     if why:
         raise InputError(f"Ray address {address!r} {why}", "--ray", ADDRESS_FORMS)
-    host, _, port = (address[len("ray://"):] if address.startswith("ray://") else address).rpartition(":")
+    host, _, port = _host_sep_port(address)
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
     except OSError as e:
