@@ -3027,13 +3027,6 @@ _WHICH_FIRST_RE = re.compile(
     r"(?P<a>[^,:;?!.]+?)\s+(?i:or)\s+(?P<b>[^,:;?!.]+?)\s*\?*\s*$")
 
 
-def _which_better(text: str) -> str:
-    m = _WHICH_FIRST_RE.match(text.strip())
-    if not m or re.search(r"\b(?:or|and|not|vs)\b", m.group("a") + " " + m.group("b"), re.I):
-        return text
-    return f"{m.group('a')} vs {m.group('b')}{m.group('ground') or ''}"
-
-
 # "I don't want cats, I want dogs", "i dont want horror, comedy films": a refusal first, then what is wanted
 _REFUSAL_FIRST_RE = re.compile(
     r"(?i:(?:i|we)\s+(?:do\s+not|don't|dont|don\u2019t)\s+(?:want|need)\s+(?!to\b)(?:any(?:thing)?\s+(?:on|about)\s+)?)"
@@ -3042,11 +3035,22 @@ _REFUSAL_FIRST_RE = re.compile(
     r"(?P<y>[^,.;:!?]{1,120}?)\s*[.!]?\s*$")
 
 
-def _refusal_first(text: str) -> str:
-    m = _REFUSAL_FIRST_RE.match(text.strip())
-    if not m or re.search(r"\b(?:not|no|don't|dont|without|except)\b", m.group("y"), re.I):
+def _rewrite_whole(text: str, pattern: re.Pattern, checked: tuple[str, ...], connectives: str, form: str) -> str:
+    """``text`` written as ``form`` (its groups filled in, a missing one empty) where ``pattern`` matches it
+    whole and the ``checked`` groups hold none of the ``connectives`` (a regex); else ``text``."""
+    m = pattern.match(text.strip())
+    if not m or re.search(connectives, " ".join(m.group(g) for g in checked), re.I):
         return text
-    return f"{m.group('y')}, excluding {m.group('x')}"
+    return form.format(**{k: v or "" for k, v in m.groupdict().items()})
+
+
+def _which_better(text: str) -> str:
+    return _rewrite_whole(text, _WHICH_FIRST_RE, ("a", "b"), r"\b(?:or|and|not|vs)\b", "{a} vs {b}{ground}")
+
+
+def _refusal_first(text: str) -> str:
+    return _rewrite_whole(text, _REFUSAL_FIRST_RE, ("y",), r"\b(?:not|no|don't|dont|without|except)\b",
+                          "{y}, excluding {x}")
 
 
 def _compare(sentence: str) -> str:
