@@ -470,12 +470,13 @@ def cmd_search(args) -> int:
         code = scale_cli.run_search(args, index, queries, ids, cli_common.query_encoder(model, index), options=options,
                                     whole_texts=None if whole is None else dict(zip(ids, whole)))
     else:
+        k_shown = cli_common.k_applied(args.k, len(index))
         results = search(index, queries, cli_common.query_encoder(model, index), k=args.k, ops=args.ops,
                          backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
                          progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
         write_table(results, args.output)
         print(f"{cli_common.counted(len(ids), 'query', 'queries')} x {cli_common.counted(len(index), 'document')}, "
-              f"k={args.k} -> {args.output}")
+              f"k={k_shown:,} -> {args.output}")
         code = 0
     if invalid is not None:
         _write_errors(invalid, errors_path, args.queries)

@@ -158,6 +158,15 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def k_applied(k: int, corpus_size: int) -> int:
+    """The k a search returns per query: ``-k`` above the corpus size gets a note (once, on every search path) and
+    every document; summaries print this, not a requested 2,147,483,648."""
+    if k > corpus_size:
+        print(f"itlr: note: -k {k:,} is above the corpus size {corpus_size:,}: every document is returned for "
+              "each query", file=sys.stderr)
+    return min(k, corpus_size)
+
+
 BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")   # `itlr bench --backends` names
 
 

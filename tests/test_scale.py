@@ -321,6 +321,22 @@ def test_cli_out_of_core_and_sharded_equal_plain_search(saved, tmp_path, fake_en
     np.testing.assert_allclose(got.column("score").to_numpy(), want.column("score").to_numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("extra", [[], ["--shard-rows", "400"], ["--batch-size", "2"]], ids=["plain", "shards", "bulk"])
+def test_k_above_the_corpus_is_noted_once_and_the_summary_shows_the_k_applied(saved, tmp_path, fake_encoder, capsys,
+                                                                              extra):
+    root, index = saved
+    q = _queries_file(tmp_path / "q.jsonl", exprs=EXPRS[:2])
+    out = tmp_path / ("out" if "--batch-size" in extra else "out.arrow")
+    capsys.readouterr()
+    assert main(["search", str(root / "single"), str(q), "-o", str(out), "-k", "2147483648", "--device", "cpu",
+                 *extra]) == 0
+    cap = capsys.readouterr()
+    notes = [line for line in cap.err.splitlines() if "above the corpus size" in line]
+    assert notes == ["itlr: note: -k 2,147,483,648 is above the corpus size 3,000: every document is returned for "
+                     "each query"]
+    assert "k=3,000 -> " in cap.out and "2147483648" not in cap.out
+
+
 def test_cli_eval_reads_a_result_folder_like_the_file(saved, tmp_path, fake_encoder, capsys):
     root, _ = saved
     q = _queries_file(tmp_path / "q.jsonl")

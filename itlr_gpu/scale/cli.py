@@ -131,9 +131,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
 
     check_search_args(args)
     check_unique_ids(ids, args.queries)
-    if args.k > len(index):
-        print(f"itlr: note: -k {args.k:,} is above the corpus size {len(index):,}: every document is returned for "
-              "each query", file=sys.stderr)
+    k_shown = cli_common.k_applied(args.k, len(index))
     if args.ray is not None:
         mode, ray_config = "ray", _ray_config(args)
     else:
@@ -156,7 +154,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                       f"recomputed (first: {PART_FILE.format(report.damaged[0], '.' + args.part_format)})",
                       file=sys.stderr)
             resumed = f", {counted(report.skipped, 'part')} already done" if report.skipped else ""
-            print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
+            print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={k_shown:,} -> "
                   f"{args.output.rstrip(os.sep + '/')}/ ({counted(report.num_parts, 'part')}{resumed})")
             return 0
         batch = args.batch_size or len(ids)
@@ -168,7 +166,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                 tables.append(searcher(ids[lo:lo + batch], queries[lo:lo + batch]))
                 bar.update(min(batch, len(ids) - lo))
         write_table(pa.concat_tables(tables), args.output)
-        print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={args.k} -> "
+        print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={k_shown:,} -> "
               f"{args.output}")
         return 0
     finally:
