@@ -352,8 +352,8 @@ def cmd_index(args) -> int:
         settings = {k: v for k, v in (("backend", args.encoder_backend), ("max_length", args.max_length),
                                       ("precision", args.precision)) if v not in (None, "auto")}
         encoder = cli_common.make_encoder(args.model, args.device, **settings)
+        started = time.perf_counter()  # the model's load (and a first ONNX export) is part of the time
         cli_common.check_encoder(encoder)  # before the corpus is read
-        started = time.perf_counter()
         index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size,
                             keep_empty=args.keep_empty)
         took = time.perf_counter() - started
@@ -403,10 +403,10 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
                          "an index built by itlr index CORPUS (imported vectors: Index.append in Python, with "
                          "vectors made as the index's were)")
     encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index)
+    started = time.perf_counter()  # the model's load (and a first ONNX export) is part of the time
     cli_common.check_encoder(encoder)
     # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
     index.check_embedded_alike(*embedding_record(encoder), planned=True)
-    started = time.perf_counter()
     new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
                       keep_empty=args.keep_empty)
     took = time.perf_counter() - started

@@ -164,10 +164,12 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
 
 
 @functools.lru_cache(maxsize=None)
-def _process_export_dir(model_path: Path, name: str) -> Path:
+def _process_export_dir(model_path: Path, name: str, note: str) -> Path:
+    """One export per process (the encoder's settings and its session both ask for the files): the note too."""
     import atexit
     import tempfile
 
+    print(note, file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix=f"itlr-onnx-{name}-"))
     atexit.register(shutil.rmtree, tmp, True)
     with model_folder(model_path), _quiet():
@@ -178,10 +180,9 @@ def _process_export_dir(model_path: Path, name: str) -> Path:
 def _export_for_this_process(model_path: Path, name: str, files: dict[str, Path], err: OSError) -> dict[str, Path]:
     """The export in a temporary folder removed at exit, when the cache cannot be written (``err``)."""
     where = err.filename or files["fp32"].parent.parent
-    print(f"itlr: note: the model cache {where} cannot be written ({err.strerror or err}): exporting {name} to ONNX "
-          "for this run only, into a temporary folder (set ITLR_CACHE_DIR to a writable folder to keep it)",
-          file=sys.stderr)
-    tmp = _process_export_dir(model_path, name)
+    note = (f"itlr: note: the model cache {where} cannot be written ({err.strerror or err}): exporting {name} to "
+            "ONNX for this run only, into a temporary folder (set ITLR_CACHE_DIR to a writable folder to keep it)")
+    tmp = _process_export_dir(model_path, name, note)
     return {kind: tmp / path.name for kind, path in files.items()}
 
 
