@@ -627,3 +627,28 @@ def test_rejected_greedy_token_checks_candidates_best_first_ties_by_id():
     b.checked.clear()
     assert dec._pick(Grammar({5}), logits) == 5 and b.masked == 1  # not among the candidates: masked
     assert dec.stats["rejected"] == 2 and dec.stats["masked"] == 1
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_cli_shows_the_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, tty):
+    # a bar written to a log file or a pipe is one line per update: itlr translate asks for it only on a terminal
+    import sys
+
+    import pyarrow as pa
+
+    import itlr_gpu.translate as translate_mod
+    from itlr_gpu.cli import main
+
+    seen = {}
+
+    def fake_translate_table(table, **kw):
+        seen.update(kw)
+        n = table.num_rows
+        return table.append_column("expr", pa.array(['"x"'] * n)).append_column("error", pa.nulls(n, pa.string()))
+
+    monkeypatch.setattr(translate_mod, "translate_table", fake_translate_table)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
+    assert main(["translate", str(q), "-o", str(tmp_path / "o.arrow"), "--translator", "llamacpp"]) == 0
+    assert seen["progress"] is tty

@@ -417,7 +417,7 @@ def run_translate_cli(args) -> int:
         opts["repair"] = getattr(args, "repair", None) or "rules"
         opts["cache"] = not getattr(args, "no_cache", False)
         opts["batch_size"] = getattr(args, "batch_size", None) or DEFAULT_BATCH_SIZE
-        opts["progress"] = True
+        opts["progress"] = sys.stderr.isatty()   # a bar in a log file is a line per update
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,
                           mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
     write_table(out, args.output)
