@@ -191,10 +191,11 @@ def test_an_all_zero_result_of_a_short_query_names_its_cause():
     assert not any("under these operators" in str(w.message) for w in seen)
 
 
-@pytest.mark.parametrize("path", ["memory", "shards", "rerank"])
+@pytest.mark.parametrize("path", ["memory", "shards", "rerank", "bench"])
 def test_every_search_path_refuses_overflow_and_warns_of_underflow(index, path):
-    """A result folder's batches (memory), --shard-rows / --memory-cap (shards) and rerank check their results as
-    the plain search does: scores beyond float32 are refused with the query named, an all-zero query is warned of."""
+    """A result folder's batches (memory), --shard-rows / --memory-cap (shards), rerank and itlr bench (which
+    would otherwise time a search that itlr search refuses) check their results as the plain search does: scores
+    beyond float32 are refused with the query named, an all-zero query is warned of."""
     import pyarrow as pa
 
     from itlr_gpu.scale.bulk import BatchSearcher
@@ -205,6 +206,13 @@ def test_every_search_path_refuses_overflow_and_warns_of_underflow(index, path):
 
     def run(query, ops):
         queries = [itlr.parse(query)]
+        if path == "bench":
+            from itlr_gpu import bench
+            from itlr_gpu.compiler import compile_queries
+            from itlr_gpu.ops import Ops
+
+            return bench.measure(index, compile_queries(queries, ["q0"]), AxisEncoder(), Ops.parse(ops), 3,
+                                 ["torch-cpu"], warmup=0, repeat=1)
         if path == "rerank":
             cands = pa.table({"query_id": ["q0"] * 3, "doc_id": ["d0", "d1", "d2"]})
             return rerank(index, queries, ["q0"], cands, AxisEncoder(), k=3, ops=ops, device="cpu")[0]
