@@ -14,7 +14,7 @@ from itlr_gpu.query import canonical, parse
 from itlr_gpu.translate import translate
 from itlr_gpu.translate.cache import TranslationCache
 from itlr_gpu.translate.llm import VllmTranslator
-from itlr_gpu.translate.repair import KEEPS_LITTLE, LONG_REQUEST, defects, has_negation_cue, repair
+from itlr_gpu.translate.repair import KEEPS_LITTLE, LONG_REQUEST, ONLY_CONNECTIVES, defects, has_negation_cue, repair
 from itlr_gpu.translate.rules import try_translate_rules
 
 from strategies import asts
@@ -149,6 +149,8 @@ def test_repair_is_a_fixed_point_without_defects_and_leaves_none(pair, node):
     fixed, why = repair(pair["text"], form)
     if not defects(pair["text"], form, reference=rules_reading(pair["text"])):
         assert (fixed, why) == (form, [])
+    elif fixed is None:   # a form of connectives alone where the rules find nothing to search for either
+        assert why == [ONLY_CONNECTIVES] and try_translate_rules(pair["text"])[1] is not None
     elif why:
         rules, err = try_translate_rules(pair["text"])
         assert err is None and fixed == canonical(rules) and defects(pair["text"], fixed) == []
@@ -208,6 +210,26 @@ def test_the_output_table_keeps_the_llms_own_form_and_the_defects(tmp_path):
     assert out[0]["llm_expr"] == '"web frameworks other than React"' and "exclusion cue" in out[0]["repaired"]
     assert out[0]["expr"] == canonical(parse('"web frameworks" AND NOT "React"'))
     assert out[1]["llm_expr"] is None and out[1]["repaired"] is None
+
+
+def test_a_form_of_connectives_alone_is_an_error_row_where_the_rules_find_nothing_either(tmp_path):
+    """ "but not" -> NOT "but not" searched for the words "but not"; the rules refuse the request (nothing after
+    "but not"), so the row is an error naming why, the model's form kept beside it; a request the rules do read
+    is repaired as before."""
+    import pyarrow as pa
+
+    from itlr_gpu.translate import translate_table
+
+    answers = {"but not": 'NOT "but not"', "either or": '("either" OR "or")', "cats and": '("cats" AND "and")'}
+    assert repair("but not", answers["but not"]) == (None, [ONLY_CONNECTIVES])
+    assert repair("neither nor", '"neither nor"') == (None, [ONLY_CONNECTIVES])
+    assert repair("cats and", answers["cats and"])[0] == '"cats"'     # the rules read a topic: their form
+    eng = VllmTranslator(llm=MapLLM(answers), mode="logical")
+    out = translate_table(pa.table({"query_id": list("abc"), "text": list(answers)}), translator="vllm",
+                          engine=eng, cache_dir=tmp_path).to_pylist()
+    for row in out[:2]:
+        assert row["expr"] is None and row["error"] == ONLY_CONNECTIVES and row["llm_expr"] == answers[row["text"]]
+    assert out[2]["expr"] == '"cats"' and out[2]["error"] is None
 
 
 ARG_A = ("Private military companies have a strong incentive to perform well because their future contracts depend "

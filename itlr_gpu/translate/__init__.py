@@ -186,8 +186,9 @@ def _repaired(rows: list[Translation]) -> list[Translation]:
     out = []
     for r in rows:
         expr, why = check(r.text, r.expr) if r.ok else (r.expr, [])
-        out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why), llm_expr=r.expr)
-                   if why else r)
+        error = None if expr is not None or not why else why[0]
+        out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why), llm_expr=r.expr,
+                           error=error) if why else r)
     return out
 
 

@@ -335,15 +335,26 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
     return found
 
 
+ONLY_CONNECTIVES = "every term is only a connective: the request names nothing to search for"
+
+
+def _only_connectives(form: str) -> bool:
+    words = [w.strip(",.;:!?") for t in _terms(parse(form)) for w in _norm(t).split()]
+    return bool(words) and all(w in _CONNECTIVES for w in words)
+
+
 def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     """(the form to use, the defects that made it replace the LLM's; [] when kept): the rules' form
     where they translate the request without a defect, else, for a long request the form keeps
-    little of, the request itself as one term.  Where the rules read a short request after a long
+    little of, the request itself as one term; None (an error row) for a form of connectives alone
+    ("but not" -> ``NOT "but not"``) where the rules find nothing either.  Where the rules read a short request after a long
     preamble (a letter, an argued request: their form keeps little of the text and has no other
     defect), keeping little is the right reading, no defect of either form."""
     if form is None or not isinstance(text, str) or _not_english(text):
         return form, []
     ast, err = try_translate_rules(text)
+    if err is not None and _only_connectives(form):   # "but not" -> NOT "but not": nothing to search for
+        return None, [ONLY_CONNECTIVES]
     own = defects(text, ast) if err is None and ast is not None else None
     distilled = own == [KEEPS_LITTLE]
     if own is None or (own and not distilled):
