@@ -2207,3 +2207,26 @@ def test_rules50_headings_lists_corrections_and_exclusions(text, expr):
 ])
 def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a title that opens with "And" / "Or" keeps it (a leading lower-case or lone connective is still dropped)
+    ('And the Band Played On', '"And the Band Played On"'),
+    ('reviews of And Then There Were None', '"And Then There Were None"'),
+    ('And Python tutorials', '"Python tutorials"'),
+    # alternatives between comma-separated fields: the comma after them ends them
+    ('trail running shoes with a rock plate, Hoka or Altra, wide fit',
+     '("trail running shoes with a rock plate" AND ("Hoka" OR "Altra") AND "wide fit")'),
+    ('plums, damsons or greengages, for jam', '(("plums" OR "damsons" OR "greengages") AND "for jam")'),
+    # the writer's own plight after the topic
+    ('fridge making a buzzing noise what should i do', '"fridge making a buzzing noise"'),
+    ('flooded basement what do i do now pls help', '"flooded basement"'),
+    # a court's or a forum's documents opening the request (not counts of cases, not an excluded kind of case)
+    ('cases involving noise complaints against pubs', '"noise complaints against pubs"'),
+    ('threads about sourdough starters that smell of acetone', '"sourdough starters that smell of acetone"'),
+    ('cases of dengue in Brazil', '"cases of dengue in Brazil"'),
+    ('tenancy deposit disputes, excluding cases involving students',
+     '("tenancy deposit disputes" AND NOT "cases involving students")'),
+])
+def test_rules52_titles_fields_plights_and_cases(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-51"
+RULES_VERSION = "rules-52"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -826,9 +826,15 @@ _ADVICE = (
     r"concerning)\b|guides?\s+to\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
 _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
+# A court's or a forum's documents opening the request, before a relation that no count of cases takes ("cases of
+# measles", "cases on cruise ships" are topics; "excluding cases involving physicians" excludes such cases)
+_OPENING_GENRE_RE = re.compile(r"(?:cases|threads)\s+(?:about|abt|regarding|concerning|involving|where)\s+(?=\S)")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
                     "if possible", "if poss", "ideally", "preferably", "especially", "obviously",
-                    "any ideas", "help pls", "pls help", "plz help"}
+                    "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
+                    # the writer's own plight after the topic ("dog ate a sock what do i do")
+                    "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
+                    "what can i do", "what to do", "what now", "idk"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -1027,6 +1033,13 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     # at the start, before two capitalised words (a function word may come first); "Not Python" excludes
     if out and out[0].kind == "NOT" and out[0].text == "Not" and _title_follows(out[1:4]):
         out[0].kind = "WORD"
+    # ... or with "And" / "Or" ("And Then There Were None", "reviews of And the Band Played On"): before three
+    # capitalised words, at the start or after a lower-case word that ends no sentence ("And Python tutorials", "And
+    # New York hotels" keep a leading connective to drop)
+    for i, t in enumerate(out):
+        if t.kind in ("AND", "OR") and t.text in ("And", "Or") and _title_follows(out[i + 1:i + 5], least=3) and (
+                i == 0 or out[i - 1].kind == "WORD" and out[i - 1].text.islower() and out[i - 1].text[-1:].isalpha()):
+            t.kind = "WORD"
     # ... and inside one: "Rebel Without a Cause lobby cards", "Things Not Seen quotes": a capitalised "Without"
     # between a capitalised word and a capitalised one (a function word may come first), "Not" or "No" so after the
     # text's first word ("hotels in Spain Not Barcelona" excludes), "Not" also after two capitalised words ("Make
@@ -1323,13 +1336,14 @@ def _acronym_expansions(raw: list[_Tok]) -> list[_Tok]:
 _TITLE_FUNCTION_WORDS = {"the", "a", "an", "for", "of", "in", "to", "my", "our", "with", "without", "on", "at"}
 
 
-def _title_follows(toks: list[_Tok]) -> bool:
+def _title_follows(toks: list[_Tok], least: int = 2) -> bool:
+    """``toks`` open with ``least`` capitalised words (a function word may come first)."""
     words = [t.text for t in toks if t.kind == "WORD"]
     if len(words) < len(toks) or not words:
         return False
     if words[0] in _TITLE_FUNCTION_WORDS:
         words = words[1:]
-    return len(words) >= 2 and all(w[:1].isupper() for w in words[:2])
+    return len(words) >= least and all(w[:1].isupper() for w in words[:least])
 
 
 def _plus_joins(toks: list[_Tok], i: int) -> bool:
@@ -1500,7 +1514,7 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
-                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
+                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
                 own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
                 if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
                     stripped = words[len(own.group(0).split()):]
@@ -1555,10 +1569,13 @@ def _term_text(text: str) -> str:
     low = text.lower()
     if low in _TRAILING_FILLER:
         return ""
-    for tail in _TRAILING_FILLER:
-        if low.endswith(" " + tail):
-            text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
-            low = text.lower()
+    stripped = True
+    while stripped:   # "what do i do pls help": one filler after another, in any order
+        stripped = False
+        for tail in _TRAILING_FILLER:
+            if low.endswith(" " + tail):
+                text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
+                low, stripped = text.lower(), True
     return text
 
 
@@ -1610,6 +1627,9 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
                 merged[-1] = _Tok("SEMI", t.text)
         else:
             merged.append(_Tok(t.kind, t.text))
+    for t in merged:   # a sentence's comma with nothing after it (the filler there dropped: "X, what do i do")
+        if t.kind == "TERM":
+            t.text = t.text.rstrip(",;")
     # 1a. a preposition before a group opener belongs to no term ("sea ice algae in either the Barents Sea or
     #     Fram Strait", "keepers, in either Britain or the US"): the group is the operand it introduces
     for i in range(len(merged) - 2, -1, -1):
@@ -1954,6 +1974,7 @@ class _Parser:
             parts[-1][0].append(operand)
             run.append(sep)
         nodes = [_shared_after_or(part_operands, part_seps) or _topic_then_names(part_operands, part_seps)
+                 or _or_between_commas(part_operands, part_seps)
                  or _precedence(part_operands, _resolve_commas(part_seps))
                  for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
@@ -2056,6 +2077,24 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
             and _fold(topic[-2]) not in _COMPARED_GROUND_LINKS | {"of", "with", "by", "to", "about"}:
         return make_and([operands[0], make_or(operands[1:])])
     return None
+
+
+def _or_between_commas(operands: list[Node], seps: list[str]) -> Node | None:
+    """Alternatives in the middle of comma-separated fields: "hiking boots with ankle support, Merrell or Salomon,
+    waterproof" is the boots AND either brand AND waterproof; the comma after the alternatives ends them (a bare
+    comma there took the "or" before it: four alternatives).  What comes before them is read as
+    :func:`_topic_then_names` reads it (a topic, or the head of a list "A, B or C, D")."""
+    if seps.count("OR") != 1 or any(s not in ("OR", "COMMA") for s in seps):
+        return None
+    k = seps.index("OR")
+    if k == 0 or k == len(seps) - 1 or not all(isinstance(o, Term) for o in operands) \
+            or any(len(o.text.split()) > _MAX_OR_BEFORE_SHARED for o in operands[:k + 2]):   # claims' sentences
+        return None
+    head = _topic_then_names(operands[:k + 2], seps[:k + 1]) or make_or(operands[:k + 2])
+    after = operands[k + 2:]
+    if not all(len(o.text.split()) <= _MAX_SHARED_AFTER_OR for o in after):
+        return None
+    return make_and([head, *after])
 
 
 _MAX_SHARED_AFTER_OR = 5   # words
