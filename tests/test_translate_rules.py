@@ -2218,6 +2218,9 @@ def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     ('trail running shoes with a rock plate, Hoka or Altra, wide fit',
      '("trail running shoes with a rock plate" AND ("Hoka" OR "Altra") AND "wide fit")'),
     ('plums, damsons or greengages, for jam', '(("plums" OR "damsons" OR "greengages") AND "for jam")'),
+    # pipes between fields, one of which has its own "or": each field is a group (plain pipes are still "or")
+    ('nurse | ICU or ER | nights, not agency', '("nurse" AND ("ICU" OR "ER") AND "nights" AND NOT "agency")'),
+    ('sourdough | rye | spelt', '("sourdough" OR "rye" OR "spelt")'),
     # the writer's own plight after the topic
     ('fridge making a buzzing noise what should i do', '"fridge making a buzzing noise"'),
     ('flooded basement what do i do now pls help', '"flooded basement"'),

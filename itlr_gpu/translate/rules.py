@@ -3716,7 +3716,14 @@ def _loose_operators(text: str) -> str:
     if len(pluses) >= 2 and not re.search(r"\s-\s", text) and not any(
             _fold(w) in _KEYS for m in pluses for w in (text[:m.start()].split()[-1:] + text[m.end():].split()[:1])):
         text = _SPACED_PLUS_RE.sub(" and ", text)
-    text = _PIPE_RE.sub(" or ", text)
+    fields = _PIPE_RE.split(text)
+    # a field with an "or" of its own: the pipes separate fields, each its own group ("UX designer | fintech or
+    # healthcare | Berlin" is the designer AND either sector AND Berlin)
+    if len(fields) > 1 and any(re.search(r"\bor\b", f, re.I) for f in fields) \
+            and not any(re.search(r"[()]", f) for f in fields):
+        text = ", ".join(f"({f})" if re.search(r"\bor\b", f, re.I) else f for f in fields)
+    else:
+        text = " or ".join(fields)
     text = _keyword_alternatives(text)
     if re.search(r"\w\s+\+\s+\w", text):
         text = _LOOSE_MINUS_RE.sub(" but not ", text)
