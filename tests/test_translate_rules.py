@@ -2221,6 +2221,8 @@ def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     # pipes between fields, one of which has its own "or": each field is a group (plain pipes are still "or")
     ('nurse | ICU or ER | nights, not agency', '("nurse" AND ("ICU" OR "ER") AND "nights" AND NOT "agency")'),
     ('sourdough | rye | spelt', '("sourdough" OR "rye" OR "spelt")'),
+    # courts and judges are authorities whose sayings are the documents
+    ('what do judges say about sentencing of first offenders', '"sentencing of first offenders"'),
     # the writer's own plight after the topic
     ('fridge making a buzzing noise what should i do', '"fridge making a buzzing noise"'),
     ('flooded basement what do i do now pls help', '"flooded basement"'),

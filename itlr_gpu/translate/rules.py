@@ -657,7 +657,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # ("What does Trump say about tariffs?" keeps its question)
     r"what\s+(?:do|does|did)\s+(?:(?:the|most|many|modern|recent|current|other)\s+)?(?:we|you|they|people|"
     r"scientists|researchers|experts|specialists|scholars|academics|historians|economists|doctors|physicians|"
-    r"clinicians|psychologists|philosophers|critics|analysts|studies|science|research|law|literature|data|"
+    r"clinicians|psychologists|philosophers|critics|analysts|studies|science|research|law|literature|data|courts?|judges|"
     r"evidence|sources|textbooks)\s+(?:know|say|think|tell\s+us|write|report|conclude|claim|believe)\s+"
     r"(?:about|on|regarding|of)\b",
     r"what\s+(?:research|evidence|studies|literature|work|data)\s+(?:exists?|is\s+there|are\s+there|"
