@@ -457,7 +457,7 @@ def run_number_column(table: pa.Table, name: str, where: str, text: bool = False
         raise InputError(f"column has type {col.type}", f"{where} column 'score'", "numbers")
     if name == "score" and pa.types.is_floating(col.type):
         finite = pc.is_finite(col)
-        if not pc.all(finite).as_py():
+        if len(col) and pc.all(finite).as_py() is False:   # (an empty column's all() is null: no row to blame)
             row = pc.index(finite, False).as_py()
             raise InputError(f"score at row {row} is {col[row].as_py()}", f"{where} column 'score'",
                              "finite scores (no NaN or infinity)")

@@ -440,3 +440,27 @@ def test_eval_cli_json_holds_the_means_and_each_querys_values(tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", str(run), str(tmp_path / "qrels.tsv"), "--json", str(tmp_path / "eval.txt")]) != 0
     assert "(expected .json)" in capsys.readouterr().err and not (tmp_path / "eval.txt").exists()
+
+
+@pytest.mark.parametrize("kind", ["arrow", "parquet", "tsv"])
+def test_an_empty_result_table_with_a_score_column_is_one_error_line(tmp_path, capsys, kind):
+    # a results table filtered down to nothing (or a TSV of its header alone): eval and rerank say it has no rows
+    # (the finite-score check read an empty column's null all() as a failure and indexed row -1)
+    import pyarrow.ipc as ipc
+
+    from itlr_gpu.cli import main
+
+    path = tmp_path / f"empty.{kind}"
+    if kind == "arrow":
+        with ipc.new_file(path, RESULT_SCHEMA) as w:
+            w.write_table(RESULT_SCHEMA.empty_table())
+    elif kind == "parquet":
+        pq.write_table(RESULT_SCHEMA.empty_table(), path)
+    else:
+        path.write_text("query_id\tdoc_id\tscore\n")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    capsys.readouterr()
+    assert main(["eval", str(path), str(qrels)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"itlr: error: {path}: no rows (expected at least one (query_id, doc_id) row)\n"
