@@ -149,7 +149,11 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
 
 
 def query_list(queries: Iterable[str | Node]) -> list[str | Node]:
-    """``queries`` as a list; one string, or something not iterable, is an InputError."""
+    """``queries`` as a list (an Arrow column: its values); one string, or something not iterable, is an
+    InputError."""
+    from .validate import python_values
+
+    queries = python_values(queries)
     if isinstance(queries, (str, bytes)):
         raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
     if not isinstance(queries, Iterable):
@@ -168,7 +172,9 @@ def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | No
     elif isinstance(query_ids, (str, bytes)) or not isinstance(query_ids, Iterable):
         raise InputError(f"query_ids is a {type(query_ids).__name__}", "query_ids", "a list of ids, one per query")
     else:   # the rules of every id: a string (or an integer), none empty, none twice, no white space at an end
-        query_ids = list(query_ids)
+        from .validate import python_values
+
+        query_ids = list(python_values(query_ids))
         bad = next((i for i, q in enumerate(query_ids)
                     if not isinstance(q, (str, int, np.integer)) or isinstance(q, bool)), None)
         if bad is not None:

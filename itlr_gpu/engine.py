@@ -17,6 +17,7 @@ from .io import RESULT_SCHEMA
 from .ops import Ops
 from .query import Node, natural_text, parse as parse_query
 from .scoring import RECOMMENDED, ScoreOptions
+from .validate import python_values
 
 
 def search(
@@ -79,6 +80,7 @@ def search(
     options = check_score_options(score_options).override(hybrid=hybrid, neg_hybrid=neg_hybrid,
                                                            conj_hybrid=conj_hybrid, calibration=calibration,
                                                            guard=guard)
+    whole_queries = python_values(whole_queries)   # an Arrow column: its texts
     check_whole_queries(whole_queries, len(queries), options)
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:

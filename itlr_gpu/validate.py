@@ -228,6 +228,14 @@ def plain_float(text: str) -> float:
     return float(text)
 
 
+def python_values(values: Any) -> Any:
+    """An Arrow array or a table's column as its Python values (what ``pyarrow`` hands a user who reads a query
+    file: its elements are Arrow scalars), anything else as it is."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values.to_pylist()
+    return values
+
+
 def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
     """``pa.array(values, string)``; a lone surrogate is an InputError naming the row."""
     try:

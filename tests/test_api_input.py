@@ -272,3 +272,26 @@ def test_translate_refuses_what_is_not_a_text_row_by_row():
         "lone surrogate '\\ud800' at character 4 (expected valid Unicode text)", "missing text", "empty text"]
     assert rows[2].text == "cats\\ud800"   # escaped: an output table can hold it
     assert rows[5].expr == '("cats" AND NOT "dogs")' and rows[5].error is None
+
+
+def test_arrow_columns_are_accepted_wherever_lists_are(index):
+    """A query file read with pyarrow hands over columns whose elements are Arrow scalars: queries, query ids
+    (strings or integers, as doc ids) and whole-query texts given as columns search as their Python lists do."""
+    import pyarrow as pa
+
+    from itlr_gpu.scale.rerank import rerank
+
+    table = pa.table({"query_id": ["x", "y"], "expr": ["a AND NOT c", "a OR c"], "text": ["a", "d"]})
+    kw = dict(encoder=AxisEncoder(), k=3, score_options="recommended")
+    want = itlr.search(index, ["a AND NOT c", "a OR c"], query_ids=["x", "y"], whole_queries=["a", "d"], **kw)
+    got = itlr.search(index, table.column("expr"), query_ids=table.column("query_id"),
+                      whole_queries=table.column("text"), **kw)
+    assert got.equals(want)
+    numbered = itlr.search(index, table.column("expr").combine_chunks(), query_ids=pa.array([7, 8]),
+                           whole_queries=pa.array(["a", "d"]), **kw)
+    assert numbered.column("query_id").to_pylist() == ["7"] * 3 + ["8"] * 3
+    assert numbered.column("doc_id").equals(want.column("doc_id"))
+    cands = pa.table({"query_id": ["x", "x", "y"], "doc_id": ["d0", "d1", "d2"]})
+    plain = rerank(index, ["a AND NOT c", "a OR c"], ["x", "y"], cands, AxisEncoder(), k=3, device="cpu")[0]
+    arrow = rerank(index, table.column("expr"), table.column("query_id"), cands, AxisEncoder(), k=3, device="cpu")[0]
+    assert arrow.equals(plain)

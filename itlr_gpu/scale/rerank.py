@@ -37,6 +37,7 @@ import torch
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
 from ..engine import check_results, check_score_options, check_whole_queries, whole_query_embeddings
+from ..validate import python_values
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, RUN_EXTENSIONS, read_run, run_columns
@@ -143,6 +144,7 @@ def rerank(
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
+    queries, query_ids, whole_queries = (python_values(v) for v in (queries, query_ids, whole_queries))
     checked = check_score_options(score_options)
     options = checked if checked.active else None
     if options is not None and options.calibration == "percentile":
