@@ -154,12 +154,23 @@ def test_nesting_limit():
 
 
 def test_length_limit():
-    long_chain = " OR ".join(["a"] * (MAX_QUERY_CHARS // 5))
+    long_chain = " OR ".join(['"a"'] * (MAX_QUERY_CHARS // 7))   # (its canonical form adds only the parentheses)
     assert len(long_chain) <= MAX_QUERY_CHARS
-    assert isinstance(parse(long_chain), Or)
+    assert isinstance(parse(long_chain), Or) and parse(canonical(parse(long_chain))) == parse(long_chain)
+    with pytest.raises(QuerySyntaxError, match=r"canonical form is 1399998 characters long"):
+        parse(" OR ".join(["a"] * (MAX_QUERY_CHARS // 5)))   # 999,999 characters typed, each term to be quoted
     with pytest.raises(QuerySyntaxError, match="characters long") as info:
         parse("a" * (MAX_QUERY_CHARS + 1))
     assert info.value.position == MAX_QUERY_CHARS
+    # the limit counts the canonical form too (its quotes, escaped '"' and '\\'), so an accepted query's canonical
+    # form is accepted: a bare term at the limit, bare words with backslashes, ASCII quotes in a typographic term
+    for query in ["a" * MAX_QUERY_CHARS, "x\\y " * (MAX_QUERY_CHARS // 4 - 1) + "z",
+                  "\u201c" + 'say "hi" ' * (MAX_QUERY_CHARS // 9 - 1) + "\u201d"]:
+        assert len(query) <= MAX_QUERY_CHARS
+        with pytest.raises(QuerySyntaxError, match=r"canonical form is \d+ characters long"):
+            parse(query)
+    fits = "a" * (MAX_QUERY_CHARS - 2)
+    assert parse(canonical(parse(fits))) == Term(fits)
 
 
 def test_canonical_form_of_any_accepted_query_parses_back():

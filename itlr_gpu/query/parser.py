@@ -28,7 +28,8 @@ from ..errors import InputError, QuerySyntaxError
 from .ast import Node, Not, Term, make_and, make_or
 
 MAX_QUERY_CHARS = 1_000_000
-"""Longest accepted query, in characters."""
+"""Longest accepted query, in characters, as typed and as :func:`~itlr_gpu.query.canonical` writes it (every term
+quoted, quotes and backslashes escaped), so a canonical form parses back."""
 
 MAX_DEPTH = 64
 """Deepest accepted nesting: each '(' and each NOT counts one level, in the query as typed and as
@@ -235,6 +236,14 @@ class _Parser:
                 raise self.error("unbalanced ')'", "AND, OR or end of query")
             raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or end of query")
         self.check_canonical_depth(node)
+        if len(self.query) > MAX_QUERY_CHARS // 3:   # (a canonical form is well under 3x the query typed)
+            from .printer import canonical
+
+            written = len(canonical(node))
+            if written > MAX_QUERY_CHARS:   # (its quotes and escapes): then it would not parse back
+                raise self.error(f"query's canonical form is {written} characters long", f"at most {MAX_QUERY_CHARS} "
+                                 "characters, counted as its canonical form writes them (every term quoted, '\"' "
+                                 "and '\\' escaped)", 0)
         return node
 
     def parse_or(self, depth: int) -> Node:
