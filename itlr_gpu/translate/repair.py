@@ -347,9 +347,9 @@ def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     """(the form to use, the defects that made it replace the LLM's; [] when kept): the rules' form
     where they translate the request without a defect, else, for a long request the form keeps
     little of, the request itself as one term; None (an error row) for a form of connectives alone
-    ("but not" -> ``NOT "but not"``) where the rules find nothing either.  Where the rules read a short request after a long
-    preamble (a letter, an argued request: their form keeps little of the text and has no other
-    defect), keeping little is the right reading, no defect of either form."""
+    ("but not" -> ``NOT "but not"``) where the rules find nothing either.  Where the rules read a
+    short request after a long preamble (a letter, an argued request: their form keeps little of
+    the text and has no other defect), keeping little is the right reading, no defect of either form."""
     if form is None or not isinstance(text, str) or _not_english(text):
         return form, []
     ast, err = try_translate_rules(text)

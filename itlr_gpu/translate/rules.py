@@ -657,7 +657,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     # ("What does Trump say about tariffs?" keeps its question)
     r"what\s+(?:do|does|did)\s+(?:(?:the|most|many|modern|recent|current|other)\s+)?(?:we|you|they|people|"
     r"scientists|researchers|experts|specialists|scholars|academics|historians|economists|doctors|physicians|"
-    r"clinicians|psychologists|philosophers|critics|analysts|studies|science|research|law|literature|data|courts?|judges|"
+    r"clinicians|psychologists|philosophers|critics|analysts|studies|science|research|law|literature|data|"
+    r"courts?|judges|"
     r"evidence|sources|textbooks)\s+(?:know|say|think|tell\s+us|write|report|conclude|claim|believe)\s+"
     r"(?:about|on|regarding|of)\b",
     r"what\s+(?:research|evidence|studies|literature|work|data)\s+(?:exists?|is\s+there|are\s+there|"
@@ -1514,7 +1515,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
-                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])   # (not "Hello Kitty", "Hey Jude": titles)
+                # (not "Hello Kitty", "Hey Jude": titles)
+                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
                 own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
                 if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
                     stripped = words[len(own.group(0).split()):]
