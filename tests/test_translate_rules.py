@@ -2221,6 +2221,12 @@ def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     # pipes between fields, one of which has its own "or": each field is a group (plain pipes are still "or")
     ('nurse | ICU or ER | nights, not agency', '("nurse" AND ("ICU" OR "ER") AND "nights" AND NOT "agency")'),
     ('sourdough | rye | spelt', '("sourdough" OR "rye" OR "spelt")'),
+    # an error message as printed: its colon stays, its "not" is the message's, its own bracket too (not an aside)
+    ('ValueError: not enough values to unpack', '"ValueError: not enough values to unpack"'),
+    ('npm ERROR: code ELIFECYCLE (exit status 1), windows only, not mac',
+     '("npm ERROR: code ELIFECYCLE (exit status 1)" AND "windows" AND NOT "mac")'),
+    ('KeyError: user_id in the billing job (not the cron one)',
+     '("KeyError: user_id in the billing job" AND NOT "the cron")'),
     # courts and judges are authorities whose sayings are the documents
     ('what do judges say about sentencing of first offenders', '"sentencing of first offenders"'),
     # the writer's own plight after the topic

@@ -918,6 +918,48 @@ def _clean(text: str) -> str:
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
+# An error message quoted as it was printed: "TypeError: ...", "fatal: not a git repository", "ERROR: ..."
+_ERROR_HEAD_RE = re.compile(r"(?:[\w.$]*(?:Error|Exception)|[Ee]rror|ERROR|[Ff]atal|FATAL|[Pp]anic|PANIC|"
+                            r"WARNING|[Ee]xception):")
+
+
+def _error_messages(raw: list[_Tok]) -> list[_Tok]:
+    """An error message's words, from its head ("TypeError:", "fatal:") to the end of its clause (a comma, a
+    bracket, a sentence's stop), are one phrase, kept as printed: its colon stays and its "not" / "no" are the
+    message's words ("fatal: not a git repository" excludes nothing; every outside writer kept such a message
+    whole, colon and all)."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(raw):
+        t = raw[i]
+        if t.kind == "WORD" and _ERROR_HEAD_RE.fullmatch(t.text) and i + 1 < len(raw) and raw[i + 1].kind == "WORD":
+            j, words = i + 1, [t.text]
+            while j < len(raw):
+                if raw[j].kind == "LP":   # the message's own bracket ("(reading 'map')"), not an aside ("(not X)")
+                    k = j + 1
+                    while k < len(raw) and raw[k].kind == "WORD":
+                        k += 1
+                    if not (k < len(raw) and raw[k].kind == "RP" and k > j + 1
+                            and _fold(raw[j + 1].text) not in _NO_GROUP_START):
+                        break
+                    words[-1] += " (" + " ".join(w.text for w in raw[j + 1:k]) + ")"
+                    j = k + 1
+                    continue
+                if raw[j].kind != "WORD":
+                    break
+                words.append(raw[j].text)
+                j += 1
+                if words[-1][-1:] in ".?!" and not _INITIALS_RE.fullmatch(words[-1]):
+                    break
+            words[-1] = words[-1].rstrip(".?!") or words[-1]
+            out.append(_Tok("QTERM", " ".join(words), t.spaced))
+            i = j
+        else:
+            out.append(t)
+            i += 1
+    return out
+
+
 def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
@@ -933,6 +975,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
             raw.append(_Tok("WORD", word, spaced))
+    raw = _error_messages(raw)
     raw = _acronym_expansions(raw)
     # Sentence punctuation glued to words: "health?" / "decline." / "X:" (keep "E. coli" inside).
     for i, t in enumerate(raw):
