@@ -2241,3 +2241,21 @@ def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
 ])
 def test_rules52_titles_fields_plights_and_cases(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a lower-case keyword string, then one word as the other alternative: the string before the last word is shared
+    ('garden shed felt roof repair torn or leaking', '("garden shed felt roof repair" AND ("torn" OR "leaking"))'),
+    ('air fryer cod or haddock', '("air fryer" AND ("cod" OR "haddock"))'),
+    ('olive oil or butter', '("olive oil" OR "butter")'),                # two words before "or" stay
+    # models and codes after what they are of
+    ('Dell XPS 13 9310 or 9315', '("Dell XPS 13" AND ("9310" OR "9315"))'),
+    ('mountain bike Deore M6100 or SLX M7100', '("mountain bike" AND ("Deore M6100" OR "SLX M7100"))'),
+    ('Nothing Phone 2a or Pixel 8a', '("Nothing Phone 2a" OR "Pixel 8a")'),   # two products
+    # "not using X" excludes X; "A vs B difference(s)" compares A and B
+    ('sourdough bread without using commercial yeast', '("sourdough bread" AND NOT "commercial yeast")'),
+    ('tea vs coffee differences', '("tea" AND "coffee")'),
+    ('gender pay difference', '"gender pay difference"'),
+])
+def test_rules53_keyword_alternatives_codes_and_comparisons(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
