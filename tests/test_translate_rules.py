@@ -2248,6 +2248,7 @@ def test_rules52_titles_fields_plights_and_cases(text, expr):
     ('garden shed felt roof repair torn or leaking', '("garden shed felt roof repair" AND ("torn" OR "leaking"))'),
     ('air fryer cod or haddock', '("air fryer" AND ("cod" OR "haddock"))'),
     ('olive oil or butter', '("olive oil" OR "butter")'),                # two words before "or" stay
+    ('help fixing my sink or toilet', '("help fixing my sink" OR "toilet")'),   # the noun goes with its "my"
     # models and codes after what they are of
     ('Dell XPS 13 9310 or 9315', '("Dell XPS 13" AND ("9310" OR "9315"))'),
     ('mountain bike Deore M6100 or SLX M7100', '("mountain bike" AND ("Deore M6100" OR "SLX M7100"))'),

@@ -4419,7 +4419,8 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if len(kids) == 2 and len(words) == 1 and len(head) >= 3 and heads \
             and all(re.fullmatch(r"[a-z0-9][a-z0-9'-]*", w) for w in head + words) \
             and not {w for w in head + words} & (_TITLE_SMALL | _NO_SHARED_HEAD_END | _BOUND_FOLLOWERS | {"than", "other"}) \
-            and words[0] not in _GENERIC_TAILS | _TIME_UNITS | {"less", "more", "fewer", "above", "below", "so", "similar"}:
+            and words[0] not in _GENERIC_TAILS | _TIME_UNITS | {"less", "more", "fewer", "above", "below", "so", "similar"} \
+            and head[-2] not in _DETERMINERS:   # ("fixing my sink or toilet": the noun goes with its "my")
         return make_and([Term(" ".join(head[:-1])), make_or([Term(head[-1]), Term(words[0])])])
     return node
 
@@ -4534,6 +4535,8 @@ def _drop_leading_link(node: Node, quoted: set[str]) -> Node:
 _LATITUDE = {"similar", "equivalent", "the like", "something similar", "similar ones", "something like it",
              "something like that", "an equivalent", "a similar one", "a similar model", "comparable"}
 _MAX_SHARED_TAIL = 4   # words of a lower-case noun shared by names
+_DETERMINERS = {"my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those", "some", "any",
+                "no", "every", "each"}
 _GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "sorts", "version", "versions", "way",
                   "ways", "variety", "varieties", "edition", "editions"}   # "(Neapolitan or New York style)"
 
