@@ -644,6 +644,7 @@ def test_10_dotfiles_count_and_folders_are_not_files(base, tmp_path, capsys):
     rc, _, err = run_cli(["search", idx, q, "-o", empty], capsys)
     assert_clean_failure(rc, err, (1,))
     assert os.listdir(empty) == []
+    assert f"or this result folder with a trailing '/': {empty}/" in err   # how to mean the folder
 
 
 @pytest.mark.parametrize("argv", [

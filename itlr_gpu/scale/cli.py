@@ -93,6 +93,9 @@ def check_search_args(args: argparse.Namespace) -> None:
         try:
             check_output(args.output)
         except OutputError as e:
+            if e.what == "output path is a folder":   # "out.parquet", a folder: a file by its name, unless marked
+                raise OutputError(e.what, e.where, f"{e.expected}, or this result folder with a trailing '/': "
+                                                   f"{args.output.rstrip('/' + os.sep)}/") from None
             if not e.what.startswith("unknown output type"):
                 raise
             raise OutputError(e.what, e.where, f"{e.expected}, or a result folder: a name without an extension, "
