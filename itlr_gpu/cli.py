@@ -408,7 +408,7 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
     index.check_embedded_alike(*embedding_record(encoder), planned=True)
     new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
-                      keep_empty=args.keep_empty)
+                      keep_empty=args.keep_empty, not_in=index)   # an id already there: refused before encoding
     took = time.perf_counter() - started
     appended = index.append(new)
     appended.save(args.output)

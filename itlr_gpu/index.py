@@ -229,12 +229,14 @@ class Index:
 
     @classmethod
     def build(cls, corpus: PathLike | pa.Table, encoder: Encoder | None = None, *,
-              dtype: str = "float16", batch_size: int = 256, keep_empty: bool = False) -> Index:
+              dtype: str = "float16", batch_size: int = 256, keep_empty: bool = False,
+              not_in: Index | None = None) -> Index:
         """Encode a corpus (a path :func:`read_corpus` accepts, or a table) into an index.
 
         Documents without text (empty title and text) are left out with a warning: the vector of an empty
         string is close to every short term, so such documents would top OR queries.  ``keep_empty=True``
-        embeds each as an empty string (their ids kept in the index)."""
+        embeds each as an empty string (their ids kept in the index).  ``not_in``: an index the new documents
+        are for (:meth:`append`); an id already in it is refused before anything is encoded."""
         from tqdm.auto import tqdm
 
         dt = _dtype(dtype)
@@ -274,6 +276,8 @@ class Index:
                 table = table.filter(pa.array(keep))
                 texts = [t for t, k in zip(texts, keep) if k]
                 n = len(texts)
+        if not_in is not None:
+            not_in.check_new_ids(table.column("doc_id"))
         scant = [i for i, t in enumerate(texts) if _letters(t) < _MIN_LETTERS and _has_text(t)]
         if scant:   # kept (they are documents), but worth a word: they behave like the empty ones above
             first = table.column("doc_id")[scant[0]].as_py()
@@ -376,11 +380,7 @@ class Index:
             raise InputError(f"documents of dimension {other.dim} appended to an index of dimension {self.dim}",
                              where, "vectors of the index's dimension")
         self.check_embedded_alike(other.manifest.get("model"), other.manifest.get("encoder"))
-        mine = set(self.doc_ids.to_pylist())
-        repeated = [d for d in other.doc_ids.to_pylist() if d in mine]
-        if repeated:
-            raise InputError(f"doc_id {repeated[0]!r} is already in the index ({len(repeated):,} of the new ids are)",
-                             where, "new doc ids only (to replace a document, build the index again)")
+        self.check_new_ids(other.doc_ids)
         matrix = np.concatenate([np.asarray(self.embeddings), np.asarray(other.embeddings, dtype=self.dtype)])
         ids = pa.concat_arrays([self.doc_ids, other.doc_ids.cast(self.doc_ids.type)])
         manifest = dict(self.manifest, count=int(matrix.shape[0]), checksum=None, created=None)
@@ -388,6 +388,15 @@ class Index:
         return Index(matrix, ids, manifest)
 
     # ------------------------------------------------------------------ checks
+
+    def check_new_ids(self, ids: pa.Array | pa.ChunkedArray) -> None:
+        """Refuse doc ids that are already in this index (what :meth:`append` would be given)."""
+        mine = set(self.doc_ids.to_pylist())
+        repeated = [d for d in ids.to_pylist() if str(d) in mine]
+        if repeated:
+            raise InputError(f"doc_id {str(repeated[0])!r} is already in the index ({len(repeated):,} of the new ids "
+                             "are)", str(self.path) if self.path else "index",
+                             "new doc ids only (to replace a document, build the index again)")
 
     def check_encoder(self, encoder: Encoder) -> None:
         """Refuse an encoder whose settings (model, max length, backend, precision; when the index

@@ -131,6 +131,17 @@ def test_index_append_with_another_model_is_refused_before_any_encoding(tmp_path
     assert main(["index", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "imp"), "--append"]) == 1
     assert "records no encoder settings (imported embeddings of other-model: not how they were embedded)" \
         in capsys.readouterr().err
+    # an id already in the index: refused from the corpus's ids, before any document is encoded
+    monkeypatch.undo()
+    from itlr_gpu.encoders import SentenceTransformerEncoder
+
+    monkeypatch.setattr(SentenceTransformerEncoder, "encode", no_encoding)
+    (tmp_path / "c.jsonl").write_text(json.dumps({"_id": "z", "text": "owls"}) + "\n"
+                                      + json.dumps({"_id": DOCS[1][0], "text": "again"}) + "\n")
+    assert main(["index", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "ix"), "--append"]) == 1
+    err = capsys.readouterr().err
+    assert f"doc_id {DOCS[1][0]!r} is already in the index (1 of the new ids are)" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
