@@ -203,7 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "are left out (such a vector is close to every short term)")
     s.add_argument("--embeddings", help="import this .npy matrix (or Parquet/Arrow list<float> column) instead")
     s.add_argument("--ids", help="document ids for --embeddings: text file (one a line) or Arrow/Parquet column")
-    s.add_argument("--batch-size", type=positive_int, default=256)
+    s.add_argument("--batch-size", type=positive_int, default=256,
+                   help="documents per call to the encoder (default 256; the progress bar's step and the length "
+                        "sort's window): each call runs forward passes of up to the encoder's own batch, so a "
+                        "smaller --batch-size than that also shrinks the passes (and slows encoding)")
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
                    help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed; "
@@ -365,13 +368,13 @@ def cmd_index(args) -> int:
     n = len(index)
     print(f"indexed {cli_common.counted(n, 'document')} (d={index.dim}, {index.dtype}) -> {args.output}")
     if args.corpus:   # the figure a bulk job is planned by; the encoder settings are what it depends on
-        print(_encoding_line(n, took, encoder))
+        print(_encoding_line(n, took, encoder, args.batch_size))
     return 0
 
 
-def _encoding_line(n: int, took: float, encoder) -> str:
+def _encoding_line(n: int, took: float, encoder, batch_size: int | None = None) -> str:
     return (f"encoding took {took:.1f} s, {n / took:,.1f} documents/s (corpus read and model load included; "
-            f"{encoder_summary(encoder)})")
+            f"{encoder_summary(encoder, batch_size)})")
 
 
 def _append_to_index(args, encoder_flags: list[str]) -> int:
@@ -414,17 +417,20 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     appended.save(args.output)
     print(f"appended {cli_common.counted(len(new), 'document')} to {args.output}: "
           f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")
-    print(_encoding_line(len(new), took, encoder))
+    print(_encoding_line(len(new), took, encoder, args.batch_size))
     return 0
 
 
-def encoder_summary(encoder) -> str:
-    """``encoder onnx int8, max length 256, 1 text per forward pass`` from the settings an encoder reports."""
+def encoder_summary(encoder, batch_size: int | None = None) -> str:
+    """``encoder onnx int8, max length 256, 1 text per forward pass`` from the settings an encoder reports
+    (``batch_size``: the documents per encode call, which caps a pass)."""
     s = getattr(encoder, "settings", None) or {}
     parts = [f"encoder {s['backend']} {s['precision']}" if "backend" in s and "precision" in s else "encoder"]
     if s.get("max_length"):
         parts.append(f"max length {s['max_length']}")
     batch = getattr(encoder, "forward_batch", None)
+    if batch and batch_size:
+        batch = min(batch, batch_size)
     if batch:
         parts.append(f"{batch} text{'' if batch == 1 else 's'} per forward pass")
     return ", ".join(parts)

@@ -177,6 +177,14 @@ def test_encoder_summary_takes_what_an_encoder_reports():
     assert encoder_summary(Plain()) == "encoder"
     assert encoder_summary(Onnx()) == "encoder onnx int8, max length 256, 1 text per forward pass"
 
+    class Torch(Plain):
+        settings = {"backend": "torch", "precision": "fp32", "max_length": 64}
+        forward_batch = 16
+
+    # itlr index --batch-size N hands the encoder N documents a call: a pass holds no more
+    assert encoder_summary(Torch(), 256).endswith("16 texts per forward pass")
+    assert encoder_summary(Torch(), 1).endswith("1 text per forward pass")
+
 
 @pytest.mark.slow
 def test_text_field_is_the_baseline_and_parquet_output(workdir):
