@@ -295,3 +295,12 @@ def test_arrow_columns_are_accepted_wherever_lists_are(index):
     plain = rerank(index, ["a AND NOT c", "a OR c"], ["x", "y"], cands, AxisEncoder(), k=3, device="cpu")[0]
     arrow = rerank(index, table.column("expr"), table.column("query_id"), cands, AxisEncoder(), k=3, device="cpu")[0]
     assert arrow.equals(plain)
+
+
+def test_an_overflow_with_one_minus_names_its_own_cause(index):
+    # NOT as one_minus is up to 2 where a similarity is negative: a long enough AND of them passes float32 too, and
+    # the advice is not "NOT as one_minus", which it already is
+    query = "c AND " + " AND ".join(["NOT d"] * 200)
+    with pytest.raises(InputError, match=r"overflows float32 .* with ops product,sum,one_minus \(expected fewer NOTs "
+                                         r"in one AND \(1 - x is up to 2 where a similarity is negative"):
+        itlr.search(index, [query], encoder=AxisEncoder(), k=3)

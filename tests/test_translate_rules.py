@@ -2260,3 +2260,14 @@ def test_rules52_titles_fields_plights_and_cases(text, expr):
 ])
 def test_rules53_keyword_alternatives_codes_and_comparisons(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+def test_a_reading_with_more_terms_than_any_request_is_an_error_row():
+    # one sentence repeated 2,000 times read as 6,001 terms (an AND of NOTs that overflowed float32 at search time):
+    # an error row naming the count and what to do; a request's reading is untouched
+    from itlr_gpu.translate.rules import MAX_RULE_TERMS
+
+    rows = translate(["vaccines and autism or measles but not mumps. " * 2000, "diabetes but not obesity"],
+                     translator="rules", cache=False)
+    assert rows[0].expr is None and rows[0].error.startswith(f"the reading has 6,001 terms (at most {MAX_RULE_TERMS})")
+    assert rows[1].expr == '("diabetes" AND NOT "obesity")' and rows[1].error is None

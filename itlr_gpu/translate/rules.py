@@ -4564,8 +4564,23 @@ def _name_like(word: str) -> bool:
     return any(ch.isupper() for ch in word) and word.lower() not in _TITLE_SMALL
 
 
+MAX_RULE_TERMS = 64
+"""Most terms a rules reading may have (18,568 known texts: at most 20): a reading with more is of a text that is
+prose or repetition, not a request (16,000 words of one sentence repeated read as 6,000 terms, whose AND of NOTs
+overflowed float32 at search time)."""
+
+
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
+    node = _translate_once(text)
+    count = sum(1 for _ in _terms(node))
+    if count > MAX_RULE_TERMS:
+        raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "
+                        "a request (embed it whole with --field text, or use an LLM translator)")
+    return node
+
+
+def _translate_once(text: str) -> Node:
     try:
         node = _translate(text)
     except RuleError:
