@@ -389,12 +389,16 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
     ``no_percentile`` names the mode that cannot take ``--calibration percentile`` (a lookup
     table, not an affine map of one similarity), ``elsewhere`` where it works instead.
     """
-    from .scoring import RECOMMENDED, ScoreOptions
+    from .scoring import ScoreOptions
 
     if not (args.recommended or args.hybrid is not None or args.calibration or args.guard
             or args.conj_hybrid is not None or args.neg_hybrid is not None):
         return None
-    base = RECOMMENDED if args.recommended else ScoreOptions()
+    from .engine import recommended_for
+
+    # (an OR family asked for by name replaces the recommended max)
+    base = recommended_for(args.ops if getattr(args, "ops_given", False) else None) if args.recommended \
+        else ScoreOptions()
     try:
         options = base.override(hybrid=args.hybrid, conj_hybrid=args.conj_hybrid, neg_hybrid=args.neg_hybrid,
                                 calibration=args.calibration, guard=args.guard)
@@ -406,13 +410,6 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
         expected += " (or --recommended)" if "--hybrid" in expected else ""
         raise UsageError(flags(e.what), f"--{e.where.replace('_', '-')}" if e.where else "scoring options",
                          expected) from e
-    if args.recommended and getattr(args, "ops_given", False) and options.or_max:
-        from dataclasses import replace
-
-        from .ops import Ops
-
-        if Ops.parse(args.ops).or_ != "max":   # an OR family asked for by name replaces the recommended max
-            options = replace(options, or_max=False)
     if no_percentile and options.calibration == "percentile":
         raise UsageError(f"percentile calibration does not combine with {no_percentile}", "--calibration",
                          "equalize, zscore, minmax or none" + (f"; {elsewhere}" if elsewhere else ""))

@@ -76,10 +76,9 @@ def search(
     if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
                                    or chunk_size < 1):
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer or None")
-    ops = Ops.parse(ops)
-    options = check_score_options(score_options).override(hybrid=hybrid, neg_hybrid=neg_hybrid,
-                                                           conj_hybrid=conj_hybrid, calibration=calibration,
-                                                           guard=guard)
+    named_ops, ops = ops, Ops.parse(ops)   # (an OR family named with the recommended preset replaces its max)
+    options = check_score_options(score_options, named_ops).override(
+        hybrid=hybrid, neg_hybrid=neg_hybrid, conj_hybrid=conj_hybrid, calibration=calibration, guard=guard)
     whole_queries = python_values(whole_queries)   # an Arrow column: its texts
     check_whole_queries(whole_queries, len(queries), options)
     program = compile_queries(queries, query_ids)
@@ -212,11 +211,22 @@ def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:
                          f"float32 (3.4e38) with ops {ops}", "ops", fix)
 
 
-def check_score_options(options: ScoreOptions | str | None) -> ScoreOptions:
-    """``options`` itself, ``RECOMMENDED`` for ``"recommended"`` (what ``--recommended`` sets), or the paper's
-    raw composition for None; anything else is an InputError."""
+def recommended_for(ops: str | Ops | None = None) -> ScoreOptions:
+    """What ``--recommended`` sets (``RECOMMENDED``), its OR as the max replaced by an OR family named in ``ops``
+    (``--recommended --ops product,sum,one_minus`` adds the alternatives again); ``ops=None``: none named."""
+    if ops is not None and Ops.parse(ops).or_ != "max":
+        from dataclasses import replace
+
+        return replace(RECOMMENDED, or_max=False)
+    return RECOMMENDED
+
+
+def check_score_options(options: ScoreOptions | str | None, ops: str | Ops | None = None) -> ScoreOptions:
+    """``options`` itself, :func:`recommended_for` ``ops`` for ``"recommended"`` (what ``--recommended`` sets, with
+    the ``ops`` the caller named), or the paper's raw composition for None; anything else is an InputError.  (A
+    ScoreOptions, ``RECOMMENDED`` itself included, is used as it is.)"""
     if isinstance(options, str) and options == "recommended":
-        return RECOMMENDED
+        return recommended_for(ops)
     if options is not None and not isinstance(options, ScoreOptions):
         raise InputError(f"score_options is {options!r}" if isinstance(options, str) else
                          f"score_options is a {type(options).__name__}", "score_options",

@@ -304,3 +304,24 @@ def test_an_overflow_with_one_minus_names_its_own_cause(index):
     with pytest.raises(InputError, match=r"overflows float32 .* with ops product,sum,one_minus \(expected fewer NOTs "
                                          r"in one AND \(1 - x is up to 2 where a similarity is negative"):
         itlr.search(index, [query], encoder=AxisEncoder(), k=3)
+
+
+def test_recommended_with_a_named_or_family_is_what_the_cli_computes(index):
+    """score_options="recommended" with ops naming an OR family: that family replaces the preset's OR as the max,
+    as `itlr search --recommended --ops product,sum,one_minus` does (the API kept the max whatever ops said);
+    the RECOMMENDED object itself is used as it is."""
+    from dataclasses import replace
+
+    from itlr_gpu.engine import recommended_for
+
+    kw = dict(encoder=AxisEncoder(), k=3, whole_queries=["a", "c"])
+    queries = ["a OR c", "c OR NOT d"]
+    named = itlr.search(index, queries, score_options="recommended", ops="product,sum,one_minus", **kw)
+    assert named.equals(itlr.search(index, queries, score_options=replace(itlr.RECOMMENDED, or_max=False), **kw))
+    preset = itlr.search(index, queries, score_options="recommended", **kw)
+    assert not named.column("score").equals(preset.column("score"))
+    assert preset.equals(itlr.search(index, queries, score_options="recommended", ops="product,max,one_minus", **kw))
+    assert preset.equals(itlr.search(index, queries, score_options=itlr.RECOMMENDED, ops="product,sum,one_minus",
+                                     **kw))
+    assert recommended_for(None) is itlr.RECOMMENDED and recommended_for("min,max,reciprocal") is itlr.RECOMMENDED
+    assert recommended_for("product,sum,one_minus").or_max is False

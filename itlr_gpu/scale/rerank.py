@@ -145,7 +145,7 @@ def rerank(
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
     queries, query_ids, whole_queries = (python_values(v) for v in (queries, query_ids, whole_queries))
-    checked = check_score_options(score_options)
+    checked = check_score_options(score_options, ops)
     options = checked if checked.active else None
     if options is not None and options.calibration == "percentile":
         raise InputError("percentile calibration does not combine with rerank", "score_options",
