@@ -138,7 +138,8 @@ def _term_count(program, qid: str) -> int | None:
 
 
 def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> None:
-    """The long ANDs whose top k ends in documents at 0, below float32's range: those keep the index's order.  Only
+    """The long ANDs whose top k ends in documents below float32's normal range: subnormal scores keep few digits,
+    and those at 0 keep the index's order.  Only
     queries of UNDERFLOW_TERMS terms or more (in a short query a 0 is a score, and its ties are ties)."""
     zero = np.abs(scores) < np.finfo(np.float32).tiny
     if program is None or not zero.any():
@@ -152,10 +153,11 @@ def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> N
     if long:
         qid, terms = long[0]
         n = len(long)
-        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}, {terms} terms) ranked some documents "
-                      "of their top k at 0, below float32's range (1.2e-38): a product AND of that many terms "
-                      "underflows, and those documents keep the index's order, not a ranking (split the query into "
-                      "fewer terms, or --ops min,max,one_minus)", UserWarning, stacklevel=4)
+        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}, {terms} terms) scored some documents "
+                      "of their top k below float32's normal range (1.2e-38): a product AND of that many terms "
+                      "underflows, so those scores keep few digits (subnormal) or reach 0, where documents keep the "
+                      "index's order, not a ranking (split the query into fewer terms, or --ops min,max,one_minus)",
+                      UserWarning, stacklevel=4)
 
 
 def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None) -> None:
