@@ -25,9 +25,15 @@ ROOT=$(pwd)
 DRY=0
 if [ "${1:-}" = "--dry-run" ]; then DRY=1; shift; fi
 DEST=${1:-${OUT:-$ROOT/benchmarks/results/gpu}}
+PY=${PYTHON:-python3}
+# Without a GPU (and without --dry-run) nothing is written: a run here would replace a GPU run's evidence with
+# skipped tests and a failed benchmark.
+if [ $DRY = 0 ] && ! "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  echo "gpu_check: no CUDA GPU here (torch sees none); nothing written to $DEST (on a CPU: --dry-run)" >&2
+  exit 1
+fi
 mkdir -p "$DEST"
 DEST=$(cd "$DEST" && pwd)
-PY=${PYTHON:-python3}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 PYTEST_S=${PYTEST_S:-210}

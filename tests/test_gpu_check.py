@@ -52,3 +52,19 @@ def test_gpu_check_dry_run(tmp_path):
     summary = (dest / "summary.md").read_text()
     assert "| 200 | 7 |" in summary and "auto rule" in summary and "skipped" in summary
     assert proc.stdout.rstrip().endswith(summary.rstrip().splitlines()[-1])      # the table is printed last
+
+
+def test_without_a_gpu_and_without_dry_run_nothing_is_written(tmp_path):
+    # the default folder holds a GPU run's evidence: a run without CUDA must not replace it with skipped tests
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is here")
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    env["PYTHON"] = sys.executable
+    dest = tmp_path / "gpu"
+    proc = subprocess.run(["bash", "benchmarks/gpu_check.sh", str(dest)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and not dest.exists()
+    assert proc.stderr.strip().splitlines() == [f"gpu_check: no CUDA GPU here (torch sees none); nothing written "
+                                                f"to {dest} (on a CPU: --dry-run)"]
