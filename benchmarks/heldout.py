@@ -100,11 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     forms: dict[str, str | None] = {}
     if args.translations:
         for path in args.translations:
-            table = read_table(path)
+            try:
+                table = read_table(path)
+            except Exception as e:   # noqa: BLE001 -- one line, whatever the reader's error
+                ap.error(f"--translations: {path}: cannot read it ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+            missing = [c for c in ("query_id", "expr") if c not in table.column_names]
+            if missing:
+                ap.error(f"--translations: {path}: no column {', '.join(missing)} (expected `itlr translate` output)")
             exprs = table.column("expr").to_pylist()
             if args.form == "llm" and "llm_expr" in table.column_names:
                 exprs = [own if own is not None else e for own, e in zip(table.column("llm_expr").to_pylist(), exprs)]
             forms.update(zip(table.column("query_id").to_pylist(), exprs))
+    if args.translations:   # score only the files the tables cover, and each of them whole
+        covered = {qid.split(":", 1)[0] for qid in forms if isinstance(qid, str)}
+        if not args.files:
+            files = [p for p in files if p.stem in covered]
+        for path in files:
+            ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            lost = [i for i in ids if f"{path.stem}:{i}" not in forms]
+            if lost:
+                ap.error(f"--translations: {len(lost)} of {len(ids)} requests of {path.name} have no row (first "
+                         f"{path.stem}:{lost[0]}); translate the file written by --queries for these --files")
+        if not files:
+            ap.error("--translations: no held-out request has a row (query_id FILE:ID, as --queries writes them)")
     report = {"translator": label, "files": {}}
     lines = [f"# Held-out requests: {label}", "",
              "Command: `python benchmarks/heldout.py"

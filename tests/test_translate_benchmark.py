@@ -197,3 +197,30 @@ def test_llamacpp_steps_names_a_model_that_is_not_a_gguf(tmp_path):
         _steps_bench().main(["--model", str(bad), "--out", str(tmp_path)])
     assert "llamacpp_steps: error:" in str(e.value) and "not a GGUF file" in str(e.value)
     assert not list(tmp_path.glob("llamacpp_steps*"))
+
+
+def test_heldout_scores_only_the_files_a_table_covers_and_refuses_gaps(tmp_path, monkeypatch, capsys):
+    """A table of some writers' translations scores those writers only (every other file counted 0/120 before);
+    a file with requests missing from the table, or an unreadable table, is one usage error."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    spec = importlib.util.spec_from_file_location("heldout_bench", ROOT / "benchmarks" / "heldout.py")
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    monkeypatch.setattr(heldout, "RESULTS", tmp_path)
+    path = heldout.FILES[0]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    table = pa.table({"query_id": [f"{path.stem}:{r['id']}" for r in rows], "expr": [r["expr"] for r in rows]})
+    feather.write_feather(table, tmp_path / "one.arrow")
+    assert heldout.main(["--translations", str(tmp_path / "one.arrow"), "--label", "one"]) == 0
+    report = json.loads((tmp_path / "heldout-one.json").read_text(encoding="utf-8"))
+    assert list(report["files"]) == [path.name] and report["files"][path.name]["right"] == len(rows)
+    feather.write_feather(table.slice(1), tmp_path / "gap.arrow")
+    for argv, message in (([str(tmp_path / "gap.arrow")], f"1 of {len(rows)} requests of {path.name} have no row"),
+                          ([str(tmp_path / "none.arrow")], "none.arrow: cannot read it"),
+                          ([str(tmp_path / "one.arrow"), "--files", heldout.FILES[1].stem.split("-")[-1]],
+                           f"requests of {heldout.FILES[1].name} have no row")):
+        with pytest.raises(SystemExit) as info:
+            heldout.main(["--translations", *argv[:1], "--label", "x", *argv[1:]])
+        assert info.value.code == 2 and message in capsys.readouterr().err
