@@ -28,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -138,8 +139,15 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=0.5,
                     help="seconds of quiet before each timed case (0 = back to back, as before)")
     ap.add_argument("--big-n", type=int, default=2_000_000, help="rows of the float16 memory test (0 = skip)")
-    ap.add_argument("--out", default=str(RESULTS / "cpu_search"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help=STEM_HELP + " (default: benchmarks/results/cpu_search at the default sizes; at other sizes "
+                         "a file in the system's temporary directory, so that a trial never replaces the committed "
+                         "table)")
     args = ap.parse_args()
+    if args.out is None:
+        defaults = {a.dest: a.default for a in ap._actions if a.dest not in ("help", "out")}
+        trial = any(getattr(args, k) != v for k, v in defaults.items())
+        args.out = str(Path(tempfile.gettempdir()) / "itlr-cpu_search-trial" if trial else RESULTS / "cpu_search")
 
     rng = np.random.default_rng(0)
     docs = unit_rows(rng, args.n, args.d)

@@ -33,6 +33,7 @@ import os
 import random
 import re
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -669,7 +670,9 @@ def main(argv=None) -> int:
     ap.add_argument("--config", action="append", default=None, metavar="NAME",
                     help="run only these grid configurations (repeatable; names as in the report) and the "
                          "recommended one: a comparison, not a selection over the whole grid")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality", help=FOLDER_HELP)
+    ap.add_argument("--out", type=Path, default=None,
+                    help=FOLDER_HELP + " (default: benchmarks/results/quality; with --quick a folder in the system's "
+                         "temporary directory, so that a smoke run never replaces the committed report)")
     ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
     ap.add_argument("--seed", type=int, default=0, help="seed of the query compositions and subsamples (default %(default)s)")
@@ -691,6 +694,9 @@ def main(argv=None) -> int:
     ap.add_argument("--llm-max-queries", type=int, default=100, metavar="N",
                     help="--dump-queries: at most N test queries per dataset, stratified by family (default 100)")
     args = ap.parse_args(argv)
+    if args.out is None:   # a smoke run's noisy numbers go elsewhere than the committed report
+        args.out = (Path(tempfile.gettempdir()) / "itlr-quality-quick" if args.quick
+                    else ROOT / "benchmarks" / "results" / "quality")
     args.cache_dir = args.cache_dir or cache_dir()
     if args.dump_queries and args.llm_translations:
         ap.error("--dump-queries and --llm-translations are separate steps")

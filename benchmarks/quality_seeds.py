@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -153,13 +154,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated seeds, one quality.py run each (default %(default)s)")
     ap.add_argument("--datasets", default=",".join(Q.DATASETS), help="comma-separated datasets (default %(default)s)")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "quality" / "seeds", help=FOLDER_HELP)
+    ap.add_argument("--out", type=Path, default=None,
+                    help=FOLDER_HELP + " (default: benchmarks/results/quality/seeds; with --quick a folder in the "
+                         "system's temporary directory, so that a smoke run never replaces the committed table)")
     ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                     help="scoring device (auto: cuda when there is a GPU)")
     ap.add_argument("--quick", action="store_true", help="the small samples of quality.py --quick (CI)")
     args = ap.parse_args(argv)
+    if args.out is None:   # a smoke run's noisy numbers go elsewhere than the committed table
+        args.out = (Path(tempfile.gettempdir()) / "itlr-quality-seeds-quick" if args.quick
+                    else ROOT / "benchmarks" / "results" / "quality" / "seeds")
     args.cache_dir = args.cache_dir or cache_dir()
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
