@@ -145,8 +145,7 @@ def main() -> None:
                          "table)")
     args = ap.parse_args()
     if args.out is None:
-        defaults = {a.dest: a.default for a in ap._actions if a.dest not in ("help", "out")}
-        trial = any(getattr(args, k) != v for k, v in defaults.items())
+        trial = any(value != ap.get_default(name) for name, value in vars(args).items() if name != "out")
         args.out = str(Path(tempfile.gettempdir()) / "itlr-cpu_search-trial" if trial else RESULTS / "cpu_search")
 
     rng = np.random.default_rng(0)

@@ -115,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         covered = {qid.split(":", 1)[0] for qid in forms if isinstance(qid, str)}
         if not args.files:
             files = [p for p in files if p.stem in covered]
+    requests = {path: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                for path in files}
+    if args.translations:
         for path in files:
-            ids = [json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            ids = [r["id"] for r in requests[path]]
             lost = [i for i in ids if f"{path.stem}:{i}" not in forms]
             if lost:
                 ap.error(f"--translations: {len(lost)} of {len(ids)} requests of {path.name} have no row (first "
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
              "| file | requests | right (same boolean function, same terms) | misses: shared out |",
              "| --- | ---: | ---: | ---: |"]
     for path in files:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = requests[path]
         if args.translations is None:
             done = translate([r["text"] for r in rows], translator="rules")
             file_forms = {r["id"]: t.expr for r, t in zip(rows, done)}

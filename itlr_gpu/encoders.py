@@ -362,11 +362,12 @@ class SentenceTransformerEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         runtime = self._resolve()["backend"] != "torch"
-        if any(len(t) > CHARS_PER_PIECE * self._max_length() for t in texts):   # (a book-length document)
+        max_length = self._max_length()   # (reads the model's config: once a call, not once a text)
+        if any(len(t) > CHARS_PER_PIECE * max_length for t in texts):   # (a book-length document)
             model = self._load_runtime() if runtime else self._load()
-            texts = bounded_texts(texts, model.tokenizer, self._max_length())
+            texts = bounded_texts(texts, model.tokenizer, max_length)
         if runtime:
-            return self._load_runtime().encode(texts, self._max_length(), 1 if alone else self.forward_batch)
+            return self._load_runtime().encode(texts, max_length, 1 if alone else self.forward_batch)
         progress = len(texts) > PROGRESS_THRESHOLD if self.show_progress is None else self.show_progress
         out = self._load().encode(
             texts, batch_size=1 if alone else self.batch_size, show_progress_bar=progress,
