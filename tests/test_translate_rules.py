@@ -2232,6 +2232,9 @@ def test_rules51_keyword_alternatives_counts_and_own_tasks(text, expr):
     # the writer's own plight after the topic
     ('fridge making a buzzing noise what should i do', '"fridge making a buzzing noise"'),
     ('flooded basement what do i do now pls help', '"flooded basement"'),
+    ('cracked phone screen, what now', '"cracked phone screen"'),
+    ('"tea," AND "coffee"', '("tea," AND "coffee")'),     # a quoted term keeps its comma ('" , "' too)
+    ('" , "', '","'),
     # a court's or a forum's documents opening the request (not counts of cases, not an excluded kind of case)
     ('cases involving noise complaints against pubs', '"noise complaints against pubs"'),
     ('threads about sourdough starters that smell of acetone', '"sourdough starters that smell of acetone"'),

@@ -1653,28 +1653,29 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
     """Merge words into terms and resolve context-dependent markers."""
     # 1. adjacent WORD / QTERM runs -> TERM
     merged: list[_Tok] = []
+    punct = ""   # a sentence's comma, joined only when words of the term follow it ("X, what do i do": none)
     for t in toks:
         if t.kind in ("WORD", "QTERM"):
             text = _term_text(t.text) if t.kind == "WORD" else " ".join(t.text.split())
             if not text:
                 continue
             if merged and merged[-1].kind == "TERM":
-                merged[-1].text += (" " if t.spaced else "") + text
+                merged[-1].text += punct + (" " if t.spaced else "") + text
             else:
                 merged.append(_Tok("TERM", text))
+            punct = ""
         elif t.kind == "SKIP":
             continue
         elif t.kind == "PUNCT":  # a comma inside a sentence
             if merged and merged[-1].kind == "TERM":
-                merged[-1].text += t.text
-        elif t.kind in ("COMMA", "SEMI") and merged and merged[-1].kind in ("COMMA", "SEMI"):
-            if t.kind == "SEMI":   # two separators left by dropped filler ("Rome, please, no Vatican"): one
-                merged[-1] = _Tok("SEMI", t.text)
+                punct += t.text
         else:
-            merged.append(_Tok(t.kind, t.text))
-    for t in merged:   # a sentence's comma with nothing after it (the filler there dropped: "X, what do i do")
-        if t.kind == "TERM":
-            t.text = t.text.rstrip(",;")
+            punct = ""
+            if t.kind in ("COMMA", "SEMI") and merged and merged[-1].kind in ("COMMA", "SEMI"):
+                if t.kind == "SEMI":   # two separators left by dropped filler ("Rome, please, no Vatican"): one
+                    merged[-1] = _Tok("SEMI", t.text)
+            else:
+                merged.append(_Tok(t.kind, t.text))
     # 1a. a preposition before a group opener belongs to no term ("sea ice algae in either the Barents Sea or
     #     Fram Strait", "keepers, in either Britain or the US"): the group is the operand it introduces
     for i in range(len(merged) - 2, -1, -1):
