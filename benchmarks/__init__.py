@@ -8,6 +8,7 @@ table, and a folder in those that write several files (quality, quality_seeds, t
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -23,3 +24,78 @@ def cache_dir() -> Path:
     """The package's cache folder (``$ITLR_CACHE_DIR`` ...), without importing the package at module load."""
     from itlr_gpu.translate.models import cache_root
     return cache_root()
+
+
+# Argument checks every script shares: a bad value is argparse's one line ("prog: error: ...", exit 2) before any
+# work, not a traceback after it.
+
+def at_least(low: int):
+    """An argparse ``type``: an integer of at least ``low``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer of at least {low}, got {value}")
+        return value
+    parse.__name__ = "integer"          # argparse names the type in its message
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type``: a number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds of at least 0, got {text}")
+    return value
+
+
+def int_list(low: int = 1):
+    """An argparse ``type``: comma-separated integers of at least ``low`` ("2048,4096")."""
+    one = at_least(low)
+
+    def parse(text: str) -> list[int]:
+        values = [one(part.strip()) for part in text.split(",") if part.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+        return values
+    parse.__name__ = "list"
+    return parse
+
+
+def existing_file(text: str) -> Path:
+    """An argparse ``type``: a file that exists."""
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    return path
+
+
+def check_writable(ap: argparse.ArgumentParser, folder: Path | str, option: str = "--out", shown=None) -> None:
+    """Fail with argparse's one line unless ``folder`` is, or could be made, a writable folder.
+
+    Checked at start-up so that a long run does not fail only when it writes its table. Nothing is created here.
+    """
+    folder = Path(folder)
+    shown = folder if shown is None else shown
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        ap.error(f"{option} {shown}: {probe} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        ap.error(f"{option} {shown}: {probe} is not writable")
+
+
+def check_stem(ap: argparse.ArgumentParser, stem: Path | str, option: str = "--out") -> None:
+    """As :func:`check_writable`, for a file stem (``DIR/name`` of ``DIR/name.md``)."""
+    stem = Path(stem)
+    if stem.is_dir():
+        ap.error(f"{option} {stem}: is a folder; expected a file stem such as {stem / 'name'}")
+    check_writable(ap, stem.parent, option, shown=stem)

@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import DATA_DIR, STEM_HELP  # noqa: E402
+from benchmarks import DATA_DIR, STEM_HELP, at_least, check_stem, int_list, seconds  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, cpu_native_bf16, l2_normalize  # noqa: E402
 
@@ -135,12 +135,12 @@ def machine() -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sample", type=int, default=256, help="documents in the docs/s sample")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per option, median reported (default %(default)s)")
-    ap.add_argument("--batch-size", type=int, default=None,
+    ap.add_argument("--sample", type=at_least(1), default=256, help="documents in the docs/s sample")
+    ap.add_argument("--repeat", type=at_least(1), default=3, help="timed runs per option, median reported (default %(default)s)")
+    ap.add_argument("--batch-size", type=at_least(1), default=None,
                     help="texts per forward pass (default: the encoder's own, 16 on a CPU)")
-    ap.add_argument("--batch-sweep", help="comma-separated batch sizes: also time the torch rows at each")
-    ap.add_argument("--settle", type=float, default=0.5,
+    ap.add_argument("--batch-sweep", type=int_list(1), help="comma-separated batch sizes: also time the torch rows at each")
+    ap.add_argument("--settle", type=seconds, default=0.5,
                     help="seconds of quiet before each timed encoding (0 = back to back, as before)")
     ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")
     ap.add_argument("--ndcg", help="comma-separated option-label prefixes that get an nDCG@10 run (default: all)")
@@ -149,6 +149,7 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR,
                     help="folder holding scifact/ in BEIR layout (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
+    check_stem(ap, args.out)
     global SCIFACT
     SCIFACT = args.data_dir / "scifact"
     if not (SCIFACT / "corpus.jsonl.gz").is_file():
@@ -161,11 +162,15 @@ def main() -> None:
                and not (o[1] == "openvino" and o[3] == "bf16" and not cpu_native_bf16())]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",")]
-        options = [o for o in options if any(o[0].startswith(w) for w in wanted)]
+        chosen = [o for o in options if any(o[0].startswith(w) for w in wanted)]
+        if not chosen:
+            ap.error(f"--only {args.only}: no option label starts with that here; available: "
+                     + ", ".join(repr(o[0]) for o in options))
+        options = chosen
     auto = SentenceTransformerEncoder().settings      # what --encoder-backend auto picks here
     auto_label = next((o[0] for o in options if (o[1], o[2], o[3]) ==
                        (auto["backend"], auto["max_length"], auto["precision"])), None)
-    sweep = [int(b) for b in args.batch_sweep.split(",")] if args.batch_sweep else []
+    sweep = args.batch_sweep or []
     encoders = {o[0]: SentenceTransformerEncoder(backend=o[1], max_length=o[2], precision=o[3],
                                                  batch_size=args.batch_size, show_progress=False) for o in options}
     batch = {label: enc.forward_batch for label, enc in encoders.items()}

@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP  # noqa: E402
+from benchmarks import STEM_HELP, check_stem  # noqa: E402
 from benchmarks.cpu_search import interleaved  # noqa: E402
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
 from itlr_gpu.encode_runtime import ort_session  # noqa: E402
@@ -248,6 +248,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.max_length < 1 or args.repeat < 1 or args.sample < 1 or args.encoder_repeat < 0:
         ap.error("--max-length, --repeat and --sample must be at least 1, --encoder-repeat at least 0")
+    check_stem(ap, args.out)
     if args.model:
         model, model_name = Path(args.model), Path(args.model).name
     else:

@@ -14,6 +14,7 @@ Reference rows: the positive term "A" alone and the whole request "A but not B" 
 dense baseline).  Both measures come from ir_measures (``leak@10`` is P@10 against B's articles).
 
     python benchmarks/exclusion.py [--pairs 40] [--seed 0] [--data-dir ../shared/data]
+    python benchmarks/exclusion.py --max-docs 800 --min-docs 10 --min-answers 5 --pairs 5 --out /tmp/x  # smoke
 
 Writes ``benchmarks/results/exclusion.{json,md,png}``.  Document embeddings are the quality benchmark's
 cache (``<cache-dir>/embeddings/<model>/reuters-*.npy``), made on the first run (a few minutes on 2 cores).
@@ -37,7 +38,7 @@ if str(ROOT) not in sys.path:
 import ir_measures  # noqa: E402
 from ir_measures import P, nDCG  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, cache_dir  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, at_least, cache_dir, check_stem  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from itlr_gpu import Index, RECOMMENDED, ScoreOptions, Term, search  # noqa: E402
 from itlr_gpu.bench import machine_info  # noqa: E402
@@ -86,15 +87,26 @@ class ExclusionSet:
     queries: dict[str, list]              # per query kind (see CONFIGS)
 
 
+def sample_corpus(corpus: qdata.Corpus, max_docs: int) -> qdata.Corpus:
+    """A fixed random sample of ``max_docs`` articles (independent of ``--seed``, so its embeddings stay cached)."""
+    if not max_docs or max_docs >= len(corpus.doc_ids):
+        return corpus
+    keep = sorted(random.Random(0).sample(range(len(corpus.doc_ids)), max_docs))
+    ids = [corpus.doc_ids[i] for i in keep]
+    return qdata.Corpus(corpus.name, ids, [corpus.texts[i] for i in keep],
+                        labels={d: corpus.labels[d] for d in ids if d in corpus.labels})
+
+
 def exclusion_set(data_dir: Path, encoder: qdata.CachedEncoder, pairs: int = 40, seed: int = 0, min_docs: int = 40,
-                  min_overlap: float = 0.2, min_answers: int = 20) -> ExclusionSet:
-    """Reuters-21578 with a body and labels, embedded by ``encoder`` (cached), and ``pairs`` label pairs drawn by
-    ``seed``."""
-    corpus = qdata.load_reuters(data_dir / "reuters21578")
+                  min_overlap: float = 0.2, min_answers: int = 20, max_docs: int = 0) -> ExclusionSet:
+    """Reuters-21578 with a body and labels (all, or a sample of ``max_docs``), embedded by ``encoder`` (cached),
+    and ``pairs`` label pairs drawn by ``seed``."""
+    corpus = sample_corpus(qdata.load_reuters(data_dir / "reuters21578"), max_docs)
     terms = qdata.load_topic_terms()
     drawn = label_pairs(corpus.labels, terms, pairs, seed, min_docs, min_overlap, min_answers)
     if not drawn:
-        raise SystemExit("no label pairs meet the thresholds")
+        raise SystemExit(f"exclusion.py: error: no label pairs meet the thresholds in {len(corpus.doc_ids)} articles "
+                         "(lower --min-docs / --min-overlap / --min-answers, or raise --max-docs)")
     docs = encoder.encode_corpus("reuters", corpus.doc_ids, corpus.texts)
     encoder.save()
     qids = [f"{a}-not-{b}" for a, b in drawn]
@@ -126,21 +138,38 @@ def measure(xs: ExclusionSet, kind: str, options: ScoreOptions | None) -> dict:
             "leak@10": statistics.mean(leak), "pairs": len(leak)}
 
 
+def share(text: str) -> float:
+    """An argparse ``type``: a fraction from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=40, help="label pairs (A, B) drawn for 'A AND NOT B' (default %(default)s)")
+    ap.add_argument("--pairs", type=at_least(1), default=40, help="label pairs (A, B) drawn for 'A AND NOT B' (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the pair draw (default %(default)s)")
-    ap.add_argument("--min-docs", type=int, default=40, help="articles per label, at least")
-    ap.add_argument("--min-overlap", type=float, default=0.2, help="share of A's articles that are B's too, at least")
-    ap.add_argument("--min-answers", type=int, default=20, help="articles with A and not B, at least")
+    ap.add_argument("--min-docs", type=at_least(1), default=40, help="articles per label, at least")
+    ap.add_argument("--min-overlap", type=share, default=0.2, help="share of A's articles that are B's too, at least")
+    ap.add_argument("--min-answers", type=at_least(1), default=20, help="articles with A and not B, at least")
+    ap.add_argument("--max-docs", type=at_least(0), default=0,
+                    help="embed a fixed random sample of this many articles, for a quick run (default: all; the "
+                         "thresholds apply to the sample)")
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
     ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
     ap.add_argument("--out", type=Path, default=RESULTS / "exclusion", help=STEM_HELP)
     args = ap.parse_args(argv)
     args.cache_dir = args.cache_dir or cache_dir()
+    check_stem(ap, args.out)
+    if not any((args.data_dir / "reuters21578").glob("reut2-*.sgm.gz")):
+        ap.error(f"--data-dir {args.data_dir}: no Reuters-21578 files (reuters21578/reut2-*.sgm.gz) there")
 
-    xs = exclusion_set(args.data_dir, qdata.CachedEncoder(args.cache_dir), args.pairs, args.seed, args.min_docs, args.min_overlap,
-                       args.min_answers)
+    xs = exclusion_set(args.data_dir, qdata.CachedEncoder(args.cache_dir), args.pairs, args.seed, args.min_docs,
+                       args.min_overlap, args.min_answers, args.max_docs)
     pairs, terms = xs.pairs, xs.terms
     rows = []
     for name, kind, options in CONFIGS:
@@ -151,11 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/exclusion.py" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     report = {"command": command, "machine": machine_info(), "pairs": [list(p) for p in pairs],
               "thresholds": {"min_docs": args.min_docs, "min_overlap": args.min_overlap,
-                             "min_answers": args.min_answers, "seed": args.seed}, "rows": rows}
+                             "min_answers": args.min_answers, "seed": args.seed},
+              "articles": len(xs.index), "max_docs": args.max_docs or None, "rows": rows}
     lines = ["# How much an exclusion excludes (Reuters-21578, MiniLM)", "",
              f"Command: `{command}`", "",
              f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores; exact scores, so the "
              "table does not depend on the machine beyond float rounding.", "",
+             *([f"A quick run: a fixed random sample of {len(xs.index):,} articles (--max-docs), not the whole "
+                "corpus.", ""] if args.max_docs else []),
              f"{len(pairs)} label pairs (A, B) where B is on at least {args.min_overlap:.0%} of A's articles, each "
              f"label on at least {args.min_docs} articles, at least {args.min_answers} with A and not B; the query is "
              "`\"A\" AND NOT \"B\"` with the labels' terms. P@10 / nDCG@10: articles labelled A and not B in the top "
@@ -164,11 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"| {r['config']} | {r['P@10']:.3f} | {r['nDCG@10']:.3f} | {r['leak@10']:.3f} |" for r in rows]
     lines += ["", "Pairs: " + ", ".join(f"{terms[a]} / {terms[b]}" for a, b in pairs), ""]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(args.out.with_suffix(".json"), "w", encoding="utf-8") as f:
+    stem = str(args.out)          # "exclusion-seed0.5" keeps its ".5": the suffixes are appended, not substituted
+    with atomic_file(stem + ".json", "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)
-    with atomic_file(args.out.with_suffix(".md"), "w", encoding="utf-8") as f:
+    with atomic_file(stem + ".md", "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
-    _plot(rows, args.out.with_suffix(".png"))
+    _plot(rows, Path(stem + ".png"))
     return 0
 
 

@@ -89,6 +89,10 @@ def parse_args(argv=None):
         args.queries = args.queries or 1024
         args.k = args.k or [10, 100, 1000]
         args.repeat = args.repeat or 5
+    sizes = {"--n": args.n, "--d": [args.d], "--queries": [args.queries], "--k": args.k, "--repeat": [args.repeat]}
+    for flag, values in sizes.items():
+        if any(v < 1 for v in values):
+            ap.error(f"{flag} {' '.join(map(str, values))}: at least 1")
     return args
 
 

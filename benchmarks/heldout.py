@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from translate import equivalent  # noqa: E402
 
 from itlr_gpu.io import read_table  # noqa: E402
+from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import canonical, parse  # noqa: E402
 from itlr_gpu.translate import translate  # noqa: E402
 from itlr_gpu.translate.rules import RULES_VERSION, _split_shared  # noqa: E402
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--form", choices=("expr", "llm"), default="expr",
                     help="with --translations: expr (default), the output's form; llm, the model's own form where "
                          "the repair replaced it (llm_expr), i.e. the LLM alone")
+    ap.add_argument("--made-by", default=None, metavar="TEXT",
+                    help="with --translations: how the tables were made (the `itlr translate` command and the "
+                         "machine), written into the report beside this command")
     ap.add_argument("--files", default=None, metavar="NAMES",
                     help="comma-separated writers' files to score (e.g. writer17,writer18; default: every file)")
     args = ap.parse_args(argv)
@@ -90,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--files: no held-out file {', '.join(unknown) or '(none given)'}; "
                      f"expected names like writer17 (benchmarks/data/heldout-writer17.jsonl)")
         files = [p for p in FILES if p.name in wanted]
+    if args.made_by and not args.translations:
+        ap.error("--made-by describes --translations tables (the rules' run is this command itself)")
     if args.form == "llm" and not args.translations:
         ap.error("--form llm needs --translations (the rules have no model form)")
     if args.queries:
@@ -126,12 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                          f"{path.stem}:{lost[0]}); translate the file written by --queries for these --files")
         if not files:
             ap.error("--translations: no held-out request has a row (query_id FILE:ID, as --queries writes them)")
-    report = {"translator": label, "files": {}}
+    report = {"translator": label, "made_by": args.made_by, "files": {}}
     lines = [f"# Held-out requests: {label}", "",
              "Command: `python benchmarks/heldout.py"
              + (" --translations " + " ".join(Path(t).name for t in args.translations)
                 + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
                 if args.translations else "") + (f" --files {args.files}" if args.files else "") + "`", "",
+             *([f"Translations made by: {args.made_by}", ""] if args.made_by else []),
              "Right: the same boolean function over the same terms as the writer's label. Shared out: misses that "
              "are the label with its phrase shared by alternatives shared out (`\"X\" AND (\"A\" OR \"B\")` for "
              "`\"X in A\" OR \"B\"`; since rules-30 also a noun after names: `(\"A\" OR \"B\") AND \"X\"` for "
@@ -155,9 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         for m in result["misses"]:
             lines.append(f"- [{name}] `{m['text']}`: want `{m['want']}`, got `{m['got']}`")
     suffix = "" if args.translations is None else "-" + label.replace("/", "-").replace(":", "-")
-    (RESULTS / f"heldout{suffix}.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n",
-                                                     encoding="utf-8")
-    (RESULTS / f"heldout{suffix}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with atomic_file(RESULTS / f"heldout{suffix}.json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    with atomic_file(RESULTS / f"heldout{suffix}.md", "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -338,13 +338,20 @@ def main(argv=None) -> int:
                     help="force BLOCK_N x BLOCK_Q (e.g. 128x32) instead of default_config's: a what-if table for "
                          "other tiles; its budget verdicts are about those tiles, not the defaults")
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import check_stem
+
+    check_stem(ap, args.out)
+    if args.workers < 1:
+        ap.error(f"--workers {args.workers}: at least 1")
+    if args.reuse and not Path(args.reuse).is_file():
+        ap.error(f"--reuse {args.reuse}: no such file")
     if args.tiles:
         try:
             bn, bq = (int(x) for x in args.tiles.lower().split("x"))
         except ValueError:
             ap.error(f"--tiles {args.tiles!r}: expected BLOCK_NxBLOCK_Q, e.g. 128x32")
         TILES.update(block_n=bn, block_q=bq)
-    sys.path.insert(0, str(ROOT))
     t0 = time.time()
     info = dict(command=" ".join(shlex.quote(a) for a in ["python", *sys.argv]), matrix=args.matrix,
                 **machine_info(), kernel_key=kernel_key(), tiles=args.tiles)

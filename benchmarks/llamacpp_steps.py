@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import FOLDER_HELP  # noqa: E402
+from benchmarks import FOLDER_HELP, check_writable  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -156,6 +156,9 @@ def main(argv=None) -> None:
     if any(n < 1 for n in args.seqs) or args.repeat < 1:
         ap.error("--seqs and --repeat take numbers >= 1")
     args.seqs = sorted(set(args.seqs))
+    if args.threads is not None and args.threads < 1:
+        ap.error(f"--threads {args.threads}: at least 1")
+    check_writable(ap, args.out)
     try:
         import llama_cpp
     except ImportError:

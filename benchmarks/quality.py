@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir, check_writable  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from benchmarks.quality import queries as qq  # noqa: E402
 from benchmarks.quality.selection import select_config  # noqa: E402
@@ -698,6 +698,7 @@ def main(argv=None) -> int:
         args.out = (Path(tempfile.gettempdir()) / "itlr-quality-quick" if args.quick
                     else ROOT / "benchmarks" / "results" / "quality")
     args.cache_dir = args.cache_dir or cache_dir()
+    check_writable(ap, args.dump_queries or args.out, "--dump-queries" if args.dump_queries else "--out")
     if args.dump_queries and args.llm_translations:
         ap.error("--dump-queries and --llm-translations are separate steps")
     if args.llm_max_queries <= 0:
@@ -706,8 +707,11 @@ def main(argv=None) -> int:
         ap.error(f"--llm-translations: folder not found: {args.llm_translations}")
     caps = dict(FULL_DOC_CAP)
     for part in filter(None, (p.strip() for p in args.max_docs.split(","))):
-        k, _, v = part.partition("=")
-        caps[k.strip()] = int(v) or None
+        k, sep, v = part.partition("=")
+        if not (sep and k.strip() and v.strip().isdigit()):
+            ap.error(f"--max-docs: {part!r}: expected NAME=COUNT with a count of 0 or more (0 = all), "
+                     "e.g. reuters=5000,arguana=4000")
+        caps[k.strip().lower()] = int(v) or None
     args.max_docs = caps
     names, args.dataset_dirs = [], {}
     for entry in (d.strip() for d in args.datasets.split(",") if d.strip()):
@@ -721,6 +725,9 @@ def main(argv=None) -> int:
             args.dataset_dirs[name] = Path(entry)
         else:
             ap.error(f"--datasets: {entry!r} is neither one of {', '.join(DATASETS)} nor a folder")
+    unknown = sorted(set(caps) - set(DATASETS) - set(names))
+    if unknown:
+        ap.error(f"--max-docs: no dataset named {', '.join(map(repr, unknown))} (datasets: {', '.join(names)})")
     vars(args).update(query_settings(args.quick))
     if not args.data_dir.is_dir() and set(names) - set(args.dataset_dirs):
         print(f"data folder not found: {args.data_dir}", file=sys.stderr)

@@ -30,8 +30,9 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir, check_writable  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
+from itlr_gpu.output import atomic_file  # noqa: E402
 
 
 def _quality_script():
@@ -89,6 +90,9 @@ def write_markdown(out: dict, path: Path, command: str) -> None:
          "compositions; Reuters: different labels per template) scored with the Baseline and with "
          f"`RECOMMENDED` = `{out['settings']['recommended']}`, fixed in advance (no selection here). Cells: "
          "recommended - Baseline nDCG@10 with its 95% paired-bootstrap interval; **bold** where the mean is below 0.\n"]
+    if out["settings"].get("machine"):   # reports before this line named the machine in a note by hand
+        L.append(f"Machine: {out['settings']['machine']}; scores are exact, so the table does not depend on it "
+                 "beyond float rounding.\n")
     for name, per_seed in out["datasets"].items():
         L.append(f"## {name}\n")
         fams = sorted({f for r in per_seed.values() for f in r["families"]})
@@ -115,7 +119,8 @@ def write_markdown(out: dict, path: Path, command: str) -> None:
             L.append("| " + " | ".join([label] + cells + [f"{sum(d >= 0 for d in ds)}/{len(ds)}",
                                                           f"{np.mean(ds):+.3f}"]) + " |")
         L.append("")
-    path.write_text("\n".join(L) + "\n")
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(L) + "\n")
 
 
 def plot(out: dict, path: Path) -> None:
@@ -167,6 +172,7 @@ def main(argv=None) -> int:
         args.out = (Path(tempfile.gettempdir()) / "itlr-quality-seeds-quick" if args.quick
                     else ROOT / "benchmarks" / "results" / "quality" / "seeds")
     args.cache_dir = args.cache_dir or cache_dir()
+    check_writable(ap, args.out)
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
@@ -183,13 +189,14 @@ def main(argv=None) -> int:
     # the query construction of benchmarks/quality.py (full run, or its --quick samples); only test sets here
     args.qargs = argparse.Namespace(quick=args.quick, max_docs={} if args.quick else dict(Q.FULL_DOC_CAP),
                                     data_dir=args.data_dir, **{**Q.query_settings(args.quick), "chain_per": 0})
+    from itlr_gpu.cpuinfo import cpu_name
     from itlr_gpu.scoring import RECOMMENDED
     from tqdm.auto import tqdm
 
     t0 = time.time()
     encoder = qdata.CachedEncoder(args.cache_dir)
     out = {"settings": {"seeds": seeds, "datasets": names, "recommended": str(RECOMMENDED), "quick": args.quick,
-                        "model": encoder.name}, "datasets": {}}
+                        "model": encoder.name, "machine": f"{cpu_name()}, {os.cpu_count()} cores"}, "datasets": {}}
     for name in names:
         out["datasets"][name] = {}
         for s in tqdm(seeds, desc=name, unit="seed"):

@@ -28,8 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import STEM_HELP
-from itlr_gpu.bench import blas_summary, machine_info
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:        # also runs as a file: python benchmarks/scale.py
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import STEM_HELP, check_stem  # noqa: E402
+from itlr_gpu.bench import blas_summary, machine_info  # noqa: E402
+from itlr_gpu.output import atomic_file  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TEMPLATES = ["{a} AND NOT {b}", "{a} OR {b}", "({a} OR {b}) AND NOT {c}", "{a} AND {b} AND {c}", "{a}",
@@ -210,6 +215,7 @@ def main(argv=None) -> int:
                     help="small sizes (50,000 / 120,000 documents), a smoke test: its figures are no result")
     ap.add_argument("--out", default=str(RESULTS / "scale"), help=STEM_HELP)
     args = ap.parse_args(argv)
+    check_stem(ap, args.out)
     d = 384
     # Large enough that a Ray task (~0.1-0.3 s of scheduling and start-up) is small beside its work.
     n_ray, n_mem = (50_000, 120_000) if args.quick else (1_000_000, 300_000)
@@ -230,10 +236,11 @@ def main(argv=None) -> int:
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
         "ray": ray_res, "out_of_core": mem_res, "quick": args.quick,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
-    out.with_suffix(".md").write_text(render(results))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(args.out + ".json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(results, indent=2) + "\n")
+    with atomic_file(args.out + ".md", "w", encoding="utf-8") as f:
+        f.write(render(results))
     print(render(results))
     return 0
 

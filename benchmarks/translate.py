@@ -39,7 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import FOLDER_HELP  # noqa: E402
+from benchmarks import FOLDER_HELP, at_least, check_writable, existing_file  # noqa: E402
+from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
 from itlr_gpu.translate import add_example_arguments, add_repair_argument, add_terms_argument, translate  # noqa: E402
@@ -293,7 +294,8 @@ def write_md(doc: dict, path: Path) -> None:
             lines += ["", f"## Misses of {_name(r)} on the {split} split ({len(missed)}, at most 40 shown)", ""]
             for x in missed[:40]:
                 lines.append(f"- `{x['text']}` -> `{x['got']}` (want `{x['want']}`)")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def main(argv=None) -> None:
@@ -305,23 +307,23 @@ def main(argv=None) -> None:
     ap.add_argument("--split", choices=("all", "test", "dev", "dev-b"), default="all",
                     help="requests translated in the one batched call (accuracy is reported per split); dev-b: "
                          "half of the dev split, with the example pool made of the other half (prompt selection)")
-    ap.add_argument("--single", type=int, default=16, help="requests for the one-at-a-time comparison")
-    ap.add_argument("--max-tokens", type=int, default=96, help="generated tokens per request, at most (default %(default)s)")
-    ap.add_argument("--parallel", type=int, default=None, help="llamacpp: sequences decoded together")
-    ap.add_argument("--threads", type=int, default=None, help="llamacpp: threads")
+    ap.add_argument("--single", type=at_least(0), default=16, help="requests for the one-at-a-time comparison")
+    ap.add_argument("--max-tokens", type=at_least(1), default=96, help="generated tokens per request, at most (default %(default)s)")
+    ap.add_argument("--parallel", type=at_least(1), default=None, help="llamacpp: sequences decoded together")
+    ap.add_argument("--threads", type=at_least(1), default=None, help="llamacpp: threads")
     ap.add_argument("--candidates", type=int, default=None,
                     help="llamacpp: next-best tokens checked one by one when the grammar rejects the greedy "
                          "token, before the whole vocabulary is masked (default 32; 1: mask at once)")
     add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
     add_terms_argument(ap)
     add_repair_argument(ap)
-    ap.add_argument("--max-model-len", type=int, default=None, help="prompt + generation per request")
+    ap.add_argument("--max-model-len", type=at_least(1), default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
                     help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
     ap.add_argument("--suffix", default=None, help="results file suffix (default: the translator)")
     ap.add_argument("--out", default=str(RESULTS), help=FOLDER_HELP)
-    ap.add_argument("--render", metavar="JSON", help="rewrite the Markdown of a results JSON (rescoring its misses)")
+    ap.add_argument("--render", metavar="JSON", type=existing_file, help="rewrite the Markdown of a results JSON (rescoring its misses)")
     ap.add_argument("--rescore-repair", action="store_true",
                     help="with --render: apply the current rules and repair (itlr_gpu.translate.repair) to the "
                          "run's LLM generations and write <stem>-rescored.json/.md beside it")
@@ -331,8 +333,12 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.render:
         if args.rescore_repair:
-            return rescore_repair(Path(args.render))
-        return render(Path(args.render), args.align)
+            return rescore_repair(args.render)
+        return render(args.render, args.align)
+    for flag in ("rescore_repair", "align"):
+        if getattr(args, flag):
+            ap.error(f"--{flag.replace('_', '-')} works only with --render JSON")
+    check_writable(ap, args.out)
 
     pairs = load_pairs(args.split)
     runs = []
@@ -361,7 +367,8 @@ def main(argv=None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"translate-{args.suffix or args.translator}"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    with atomic_file(out / f"{stem}.json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     write_md(doc, out / f"{stem}.md")
     print((out / f"{stem}.md").read_text(encoding="utf-8"))
 
@@ -401,7 +408,8 @@ def render(path: Path, align: bool = False) -> None:
             rescued = sum(not x["got"].startswith("ERROR") and equivalent(x["got"], x["want"]) for x in missed)
             sc["equivalent"] = sc["right"] + rescued
             sc["equivalent_rate"] = sc["equivalent"] / sc["n"]
-    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     write_md(doc, path.with_suffix(".md"))
     print(path.with_suffix(".md").read_text(encoding="utf-8"))
 
@@ -456,7 +464,8 @@ def rescore_repair(path: Path) -> None:
                    "this run's LLM generations (" + how + ") with the current rules and repair; load time and "
                    "throughput are the original run's.").strip()
     out = path.with_name(path.stem + "-rescored.json")
-    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    with atomic_file(out, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     write_md(doc, out.with_suffix(".md"))
     print(out.with_suffix(".md").read_text(encoding="utf-8"))
 

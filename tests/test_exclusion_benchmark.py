@@ -75,3 +75,20 @@ def test_measure_counts_the_wanted_and_the_excluded_in_the_top_10(seed):
         assert got["pairs"] == 2
         assert got["P@10"] == pytest.approx(np.mean([sum(d in wanted[q] for d in top[q]) / 10 for q in qids]))
         assert got["leak@10"] == pytest.approx(np.mean([sum(d in excluded[q] for d in top[q]) / 10 for q in qids]))
+
+
+@pytest.mark.parametrize("cap", [0, 1, 7, 30, 31, 100])
+def test_sample_corpus_keeps_a_fixed_subset_with_its_labels(cap):
+    from exclusion import sample_corpus
+
+    from benchmarks.quality.data import Corpus
+
+    ids = [f"d{i}" for i in range(30)]
+    corpus = Corpus("reuters", ids, [f"text {i}" for i in range(30)],
+                    labels={d: frozenset({"grain"} if i % 2 else {"wheat"}) for i, d in enumerate(ids)})
+    got = sample_corpus(corpus, cap)
+    assert len(got.doc_ids) == (30 if cap == 0 else min(cap, 30))
+    assert got.doc_ids == sorted(got.doc_ids, key=ids.index)               # corpus order kept
+    assert all(got.texts[i] == corpus.texts[ids.index(d)] for i, d in enumerate(got.doc_ids))
+    assert got.labels == {d: corpus.labels[d] for d in got.doc_ids}
+    assert sample_corpus(corpus, cap).doc_ids == got.doc_ids               # the same sample every run

@@ -363,6 +363,17 @@ def display_path(p: Path) -> str:
         return str(p)
 
 
+def seeds_link(outdir: Path) -> str:
+    """A link from the report in ``outdir`` to the committed seeds report (plain text outside the repository)."""
+    seeds = ROOT / "benchmarks" / "results" / "quality" / "seeds" / "seeds.md"
+    try:
+        Path(outdir).resolve().relative_to(ROOT)
+    except ValueError:
+        return f"`{seeds.relative_to(ROOT).as_posix()}` in the repository"
+    rel = Path(os.path.relpath(seeds, Path(outdir).resolve())).as_posix()
+    return f"[{rel}]({rel})"
+
+
 MODEL_SIZES = {"all-MiniLM-L6-v2": "22M parameters, 384 dimensions",
                "all-mpnet-base-v2": "110M parameters, 768 dimensions"}
 
@@ -706,7 +717,7 @@ def write_report(out: dict, outdir: Path) -> None:
              "Intervals: 95% paired bootstrap over the family's test queries (10,000 resamples, fixed seed) of "
              "recommended - Baseline; the strict targets are still judged on the means. The same targets for the "
              "shipped configuration on other seeds (other splits and compositions, nothing selected): "
-             "`python benchmarks/quality_seeds.py` -> [seeds/seeds.md](seeds/seeds.md).\n")
+             f"`python benchmarks/quality_seeds.py` -> {seeds_link(outdir)}.\n")
 
     # ------------------------------------------------------------------ differences
     L.append("## 6. What differs from the paper\n")

@@ -1,0 +1,107 @@
+"""The benchmark scripts' shared argument checks: a bad value is one ``prog: error:`` line before any work."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import at_least, check_stem, check_writable, int_list, seconds  # noqa: E402
+from benchmarks.quality.report import seeds_link  # noqa: E402
+
+
+@given(low=st.integers(-5, 5), value=st.integers(-20, 20))
+def test_at_least_takes_exactly_the_integers_from_low(low, value):
+    parse = at_least(low)
+    if value >= low:
+        assert parse(str(value)) == value
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match=f"at least {low}, got {value}"):
+            parse(str(value))
+
+
+@pytest.mark.parametrize("text", ["abc", "1.5", "", "1e3"])
+def test_at_least_refuses_what_is_not_an_integer(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="expected an integer"):
+        at_least(0)(text)
+
+
+@given(st.lists(st.integers(1, 10**6), min_size=1, max_size=6))
+def test_int_list_reads_back_what_was_joined(values):
+    assert int_list(1)(",".join(map(str, values))) == values
+    assert int_list(1)(" , ".join(map(str, values)) + ",") == values
+
+
+def test_int_list_and_seconds_refuse_bad_values():
+    for text in (",", "0", "2048,-1", "2048,x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            int_list(1)(text)
+    assert seconds("0") == 0 and seconds("0.25") == 0.25
+    for text in ("-1", "nan", "soon"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            seconds(text)
+
+
+def _error(check, *args) -> str:
+    ap = argparse.ArgumentParser(prog="bench.py")
+    with pytest.raises(SystemExit) as stop:
+        check(ap, *args)
+    assert stop.value.code == 2
+    return str(stop.value)
+
+
+def test_output_checks(tmp_path, capsys):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    check_stem(argparse.ArgumentParser(), tmp_path / "new" / "deeper" / "name")   # made later: fine, nothing made now
+    assert not (tmp_path / "new").exists()
+    check_writable(argparse.ArgumentParser(), tmp_path / "new-folder")
+    _error(check_stem, a_file / "name")
+    assert f"--out {a_file / 'name'}: {a_file} is not a folder" in capsys.readouterr().err
+    _error(check_stem, tmp_path)
+    assert "is a folder; expected a file stem" in capsys.readouterr().err
+    if os.geteuid() != 0:        # root may write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        _error(check_writable, locked / "out")
+        assert "is not writable" in capsys.readouterr().err
+
+
+def test_seeds_link_resolves_from_the_report_folder(tmp_path):
+    seeds = ROOT / "benchmarks" / "results" / "quality" / "seeds" / "seeds.md"
+    for folder in (ROOT / "benchmarks" / "results" / "quality", ROOT / "benchmarks" / "results" / "quality-neg",
+                   ROOT / "benchmarks" / "results" / "quality" / "terms" / "span"):
+        link = seeds_link(folder)
+        target = link[link.index("(") + 1:-1]
+        assert (folder / target).resolve() == seeds.resolve()
+    assert "](" not in seeds_link(tmp_path)      # outside the repository: plain text, no dead link
+
+
+BAD = [
+    (["benchmarks/cpu_chunks.py", "--chunks", "abc"], "argument --chunks: expected an integer, got 'abc'"),
+    (["benchmarks/cpu_search.py", "-k", "0"], "argument -k: expected an integer of at least 1, got 0"),
+    (["benchmarks/cpu_search.py", "--out", "/dev/null/x"], "--out /dev/null/x: /dev/null is not a folder"),
+    (["benchmarks/translate.py", "--translator", "rules", "--rescore-repair"], "works only with --render"),
+    (["benchmarks/translate.py", "--render", "/nonexistent.json"], "/nonexistent.json: no such file"),
+    (["benchmarks/exclusion.py", "--data-dir", "/nonexistent"], "no Reuters-21578 files"),
+    (["-m", "benchmarks.quality", "--max-docs", "foo"], "--max-docs: 'foo': expected NAME=COUNT"),
+    (["benchmarks/heldout.py", "--made-by", "x"], "--made-by describes --translations tables"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD, ids=[" ".join(a[:2]) for a, _ in BAD])
+def test_bad_arguments_are_one_line(argv, message):
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(Path(argv[0] if argv[0] != "-m" else "quality.py").name + ": error: ")
+    assert message in last
