@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -2263,6 +2264,51 @@ def test_rules52_titles_fields_plights_and_cases(text, expr):
 ])
 def test_rules53_keyword_alternatives_codes_and_comparisons(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # keyword fragments over a sentence's end are a term each; abbreviations, "Wow!" and sentences with a clause stay
+    ('Rent arrears. Housing association, NOT private landlord.',
+     '("Rent arrears" AND "Housing association" AND NOT "private landlord")'),
+    ('airport noise. effects on sleep. not military airfields.',
+     '("airport noise" AND "effects on sleep" AND NOT "military airfields")'),
+    ('thesis by supervisor Prof. Okonkwo in linguistics', '"thesis by supervisor Prof. Okonkwo in linguistics"'),
+    ('explanations for the SETI Wow! signal', '"explanations for the SETI Wow! signal"'),
+    ('Climate change is real. No one denies it.', '"Climate change is real. No one denies it"'),
+    # the writer's own clause after an excluded topic
+    ('whats good for a sore throat thats not lozenges i hate them', '("sore throat" AND NOT "lozenges")'),
+    ('herbal sleep aid, valerian or chamomile, nothing with antihistamine in it as i drive at 5am',
+     '("herbal sleep aid" AND ("valerian" OR "chamomile") AND NOT "antihistamine")'),
+    # a question's "which" before its noun; "which is better" compares
+    ('which antihistamines are safe in pregnancy', '"antihistamines are safe in pregnancy"'),
+    ('Which shoes go with a navy suit? No brown please', '("shoes go with a navy suit" AND NOT "brown")'),
+    ('Which papers compare solar panels and wind turbines?', '("solar panels" AND "wind turbines")'),
+    # one "no" inside a lower-case keyword string excludes; "no" of a compound or a phrase does not
+    ('condoms no latex', '("condoms" AND NOT "latex")'),
+    ('marathon training beginners no keto diet', '("marathon training beginners" AND NOT "keto diet")'),
+    ('best no bake cheesecake', '"best no bake cheesecake"'),
+    ('point of no return', '"point of no return"'),
+    ('sci-fi novels but no space opera', '("sci-fi novels" AND NOT "space opera")'),
+    # a show's guests and prior-art questions
+    ('episodes with Brene Brown on vulnerability or shame', '("Brene Brown" AND ("vulnerability" OR "shame"))'),
+    ('interviews with Michelle Obama or Jill Biden', '("interviews" AND ("Michelle Obama" OR "Jill Biden"))'),
+    ('Is there already a patent for a kettle that tells you by voice when the water reaches tea temperature?',
+     '"kettle that tells you by voice when the water reaches tea temperature"'),
+    ('has anyone patented a self-cooling pillow', '"self-cooling pillow"'),
+])
+def test_rules54_fragments_own_clauses_which_questions_and_keyword_no(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@given(st.lists(st.sampled_from(["Rent", "arrears", "housing", "Prof.", "Dr.", "e.g.", "Wow!", "it", "is", "x.",
+                                 "12.", "etc.", "no", "sleep?", "Noise"]), min_size=1, max_size=12))
+def test_term_sentences_give_back_the_words(words):
+    from itlr_gpu.translate.rules import _term_sentences
+
+    text = " ".join(words)
+    parts = _term_sentences(text)
+    # every part is a piece of the text in order, and only sentence marks and blanks are lost between them
+    assert re.sub(r"[\s.!?,;:]", "", "".join(parts)) == re.sub(r"[\s.!?,;:]", "", text)
 
 
 def test_a_reading_with_more_terms_than_any_request_is_an_error_row():

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-53"
+RULES_VERSION = "rules-54"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -712,7 +712,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"what(?:'s|s)(?=\s+(?:the|a|an)\b)",   # "what's the best X" ("whats": a common typing); not "What's driving X"
     r"(?:which|what)\s+(?:documents?|papers?|articles?|studies|texts?|reports?|sources?|pages?|posts?|books?)\s+"
     r"(?:discuss|mention|cover|describe|explain|talk\s+about|deal\s+with|focus\s+on|are\s+about|address|"
-    r"examine|explore|investigate|look\s+at)\b",
+    r"examine|explore|investigate|look\s+at|compare)\b",
     r"tell\s+(?:me|us)(?:\s+more)?\s+about\b",
     r"(?:is|are)\s+there\s+(?:any\w*|some\w*)\s+(?:(?:published|written|out\s+there)\s+)?(?:about|on)?\b",
     # "is there driving other cars cover on my policy?" (no article: a learner's or a typed question)
@@ -721,6 +721,16 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "any summer internships in marketing??", "any recipes for X": the opening "any" of a question
     r"any\s+(?!(?:of|more|one|longer|way|chance|luck|idea|ideas|time|better|worse|kind|kinds|sort|sorts|type|types)\b)"
     r"(?=[a-z0-9])",
+    # "which antihistamines are safe in pregnancy", "Which shoes go with a navy suit?": a question's "which" before
+    # its noun (not "which is better", "which of these", "which one")
+    r"which\s+(?!(?:of|is|are|was|were|one|ones|way|do|does|did|can|could|should|would|will|has|have|to|i|we|you|"
+    r"they|it|he|she|and|or|not)\b)(?=[a-z0-9])",
+    # a prior-art question: "has anyone patented X", "Is there already a patent for X?"
+    r"(?:(?:has|have|whether|if)\s+)?(?:anyone|anybody|someone|somebody|(?:any|another)\s+(?:company|firm|inventor))\s+"
+    r"(?:has\s+)?(?:already\s+)?(?:patented|invented|filed\s+(?:on|for))\s+(?=\S)",
+    r"(?:is|are)\s+there\s+already\s+(?=(?:a|an|any)\s)",
+    # "what helps period pain", "whats good for a sore throat"
+    r"what(?:'s|s|\s+is)?\s+(?:helps?|good|best|works?)\s+(?:(?:with|for|against)\s+)?(?=[a-z0-9])",
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
@@ -826,7 +836,9 @@ _ADVICE = (
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
     r"concerning)\b|guides?\s+to\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
-_GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b")
+_GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+with\b"
+                       # a show's guests: "episodes with Brene Brown on X", "eps about the Salem witch trials"
+                       r"|(?:podcasts?|episodes?|eps)\s+(?:with|w/|featuring|ft\.?)(?=\s)|eps\s+(?:about|on)\b")
 # A court's or a forum's documents opening the request, before a relation that no count of cases takes ("cases of
 # measles", "cases on cruise ships" are topics; "excluding cases involving physicians" excludes such cases)
 _OPENING_GENRE_RE = re.compile(r"(?:cases|threads)\s+(?:about|abt|regarding|concerning|involving|where)\s+(?=\S)")
@@ -3524,6 +3536,14 @@ _POSTFIX_EXCLUSION_RE = re.compile(
 # off (at most four words, lower case, after a lower-case word: not "No Man's Sky", "Dr. No")
 _NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwith)(?<!\bnor)\s+no\s+(?P<what>[a-zA-Z0-9][\w'-]*(?:\s+[a-z0-9][\w'-]*){0,3}?)\s+"
                            r"(?:please|pls|plz)(?=\s*[.!]*\s*$)")
+# A keyword string in lower case with one "no" between two phrases: "condoms no latex", "marathon training beginners
+# no keto diet" (not a "no" that opens or closes it, nor "no win no fee", "yes or no", "no-fault")
+_KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,5}?)"
+                            r"(?<!\bor)(?<!\band)(?<!\bbut)(?<!\bwith)(?<!\bnor)(?<!\bis)(?<!\bare)(?<!\bhave)(?<!\bhas)"
+                            r"(?<!\bof)(?<!\bsay)(?<!\bsays)(?<!\bsaid)(?<!\bbest)(?<!\beasy)(?<!\bquick)(?<!\btop)"
+                            r"(?<!\bthe)(?<!\ba)"
+                            r"\s+no\s+(?!(?:longer|more|less|matter|doubt|one|way|to|bake|knead|dig|sew|fee|win|deal|fault|"
+                            r"code|show|go|return|man's|mans|limit|limits|cost|charge)\b)(?P<not>[a-z][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3})")
 # "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
 _LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
                            r"(?:stuff|info|information|anything|material|something|papers|articles|documents|sources)\s+"
@@ -4461,6 +4481,9 @@ _EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)(?:\s+(?:please
                                  r"\s+(?:please|pls|plz)\s+(?:as|since)|,(?=\s+(?:i|we)\s+(?:have|had|am|don't|do\s+not|can't|"
                                  r"cannot)\b))\s+(?:he|she|i|we|they|my|our|his|her|it|he's|she's|i'm|we're|they're|it's)\b.*$",
                                  re.I | re.S)
+# the writer's own clause after an excluded topic, told by a lower-case "i" ("lozenges i hate them")
+_EXCLUDED_I_CLAUSE_RE = re.compile(r"(?:\s+in\s+(?:it|them))?\s*,?\s+(?:(?:as|since|because|cos|coz|bc|cuz)\s+)?"
+                                   r"(?-i:i)\s+(?!(?:and|or|not)\b)[a-z']+\b.*$", re.S)
 _EXCLUDED_ASIDE_RE = re.compile(rf",\s+{_RELATIVE_ASIDE}.*$", re.I | re.S)
 # what the writer already has, said of an excluded topic ("leave out Carnap - I have his material already", "not
 # the civil entries as I have those already"): a reason (only with what is had named by a pronoun or "plenty")
@@ -4505,6 +4528,9 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
             if len(text.split()) > 1:   # "... that don't have fish in them"
                 text = re.sub(r"\s+(?:inside|in\s+(?:it|them))$", "", text)
             text = _EXCLUDED_REASON_RE.sub(r"\g<what>", text)
+            m = _EXCLUDED_I_CLAUSE_RE.search(text)   # "not lozenges i hate them", "no X in it as i drive at 5am"
+            if m and m.start() > 0:
+                text = text[:m.start()]
             bare = re.sub(r"\s+ones?$", "", text)   # "but not the Short Stuff ones"
             if bare != text and [w for w in bare.split() if w.lower() not in ("the", "a", "an", "any")]:
                 text = bare
@@ -4640,6 +4666,9 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
+    m = _KEYWORD_NO_RE.fullmatch(cleaned.strip())
+    if m and len(re.findall(r"\bno\b", cleaned)) == 1:
+        cleaned = f"{m.group('what')}, excluding {m.group('not')}"
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _GRATEFUL_CLAUSE_RE.sub("", cleaned)
@@ -4701,7 +4730,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
         raise prose_error
-    node = _excluded_asides(node, quoted)
+    node = _split_sentence_terms(_excluded_asides(node, quoted), quoted)
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
@@ -4709,6 +4738,51 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         return parse(expr)
     except QuerySyntaxError as e:  # e.g. too deep for the query parser
         raise RuleError(f"translation does not parse: {e}") from None
+
+
+_TERM_ABBREVIATIONS = {"approx", "incl", "dept", "corp", "capt", "sept", "rev", "gen", "col", "vol", "ave", "est", "jan",
+                       "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "univ", "govt", "intl",
+                       "sgt", "hon"}
+"""With ``_ABBREVIATIONS``: words that end with a full stop inside a phrase ("Prof. Okonkwo", "Sept. 2019")."""
+_TERM_SENTENCE_END_RE = re.compile(r"(?<=\w)(?:\.+|(?P<bang>[!?]+))\s+(?=[^\W\d_])")
+_MAX_FRAGMENT_WORDS = 8   # a longer sentence is prose (a query-by-document), one text
+# words of a clause: with one of them the sentences are a statement or a story, not keyword fragments
+_CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "has", "have", "had", "can",
+                 "could", "will", "would", "should", "may", "might", "must", "i", "i'm", "i've", "we", "we're", "you",
+                 "it", "it's", "they", "he", "she", "them", "this", "that", "if", "there", "there's", "my", "our"}
+
+
+def _term_sentences(text: str) -> list[str]:
+    """``text`` cut where a sentence ends: after a word of three letters or more, or a number, that is no
+    abbreviation ("Dr.", "L.", "Prof.", "e.g." stay), and a "!" or "?" only before a capital ("Wow! signal")."""
+    parts, start = [], 0
+    for m in _TERM_SENTENCE_END_RE.finditer(text):
+        word = re.split(r"[\s(]", text[:m.start()])[-1]
+        if m.group("bang") and not text[m.end()].isupper():
+            continue
+        if not (word.isdigit() or len(word) >= 3 and word.isalpha()) \
+                or word.lower() in _ABBREVIATIONS or word.lower() in _TERM_ABBREVIATIONS:
+            continue
+        parts.append(text[start:m.start()])
+        start = m.end()
+    return [p.strip(" ,;:") for p in parts + [text[start:]]]
+
+
+def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
+    """A wanted term that runs over a sentence's end is a term per sentence: "Rent arrears. Housing association",
+    "HAND CREAM FOR DRY HANDS. UNSCENTED" (short fragments, each a topic), never one phrase."""
+    if isinstance(node, (And, Or)):
+        kids = [_split_sentence_terms(c, quoted) for c in node.children]
+        return make_and(kids) if isinstance(node, And) else make_or(kids)
+    if not isinstance(node, Term) or node.text in quoted:
+        return node
+    parts = _term_sentences(node.text)
+    if len(parts) < 2 or not all(parts) or any(len(p.split()) > _MAX_FRAGMENT_WORDS for p in parts):
+        return node
+    words = {w.lower() for p in parts for w in re.findall(r"[\w']+", p)}
+    if words & _CLAUSE_WORDS or any(re.match(r"(?:no|not|none|nothing|nobody)\b", p, re.I) for p in parts):
+        return node   # sentences ("Climate change is real. No one denies it"), a claim's words, not fragments
+    return make_and([Term(p) for p in parts])
 
 
 def try_translate_rules(text) -> tuple[Node | None, str | None]:
