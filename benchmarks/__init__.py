@@ -27,21 +27,8 @@ def cache_dir() -> Path:
 
 
 # Argument checks every script shares: a bad value is argparse's one line ("prog: error: ...", exit 2) before any
-# work, not a traceback after it.
-
-def at_least(low: int):
-    """An argparse ``type``: an integer of at least ``low``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer of at least {low}, got {value}")
-        return value
-    parse.__name__ = "integer"          # argparse names the type in its message
-    return parse
-
+# work, not a traceback after it. Counts and shares use the command line's own types.
+from itlr_gpu.cli_common import non_negative_int, positive_int, unit_float  # noqa: E402,F401
 
 def seconds(text: str) -> float:
     """An argparse ``type``: a number of seconds, zero or more."""
@@ -54,17 +41,12 @@ def seconds(text: str) -> float:
     return value
 
 
-def int_list(low: int = 1):
-    """An argparse ``type``: comma-separated integers of at least ``low`` ("2048,4096")."""
-    one = at_least(low)
-
-    def parse(text: str) -> list[int]:
-        values = [one(part.strip()) for part in text.split(",") if part.strip()]
-        if not values:
-            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-        return values
-    parse.__name__ = "list"
-    return parse
+def positive_int_list(text: str) -> list[int]:
+    """An argparse ``type``: comma-separated positive integers ("2048,4096")."""
+    values = [positive_int(part) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return values
 
 
 def existing_file(text: str) -> Path:

@@ -22,7 +22,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, at_least, check_stem, int_list  # noqa: E402
+from benchmarks import STEM_HELP, check_stem, positive_int, positive_int_list  # noqa: E402
 from benchmarks.cpu_search import interleaved, random_programs, unit_rows  # noqa: E402
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend  # noqa: E402
@@ -33,14 +33,14 @@ from itlr_gpu.io import atomic_file  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=at_least(1), default=200_000, help="documents (random unit rows; default %(default)s)")
-    ap.add_argument("--d", type=at_least(1), default=384, help="dimension (default %(default)s)")
-    ap.add_argument("--queries", type=at_least(1), default=256, help="random three-term queries (default %(default)s)")
-    ap.add_argument("--chunks", type=int_list(1), default="2048,4096,8192,16384,21845",
+    ap.add_argument("--n", type=positive_int, default=200_000, help="documents (random unit rows; default %(default)s)")
+    ap.add_argument("--d", type=positive_int, default=384, help="dimension (default %(default)s)")
+    ap.add_argument("--queries", type=positive_int, default=256, help="random three-term queries (default %(default)s)")
+    ap.add_argument("--chunks", type=positive_int_list, default="2048,4096,8192,16384,21845",
                     help="comma-separated document-chunk sizes to time (default %(default)s)")
     ap.add_argument("--matmul", choices=("torch", "numpy"), default="torch",
                     help="BLAS of the chunk similarities: torch's or numpy's (sets ITLR_MATMUL; default %(default)s)")
-    ap.add_argument("--repeat", type=at_least(1), default=3, help="timed runs per chunk size, median reported (default %(default)s)")
+    ap.add_argument("--repeat", type=positive_int, default=3, help="timed runs per chunk size, median reported (default %(default)s)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cpu_chunks"), help=STEM_HELP)
     args = ap.parse_args()
     check_stem(ap, args.out)

@@ -38,7 +38,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, at_least, check_stem, seconds  # noqa: E402
+from benchmarks import STEM_HELP, check_stem, non_negative_int, positive_int, seconds  # noqa: E402
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend, resolve_device  # noqa: E402
 from itlr_gpu.backends.reference import chunk_for_budget  # noqa: E402
@@ -131,14 +131,14 @@ with tempfile.TemporaryDirectory() as tmp:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=at_least(1), default=200_000, help="documents (random unit rows; default %(default)s)")
-    ap.add_argument("--d", type=at_least(1), default=384, help="dimension (default %(default)s)")
-    ap.add_argument("--queries", type=at_least(1), default=256, help="random three-term queries (default %(default)s)")
-    ap.add_argument("-k", type=at_least(1), default=10, help="results per query (default %(default)s)")
-    ap.add_argument("--repeat", type=at_least(1), default=5, help="timed runs per case, interleaved; medians reported (default %(default)s)")
+    ap.add_argument("--n", type=positive_int, default=200_000, help="documents (random unit rows; default %(default)s)")
+    ap.add_argument("--d", type=positive_int, default=384, help="dimension (default %(default)s)")
+    ap.add_argument("--queries", type=positive_int, default=256, help="random three-term queries (default %(default)s)")
+    ap.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
+    ap.add_argument("--repeat", type=positive_int, default=5, help="timed runs per case, interleaved; medians reported (default %(default)s)")
     ap.add_argument("--settle", type=seconds, default=0.5,
                     help="seconds of quiet before each timed case (0 = back to back, as before)")
-    ap.add_argument("--big-n", type=at_least(0), default=2_000_000, help="rows of the float16 memory test (0 = skip)")
+    ap.add_argument("--big-n", type=non_negative_int, default=2_000_000, help="rows of the float16 memory test (0 = skip)")
     ap.add_argument("--out", default=None,
                     help=STEM_HELP + " (default: benchmarks/results/cpu_search at the default sizes; at other sizes "
                          "a file in the system's temporary directory, so that a trial never replaces the committed "

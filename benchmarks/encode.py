@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import DATA_DIR, STEM_HELP, at_least, check_stem, int_list, seconds  # noqa: E402
+from benchmarks import DATA_DIR, STEM_HELP, check_stem, positive_int, positive_int_list, seconds  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, cpu_native_bf16, l2_normalize  # noqa: E402
 
@@ -135,11 +135,11 @@ def machine() -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sample", type=at_least(1), default=256, help="documents in the docs/s sample")
-    ap.add_argument("--repeat", type=at_least(1), default=3, help="timed runs per option, median reported (default %(default)s)")
-    ap.add_argument("--batch-size", type=at_least(1), default=None,
+    ap.add_argument("--sample", type=positive_int, default=256, help="documents in the docs/s sample")
+    ap.add_argument("--repeat", type=positive_int, default=3, help="timed runs per option, median reported (default %(default)s)")
+    ap.add_argument("--batch-size", type=positive_int, default=None,
                     help="texts per forward pass (default: the encoder's own, 16 on a CPU)")
-    ap.add_argument("--batch-sweep", type=int_list(1), help="comma-separated batch sizes: also time the torch rows at each")
+    ap.add_argument("--batch-sweep", type=positive_int_list, help="comma-separated batch sizes: also time the torch rows at each")
     ap.add_argument("--settle", type=seconds, default=0.5,
                     help="seconds of quiet before each timed encoding (0 = back to back, as before)")
     ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")

@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 import ir_measures  # noqa: E402
 from ir_measures import P, nDCG  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, at_least, cache_dir, check_stem  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, cache_dir, check_stem, non_negative_int, positive_int, unit_float  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from itlr_gpu import Index, RECOMMENDED, ScoreOptions, Term, search  # noqa: E402
 from itlr_gpu.bench import machine_info  # noqa: E402
@@ -138,25 +138,14 @@ def measure(xs: ExclusionSet, kind: str, options: ScoreOptions | None) -> dict:
             "leak@10": statistics.mean(leak), "pairs": len(leak)}
 
 
-def share(text: str) -> float:
-    """An argparse ``type``: a fraction from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=at_least(1), default=40, help="label pairs (A, B) drawn for 'A AND NOT B' (default %(default)s)")
+    ap.add_argument("--pairs", type=positive_int, default=40, help="label pairs (A, B) drawn for 'A AND NOT B' (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the pair draw (default %(default)s)")
-    ap.add_argument("--min-docs", type=at_least(1), default=40, help="articles per label, at least")
-    ap.add_argument("--min-overlap", type=share, default=0.2, help="share of A's articles that are B's too, at least")
-    ap.add_argument("--min-answers", type=at_least(1), default=20, help="articles with A and not B, at least")
-    ap.add_argument("--max-docs", type=at_least(0), default=0,
+    ap.add_argument("--min-docs", type=positive_int, default=40, help="articles per label, at least")
+    ap.add_argument("--min-overlap", type=unit_float, default=0.2, help="share of A's articles that are B's too, at least")
+    ap.add_argument("--min-answers", type=positive_int, default=20, help="articles with A and not B, at least")
+    ap.add_argument("--max-docs", type=non_negative_int, default=0,
                     help="embed a fixed random sample of this many articles, for a quick run (default: all; the "
                          "thresholds apply to the sample)")
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)

@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import DATA_DIR, STEM_HELP, at_least, check_stem  # noqa: E402
+from benchmarks import DATA_DIR, STEM_HELP, check_stem, positive_int  # noqa: E402
 from benchmarks.encode import machine  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, l2_normalize  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
@@ -63,8 +63,8 @@ def timed(fn, repeat: int) -> tuple[float, np.ndarray]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=at_least(1), default=100, help="SciFact queries (the first N of queries.jsonl)")
-    ap.add_argument("--repeat", type=at_least(1), default=3, help="timed runs per option, median reported (default %(default)s)")
+    ap.add_argument("--queries", type=positive_int, default=100, help="SciFact queries (the first N of queries.jsonl)")
+    ap.add_argument("--repeat", type=positive_int, default=3, help="timed runs per option, median reported (default %(default)s)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_encoding"), help=STEM_HELP)
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR,
                     help="folder holding scifact/queries.jsonl (default: $ITLR_SHARED/data, else ../shared/data)")

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import FOLDER_HELP, at_least, check_writable, existing_file  # noqa: E402
+from benchmarks import FOLDER_HELP, check_writable, existing_file, non_negative_int, positive_int  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
@@ -307,17 +307,17 @@ def main(argv=None) -> None:
     ap.add_argument("--split", choices=("all", "test", "dev", "dev-b"), default="all",
                     help="requests translated in the one batched call (accuracy is reported per split); dev-b: "
                          "half of the dev split, with the example pool made of the other half (prompt selection)")
-    ap.add_argument("--single", type=at_least(0), default=16, help="requests for the one-at-a-time comparison")
-    ap.add_argument("--max-tokens", type=at_least(1), default=96, help="generated tokens per request, at most (default %(default)s)")
-    ap.add_argument("--parallel", type=at_least(1), default=None, help="llamacpp: sequences decoded together")
-    ap.add_argument("--threads", type=at_least(1), default=None, help="llamacpp: threads")
+    ap.add_argument("--single", type=non_negative_int, default=16, help="requests for the one-at-a-time comparison")
+    ap.add_argument("--max-tokens", type=positive_int, default=96, help="generated tokens per request, at most (default %(default)s)")
+    ap.add_argument("--parallel", type=positive_int, default=None, help="llamacpp: sequences decoded together")
+    ap.add_argument("--threads", type=positive_int, default=None, help="llamacpp: threads")
     ap.add_argument("--candidates", type=int, default=None,
                     help="llamacpp: next-best tokens checked one by one when the grammar rejects the greedy "
                          "token, before the whole vocabulary is masked (default 32; 1: mask at once)")
     add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
     add_terms_argument(ap)
     add_repair_argument(ap)
-    ap.add_argument("--max-model-len", type=at_least(1), default=None, help="prompt + generation per request")
+    ap.add_argument("--max-model-len", type=positive_int, default=None, help="prompt + generation per request")
     ap.add_argument("--dtype", default=None, help="vllm dtype (default float32 on a CPU)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
                     help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
