@@ -2300,6 +2300,29 @@ def test_rules54_fragments_own_clauses_which_questions_and_keyword_no(text, expr
     assert canonical(translate_rules(text)) == canonical(parse(expr))
 
 
+@pytest.mark.parametrize("text, expr", [
+    # an ask whose topic is a pronoun takes the sentence before it; "Any help appreciated" asks for nothing
+    ('I am retired engineer from Poland and very interest in corrosion of reinforced concrete bridges in coastal '
+     'climate. Please can you show me the articles about this.',
+     '"I am retired engineer from Poland and very interest in corrosion of reinforced concrete bridges in coastal '
+     'climate"'),
+    ("Hello! My daughter (she's 14) is doing a science fair project on whether plants grow better with music. Are "
+     "there any real studies on that?? Thank you so much",
+     '"My daughter (she\'s 14) is doing a science fair project on whether plants grow better with music"'),
+    # a request that ends "40 of them" is no pronoun ask
+    ("Neighbour lent us tarps for now. What we really need is box profile roof sheets, 3m, anthracite, 40 of them.",
+     '("box profile roof sheets" AND "3m" AND "anthracite" AND "40 of them")'),
+])
+def test_rules55_pronoun_asks_take_the_topic_before_them(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+def test_rules55_any_help_appreciated_is_no_ask():
+    got = canonical(translate_rules("Our tutor asked us to find evidence on pressure ulcer prevention in elderly "
+                                    "patients. Any help appreciated, thanks!"))
+    assert "pressure ulcer prevention in elderly patients" in got and "help appreciated" not in got
+
+
 @given(st.lists(st.sampled_from(["Rent", "arrears", "housing", "Prof.", "Dr.", "e.g.", "Wow!", "it", "is", "x.",
                                  "12.", "etc.", "no", "sleep?", "Noise"]), min_size=1, max_size=12))
 def test_term_sentences_give_back_the_words(words):

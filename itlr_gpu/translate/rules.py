@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-54"
+RULES_VERSION = "rules-55"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -719,7 +719,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+(?!(?:a|an|any|some|no|not|anything|something|nothing|one|more|much|many|still|already|"
     r"also|really|ever|enough|too|such|other|even|actually|always|any\w+|" + _RELATION + r")\b)(?=[a-z0-9])",
     # "any summer internships in marketing??", "any recipes for X": the opening "any" of a question
-    r"any\s+(?!(?:of|more|one|longer|way|chance|luck|idea|ideas|time|better|worse|kind|kinds|sort|sorts|type|types)\b)"
+    r"any\s+(?!(?:of|more|one|longer|way|chance|luck|idea|ideas|time|better|worse|kind|kinds|sort|sorts|type|types|"
+    r"help|advice|thoughts|pointers)\b)"   # "Any help appreciated" thanks, it asks for nothing
     r"(?=[a-z0-9])",
     # "which antihistamines are safe in pregnancy", "Which shoes go with a navy suit?": a question's "which" before
     # its noun (not "which is better", "which of these", "which one")
@@ -2914,7 +2915,8 @@ _SIGN_OFF_RE = re.compile(
     r"dzi(?:e|\u0119)kuj(?:e|\u0119)|dzi(?:e|\u0119)ki|pozdrawiam|shukriya|gamsahamnida|kamsahamnida|c\u1ea3m\s+\u01a1n|cam\s+on)"
     r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
     r"(?:(?:all|any)\s+)?(?:help|pointers|suggestions|ideas|advice|recommendations|tips|input|leads)"
-    r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)|"
+    r"(?:\s+(?:would\s+be|will\s+be|is|are|much|greatly|very\s+much|really|gratefully|most))*\s+(?:appreciated|welcome)"
+    r"(?:\s*[,.!]*\s*(?:thanks|thank\s+you|cheers|thx|ty)(?:\s+(?:so\s+much|a\s+lot|in\s+advance))?)?|"   # ", thanks!"
     r"(?:much|greatly|really)\s+appreciated")
 # a closing reference for the desk ("Order number 55812.", "Policy no. MX44718", "Ref: 2231/B"): no topic
 _REFERENCE_SENTENCE_RE = re.compile(r"(?i:(?:my|our|the)\s+)?(?i:order|policy|account|booking|reference|ref|customer|"
@@ -4624,6 +4626,11 @@ def _translate_once(text: str) -> Node:
     return node
 
 
+# an ask whose topic is a pronoun: "show me the articles about this", "Are there any real studies on that??"
+_ANAPHORIC_ASK_RE = re.compile(r"\b(?:articles?|papers?|studies|study|research|information|info|anything|something|stuff|"
+                               r"materials?|documents?|literature|evidence|sources?|books?|reading)\s+(?:[\w-]+\s+)?"
+                               r"(?:about|on|regarding|concerning|for|of|into)\s+(?:this|that|it|them|these|those)"
+                               r"(?:\s+(?:topic|subject|issue|question|one|area|matter))?[\s?!.:;)(*]*$", re.I)
 _NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
 
 
@@ -4695,6 +4702,12 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         request = next((i for i in range(request + 1, min(len(sentences), request + 3))
                         if _REQUEST_RE.match(sentences[i].lower()) and not _RESEARCHING_RE.match(_fold(sentences[i]))),
                        request)
+    if request and _ANAPHORIC_ASK_RE.search(sentences[request]):
+        # "... corrosion of concrete bridges in coastal climate. Please show me the articles about this.": the ask's
+        # topic is a pronoun, the topic is the sentence before it
+        sentences = sentences[:request] + sentences[request + 1:]
+        cleaned = " ".join(sentences)
+        request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
     if request is not None and (request > _preamble_limit(sentences, request) or len(sentences) - request > _MAX_REQUEST):
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
