@@ -145,7 +145,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         return files
     try:
         root.mkdir(parents=True, exist_ok=True)
-        tmp = mkdtemp_shared(root, f".{out.name}.tmp-")
+        tmp = mkdtemp_shared(root, out.name)
     except OSError as err:
         # a read-only home (a container, a locked-down account) must not stop a search: export for this process
         return _export_for_this_process(model_path, name, files, err)

@@ -36,7 +36,6 @@ import secrets
 import shutil
 import signal
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -86,10 +85,19 @@ def umask() -> int:
     return mask
 
 
-def mkdtemp_shared(dir: PathLike, prefix: str) -> Path:
-    """``tempfile.mkdtemp`` for a folder that is renamed into a cache: its mode is 0777 minus the umask, not
-    mkdtemp's 0700, which would survive the rename and keep a shared cache from the others who use it."""
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+def mkdtemp_shared(dir: PathLike, final_name: str) -> Path:
+    """A temporary folder in ``dir`` for what is renamed to ``final_name`` in a cache: a :func:`temp_name`,
+    so that one left by a killed process goes with the next sweep (:func:`remove_stale_temps`, run here
+    first); its mode is 0777 minus the umask, not mkdtemp's 0700, which would survive the rename and keep a
+    shared cache from the others who use it."""
+    remove_stale_temps(dir)
+    while True:
+        tmp = Path(dir) / temp_name(final_name)
+        try:
+            os.mkdir(tmp, 0o700)
+            break
+        except FileExistsError:
+            continue
     os.chmod(tmp, 0o777 & ~umask())
     return tmp
 

@@ -184,7 +184,8 @@ def test_registry_entries_are_consistent():
     assert reg.REGISTRY["qwen2.5-coder-0.5b"].size == 491_400_064
 
 
-def test_unknown_registered_model_is_an_error(tmp_path):
+def test_unknown_registered_model_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path / "default"))   # not installed in the default cache either
     with pytest.raises(InputError, match="not installed .*itlr models install qwen2.5-coder-1.5b"):
         reg.resolve_registered("qwen2.5-coder-1.5b", tmp_path)
     assert reg.resolve_registered("some/folder", tmp_path) is None
@@ -222,6 +223,29 @@ def test_an_install_whose_file_went_missing_or_shrank_is_not_installed(fake_gguf
         reg.resolve_registered(spec.name, cache)
     assert reg.install(spec.name, cache_dir=cache, parts_dirs=[site], force=True) == folder
     assert reg.installed(spec, cache) == folder
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_partial_install_left_by_a_killed_process_goes_with_the_next_install_folder(tmp_path):
+    # an install killed with -9 leaves its half-joined folder; the next temporary made in that cache sweeps it
+    import subprocess
+    import sys
+
+    from itlr_gpu.output import is_temp_name, mkdtemp_shared, temp_name
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / temp_name("qwen2.5-coder-0.5b").replace(f"-{os.getpid()}-", f"-{dead.pid}-")
+    stale.mkdir()
+    (stale / "qwen.gguf").write_bytes(b"x" * 1000)
+    fresh = mkdtemp_shared(tmp_path, "qwen2.5-coder-0.5b")
+    assert not stale.exists() and fresh.is_dir() and is_temp_name(fresh.name)
+    assert (fresh.stat().st_mode & 0o777) == 0o777 & ~_umask()
 
 
 def _umask() -> int:

@@ -67,14 +67,14 @@ def test_cache_can_be_disabled(tmp_path):
     assert not (tmp_path / "translations.sqlite").exists()
 
 
-def test_engine_failures_are_not_cached_but_parse_errors_are(tmp_path):
+def test_engine_failures_are_not_cached(tmp_path):
     llm = EchoLLM(fail_on={"boom"})
     eng = VllmTranslator(llm=llm)
     rows = translate(["ok one", "boom", "ok two"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert rows[0].expr == '"ok one"' and rows[2].expr == '"ok two"'
     assert rows[1].expr is None and "engine exploded" in rows[1].error
     with TranslationCache.open(tmp_path) as c:
-        assert len(c) == 2  # the transient failure is not stored
+        assert len(c) == 2  # the failure is not stored
     llm.fail_on.clear()
     again = translate(["boom"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert again[0].expr == '"boom"' and not again[0].cached
@@ -111,20 +111,22 @@ class CutLLM(EchoLLM):
         return outs
 
 
-def test_failures_are_versioned_apart_from_successes(tmp_path):
+def test_failures_are_never_cached(tmp_path):
+    # a cut-off generation is an error row; the cache keeps the success beside it, and a rerun tries the failure
+    # again (once the model can do it, it is translated)
     llm = CutLLM(cut={"long"})
     eng = VllmTranslator(llm=llm, retry_truncated=False)
     first = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert first[0].expr == '"short"' and first[1].expr is None and "max_tokens" in first[1].error
+    with TranslationCache.open(tmp_path) as c:
+        assert len(c) == 1
     calls = len(llm.calls)
     again = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
-    assert len(llm.calls) == calls and again[1].cached and again[1].error == first[1].error
-    # a new way of retrying failures: the failure is translated again, the success is not
+    assert again[0].cached and not again[1].cached and again[1].error == first[1].error
+    assert len(llm.calls) == calls + 1 and all("long one" in p for p in llm.calls[-1])
     llm.cut.clear()
-    eng.failure_version = "f-next"
     third = translate(["short", "long one"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert third[0].cached and not third[1].cached and third[1].expr == '"long one"'
-    assert llm.calls[-1] and all("long one" in p for p in llm.calls[-1])
 
 
 def test_failure_cached_under_a_success_key_is_stale(tmp_path):
@@ -170,13 +172,35 @@ def test_finished_rows_are_cached_before_the_batch_ends(tmp_path):
     assert len(eng.llm.calls) == 1 and len(eng.llm.calls[0]) == 2
 
 
-def test_a_failure_left_after_its_retry_is_cached_once(tmp_path):
-    """A generation cut off again on its retry is a final failure: stored (under the failure key), so a
-    rerun does not generate it again."""
+def test_a_failure_left_after_its_retry_is_not_cached(tmp_path):
+    """A generation cut off again on its retry is an error row, not stored: a rerun generates it (and its
+    retry) again, and reads the success back."""
     llm = CutLLM(cut={"long"})
     eng = VllmTranslator(llm=llm)    # retry_truncated on: the fake cuts the retry as well
     first = translate(["long one", "short"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert first[0].expr is None and "max_tokens" in first[0].error and first[1].expr == '"short"'
     assert len(llm.calls) == 2   # the batch, then the retry of the cut one
     again = translate(["long one", "short"], translator="vllm", engine=eng, cache_dir=tmp_path)
-    assert len(llm.calls) == 2 and again[0].cached and again[0].error == first[0].error
+    assert len(llm.calls) == 4 and not again[0].cached and again[0].error == first[0].error and again[1].cached
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "folder"])
+def test_a_damaged_cache_is_one_error_naming_the_file(tmp_path, damage):
+    from itlr_gpu.errors import InputError
+
+    path = tmp_path / "translations.sqlite"
+    if damage == "folder":
+        path.mkdir()
+    elif damage == "garbage":
+        path.write_bytes(bytes(range(256)) * 20)
+    else:
+        with TranslationCache(path) as c:
+            c.put_many([(CacheKey("m", "v", "logical", f"text {i}"), CachedValue('"x"', None, None))
+                        for i in range(2000)])
+        path.write_bytes(path.read_bytes()[:8000])
+    eng = VllmTranslator(llm=EchoLLM())
+    with pytest.raises(InputError) as e:
+        translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert str(path) in str(e.value) and "--no-cache" in str(e.value)
+    # without the cache the same request is translated
+    assert translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path, cache=False)[0].expr == '"cats"'

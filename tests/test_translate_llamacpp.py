@@ -411,11 +411,13 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert isinstance(params, list) and len(params) == len(eng.llm.calls[0][0])
     assert all(p.grammar is not None and p.temperature == 0.0 for p in params)
     assert '"ctrl"' in params[-1].grammar and '"word"' not in params[-1].grammar
-    # a failed translation is cached as a deterministic failure only, never an engine crash; a prompt too long
-    # for the window is not stored either (a rerun with a larger --max-model-len must translate it)
+    # a failed translation is never cached: the rerun reads the translations back and tries the failures again
+    # ("bad" goes back to the model; a prompt too long for the window is refused again before it)
     again = translate(texts, translator="llamacpp", engine=eng, cache_dir=tmp_path)
-    assert len(eng.llm.calls) == 1 and all(r.cached for r in again if r.text.strip() and r.text not in (long, mid))
-    assert not next(r for r in again if r.text == long).cached
+    ok = {r.text for r in rows if r.expr is not None}
+    assert all(r.cached for r in again if r.text in ok) and not any(r.cached for r in again if r.text not in ok)
+    assert len(eng.llm.calls) == 2 and [p for p in eng.llm.calls[1][0]] and len(eng.llm.calls[1][0]) == 1
+    assert next(r for r in again if r.text == "bad").error == by["bad"].error
     wider = LlamaCppTranslator(llm=EchoEngine({**answers, long: '"word"'}), max_model_len=16384)
     assert translate([long], translator="llamacpp", engine=wider, cache_dir=tmp_path)[0].expr == '"word"'
 
@@ -462,7 +464,8 @@ def test_temperature_is_refused():
         LlamaCppTranslator(model="x.gguf", temperature=0.7)
 
 
-def test_resolve_gguf_errors(tmp_path):
+def test_resolve_gguf_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path / "default"))   # nothing installed in the default cache
     with pytest.raises(InputError, match="model not found"):
         resolve_gguf(tmp_path / "missing.gguf")
     bad = tmp_path / "config.json"
@@ -474,8 +477,31 @@ def test_resolve_gguf_errors(tmp_path):
     good = tmp_path / "m.gguf"
     good.write_bytes(b"GGUF" + b"\0" * 8)
     assert resolve_gguf(tmp_path) == good and resolve_gguf(good) == good
-    with pytest.raises(InputError, match="not installed"):
+    with pytest.raises(InputError, match="not installed in .*empty.*--cache-dir"):
         resolve_gguf("qwen2.5-coder-0.5b", cache_dir=tmp_path / "empty")
+
+
+def test_a_registry_model_that_is_no_gguf_is_refused_for_llamacpp(tmp_path, monkeypatch):
+    # an installed encoder (all-mpnet-base-v2) named as the translator's model: one error, not an AttributeError
+    from itlr_gpu.translate import registry
+
+    folder = tmp_path / "models" / "all-mpnet-base-v2"
+    folder.mkdir(parents=True)
+    (folder / registry.MANIFEST).write_text('{"kind": "zip", "file": null}')
+    monkeypatch.setattr(registry, "resolve_registered", lambda name, cache_dir=None: folder)
+    with pytest.raises(InputError, match="'all-mpnet-base-v2' is not a GGUF causal language model"):
+        resolve_gguf("all-mpnet-base-v2")
+
+
+def test_a_model_installed_in_the_default_cache_is_found_with_another_cache_dir(tmp_path, monkeypatch):
+    from itlr_gpu.translate import registry
+
+    spec = registry.REGISTRY["qwen2.5-coder-0.5b"]
+    seen = []
+    monkeypatch.setattr(registry, "installed",
+                        lambda s, cache_dir=None: seen.append(cache_dir) or (tmp_path if cache_dir is None else None))
+    assert registry.resolve_registered(spec.name, tmp_path / "elsewhere") == tmp_path
+    assert seen == [tmp_path / "elsewhere", None]
 
 
 # ----------------------------------------------------------------------------- real llama.cpp (opt-in)
@@ -652,3 +678,18 @@ def test_cli_shows_the_progress_bar_only_on_a_terminal(tmp_path, monkeypatch, tt
     q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
     assert main(["translate", str(q), "-o", str(tmp_path / "o.arrow"), "--translator", "llamacpp"]) == 0
     assert seen["progress"] is tty
+
+
+def test_a_request_longer_than_the_models_window_says_no_max_model_len_helps(tmp_path):
+    # the advice to raise --max-model-len only where raising it can help: past the model's trained window it
+    # cannot (the KV cache grows with --max-model-len, the window does not)
+    long = " ".join(["word"] * 4001)
+    engine = EchoEngine({})
+    engine.n_ctx_train = 3000
+    row = translate([long], translator="llamacpp", engine=LlamaCppTranslator(llm=engine, max_model_len=2048),
+                    cache_dir=tmp_path)[0]
+    assert "holds at most 3,000 tokens, so no --max-model-len helps" in row.error
+    engine.n_ctx_train = 32768
+    row = translate([long], translator="llamacpp", engine=LlamaCppTranslator(llm=engine, max_model_len=2048),
+                    cache_dir=tmp_path)[0]
+    assert row.error.endswith("raise --max-model-len")

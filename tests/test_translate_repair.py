@@ -327,3 +327,17 @@ def test_a_request_in_another_language_is_left_to_the_model():
 ])
 def test_a_request_in_another_script_keeps_the_models_form(text, llm):
     assert repair(text, llm) == (llm, [])
+
+
+@pytest.mark.parametrize("word", ["not", "NOT", "Not", "or", "and"])
+def test_a_quoted_connective_is_refused_in_any_case_and_the_rules_reading_replaces_it(tmp_path, word):
+    # "Should I get a flu jab or not?" -> ("a flu jab" OR "not") searched for the word "not": the rules read the
+    # question's claim, which replaces it; where the rules read nothing the row is an error, never a success
+    text = "Should I get a flu jab or not?"
+    eng = VllmTranslator(llm=MapLLM({text: f'("a flu jab" OR "{word}")', "zzq or not": f'("zzq" OR "{word}")'}),
+                         mode="logical")
+    rows = translate([text, "zzq or not"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert rows[0].expr == '"get a flu jab"' and rows[0].repaired and rows[0].llm_expr is not None
+    assert rows[1].expr is None and "names nothing" in rows[1].error
+    raw = translate([text], translator="vllm", engine=eng, cache_dir=tmp_path, repair="none")[0]
+    assert raw.expr is None and "names nothing" in raw.error

@@ -2309,6 +2309,13 @@ def test_rules54_fragments_own_clauses_which_questions_and_keyword_no(text, expr
     ("Hello! My daughter (she's 14) is doing a science fair project on whether plants grow better with music. Are "
      "there any real studies on that?? Thank you so much",
      '"My daughter (she\'s 14) is doing a science fair project on whether plants grow better with music"'),
+    # a yes/no question's closing "or not" negates nothing; without the "?" a whether-question stays whole
+    ("Should I get a flu jab or not?", '"get a flu jab"'),
+    ("Can I freeze cooked rice or not?", '"freeze cooked rice"'),
+    ("Do dogs dream or not?", '"dogs dream"'),
+    ("Is remote work more productive than office work or not",
+     '"Is remote work more productive than office work or not"'),
+    ("to be or not to be", '"to be or not to be"'),
     # a request that ends "40 of them" is no pronoun ask
     ("Neighbour lent us tarps for now. What we really need is box profile roof sheets, 3m, anthracite, 40 of them.",
      '("box profile roof sheets" AND "3m" AND "anthracite" AND "40 of them")'),

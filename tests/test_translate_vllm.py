@@ -166,7 +166,7 @@ def engine_kwargs(monkeypatch, tmp_path):
     fake = ModuleType("vllm")
     fake.LLM = FakeLLM
     monkeypatch.setitem(sys.modules, "vllm", fake)
-    monkeypatch.setattr("itlr_gpu.translate.models.resolve_model", lambda model, cache_dir=None: tmp_path)
+    monkeypatch.setattr("itlr_gpu.translate.models.resolve_model", lambda model, cache_dir=None, convert=True: tmp_path)
     monkeypatch.setattr("itlr_gpu.translate.llm._cpu_only", lambda: True)
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
 
@@ -341,3 +341,37 @@ def test_without_vllm_the_vllm_translator_is_one_error_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("itlr: error: --translator vllm: vLLM is not installed") and err.count("\n") == 1
     assert "Traceback" not in err and not (tmp_path / "t.arrow").exists()
+
+
+def test_a_gguf_is_not_converted_where_vllm_is_missing(tmp_path, monkeypatch):
+    # converting a GGUF for vLLM takes minutes and needs the gguf package: without vLLM it is vLLM's own error,
+    # and a file that is no GGUF is refused before anything
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.translate import llm as llm_module
+    from itlr_gpu.translate.models import resolve_model
+
+    good, bad = tmp_path / "m.gguf", tmp_path / "garbage.gguf"
+    good.write_bytes(b"GGUF" + b"\0" * 64)
+    bad.write_bytes(b"\x89PNG" + b"\0" * 64)
+    monkeypatch.setattr(llm_module, "_vllm_installed", lambda: False)
+    with pytest.raises(InputError, match="vLLM is not installed"):
+        VllmTranslator(model=str(good), cache_dir=tmp_path, lazy=True)._identify()
+    with pytest.raises(InputError, match="not a GGUF file"):
+        resolve_model(str(bad), cache_dir=tmp_path, convert=False)
+    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
+
+
+def test_a_rewrite_unrelated_to_its_request_is_an_error_row():
+    from itlr_gpu.translate.llm import REWRITE_SHOT, interpret
+
+    long_junk = "x" * 20000
+    assert interpret("0", "stop", "rewrite", long_junk).error.startswith("rewrite has no words")
+    assert interpret(REWRITE_SHOT[0][1], "stop", "rewrite", long_junk).error.startswith(
+        "rewrite copies an example of the prompt")
+    assert interpret("Stamp collecting and philately clubs.", "stop", "rewrite",
+                     "vitamin D benefits but not bone health").error.startswith("rewrite shares no word")
+    # the example's own request, a rewrite sharing a word, a short request spelled out: kept
+    assert interpret(REWRITE_SHOT[0][1], "stop", "rewrite", REWRITE_SHOT[0][0]).error is None
+    assert interpret("Vitamin D and immunity, not bone density.", "stop", "rewrite",
+                     "vitamin D benefits but not bone health").error is None
+    assert interpret("Large language models and their uses.", "stop", "rewrite", "LLMs").error is None

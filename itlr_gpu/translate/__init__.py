@@ -181,20 +181,32 @@ def translate(
 
 
 def _repaired(rows: list[Translation]) -> list[Translation]:
+    from .llm import JUNK_TERM
     from .repair import repair as check
+    from .repair import ONLY_CONNECTIVES, only_connectives, rules_reading
 
     out = []
     for r in rows:
         expr, why = check(r.text, r.expr) if r.ok else (r.expr, [])
+        if not r.ok and (r.error or "").startswith(JUNK_TERM):
+            # the model quoted a connective ("Should I get a flu jab or not?" -> ("a flu jab" OR "not")): the
+            # rules' reading where they have one without a defect, else an error row (naming why when the form
+            # is connectives alone)
+            reading = rules_reading(r.text)
+            if reading is not None:
+                expr, why = reading, [r.error.rsplit(": '", 1)[0]]
+            elif r.llm_expr is not None and only_connectives(r.llm_expr):
+                expr, why = None, [ONLY_CONNECTIVES]
         error = None if expr is not None or not why else why[0]
-        out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why), llm_expr=r.expr,
-                           error=error) if why else r)
+        out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why),
+                           llm_expr=r.expr if r.ok else r.llm_expr, error=error) if why else r)
     return out
 
 
 def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_size, engine, opts
                    ) -> list[Translation]:
     from .cache import CachedValue, CacheKey, TranslationCache
+    from .llm import JUNK_TERM
 
     if engine is None:
         if translator == "llamacpp":
@@ -218,17 +230,12 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
         unique = list(dict.fromkeys(t for t in texts if _invalid_text(t) is None))
         version = engine.prompt_version
         keys = {t: CacheKey(engine.model_id, version, mode, t) for t in unique}
-        # A failure is stored under its own key, versioned by how failures are retried: a better
-        # retry translates the cached failures again, not the successes.
-        failed = getattr(engine, "failure_version", "")
-        fail_keys = {t: replace(keys[t], prompt_version=f"{version}|{failed}") for t in unique}
         todo = unique
         if store is not None:
             hits = dict(zip(unique, store.get_many([keys[t] for t in unique])))
-            # an error under a success key was stored before failures had their own version: stale
+            # only translations are stored, never a failure: a rerun tries every failed request again (an
+            # error row found here was stored by an earlier version, and is stale)
             todo = [t for t in unique if hits[t] is None or hits[t].error is not None]
-            hits.update(zip(todo, store.get_many([fail_keys[t] for t in todo])))
-            todo = [t for t in todo if hits[t] is None or hits[t].error is None]
             for t in set(unique).difference(todo):
                 hit = hits[t]
                 results[t] = Translation(t, hit.expr, name, hit.error, hit.rewrite, cached=True)
@@ -237,13 +244,13 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
 
             def keep(i: int, g, chunk=chunk) -> None:
                 # stored as each row is final: a long job that stops keeps what it finished
-                if store is not None and not g.transient:
-                    key = keys[chunk[i]] if g.error is None else fail_keys[chunk[i]]
-                    store.put_many([(key, CachedValue(g.expr, g.rewrite, g.error))])
+                if store is not None and g.error is None:
+                    store.put_many([(keys[chunk[i]], CachedValue(g.expr, g.rewrite, None))])
 
             gens = engine.generate(chunk, on_result=keep)
-            for t, g in zip(chunk, gens):
-                results[t] = Translation(t, g.expr, name, g.error, g.rewrite)
+            for t, g in zip(chunk, gens):   # a form refused for a connective term is kept for the repair
+                junk = g.error is not None and g.error.startswith(JUNK_TERM)
+                results[t] = Translation(t, g.expr, name, g.error, g.rewrite, llm_expr=g.raw if junk else None)
     finally:
         if store is not None:
             store.close()
@@ -346,7 +353,7 @@ def add_translate_arguments(p) -> None:
                         "(default: vllm SmolLM2-135M-Instruct, llamacpp qwen2.5-coder-1.5b)")
     p.add_argument("--mode", choices=MODES, default="logical",
                    help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
-    p.add_argument("--cache-dir", default=None, help="translation cache and converted models (default ~/.cache/itlr-gpu)")
+    p.add_argument("--cache-dir", default=None, help="folder of the translation cache and of installed models (default ~/.cache/itlr-gpu; a model installed in the default folder is found too)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache (nor, with llamacpp, the prompt head's stored KV cells)")
     from ..cli_common import fraction, positive_int
 
@@ -389,10 +396,12 @@ def add_terms_argument(p) -> None:
 def add_repair_argument(p, default: str | None = "rules") -> None:
     """``--repair`` (logical mode of an LLM translator), for ``itlr translate`` and the translation benchmark."""
     p.add_argument("--repair", choices=REPAIRS, default=default,
-                   help="rules (default): where the request's words refute the LLM's form (a NOT with no "
-                        "negation cue, an exclusion cue inside a term, a term that is only a connective) and "
-                        "the rule-based translation has no such defect, take the rules' form (its translator "
-                        "column ends in '+rules'); none: keep every LLM form")
+                   help="rules (default): where the request's words refute the LLM's form (for example a NOT "
+                        "with no negation cue, an exclusion cue inside a term, a term that is only a connective, a "
+                        "term of the request dropped, a phrase shared by alternatives kept with one of them) and "
+                        "the rule-based translation has no such defect, take the rules' form; a long request the "
+                        "form keeps little of becomes the request itself as one term. The translator column ends "
+                        "in '+rules' and the repaired column names each defect; none: keep every LLM form")
 
 
 def run_translate_cli(args) -> int:

@@ -5,8 +5,8 @@ A small SQLite file (``<cache_dir>/translations.sqlite``, default cache dir
 ``(model, prompt_version, mode, text)`` to ``(expr, rewrite, error)``.  ``model``
 names the translator and model (``rules:rules-2``, ``vllm:<folder>@<fingerprint>``),
 ``prompt_version`` changes whenever the prompt, grammar or decoding settings change.
-Only successful translations and *deterministic* failures are stored (a failure is
-stored when the caller says so): a crash of the engine is never cached.
+Only successful translations are stored: a failed one (an error row, whatever its cause) is
+never cached, so a rerun tries it again.
 
 Writes are batched in one transaction; several processes may share the file
 (SQLite locking, WAL journal).
@@ -17,8 +17,11 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..errors import InputError
 
 __all__ = ["CacheKey", "CachedValue", "TranslationCache", "default_cache_path"]
 
@@ -64,21 +67,38 @@ class TranslationCache:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError:
-            pass
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        with self._readable():
+            self._db = sqlite3.connect(self.path, timeout=60)
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.DatabaseError:
+                pass
+            self._db.execute(_SCHEMA)
+            self._db.commit()
         self.hits = 0
         self.misses = 0
+
+    @contextmanager
+    def _readable(self):
+        """A damaged cache file (not a database, malformed, a folder in its place) is one clear error naming
+        the file and the way out, not a traceback from SQLite."""
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                raise
+            raise InputError(f"the translation cache cannot be used ({e})", self.path,
+                             "a SQLite file: delete it to start a new cache, or run with --no-cache") from None
 
     @classmethod
     def open(cls, cache_dir: str | os.PathLike | None = None) -> "TranslationCache":
         return cls(default_cache_path(cache_dir))
 
     def get_many(self, keys: Sequence[CacheKey]) -> list[CachedValue | None]:
+        with self._readable():
+            return self._get_many(keys)
+
+    def _get_many(self, keys: Sequence[CacheKey]) -> list[CachedValue | None]:
         out: list[CachedValue | None] = []
         cur = self._db.cursor()
         for k in keys:
@@ -99,7 +119,7 @@ class TranslationCache:
             (k.model, k.prompt_version, k.mode, k.text, v.expr, v.rewrite, v.error) for k, v in items
         ]
         if rows:
-            with self._db:
+            with self._readable(), self._db:
                 self._db.executemany("INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         return len(rows)
 

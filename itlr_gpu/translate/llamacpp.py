@@ -638,7 +638,11 @@ def resolve_gguf(model: str | os.PathLike | None, cache_dir: str | os.PathLike |
         return find_smollm2_gguf()
     folder = resolve_registered(name, cache_dir)
     if folder is not None:
-        return gguf_file(folder)
+        gguf = gguf_file(folder)
+        if gguf is None:   # an installed model of another kind: all-mpnet-base-v2 is an encoder
+            raise InputError(f"registry model {name!r} is not a GGUF causal language model", "--model",
+                             "a translator model: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, smollm2-135m or a .gguf file")
+        return gguf
     p = Path(name)
     if p.is_file():
         with open(p, "rb") as f:
@@ -694,10 +698,16 @@ class LlamaCppTranslator(VllmTranslator):
             from .models import cache_root
 
             prefix_dir = self.prefix_dir or cache_root(self.cache_dir) / "llamacpp-prefix"
-        self.llm = LlamaCppEngine(path, n_ctx=self.n_ctx, n_seq=self.n_seq, n_threads=self.n_threads,
-                                  prefix_dir=prefix_dir)
+        # the KV cache holds at least one request of --max-model-len (a longer window than the default context)
+        self.llm = LlamaCppEngine(path, n_ctx=max(self.n_ctx, self.max_model_len or 0), n_seq=self.n_seq,
+                                  n_threads=self.n_threads, prefix_dir=prefix_dir)
         if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:
             self.max_model_len = self.llm.n_ctx_train  # the model's own window bounds prompt + generation
+
+    def context_ceiling(self) -> int | None:
+        """The most tokens one request's prompt + generation can take whatever --max-model-len says: the model's
+        trained window (the KV cache grows with --max-model-len)."""
+        return getattr(self.llm, "n_ctx_train", None)
         self._tokenizer = self.llm
 
     def sampling_params(self, grammar: str | None, max_tokens: int):

@@ -56,6 +56,11 @@ stale translations. p5 = p2's system text and ten examples, preceded by ``exampl
 shipped pool (:mod:`.examples`). Two rewrites of p2's text (p3, p4) scored no better on the dev split
 (benchmarks/results/translate-prompts.md)."""
 
+CHECKS_VERSION = "c2"
+"""Bump when :func:`interpret` refuses other outputs (in the cache key: a cached success the checks now refuse is
+not read back). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt
+example or sharing no word with the request."""
+
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
     "combine terms with AND, OR and NOT, and use parentheses to group. Drop request words such as "
@@ -146,6 +151,15 @@ def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None,
     return "\n".join(lines)
 
 
+def _vllm_installed() -> bool:
+    if "vllm" in sys.modules:   # imported already (or a stand-in put there by a test)
+        return True
+    try:
+        return importlib.util.find_spec("vllm") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _no_vllm() -> InputError:
     return InputError(f"vLLM is not installed in this Python ({sys.executable})", "--translator vllm",
                       "the environment `bash scripts/install_vllm_cpu.sh` builds (.venv-vllm), or "
@@ -187,8 +201,6 @@ class GenResult:
     rewrite: str | None = None
     error: str | None = None
     raw: str | None = None
-    transient: bool = False
-    """An engine failure (not a property of the text): never cached."""
     truncated: bool = False
     """Cut off at ``max_tokens``."""
 
@@ -211,6 +223,9 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
         line = " ".join(text.split())
         if len(line) > MAX_REWRITE_CHARS:
             return GenResult(error=f"rewrite is {len(line)} characters long (at most {MAX_REWRITE_CHARS})", raw=raw)
+        unrelated = _unrelated_rewrite(line, request)
+        if unrelated:
+            return GenResult(error=f"{unrelated}: {line[:80]!r}", raw=raw)
         try:
             expr = canonical(parse(quote(line)))
         except QuerySyntaxError as e:
@@ -224,7 +239,7 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
             node = align_terms(node, clean_request(request))
         junk = _junk_term(node)
         if junk is not None:
-            return GenResult(error=f"generation has a term that names nothing: {junk!r}: {text[:80]!r}", raw=raw)
+            return GenResult(error=f"{JUNK_TERM}: {junk!r}: {text[:80]!r}", raw=raw)
         return GenResult(expr=canonical(node), raw=raw)
     except QuerySyntaxError as e:
         return GenResult(error=f"generation does not parse: {e}: {text[:80]!r}", raw=raw)
@@ -232,12 +247,37 @@ def interpret(raw: str | None, finish_reason: str | None, mode: str = "logical",
         return GenResult(error="generation nested too deeply", raw=raw)
 
 
+JUNK_TERM = "generation has a term that names nothing"
+_CONNECTIVES = {"and", "or", "not", "nor", "but", "and/or"}
+
+
 def _junk_term(node) -> str | None:
     """A term of the model's form that names nothing: punctuation only (a request of "(" read back as
-    ``"(" AND "("``), or an operator word quoted (``NOT "NOT"``); None when every term names something."""
+    ``"(" AND "("``), or a connective quoted in any case (``NOT "NOT"``, ``("a flu jab" OR "not")`` for "Should I
+    get a flu jab or not?"); None when every term names something."""
     for term in _terms(node):
-        if all(unicodedata.category(ch)[0] in "PZ" for ch in term) or term.strip() in ("AND", "OR", "NOT"):
+        if all(unicodedata.category(ch)[0] in "PZ" for ch in term) or term.strip().lower() in _CONNECTIVES:
             return term
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in "".join(ch.lower() if ch.isalnum() else " " for ch in text).split() if len(w) >= 3}
+
+
+def _unrelated_rewrite(line: str, request: str | None) -> str | None:
+    """Why a rewrite is not one of the request (None when it may be): no words at all ("0"), a prompt
+    example's answer copied for another request, or, for a request of several words, none of them."""
+    if not any(ch.isalpha() for ch in line):
+        return "rewrite has no words"
+    if request is None:
+        return None
+    for shot_request, shot_answer in REWRITE_SHOT:
+        if _words(line) == _words(shot_answer) and _words(request) != _words(shot_request):
+            return "rewrite copies an example of the prompt"
+    asked = _words(request)
+    if len(asked) >= 3 and not asked & _words(line):
+        return "rewrite shares no word with the request"
     return None
 
 
@@ -324,9 +364,6 @@ class VllmTranslator:
     llm: Any = None
     model_id: str | None = None
     retry_truncated: bool = True
-    failure_version: ClassVar[str] = "f1"
-    """Versions how failures are retried, in the cache key of a failed translation only: bump it when a
-    retry changes (f1: a cut-off span request is retried with one copied phrase per term)."""
     examples: int = DEFAULT_EXAMPLES
     """Logical mode: labelled pairs covering the pool's patterns, in the prompt every request shares."""
     nearest: int = 0
@@ -371,20 +408,27 @@ class VllmTranslator:
             if self.model_id is None:
                 self.model_id = f"{self.backend_name}:{type(self.llm).__name__}"
 
+    def context_ceiling(self) -> int | None:
+        """The most tokens one request can take whatever --max-model-len says (None: --max-model-len decides)."""
+        return None
+
     # -- engine -------------------------------------------------------------------------
 
     def _identify(self) -> Path:
         """The model's folder, resolved (converted once if needed), and ``model_id`` from it."""
-        from .models import resolve_model
+        from .models import NeedsConversion, resolve_model
 
         try:
-            folder = resolve_model(self.model, self.cache_dir)
+            # a GGUF is converted only where vLLM can use it (without vLLM: its own error, not a conversion's)
+            folder = resolve_model(self.model, self.cache_dir, convert=_vllm_installed())
+        except NeedsConversion:
+            raise _no_vllm() from None
         except InputError:
             # a registered model not installed, and no vLLM either: vLLM is the first thing to install (its
             # environment brings the default model); a folder of the user's own keeps its error, and with the
             # model there a lazy translator still serves cached translations without vLLM
             named = self.model is None or not Path(str(self.model)).exists()
-            if named and importlib.util.find_spec("vllm") is None:
+            if named and not _vllm_installed():
                 raise _no_vllm() from None
             raise
         self.model_id = f"vllm:{folder.name}@{_fingerprint(folder)}"
@@ -438,7 +482,7 @@ class VllmTranslator:
         shots = (f":e={self.examples}:k={self.nearest}@{self.pool.fingerprint}"
                  if self.examples or self.nearest else "")
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
-                f":s={self.seed}:{retry}{align}{shots}")
+                f":s={self.seed}:{retry}{align}{shots}:{CHECKS_VERSION}")
 
     # -- translation --------------------------------------------------------------------
 
@@ -526,7 +570,7 @@ class VllmTranslator:
                 except Exception:
                     n = 0
                 if n > limit:
-                    hint = "; raise --max-model-len"
+                    hint, alone = "; raise --max-model-len", n
                     if self.examples or self.nearest:   # fewer examples help only if the request alone fits
                         try:
                             alone = len(self._tokenizer.encode(build_prompt(t, self.mode, self._tokenizer)))
@@ -537,11 +581,12 @@ class VllmTranslator:
                                     "(or --nearest) or raise --max-model-len")
                         else:
                             hint = f"; the request alone takes {alone} tokens: raise --max-model-len"
-                    # transient: it depends on --max-model-len and --examples, not on the text alone (a rerun
-                    # with a larger window must translate it, not read this error back from the cache)
+                    ceiling = self.context_ceiling()
+                    if ceiling is not None and alone + budgets[i] > ceiling and "lower --examples" not in hint:
+                        hint = (f"; the model's context holds at most {ceiling:,} tokens, so no --max-model-len "
+                                "helps: shorten the request, or search with the text whole (--field text)")
                     results[i] = GenResult(error=f"prompt is {n} tokens long: with up to {budgets[i]} tokens of "
-                                                 f"translation it exceeds max_model_len {self.max_model_len}{hint}",
-                                           transient=True)
+                                                 f"translation it exceeds max_model_len {self.max_model_len}{hint}")
                     prompts.append(None)
                     continue
             prompts.append(p)
@@ -554,7 +599,7 @@ class VllmTranslator:
         self._run(todo, prompts, params, results, texts, notify)
         if retry:
             self._retry_truncated(prompts, results, texts, notify)
-        results = [r if r is not None else GenResult(error="no generation", transient=True) for r in results]
+        results = [r if r is not None else GenResult(error="no generation") for r in results]
         for i in range(len(results)):
             notify(i, final=True)
         return results
@@ -596,7 +641,7 @@ class VllmTranslator:
                 comp = out.outputs[0]
                 results[i] = interpret(comp.text, getattr(comp, "finish_reason", None), self.mode, texts[i])
             except Exception as e:  # noqa: BLE001
-                results[i] = GenResult(error=f"bad engine output: {type(e).__name__}: {e}", transient=True)
+                results[i] = GenResult(error=f"bad engine output: {type(e).__name__}: {e}")
             if notify is not None:
                 notify(i)
 
@@ -627,8 +672,7 @@ class VllmTranslator:
 
     def _split(self, idx, prompts, params, results, texts, exc: Exception, notify=None) -> None:
         if len(idx) == 1:
-            results[idx[0]] = GenResult(error=f"generation failed: {type(exc).__name__}: {str(exc)[:200]}",
-                                        transient=True)
+            results[idx[0]] = GenResult(error=f"generation failed: {type(exc).__name__}: {str(exc)[:200]}")
             return
         mid = len(idx) // 2
         self._run(idx[:mid], prompts, params, results, texts, notify)

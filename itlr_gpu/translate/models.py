@@ -75,7 +75,7 @@ def convert_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike, dtype
 
     gguf_path, out_dir = Path(gguf_path), Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = mkdtemp_shared(out_dir.parent, out_dir.name + ".")
+    tmp = mkdtemp_shared(out_dir.parent, out_dir.name)
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
         model = AutoModelForCausalLM.from_pretrained(
@@ -119,11 +119,28 @@ def ensure_smollm2(cache_dir: str | os.PathLike | None = None, force: bool = Fal
     return convert_gguf(gguf, out, dtype=dtype)
 
 
-def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike | None = None) -> Path:
+class NeedsConversion(InputError):
+    """``resolve_model(..., convert=False)`` met a GGUF not yet converted for vLLM."""
+
+
+def _converted(gguf: Path, out: Path, dtype: str, convert: bool) -> Path:
+    if (out / _DONE).is_file() and (out / "config.json").is_file():
+        return out
+    with open(gguf, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise InputError("not a GGUF file", str(gguf), "a .gguf model (or a registry name)")
+    if not convert:
+        raise NeedsConversion("a GGUF model not yet converted for vLLM", str(gguf))
+    return convert_gguf(gguf, out, dtype=dtype)
+
+
+def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike | None = None,
+                  convert: bool = True) -> Path:
     """A model argument -> a local Hugging Face folder for vLLM: None / "smollm2" -> the converted
     SmolLM2; a registry name (see :mod:`.registry`) -> its install, a GGUF converted once (float32:
     bfloat16 is several times slower on CPUs without native bf16); a ``.gguf`` file -> converted
-    once; else a folder with ``config.json``."""
+    once; else a folder with ``config.json``. ``convert=False``: :class:`NeedsConversion` instead of
+    a conversion (minutes, and useless without vLLM)."""
     if model is None or str(model).lower() in ("smollm2", "smollm2-135m", SMOLLM2_NAME):
         return ensure_smollm2(cache_dir)
     from .registry import gguf_file, resolve_registered
@@ -133,13 +150,10 @@ def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike 
         gguf = gguf_file(registered)
         if gguf is None:
             return registered
-        out = cache_root(cache_dir) / "models" / f"{registered.name}-hf"
-        if (out / _DONE).is_file() and (out / "config.json").is_file():
-            return out
-        return convert_gguf(gguf, out, dtype="float32")
+        return _converted(gguf, cache_root(cache_dir) / "models" / f"{registered.name}-hf", "float32", convert)
     p = Path(model)
     if p.is_file() and p.suffix.lower() == ".gguf":
-        return convert_gguf(p, cache_root(cache_dir) / "models" / p.stem.lower())
+        return _converted(p, cache_root(cache_dir) / "models" / p.stem.lower(), "bfloat16", convert)
     if not (p / "config.json").is_file():
         raise InputError("model folder not found", str(p), "a local Hugging Face model folder with config.json")
     check_causal_lm(p)

