@@ -6,7 +6,8 @@
 #
 # Needs only python3 with torch, triton, numpy and pytest (pyarrow, hypothesis optional); the repository need
 # not be installed: it runs from this source checkout (PYTHONPATH=.; itlr_gpu finds kernels/ itself).
-# Everything goes to one folder: $1 after the flags, else $OUT if set, else benchmarks/results/gpu/:
+# Everything goes to one folder: $1 after the flags, else $OUT if set, else benchmarks/results/gpu/ (with --dry-run:
+# a folder in the system's temporary directory, so that a smoke run never replaces a GPU run's committed evidence):
 #   env.txt            python / torch / triton / GPU (nvidia-smi)
 #   pytest.log, pytest.xml        pytest -m gpu (the kernel vs the torch reference on CUDA, every family and
 #                                 option; --backend auto's rule; the out-of-core path's pinned buffers and copy stream)
@@ -24,7 +25,8 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 DRY=0
 if [ "${1:-}" = "--dry-run" ]; then DRY=1; shift; fi
-DEST=${1:-${OUT:-$ROOT/benchmarks/results/gpu}}
+if [ $DRY = 1 ]; then DEFAULT_DEST=${TMPDIR:-/tmp}/itlr-gpu-check-dry-run; else DEFAULT_DEST=$ROOT/benchmarks/results/gpu; fi
+DEST=${1:-${OUT:-$DEFAULT_DEST}}
 PY=${PYTHON:-python3}
 # Without a GPU (and without --dry-run) nothing is written: a run here would replace a GPU run's evidence with
 # skipped tests and a failed benchmark.

@@ -518,7 +518,9 @@ def push_batch_default() -> bool:
     switch for comparing the two forms on a GPU: benchmarks/gpu_check.sh runs the GPU tests under both)."""
     value = os.environ.get("ITLR_PUSH_BATCH", "1")
     if value not in ("0", "1"):
-        raise ValueError(f"ITLR_PUSH_BATCH={value!r}: expected 0 or 1")
+        from itlr_gpu.errors import InputError   # a ValueError too: one "itlr: error:" line on the command line
+
+        raise InputError(f"unknown value {value!r}", "ITLR_PUSH_BATCH", "0 or 1")
     return value == "1"
 
 

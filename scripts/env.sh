@@ -25,6 +25,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   if ! python -c "import torch" 2>/dev/null; then
     if command -v nvidia-smi >/dev/null 2>&1 && [ "${ITLR_TORCH:-}" != "cpu" ]; then
       python -m pip install --quiet torch          # CUDA build on GPU machines
+    elif command -v nvidia-smi >/dev/null 2>&1; then
+      # ITLR_TORCH=cpu on a GPU machine: PyPI would give the CUDA build, PyTorch's CPU index the CPU one
+      python -m pip install --quiet --index-url "${ITLR_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" torch==2.13.0
     else
       # the CPU wheel where pip's index has it; PyPI's Linux wheel is the CUDA build, so elsewhere
       # ITLR_TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the CPU one from PyTorch's index

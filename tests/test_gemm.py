@@ -62,7 +62,9 @@ def test_choose_rules(monkeypatch):
     monkeypatch.setenv("ITLR_MATMUL", "numpy")
     assert gemm.choose(8, 16, 64, 100, cpu) == "numpy"
     monkeypatch.setenv("ITLR_MATMUL", "mkl")
-    with pytest.raises(ValueError, match="ITLR_MATMUL"):
+    from itlr_gpu.errors import InputError
+
+    with pytest.raises(InputError, match="ITLR_MATMUL: unknown value 'mkl'"):   # one "itlr: error:" line
         gemm.choose(8, 16, 64, 100, cpu)
     with pytest.raises(ValueError, match="matmul"):
         gemm.choose(8, 16, 64, 100, cpu, "blas")
@@ -135,3 +137,15 @@ def test_small_searches_take_the_vendors_faster_blas(monkeypatch, vendor, want):
     monkeypatch.delenv("ITLR_MATMUL", raising=False)
     assert gemm.choose(8, 16, 64, 100, torch.device("cpu")) == want
     assert gemm.choose(8, 16, 64, 100, torch.device("cpu"), "torch") == "torch"   # an explicit choice wins
+
+
+def test_a_bad_push_batch_switch_is_an_input_error(monkeypatch):
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.kernels.fused_logical_topk import push_batch_default
+
+    for value, want in (("0", False), ("1", True)):
+        monkeypatch.setenv("ITLR_PUSH_BATCH", value)
+        assert push_batch_default() is want
+    monkeypatch.setenv("ITLR_PUSH_BATCH", "yes")
+    with pytest.raises(InputError, match="ITLR_PUSH_BATCH: unknown value 'yes'"):
+        push_batch_default()

@@ -26,6 +26,8 @@ import warnings
 import numpy as np
 import torch
 
+from ..errors import InputError
+
 __all__ = ["MATMULS", "PROBE_MIN_FLOPS", "choose", "choices", "unprobed_default", "ChunkMatmul"]
 
 MATMULS = ("auto", "torch", "numpy")
@@ -69,7 +71,7 @@ def choose(num_vectors: int, d: int, chunk: int, n: int, device: torch.device, m
     if matmul == "auto":
         matmul = os.environ.get("ITLR_MATMUL", "auto")
         if matmul not in MATMULS:
-            raise ValueError(f"ITLR_MATMUL={matmul!r} is not one of {MATMULS}")
+            raise InputError(f"unknown value {matmul!r}", "ITLR_MATMUL", " or ".join(MATMULS))
     if matmul != "auto":
         return matmul
     if 2.0 * num_vectors * d * n < PROBE_MIN_FLOPS:
