@@ -2316,6 +2316,10 @@ def test_rules54_fragments_own_clauses_which_questions_and_keyword_no(text, expr
     ("Is remote work more productive than office work or not",
      '"Is remote work more productive than office work or not"'),
     ("to be or not to be", '"to be or not to be"'),
+    # a builder's skip: an opening "skip" that would leave nothing wanted is the noun
+    ("skip permit for the road outside my house - not trade waste",
+     '("skip permit for the road outside my house" AND NOT "trade waste")'),
+    ("skip bags - no rubble", '("skip bags" AND NOT "rubble")'),
     # a request that ends "40 of them" is no pronoun ask
     ("Neighbour lent us tarps for now. What we really need is box profile roof sheets, 3m, anthracite, 40 of them.",
      '("box profile roof sheets" AND "3m" AND "anthracite" AND "40 of them")'),

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-56"
+RULES_VERSION = "rules-57"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -4618,6 +4618,15 @@ def _translate_once(text: str) -> Node:
         return _translate(text, title_start=True)
     if not _wanted(node) and _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
         return _translate(text, title_start=True)
+    if not _wanted(node) and _SKIP_NOUN_RE.match(text.lstrip(_EDGE_PUNCT)):
+        # "skip permit for the road - not trade waste", "skip hire - no rubble": read as "skip X", nothing would
+        # be wanted; the opening "skip" is then the noun (a builder's skip), not an exclusion
+        stand_in = _SKIP_STAND_IN + text.lstrip(_EDGE_PUNCT)[4:]
+        try:
+            node = parse(canonical(_translate(stand_in)).replace(_SKIP_STAND_IN, "skip"))
+        except RuleError:
+            pass
+        return node
     if isinstance(node, Not) and isinstance(node.child, Term) and len(node.child.text.split()) >= 2 \
             and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
         # "no claims bonus protection", "no dig gardening", "NO KNEAD BREAD": a text that is one "no" phrase
@@ -4635,6 +4644,8 @@ _ANAPHORIC_ASK_RE = re.compile(r"\b(?:articles?|papers?|studies|study|research|i
 _QUESTION_START_RE = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|has|have)\b",
                                 re.I)
 _OR_NOT_CLOSING_RE = re.compile(r",?\s+or\s+not(?=[\s?!.]*$)", re.I)
+_SKIP_NOUN_RE = re.compile(r"skip\s+(?!(?:anything|everything|any|all|the|over|past|to|it|this|that|those|these|them)\b)[a-z]")
+_SKIP_STAND_IN = "skipbin"   # a word no rule reads, put back as "skip" in the terms
 _NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
 
 
