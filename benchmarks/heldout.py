@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -137,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
              "Command: `python benchmarks/heldout.py"
              + (" --translations " + " ".join(Path(t).name for t in args.translations)
                 + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
-                if args.translations else "") + (f" --files {args.files}" if args.files else "") + "`", "",
+                if args.translations else "") + (f" --files {args.files}" if args.files else "")
+             + (f" --made-by {shlex.quote(args.made_by)}" if args.made_by else "") + "`", "",
              *([f"Translations made by: {args.made_by}", ""] if args.made_by else []),
              "Right: the same boolean function over the same terms as the writer's label. Shared out: misses that "
              "are the label with its phrase shared by alternatives shared out (`\"X\" AND (\"A\" OR \"B\")` for "

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import FOLDER_HELP, check_writable, existing_file, non_negative_int, positive_int  # noqa: E402
+from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import parse  # noqa: E402
 from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
@@ -359,7 +360,10 @@ def main(argv=None) -> None:
                                         "gpu_memory_utilization": args.gpu_memory_utilization}.items() if v is not None}
         if args.candidates is not None and (args.translator != "llamacpp" or args.candidates < 1):
             ap.error("--candidates takes a positive number, with --translator llamacpp")
-        run = bench(args.translator, model, pairs, args.single, opts, args.repair, args.candidates)
+        try:
+            run = bench(args.translator, model, pairs, args.single, opts, args.repair, args.candidates)
+        except InputError as e:   # no model installed, no engine: one line, as itlr's own
+            ap.error(str(e))
         runs.append(run)
         print(json.dumps({k: v for k, v in run.items() if k != "misses"}, indent=1), flush=True)
     doc = {"command": "python benchmarks/translate.py " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -693,3 +693,29 @@ def test_a_request_longer_than_the_models_window_says_no_max_model_len_helps(tmp
     row = translate([long], translator="llamacpp", engine=LlamaCppTranslator(llm=engine, max_model_len=2048),
                     cache_dir=tmp_path)[0]
     assert row.error.endswith("raise --max-model-len")
+
+
+def test_start_engine_keeps_the_tokenizer_and_sizes_the_kv_cache(tmp_path, monkeypatch):
+    # the started engine is also the tokenizer: without it the prompt loses the model's chat template and no
+    # prompt-length check runs (a defect one commit had); the KV cache grows with --max-model-len
+    from itlr_gpu.translate import llamacpp as lcm
+
+    made = {}
+
+    class FakeEngine:
+        chat_template = "{{ messages }}"
+
+        def __init__(self, path, n_ctx, n_seq, n_threads, prefix_dir):
+            made.update(n_ctx=n_ctx)
+            self.n_ctx, self.n_ctx_train = n_ctx, 32768
+
+        def encode(self, text):
+            return text.split()
+
+    monkeypatch.setattr(lcm, "LlamaCppEngine", FakeEngine)
+    monkeypatch.setattr(LlamaCppTranslator, "_identify", lambda self: tmp_path / "m.gguf")
+    for asked, n_ctx, window in ((None, lcm.DEFAULT_N_CTX, None), (8192, lcm.DEFAULT_N_CTX, 8192),
+                                 (30000, 30000, 30000), (100000, 100000, 32768)):
+        t = LlamaCppTranslator(max_model_len=asked, lazy=True, cache_dir=tmp_path)
+        t._start_engine()
+        assert t._tokenizer is t.llm and made["n_ctx"] == n_ctx and t.max_model_len == window

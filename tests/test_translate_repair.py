@@ -339,5 +339,7 @@ def test_a_quoted_connective_is_refused_in_any_case_and_the_rules_reading_replac
     rows = translate([text, "zzq or not"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert rows[0].expr == '"get a flu jab"' and rows[0].repaired and rows[0].llm_expr is not None
     assert rows[1].expr is None and "names nothing" in rows[1].error
+    assert rows[0].llm_expr == canonical(parse(f'("a flu jab" OR "{word}")'))
+    assert rows[1].llm_expr is None and not rows[1].repaired       # nothing repaired: no model form beside it
     raw = translate([text], translator="vllm", engine=eng, cache_dir=tmp_path, repair="none")[0]
-    assert raw.expr is None and "names nothing" in raw.error
+    assert raw.expr is None and "names nothing" in raw.error and raw.llm_expr is None

@@ -63,7 +63,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InputError
-from ..query import canonical
+from ..query import canonical, parse
 from .rules import try_translate_rules
 
 __all__ = [
@@ -177,7 +177,9 @@ def translate(
     if repair not in REPAIRS:
         raise InputError(f"unknown repair {repair!r}", "--repair", " or ".join(REPAIRS))
     rows = _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
-    return _repaired(rows) if repair == "rules" and mode == "logical" else rows
+    rows = _repaired(rows) if repair == "rules" and mode == "logical" else rows
+    # llm_expr is the model's own form of a repaired row only (a refused form was kept for the repair alone)
+    return [r if r.repaired or r.llm_expr is None else replace(r, llm_expr=None) for r in rows]
 
 
 def _repaired(rows: list[Translation]) -> list[Translation]:
@@ -250,7 +252,8 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
             gens = engine.generate(chunk, on_result=keep)
             for t, g in zip(chunk, gens):   # a form refused for a connective term is kept for the repair
                 junk = g.error is not None and g.error.startswith(JUNK_TERM)
-                results[t] = Translation(t, g.expr, name, g.error, g.rewrite, llm_expr=g.raw if junk else None)
+                results[t] = Translation(t, g.expr, name, g.error, g.rewrite,
+                                         llm_expr=canonical(parse(g.raw)) if junk else None)
     finally:
         if store is not None:
             store.close()

@@ -364,11 +364,16 @@ _ENGINE_INSTALL = ("`bash scripts/install_llamacpp.sh` in the itlr-gpu repositor
                    "several minutes)")
 
 
+DEFAULT_N_CTX = 16384
+"""KV cells shared by the parallel sequences and the prompt head; more where --max-model-len asks (up to the
+model's trained window)."""
+
+
 class LlamaCppEngine:
     """A GGUF model in llama.cpp (llama-cpp-python's C bindings): :class:`Backend`, a tokenizer
     (``encode``, ``chat_template``, ``apply_chat_template``) and vLLM's ``generate`` interface."""
 
-    def __init__(self, gguf: str | os.PathLike, n_ctx: int = 16384, n_seq: int = 16, n_batch: int = 512,
+    def __init__(self, gguf: str | os.PathLike, n_ctx: int = DEFAULT_N_CTX, n_seq: int = 16, n_batch: int = 512,
                  n_threads: int | None = None, prefix_dir: str | os.PathLike | None = None):
         try:
             import llama_cpp as lc
@@ -392,6 +397,8 @@ class LlamaCppEngine:
                              "a whole GGUF causal language model; for a registry model, `itlr models install NAME --force`")
         self.vocab = lc.llama_model_get_vocab(self.model)
         self.n_ctx_train = lc.llama_model_n_ctx_train(self.model)
+        # a window asked for beyond the model's own is not allocated (--max-model-len is clamped to it)
+        n_ctx = min(n_ctx, max(DEFAULT_N_CTX, self.n_ctx_train))
         self.n_vocab = lc.llama_vocab_n_tokens(self.vocab)
         cp = lc.llama_context_default_params()
         threads = n_threads or len(os.sched_getaffinity(0))
@@ -671,7 +678,7 @@ class LlamaCppTranslator(VllmTranslator):
     head's KV cells on disk (:class:`PrefixStore`), in ``prefix_dir`` (default
     ``<cache_dir>/llamacpp-prefix``)."""
 
-    n_ctx: int = 16384
+    n_ctx: int = DEFAULT_N_CTX
     n_seq: int = 16
     n_threads: int | None = None
     prefix_cache: bool = True
@@ -703,12 +710,12 @@ class LlamaCppTranslator(VllmTranslator):
                                   n_threads=self.n_threads, prefix_dir=prefix_dir)
         if self.max_model_len is not None and self.llm.n_ctx_train < self.max_model_len:
             self.max_model_len = self.llm.n_ctx_train  # the model's own window bounds prompt + generation
+        self._tokenizer = self.llm
 
     def context_ceiling(self) -> int | None:
         """The most tokens one request's prompt + generation can take whatever --max-model-len says: the model's
-        trained window (the KV cache grows with --max-model-len)."""
+        trained window (the KV cache grows with --max-model-len up to it)."""
         return getattr(self.llm, "n_ctx_train", None)
-        self._tokenizer = self.llm
 
     def sampling_params(self, grammar: str | None, max_tokens: int):
         return _PlainParams(max_tokens, self.temperature, self.seed, grammar)

@@ -56,10 +56,11 @@ stale translations. p5 = p2's system text and ten examples, preceded by ``exampl
 shipped pool (:mod:`.examples`). Two rewrites of p2's text (p3, p4) scored no better on the dev split
 (benchmarks/results/translate-prompts.md)."""
 
-CHECKS_VERSION = "c2"
-"""Bump when :func:`interpret` refuses other outputs (in the cache key: a cached success the checks now refuse is
-not read back). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt
-example or sharing no word with the request."""
+CHECKS_VERSION = "c3"
+"""Bump when :func:`interpret` refuses other outputs, or when cached outputs must not be read back (in the cache
+key). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt example or
+sharing no word with the request. c3: c2's llama.cpp rows were generated without the chat template (a defect of
+one commit)."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
