@@ -90,11 +90,10 @@ def parse_args(argv=None):
         args.k = args.k or [10, 100, 1000]
         args.repeat = args.repeat or 5
     if args.out:   # before minutes of work: the folder the stem's files go into must be one, and writable
-        folder = Path(args.out).parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent
-        if not folder.is_dir() or not os.access(folder, os.W_OK):
-            ap.error(f"--out {args.out}: {folder} is not a writable folder")
+        sys.path.insert(0, str(ROOT))
+        from benchmarks import check_stem
+
+        check_stem(ap, args.out)
     sizes = {"--n": args.n, "--d": [args.d], "--queries": [args.queries], "--k": args.k, "--repeat": [args.repeat]}
     for flag, values in sizes.items():
         if any(v < 1 for v in values):

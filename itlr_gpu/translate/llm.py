@@ -273,11 +273,10 @@ def _unrelated_rewrite(line: str, request: str | None) -> str | None:
         return "rewrite has no words"
     if request is None:
         return None
-    for shot_request, shot_answer in REWRITE_SHOT:
-        if _words(line) == _words(shot_answer) and _words(request) != _words(shot_request):
-            return "rewrite copies an example of the prompt"
-    asked = _words(request)
-    if len(asked) >= 3 and not asked & _words(line):
+    said, asked = _words(line), _words(request)
+    if any(said == _words(answer) and asked != _words(shot) for shot, answer in REWRITE_SHOT):
+        return "rewrite copies an example of the prompt"
+    if len(asked) >= 3 and not asked & said:
         return "rewrite shares no word with the request"
     return None
 
@@ -583,7 +582,7 @@ class VllmTranslator:
                         else:
                             hint = f"; the request alone takes {alone} tokens: raise --max-model-len"
                     ceiling = self.context_ceiling()
-                    if ceiling is not None and alone + budgets[i] > ceiling and "lower --examples" not in hint:
+                    if ceiling is not None and alone > limit and alone + budgets[i] > ceiling:
                         hint = (f"; the model's context holds at most {ceiling:,} tokens, so no --max-model-len "
                                 "helps: shorten the request, or search with the text whole (--field text)")
                     results[i] = GenResult(error=f"prompt is {n} tokens long: with up to {budgets[i]} tokens of "

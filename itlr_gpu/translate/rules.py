@@ -4776,7 +4776,8 @@ _TERM_ABBREVIATIONS = {"approx", "incl", "dept", "corp", "capt", "sept", "rev", 
                        "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "univ", "govt", "intl",
                        "sgt", "hon"}
 """With ``_ABBREVIATIONS``: words that end with a full stop inside a phrase ("Prof. Okonkwo", "Sept. 2019")."""
-_TERM_SENTENCE_END_RE = re.compile(r"(?<=\w)(?:\.+|(?P<bang>[!?]+))\s+(?=[^\W\d_])")
+# the word before the stop (from white space or "(" on) is part of the match: no look back over the text per stop
+_TERM_SENTENCE_END_RE = re.compile(r"(?P<word>[^\s(]*\w)(?:\.+|(?P<bang>[!?]+))\s+(?=[^\W\d_])")
 _MAX_FRAGMENT_WORDS = 8   # a longer sentence is prose (a query-by-document), one text
 # words of a clause: with one of them the sentences are a statement or a story, not keyword fragments
 _CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "has", "have", "had", "can",
@@ -4789,13 +4790,13 @@ def _term_sentences(text: str) -> list[str]:
     abbreviation ("Dr.", "L.", "Prof.", "e.g." stay), and a "!" or "?" only before a capital ("Wow! signal")."""
     parts, start = [], 0
     for m in _TERM_SENTENCE_END_RE.finditer(text):
-        word = re.split(r"[\s(]", text[:m.start()])[-1]
+        word = m.group("word")
         if m.group("bang") and not text[m.end()].isupper():
             continue
         if not (word.isdigit() or len(word) >= 3 and word.isalpha()) \
                 or word.lower() in _ABBREVIATIONS or word.lower() in _TERM_ABBREVIATIONS:
             continue
-        parts.append(text[start:m.start()])
+        parts.append(text[start:m.end("word")])
         start = m.end()
     return [p.strip(" ,;:") for p in parts + [text[start:]]]
 
