@@ -440,6 +440,10 @@ def test_lazy_engine_loads_only_when_a_request_is_not_cached(tmp_path):
     assert starts == [1] and first[0].expr == '"a"' and not first[0].cached
     again = translate(["a", "", "a"], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
     assert starts == [1] and [r.cached for r in again] == [True, False, True]   # all cached: never loaded
+    # rows no model can change (empty, punctuation only) are refused before the engine starts
+    refused = translate(["a", "?!.,;:()", " "], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
+    assert starts == [1] and [r.error for r in refused] == [None, "no words: the request is punctuation only",
+                                                            "empty text"]
     more = translate(["a", "b but not c"], translator="vllm", engine=Lazy(lazy=True), cache_dir=tmp_path)
     assert starts == [1, 1] and more[1].expr == '("b" AND NOT "c")'
 

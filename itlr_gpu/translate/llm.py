@@ -139,6 +139,17 @@ def clean_request(text: str) -> str:
     return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in text).split())
 
 
+def text_error(text: Any) -> str | None:
+    """Why ``text`` cannot go to a model at all (None when it can): checked before the engine starts, so
+    that a batch of such rows, or their rerun, never loads the model."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty text"
+    if not any(c.isalnum() or unicodedata.category(c) == "So" for c in clean_request(text)):
+        # "?!.,;:()--": nothing to translate, and a model given it copies an example instead
+        return "no words: the request is punctuation only"
+    return None
+
+
 def build_prompt(text: str, mode: str = "logical", tokenizer: Any = None,
                  shared: Sequence[tuple[str, str]] = (), nearest: Sequence[tuple[str, str]] = ()) -> str:
     """The prompt string: the tokenizer's chat template when it has one, else plain text."""
@@ -536,8 +547,8 @@ class VllmTranslator:
         once per text as soon as its result is final: with an engine that reports each output as it
         finishes (llama.cpp), while the batch still runs, so a caller can store finished rows of a
         long job before it ends."""
-        if self.llm is None:   # lazy: the first request that needs the model loads it
-            self._start_engine()
+        if self.llm is None and any(text_error(t) is None for t in texts):
+            self._start_engine()   # lazy: the first request the model must see loads it
         retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
         results: list[GenResult | None] = [None] * len(texts)
         sent: set[int] = set()
@@ -552,13 +563,9 @@ class VllmTranslator:
         prompts: list[str | None] = []
         budgets = [self.max_tokens] * len(texts)
         for i, t in enumerate(texts):
-            if not isinstance(t, str) or not t.strip():
-                results[i] = GenResult(error="empty text")
-                prompts.append(None)
-                continue
-            if not any(c.isalnum() or unicodedata.category(c) == "So" for c in clean_request(t)):
-                # "?!.,;:()--": nothing to translate, and a model given it copies an example instead
-                results[i] = GenResult(error="no words: the request is punctuation only")
+            error = text_error(t)
+            if error is not None:
+                results[i] = GenResult(error=error)
                 prompts.append(None)
                 continue
             p = self.prompt(t)
