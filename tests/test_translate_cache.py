@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 import pyarrow as pa
@@ -204,3 +205,46 @@ def test_a_damaged_cache_is_one_error_naming_the_file(tmp_path, damage):
     assert str(path) in str(e.value) and "--no-cache" in str(e.value)
     # without the cache the same request is translated
     assert translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path, cache=False)[0].expr == '"cats"'
+
+
+def _make_unwritable(folder):
+    """chmod stops a normal user; root writes through it, so there the folder is made immutable instead."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        return lambda: folder.chmod(0o755)
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
+                                                        capture_output=True).returncode != 0:
+        pytest.skip("running as root without chattr +i: no folder is read-only to this process")
+    return lambda: subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_cache_in_a_read_only_folder_is_read_not_written(tmp_path, capsys):
+    eng = VllmTranslator(llm=EchoLLM())
+    first = translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert first[0].expr == '"cats"' and not first[0].cached
+    restore = _make_unwritable(tmp_path)
+    try:
+        rows = translate(["cats", "dogs"], translator="vllm", engine=eng, cache_dir=tmp_path)
+        err = capsys.readouterr().err
+        assert [(r.expr, r.cached) for r in rows] == [('"cats"', True), ('"dogs"', False)]
+        assert "cannot be written" in err and "new translations are not stored" in err and "--cache-dir" in err
+        assert str(tmp_path / "translations.sqlite") in err and "delete" not in err
+    finally:
+        restore()
+    again = translate(["dogs"], translator="vllm", engine=eng, cache_dir=tmp_path)
+    assert not again[0].cached   # nothing was written while the folder was read-only
+
+
+def test_a_cache_that_cannot_be_created_is_skipped(tmp_path, capsys):
+    (tmp_path / "locked").mkdir()
+    restore = _make_unwritable(tmp_path / "locked")
+    try:
+        eng = VllmTranslator(llm=EchoLLM())
+        rows = translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path / "locked" / "cache")
+        assert rows[0].expr == '"cats"' and "cannot be written" in capsys.readouterr().err
+        assert not (tmp_path / "locked" / "cache").exists()
+    finally:
+        restore()

@@ -9,17 +9,21 @@ Only successful translations are stored: a failed one (an error row, whatever it
 never cached, so a rerun tries it again.
 
 Writes are batched in one transaction; several processes may share the file
-(SQLite locking, WAL journal).
+(SQLite locking, WAL journal).  A cache the process cannot write (a read-only folder or file) is
+read and not written, with one note; one it cannot create is skipped the same way: an unwritable
+cache never stops a translation.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import InputError
 
@@ -60,23 +64,56 @@ def default_cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
     return cache_root(cache_dir) / "translations.sqlite"
 
 
+def _cannot_write(e: sqlite3.OperationalError) -> bool:
+    text = str(e)
+    return ("readonly" in text or "read-only" in text or "unable to open database file" in text
+            or "disk I/O error" in text or "database or disk is full" in text)
+
+
 class TranslationCache:
     """``get_many`` / ``put_many`` over a SQLite file; ``path=":memory:"`` for tests."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        with self._readable():
-            self._db = sqlite3.connect(self.path, timeout=60)
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-            except sqlite3.DatabaseError:
-                pass
-            self._db.execute(_SCHEMA)
-            self._db.commit()
+        self.read_only = False
         self.hits = 0
         self.misses = 0
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            with self._readable():
+                self._db = sqlite3.connect(self.path, timeout=60)
+                try:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute(_SCHEMA)
+                    self._db.commit()
+                except sqlite3.OperationalError as e:
+                    if not _cannot_write(e):
+                        raise
+                    self._db.close()
+                    raise PermissionError(str(e)) from None
+        except OSError as e:
+            self._open_read_only(e)
+
+    def _open_read_only(self, why: OSError) -> None:
+        """The folder or the file cannot be written: read an existing cache without changing it (immutable:
+        its WAL index cannot be made in a read-only folder), or go on with an empty one in memory."""
+        reason = why.strerror or str(why)
+        if os.path.lexists(self.path) and not Path(self.path).is_file():   # a folder or a dangling link
+            raise InputError(f"the translation cache cannot be used ({reason})", self.path,
+                             "a SQLite file: delete it to start a new cache, or run with --no-cache")
+        if Path(self.path).is_file():
+            with self._readable():
+                self._db = sqlite3.connect(f"file:{quote(self.path)}?mode=ro&immutable=1", uri=True)
+                self._db.execute("SELECT COUNT(*) FROM translations").fetchone()
+            what = "read, and new translations are not stored"
+        else:
+            self._db = sqlite3.connect(":memory:")
+            self._db.execute(_SCHEMA)
+            what = "not used"
+        self.read_only = True
+        print(f"itlr: note: the translation cache {self.path} cannot be written ({reason}): it is {what}; "
+              "--cache-dir names a writable folder", file=sys.stderr)
 
     @contextmanager
     def _readable(self):
@@ -118,9 +155,18 @@ class TranslationCache:
         rows = [
             (k.model, k.prompt_version, k.mode, k.text, v.expr, v.rewrite, v.error) for k, v in items
         ]
-        if rows:
+        if not rows or self.read_only:
+            return 0
+        try:
             with self._readable(), self._db:
                 self._db.executemany("INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        except sqlite3.OperationalError as e:   # made read-only since it was opened (chmod, a full disk)
+            if not _cannot_write(e):
+                raise
+            self.read_only = True
+            print(f"itlr: note: the translation cache {self.path} cannot be written ({e}): new translations "
+                  "are not stored", file=sys.stderr)
+            return 0
         return len(rows)
 
     def __len__(self) -> int:
