@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -66,6 +67,13 @@ def score(rows: list[dict], forms: dict[str, str | None]) -> dict:
             misses.append({"id": r["id"], "text": r["text"], "want": want, "got": got})
             shared += got is not None and equivalent(got, canonical(_split_shared(parse(want), set())))
     return {"n": len(rows), "right": len(rows) - len(misses), "shared": shared, "misses": misses}
+
+
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span: a --made-by text quoting commands in backticks needs a longer fence."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,12 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         if not files:
             ap.error("--translations: no held-out request has a row (query_id FILE:ID, as --queries writes them)")
     report = {"translator": label, "made_by": args.made_by, "files": {}}
+    command = ("python benchmarks/heldout.py"
+               + (" --translations " + " ".join(Path(t).name for t in args.translations)
+                  + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
+                  if args.translations else "") + (f" --files {args.files}" if args.files else "")
+               + (f" --made-by {shlex.quote(args.made_by)}" if args.made_by else ""))
     lines = [f"# Held-out requests: {label}", "",
-             "Command: `python benchmarks/heldout.py"
-             + (" --translations " + " ".join(Path(t).name for t in args.translations)
-                + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
-                if args.translations else "") + (f" --files {args.files}" if args.files else "")
-             + (f" --made-by {shlex.quote(args.made_by)}" if args.made_by else "") + "`", "",
+             f"Command: {code_span(command)}", "",
              *([f"Translations made by: {args.made_by}", ""] if args.made_by else []),
              "Right: the same boolean function over the same terms as the writer's label. Shared out: misses that "
              "are the label with its phrase shared by alternatives shared out (`\"X\" AND (\"A\" OR \"B\")` for "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,19 @@ def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatc
     assert list(fixed) == list(alone) == [path.name]
     assert fixed[path.name]["right"] == len(rows) and alone[path.name]["right"] == len(rows) - 3
     assert "--form llm" in (tmp_path / "heldout-alone.md").read_text(encoding="utf-8")
+    # the report's Command line, run again as written, reproduces the report, --made-by and all
+    made = "`itlr translate q.jsonl -o t.arrow --translator llamacpp` on a 2-core 'EPYC'"
+    assert heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", name, "--form", "llm",
+                         "--label", "alone", "--made-by", made]) == 0
+    first = (tmp_path / "heldout-alone.md").read_text(encoding="utf-8")
+    line = next(x for x in first.splitlines() if x.startswith("Command: "))
+    assert line.startswith("Command: `` python benchmarks/heldout.py") and line.endswith(" ``")
+    argv = shlex.split(line.removeprefix("Command: `` ").removesuffix(" ``"))[2:]
+    assert argv[argv.index("--made-by") + 1] == made and f"Translations made by: {made}" in first
+    argv[argv.index("--translations") + 1] = str(tmp_path / "t.arrow")
+    (tmp_path / "heldout-alone.md").unlink()
+    assert heldout.main(argv) == 0 and (tmp_path / "heldout-alone.md").read_text(encoding="utf-8") == first
+    assert heldout.code_span("plain") == "`plain`" and heldout.code_span("a `b` c") == "`` a `b` c ``"
     with pytest.raises(SystemExit):
         heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", "writer999"])
     assert "no held-out file heldout-writer999.jsonl" in capsys.readouterr().err
