@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --translations: how the tables were made (the `itlr translate` command and the "
                          "machine), written into the report beside this command")
     ap.add_argument("--files", default=None, metavar="NAMES",
-                    help="comma-separated writers' files to score (e.g. writer17,writer18; default: every file)")
+                    help="comma-separated writers' files to score (e.g. writer17,writer18; default: every file); the "
+                         "rules on chosen files (or with --label) write heldout-LABEL.md, leaving heldout.md whole")
     args = ap.parse_args(argv)
     files = FILES
     if args.files:
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         n = write_queries(Path(args.queries), files)
         print(f"{n} requests -> {args.queries}")
         return 0
-    label = args.label or (RULES_VERSION if args.translations is None else "translations")
+    label = args.label or (("translations" if args.translations else RULES_VERSION)
+                           + (f"-{args.files.replace(',', '-')}" if args.files else ""))
     forms: dict[str, str | None] = {}
     if args.translations:
         for path in args.translations:
@@ -172,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, result in report["files"].items():
         for m in result["misses"]:
             lines.append(f"- [{name}] `{m['text']}`: want `{m['want']}`, got `{m['got']}`")
-    suffix = "" if args.translations is None else "-" + label.replace("/", "-").replace(":", "-")
+    # heldout.md is the rules on every file; a subset or a named run gets its own report beside it
+    whole = args.translations is None and not args.files and not args.label
+    suffix = "" if whole else "-" + label.replace("/", "-").replace(":", "-")
     with atomic_file(RESULTS / f"heldout{suffix}.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     with atomic_file(RESULTS / f"heldout{suffix}.md", "w", encoding="utf-8") as f:

@@ -172,6 +172,10 @@ def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatc
     (tmp_path / "heldout-alone.md").unlink()
     assert heldout.main(argv) == 0 and (tmp_path / "heldout-alone.md").read_text(encoding="utf-8") == first
     assert heldout.code_span("plain") == "`plain`" and heldout.code_span("a `b` c") == "`` a `b` c ``"
+    # the rules on chosen files get a report of their own: heldout.md stays the report on every file
+    assert heldout.main(["--files", name]) == 0
+    assert (tmp_path / f"heldout-{heldout.RULES_VERSION}-{name}.md").is_file()
+    assert not (tmp_path / "heldout.md").exists()
     with pytest.raises(SystemExit):
         heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", "writer999"])
     assert "no held-out file heldout-writer999.jsonl" in capsys.readouterr().err
