@@ -2328,6 +2328,28 @@ def test_rules55_pronoun_asks_take_the_topic_before_them(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a phrase shared by alternatives after "near", "about", "close to": the link goes with the phrase
+    ("manure spreading rules near rivers or streams", '("manure spreading rules" AND ("rivers" OR "streams"))'),
+    ("line cook OR prep cook OR dishwasher near 60614", '(("line cook" OR "prep cook" OR "dishwasher") AND "60614")'),
+    ("cafes close to Leeds or York", '("cafes" AND ("Leeds" OR "York"))'),
+    ("podcasts in easy French about culture or cooking, not politics",
+     '("easy French" AND ("culture" OR "cooking") AND NOT "politics")'),
+    # a trailing lower-case "podcast(s)" names the kind of document, not the topic
+    ("true crime podcasts not about serial killers", '("true crime" AND NOT "serial killers")'),
+    ("mental health podcasts in Hindi or Urdu", '("mental health" AND ("Hindi" OR "Urdu"))'),
+    ("Dungeons and Dragons actual play podcast", '"Dungeons and Dragons actual play"'),
+    # ... unless the podcast is the topic, or the word is a title's
+    ("advertising on podcasts", '"advertising on podcasts"'),
+    ("how to start a podcast", '"start a podcast"'),
+    ("short podcasts", '"short podcasts"'),
+    ("Not Another Politics Podcast", '"Not Another Politics Podcast"'),
+    ('"true crime podcasts"', '"true crime podcasts"'),
+])
+def test_rules58_shared_links_and_podcast_kinds(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
 def test_rules55_any_help_appreciated_is_no_ask():
     got = canonical(translate_rules("Our tutor asked us to find evidence on pressure ulcer prevention in elderly "
                                     "patients. Any help appreciated, thanks!"))

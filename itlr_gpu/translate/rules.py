@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-57"
+RULES_VERSION = "rules-58"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -4182,6 +4182,17 @@ _CLAIM_VERBS = {"is", "are", "was", "were", "has", "have", "had", "does", "do", 
                 "affects", "alters", "raises", "lowers", "enhances", "impairs", "predicts"}   # (a claim keeps its "a")
 
 
+# A word before a trailing lower-case "podcast(s)" that makes the podcast itself the topic: "a podcast", "my
+# podcast", "on podcasts", "short podcasts", "video podcasts" stay whole; after anything else the word names the
+# kind of document searched ("true crime podcasts", "Joe Rogan podcast"), as every writer of a podcast app's
+# requests leaves it out (a title keeps its capital: "Not Another Politics Podcast")
+_PODCAST_KEPT = set("a an the my your our his her their its this that these those of on in for about to from with "
+                    "and or own short long shorter longer new newer latest recent old older best good great favourite "
+                    "favorite first last next one two three some any more many few free paid popular top video audio "
+                    "weekly daily start starting launch launching host hosting record recording grow growing "
+                    "monetise monetize".split())
+
+
 def _drop_articles(node: Node, quoted: set[str]) -> Node:
     """"without an ND filter", "not a router problem", "a loft or a basement": every writer of the labelled and
     held-out sets leaves a term's leading "a" / "an" out (none of their terms starts with one); "A Tale of Two
@@ -4199,6 +4210,9 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
         if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("some", "any") \
                 and words[1].lower() not in _QUANTIFIER_KEPT:   # "some shade-loving perennials" (not "some like it hot")
             return Term(" ".join(words[1:]))
+        if node.text not in quoted and len(words) > 1 and words[-1] in ("podcast", "podcasts") \
+                and _fold(words[-2]).strip(",.;:") not in _PODCAST_KEPT and words[-2][-1:].isalnum():
+            return Term(" ".join(words[:-1]))   # "true crime podcasts", "Joe Rogan podcast": the kind searched
         return node
     if isinstance(node, Not):
         return Not(_drop_articles(node.child, quoted))
@@ -4213,7 +4227,8 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
 # Not "of" ("balance of payments, corn or livestock"), not titles ("Foods for Glaucoma or flax oil"), not
 # alternatives a comma keeps apart ("either X in A, or B").
 _SHARED_LINKS = ("linked to", "compared with", "compared to", "in", "on", "for", "to", "from", "at", "among", "by",
-                 "with", "during", "after", "across", "within", "under", "compatible with")
+                 "with", "during", "after", "across", "within", "under", "compatible with",
+                 "near", "close to", "next to", "about", "around", "regarding", "concerning")
 _LATIN_AFTER_IN = {"vitro", "vivo", "situ", "silico", "utero", "toto", "vacuo"}   # "in vitro" is no link
 _SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
                              r"(?!(?:" + "|".join(_LATIN_AFTER_IN) + r")\b)", re.I)
