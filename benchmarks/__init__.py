@@ -28,17 +28,14 @@ def cache_dir() -> Path:
 
 # Argument checks every script shares: a bad value is argparse's one line ("prog: error: ...", exit 2) before any
 # work, not a traceback after it. Counts and shares use the command line's own types.
-from itlr_gpu.cli_common import non_negative_int, positive_int, unit_float  # noqa: E402,F401
+from itlr_gpu.cli_common import non_negative_float, non_negative_int, positive_int, unit_float  # noqa: E402,F401
 
 def seconds(text: str) -> float:
-    """An argparse ``type``: a number of seconds, zero or more."""
+    """An argparse ``type``: a number of seconds, zero or more (the command line's own check, in seconds' words)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds of at least 0, got {text}")
-    return value
+        return non_negative_float(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds ({e})") from None
 
 
 def positive_int_list(text: str) -> list[int]:

@@ -104,6 +104,14 @@ def _float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """``type=`` for durations and budgets: a finite number, zero or more."""
+    value = _float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def unit_float(text: str) -> float:
     """``type=`` for mixing weights: a number in [0, 1]."""
     value = _float(text)

@@ -29,7 +29,7 @@ def test_positive_int_list_and_seconds_refuse_bad_values():
         with pytest.raises(argparse.ArgumentTypeError):
             positive_int_list(text)
     assert seconds("0") == 0 and seconds("0.25") == 0.25
-    for text in ("-1", "nan", "soon"):
+    for text in ("-1", "nan", "inf", "soon"):
         with pytest.raises(argparse.ArgumentTypeError):
             seconds(text)
 
