@@ -2345,6 +2345,8 @@ def test_rules55_pronoun_asks_take_the_topic_before_them(text, expr):
     ("short podcasts", '"short podcasts"'),
     ("Not Another Politics Podcast", '"Not Another Politics Podcast"'),
     ('"true crime podcasts"', '"true crime podcasts"'),
+    # a search engine's minus keeps its meaning where a word looks like an auxiliary ("can"), not before a capital
+    ("beverage can resealable lid -crown -cork", '("beverage can resealable lid" AND NOT "crown" AND NOT "cork")'),
 ])
 def test_rules58_shared_links_and_podcast_kinds(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

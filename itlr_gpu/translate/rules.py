@@ -2278,7 +2278,10 @@ def _sentence_words(toks: list[_Tok]) -> list[_Tok]:
             continue
         boundary = _boundary(prev, nxt)
         if t.kind in ("AND", "OR", "NOT", "BUT", "ANDNOT", "ORNOT") and not t.text.isupper() and not boundary \
+                and not (t.text in ("-", "+") and nxt is not None and nxt.text[:1].islower()) \
                 and prev is not None and prev.kind == "WORD" and (nxt is None or nxt.kind == "WORD"):
+            # (a search engine's "-y" / "+y" is an operator in any text: "beverage can lid -crown -cork"; before a
+            # capital it may be a dash of prose, "an American PMC -Military Professional Resources Inc - trains")
             out.append(_Tok("WORD", t.text))
         elif t.kind in ("COMMA", "SEMI") and not boundary and prev is not None and prev.kind == "WORD" \
                 and nxt is not None and nxt.kind == "WORD":
