@@ -86,6 +86,12 @@ def test_prompt_version_changes_with_grammar_and_settings():
     b = VllmTranslator(llm=EchoLLM(), use_grammar=False)
     c = VllmTranslator(llm=EchoLLM(), max_tokens=10)
     assert len({a.prompt_version, b.prompt_version, c.prompt_version}) == 3
+    # rewrite mode's own checks are in its key only: a change to them leaves logical rows valid
+    from itlr_gpu.translate.llm import REWRITE_CHECKS_VERSION
+
+    r = VllmTranslator(llm=EchoLLM(), mode="rewrite")
+    assert r.prompt_version.endswith(f":{REWRITE_CHECKS_VERSION}")
+    assert not a.prompt_version.endswith(f":{REWRITE_CHECKS_VERSION}")
 
 
 def test_translate_table_with_cache(tmp_path):

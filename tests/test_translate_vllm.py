@@ -368,6 +368,11 @@ def test_a_rewrite_unrelated_to_its_request_is_an_error_row():
     assert interpret("0", "stop", "rewrite", long_junk).error.startswith("rewrite has no words")
     assert interpret(REWRITE_SHOT[0][1], "stop", "rewrite", long_junk).error.startswith(
         "rewrite copies an example of the prompt")
+    # a near copy (one word changed or dropped) is a copy too
+    words = REWRITE_SHOT[0][1].split()
+    near = " ".join(words[:-1]) if len(words) > 6 else REWRITE_SHOT[0][1] + " overall"
+    assert interpret(near, "stop", "rewrite", long_junk + " about vitamins").error.startswith(
+        "rewrite copies an example of the prompt")
     assert interpret("Stamp collecting and philately clubs.", "stop", "rewrite",
                      "vitamin D benefits but not bone health").error.startswith("rewrite shares no word")
     # the example's own request, a rewrite sharing a word, a short request spelled out: kept

@@ -61,6 +61,9 @@ CHECKS_VERSION = "c3"
 key). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt example or
 sharing no word with the request. c3: c2's llama.cpp rows were generated without the chat template (a defect of
 one commit)."""
+REWRITE_CHECKS_VERSION = "w1"
+"""The same for rewrite mode's own checks (in its cache key only, so that logical rows stay valid). w1: a near
+copy of a prompt example's answer (Jaccard 0.8 of their words) is refused like an exact one."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
@@ -277,6 +280,10 @@ def _words(text: str) -> set[str]:
     return {w for w in "".join(ch.lower() if ch.isalnum() else " " for ch in text).split() if len(w) >= 3}
 
 
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
 def _unrelated_rewrite(line: str, request: str | None) -> str | None:
     """Why a rewrite is not one of the request (None when it may be): no words at all ("0"), a prompt
     example's answer copied for another request, or, for a request of several words, none of them."""
@@ -285,7 +292,9 @@ def _unrelated_rewrite(line: str, request: str | None) -> str | None:
     if request is None:
         return None
     said, asked = _words(line), _words(request)
-    if any(said == _words(answer) and asked != _words(shot) for shot, answer in REWRITE_SHOT):
+    # the same words as an example's answer, give or take a few (Jaccard 0.8), for a request unlike that example's
+    if any(_overlap(said, _words(answer)) >= 0.8 and _overlap(asked, _words(shot)) < 0.5
+           for shot, answer in REWRITE_SHOT):
         return "rewrite copies an example of the prompt"
     if len(asked) >= 3 and not asked & said:
         return "rewrite shares no word with the request"
@@ -493,7 +502,8 @@ class VllmTranslator:
         shots = (f":e={self.examples}:k={self.nearest}@{self.pool.fingerprint}"
                  if self.examples or self.nearest else "")
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
-                f":s={self.seed}:{retry}{align}{shots}:{CHECKS_VERSION}")
+                f":s={self.seed}:{retry}{align}{shots}:{CHECKS_VERSION}"
+                + (f":{REWRITE_CHECKS_VERSION}" if self.mode == "rewrite" else ""))
 
     # -- translation --------------------------------------------------------------------
 
