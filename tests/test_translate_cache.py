@@ -10,7 +10,7 @@ import pytest
 
 from itlr_gpu.translate import translate, translate_table
 from itlr_gpu.translate.cache import CachedValue, CacheKey, TranslationCache
-from itlr_gpu.translate.llm import VllmTranslator
+from itlr_gpu.translate.llm import MAX_REWRITE_CHARS, VllmTranslator
 
 
 class EchoLLM:
@@ -254,3 +254,35 @@ def test_a_cache_that_cannot_be_created_is_skipped(tmp_path, capsys):
         assert not (tmp_path / "locked" / "cache").exists()
     finally:
         restore()
+
+
+def test_a_cut_off_rewrite_is_retried_with_room_for_a_whole_one(tmp_path):
+    class Verbose:
+        """Writes a 150-token rewrite; cut at any smaller max_tokens ("forever" is cut at any budget)."""
+
+        def __init__(self):
+            self.budgets: list[list[int]] = []
+
+        def generate(self, prompts, params, use_tqdm=False):
+            budgets = [p.max_tokens for p in params] if isinstance(params, list) else [params.max_tokens] * len(prompts)
+            self.budgets.append(budgets)
+            outs = []
+            for p, n in zip(prompts, budgets):
+                request = p.rsplit("Request: ", 1)[1].split("\n")[0]
+                whole = f"{request}, " + " ".join(["reef"] * 149)
+                cut = "forever" in request or n < 150
+                text = " ".join(whole.split()[:n]) if cut else whole
+                outs.append(SimpleNamespace(outputs=[SimpleNamespace(text=text, finish_reason="length" if cut else "stop")]))
+            return outs
+
+    llm = Verbose()
+    eng = VllmTranslator(llm=llm, mode="rewrite", max_tokens=128)
+    rows = translate(["coral reefs", "goes on forever"], translator="vllm", mode="rewrite", engine=eng, cache=False)
+    assert llm.budgets == [[128, 128], [MAX_REWRITE_CHARS, MAX_REWRITE_CHARS]]   # the batch, then the retry
+    assert rows[0].error is None and rows[0].rewrite.startswith("coral reefs, reef")
+    assert rows[1].expr is None and "max_tokens" in rows[1].error
+    # without the retry (or with no room for a longer rewrite) the cut row is an error row at once
+    llm2 = Verbose()
+    rows = translate(["coral reefs"], translator="vllm", mode="rewrite", cache=False,
+                     engine=VllmTranslator(llm=llm2, mode="rewrite", max_tokens=128, retry_truncated=False))
+    assert llm2.budgets == [[128]] and "max_tokens" in rows[0].error

@@ -559,7 +559,7 @@ class VllmTranslator:
         long job before it ends."""
         if self.llm is None and any(text_error(t) is None for t in texts):
             self._start_engine()   # lazy: the first request the model must see loads it
-        retry = self.use_grammar and self.mode == "logical" and self.retry_truncated
+        retry = self.retry_truncated and (self.mode == "rewrite" or self.use_grammar)
         results: list[GenResult | None] = [None] * len(texts)
         sent: set[int] = set()
 
@@ -614,7 +614,9 @@ class VllmTranslator:
         else:
             params = self.sampling_params(self._grammar_text, self.max_tokens)
         self._run(todo, prompts, params, results, texts, notify)
-        if retry:
+        if retry and self.mode == "rewrite":
+            self._retry_truncated_rewrite(prompts, results, texts, notify)
+        elif retry:
             self._retry_truncated(prompts, results, texts, notify)
         results = [r if r is not None else GenResult(error="no generation") for r in results]
         for i in range(len(results)):
@@ -643,6 +645,22 @@ class VllmTranslator:
                 if budget <= room:
                     params[i] = self.sampling_params(_grammar.to_gbnf(rules), budget)
                     break
+        self._run([i for i in cut if params[i] is not None], prompts, params, results, texts, notify)
+
+    def _retry_truncated_rewrite(self, prompts: list, results: list, texts: Sequence[str], notify=None) -> None:
+        """A rewrite cut at ``max_tokens`` is generated once more with room for the longest rewrite kept
+        (``MAX_REWRITE_CHARS``, at least one character a token) where the context holds it; cut again, it stays
+        an error row."""
+        cut = [i for i, r in enumerate(results) if r is not None and r.truncated]
+        params: list[Any] = [None] * len(prompts)
+        for i in cut:
+            try:
+                n = len(self._tokenizer.encode(prompts[i])) if self._tokenizer is not None else 0
+            except Exception:
+                n = 0
+            budget = min(MAX_REWRITE_CHARS, (self.max_model_len - n) if self.max_model_len else MAX_REWRITE_CHARS)
+            if budget > self.max_tokens:
+                params[i] = self.sampling_params(self._grammar_text, budget)
         self._run([i for i in cut if params[i] is not None], prompts, params, results, texts, notify)
 
     def _run(self, idx: list[int], prompts: list, params, results: list, texts: Sequence[str], notify=None) -> None:
