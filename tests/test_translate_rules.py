@@ -2352,6 +2352,27 @@ def test_rules58_shared_links_and_podcast_kinds(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
 
 
+@pytest.mark.parametrize("text, expr", [
+    # a capitalised "Plus" after a name or a number is part of it; a "plus" with nothing after it is a word
+    ("Disney Plus or Netflix", '("Disney Plus" OR "Netflix")'),
+    ("disney plus or netflix", '("disney plus" OR "netflix")'),
+    ("iPhone 15 Plus cases", '"iPhone 15 Plus cases"'),
+    ("diet plus exercise", '("diet" AND "exercise")'),
+    # names of three capitalised words after a link are alternatives sharing the head, not titles
+    ("status match program for Star Alliance Gold or SkyTeam Elite Plus",
+     '("status match program" AND ("Star Alliance Gold" OR "SkyTeam Elite Plus"))'),
+    ("convict transportation to Tasmania or New South Wales",
+     '("convict transportation" AND ("Tasmania" OR "New South Wales"))'),
+    # a cry for help before the request asks for nothing
+    ("pls help, croup in toddlers at night", '"croup in toddlers at night"'),
+    ("HELP!!! boiler pressure dropping", '"boiler pressure dropping"'),
+    ("Please help: sourdough starter smells of acetone", '"sourdough starter smells of acetone"'),
+    ("Help desk software", '"Help desk software"'),
+])
+def test_rules59_plus_names_and_cries_for_help(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
 def test_rules55_any_help_appreciated_is_no_ask():
     got = canonical(translate_rules("Our tutor asked us to find evidence on pressure ulcer prevention in elderly "
                                     "patients. Any help appreciated, thanks!"))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-58"
+RULES_VERSION = "rules-59"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1114,6 +1114,15 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     # werewolves") is a comma; elsewhere it joins nothing ("Gaming laptops - ASUS or Lenovo" is no list).
     out = [_Tok("COMMA") if t.kind == "DASH" and _dash_separates(out, i) else t for i, t in enumerate(out)]
     out = [t for t in out if t.kind != "DASH"]
+    # "plus" joins two operands ("diet plus exercise"); a capitalised one after a capitalised word or a number is
+    # part of a name ("Disney Plus", "iPhone 15 Plus", "SkyTeam Elite Plus"), and one with no operand after it
+    # is a word too ("disney plus or netflix")
+    for i, t in enumerate(out):
+        if t.kind == "AND" and _fold(t.text) == "plus" and i and out[i - 1].kind == "WORD" and (
+                i + 1 >= len(out) or out[i + 1].kind not in ("WORD", "QTERM", "LP")
+                or (t.text == "Plus" and (out[i - 1].text.split()[-1][:1].isupper()
+                                          or out[i - 1].text.split()[-1][-1:].isdigit()))):
+            t.kind = "WORD"
     # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
     # only in their place: between two operands, or opening an "or" group.
     for i, t in enumerate(out):
@@ -3954,8 +3963,20 @@ _BARE_NAME_RE = re.compile(r"(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx|Fr|Rev|Sr|Sra)\.?\s+)?(?
                            r"[A-Z][\w'\u2019-]*(?:\s+(?:[A-Z]\.|[A-Z][\w'\u2019-]*|van|von|de|da|der|den|di|du|le|la)){0,3}")
 
 
+# a cry for help before the request ("pls help!! my monstera has brown spots", "help, croup in toddlers at night",
+# "Please help: ..."); a capitalised "Help!" alone may open a title ("Help! soundtrack"), so it needs a "please"
+# or a "me" / "needed" with it
+_HELP_CRY_RE = re.compile(r"\s*(?:(?:(?:please|pls|plz)\s+help|help|HELP)(?:\s+(?:me|us|needed|please|pls|plz))?|"
+                          r"Help\s+(?:me|us|needed|please|pls|plz))\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*(?=\S)",
+                          re.I)
+
+
 def _letter(text: str) -> str:
     """The text without a letter's framing (see above); unchanged when it is no letter."""
+    cry = _HELP_CRY_RE.match(text)
+    if cry and (cry.group().lstrip()[:1] != "H" or cry.group().lstrip()[:4] in ("HELP", "Help") and
+                re.match(r"\s*(?:HELP|Help\s+(?:me|us|needed|please|pls|plz))", cry.group())):
+        text = text[cry.end():]
     salutation = _SALUTATION_RE.match(_fold(text))
     named = _NAMED_SALUTATION_RE.match(text) if salutation is None else None
     if named and all(w[:1].isupper() for w in named.group("name").split()) and named.group("name") not in ("I", "I'm"):
@@ -4248,6 +4269,22 @@ _TITLE_SMALL = {"a", "an", "the", "and", "or", "of", "in", "on", "for", "to", "f
                 "vs.", "into", "over", "than"}
 
 
+def _names_after_a_link(kids: list, quoted: set[str], heads: bool) -> bool:
+    """"status match program for Star Alliance Gold or SkyTeam Elite Plus", "flights to New York City or San
+    Francisco Bay": a lower-case head, a link, then names of three capitalised words or more on both sides of the
+    "or": the names are alternatives, not titles ("Foods for Glaucoma or flax oil" has no lower-case head)."""
+    if not heads or len(kids) < 2 or not all(isinstance(c, Term) and c.text not in quoted for c in kids):
+        return False
+    links = _links(kids[0].text)
+    if not links:
+        return False
+    head, first = _around(kids[0].text, links[-1])
+    def name(text: str) -> bool:
+        return all(w[:1].isupper() or w[:1].isdigit() for w in text.split()) and 0 < len(text.split()) <= _MAX_SHARED_ALT
+    return bool(head) and head[:1].islower() and any(w.islower() for w in head.split()) \
+        and name(first) and all(name(c.text) for c in kids[1:])
+
+
 def _title_cased(text: str, least: int = 3) -> bool:
     """The first word and every other but the small ones capitalised, three (``least``) at least: a title ("Heart
     Disease Starts in Childhood"; not "the Industrial Revolution in Britain", nor "Hiking in Patagonia")."""
@@ -4357,7 +4394,8 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     codes = _codes_after_head(kids, quoted) if heads else None
     if codes is not None:   # (before the titles' guard: a product's name may be title-cased, "Samsung Galaxy S22")
         return codes
-    if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids):
+    if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids) \
+            and not _names_after_a_link(kids, quoted, heads):
         return make_or([_split_shared(c, quoted, heads) for c in kids])
     first, last = kids[0].text, kids[-1].text
     # lone adjectives before the last alternative qualify its noun: "public or private schools", "pneumatic or
