@@ -36,8 +36,8 @@ monotone lookup table there) followed by a per-(query, literal) affine.
 also similar to a *related* negated topic, so NOT(x) = 1 - x removes exactly the
 documents the query wants (on ArguAna, where negated queries come from the same
 debate, raw ITLR falls far below the dense baseline).  The guard replaces each
-negated literal's raw similarity ``x_b`` by its part not explained by the query's
-positive literals: ``x_b - beta_b * (x_p - mu_p)``, where ``x_p`` is the mean raw
+negated literal's raw similarity ``x_b`` (a literal under an odd number of NOTs: ``NOT b``, each of ``NOT (b OR
+c)``; ``NOT NOT b`` is positive) by its part not explained by the query's positive literals: ``x_b - beta_b * (x_p - mu_p)``, where ``x_p`` is the mean raw
 similarity of the query's positive literals, ``mu_p`` its sample mean and
 ``beta_b = max(0, cov(x_b, x_p) / var(x_p))`` the regression slope over the
 document sample.  Since similarities are linear in the embeddings this is the
@@ -285,12 +285,21 @@ def _term_transform(sims: torch.Tensor, prep: Prepared, rows: torch.Tensor | Non
 
 
 def negated_pushes(opcodes) -> list[bool]:
-    """For each PUSH of an opcode sequence: is it directly negated (next opcode NOT)?"""
-    out = []
-    for i, op in enumerate(opcodes):
+    """For each PUSH of a postfix opcode sequence: is its literal negated, i.e. under an odd number of NOTs?
+    ``a NOT`` and ``b c OR NOT`` (NOT (b OR c)) negate every literal below the NOT; ``b NOT NOT`` is positive."""
+    neg: list[bool] = []
+    stack: list[list[int]] = []   # the literals (PUSH numbers) of each operand on the evaluation stack
+    for op in opcodes:
         if op == PUSH:
-            out.append(i + 1 < len(opcodes) and opcodes[i + 1] == NOT)
-    return out
+            stack.append([len(neg)])
+            neg.append(False)
+        elif op == NOT:
+            for p in stack[-1]:
+                neg[p] = not neg[p]
+        else:   # AND / OR: two operands become one
+            right = stack.pop()
+            stack[-1] = stack[-1] + right
+    return neg
 
 
 def positive_mean(raw: torch.Tensor, group) -> torch.Tensor:

@@ -13,6 +13,7 @@ from itlr_gpu import InputError, Ops
 from itlr_gpu.compiler import compile_queries
 from itlr_gpu.backends.reference import search_with_options
 from itlr_gpu.query import And, Not, Or, Term, natural_text
+from itlr_gpu.query import parse as parse_query
 from itlr_gpu.scoring import CALIBRATIONS, RECOMMENDED, SPREAD_ABS, SPREAD_REL, ScoreOptions, score_dense
 
 from oracles import eval_linear
@@ -41,25 +42,26 @@ def literals(node):
     return [t for c in node.children for t in literals(c)]
 
 
-def literal_signs(node, parent_not=False):
-    """(term, directly negated) for every literal occurrence, left to right."""
+def literal_signs(node, negated=False):
+    """(term, negated: under an odd number of NOTs) for every literal occurrence, left to right."""
     if isinstance(node, Term):
-        return [(node.text, parent_not)]
+        return [(node.text, negated)]
     if isinstance(node, Not):
-        return literal_signs(node.child, True)
-    return [x for c in node.children for x in literal_signs(c, False)]
+        return literal_signs(node.child, not negated)
+    return [x for c in node.children for x in literal_signs(c, negated)]
 
 
-def np_eval_lits(node, lit, ops, counter, parent_not=False, or_max=False, and_min=False):
-    """Like np_eval but ``lit(term, index, negated)`` sees the literal's occurrence index."""
+def np_eval_lits(node, lit, ops, counter, negated=False, or_max=False, and_min=False):
+    """Like np_eval but ``lit(term, index, negated)`` sees the literal's occurrence index and whether it is
+    under an odd number of NOTs."""
     if isinstance(node, Term):
         i = counter[0]
         counter[0] += 1
-        return lit(node.text, i, parent_not)
+        return lit(node.text, i, negated)
     if isinstance(node, Not):
-        x = np_eval_lits(node.child, lit, ops, counter, True, or_max, and_min)
+        x = np_eval_lits(node.child, lit, ops, counter, not negated, or_max, and_min)
         return 1.0 - x if ops.not_ == "one_minus" else 1.0 / np.maximum(x, 1e-3)
-    vals = [np_eval_lits(c, lit, ops, counter, False, or_max, and_min) for c in node.children]
+    vals = [np_eval_lits(c, lit, ops, counter, negated, or_max, and_min) for c in node.children]
     out = vals[0]
     for v in vals[1:]:
         if isinstance(node, And):
@@ -231,6 +233,27 @@ def test_off_options_are_the_paper_composition():
     sims = {t: docs @ vocab[t] for t in VOCAB}
     np.testing.assert_allclose(got[0], sims["term 0"] * (1 - sims["term 1"]), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[1], sims["term 2"] + sims["term 3"], rtol=1e-5, atol=1e-6)
+
+
+def test_negation_is_the_parity_of_the_nots_above_a_literal():
+    from itlr_gpu.compiler import compile_queries
+    from itlr_gpu.scoring import negated_pushes
+
+    cases = {'"a" AND NOT "b"': [False, True], '"a" AND NOT ("b" OR "c")': [False, True, True],
+             '"a" AND NOT ("b" AND NOT "c")': [False, True, False], '"a" AND NOT (NOT "b")': [False, False],
+             'NOT "a" OR "b"': [True, False], '"a" AND NOT "b" AND NOT ("c" OR "d")': [False, True, True, True]}
+    for query, want in cases.items():
+        assert negated_pushes(compile_queries([query]).opcodes) == want, query
+
+
+@pytest.mark.parametrize("query", ['"term 0" AND NOT ("term 1" OR "term 2")', '"term 0" AND NOT ("term 1" AND "term 2")'])
+def test_the_guard_reaches_terms_under_a_negated_group(query):
+    """NOT over a group negates each of its literals: the guard changes their scores as it does for NOT b."""
+    nodes = [parse_query(query)]
+    docs, vocab, whole, program, terms = setup(nodes, 60, 3)
+    plain = score_dense(docs, terms, program, Ops(), ScoreOptions())
+    guarded = score_dense(docs, terms, program, Ops(), ScoreOptions(guard=True))
+    assert not np.allclose(plain, guarded)
 
 
 def test_hybrid_extremes_rank_like_their_parts():
