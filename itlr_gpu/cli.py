@@ -469,7 +469,7 @@ def cmd_search(args) -> int:
     cli_common.report_fallback(fallback or [], table.num_rows, args.queries)
     if not queries:
         raise InputError("the query file holds no queries", args.queries, "one query per row")
-    whole = whole_texts(table, field, options, invalid)
+    whole = whole_texts(table, field, options, invalid, queries)
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
     model = args.model or index_model_path(index, args.index)
     if scaled:

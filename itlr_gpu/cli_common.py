@@ -19,6 +19,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from .errors import InputError, UsageError
@@ -424,16 +425,29 @@ def score_options(args: argparse.Namespace, no_percentile: str | None = None, el
     return options
 
 
-def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None = None) -> list[str] | None:
+def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None = None,
+                queries: Sequence[Any] | None = None) -> list[str] | None:
     """The hybrid's whole-query texts: the query table's ``text`` column for the rows kept (``invalid``:
     the rows left out), or None (each expression is rendered as text) when the options have no use for
-    them, the queries are texts already, or a row has no text."""
+    them or the queries are texts already.  A row without a text gets its own expression rendered as words
+    (``queries``: the kept rows' queries, in order), with one note: another row's missing text changes no
+    query's score."""
     if options is None or options.hybrid is None or field != "expr" or "text" not in table.column_names:
         return None
     skipped = {b["row"] for b in invalid or ()}
     whole = [t for row, t in enumerate(table.column("text").to_pylist()) if row not in skipped]
-    if any(t is None or not str(t).strip() for t in whole):
+    missing = [i for i, t in enumerate(whole) if t is None or not str(t).strip()]
+    if not missing:
+        return whole
+    if queries is None or len(queries) != len(whole):
         return None
+    from .query import natural_text, parse
+
+    for i in missing:
+        q = queries[i]
+        whole[i] = natural_text(parse(q) if isinstance(q, str) else q)
+    print(f"itlr: note: {counted(len(missing), 'query', 'queries')} without a text: the hybrid's whole query is "
+          "the expression in words there", file=sys.stderr)
     return whole
 
 

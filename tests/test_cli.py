@@ -528,3 +528,25 @@ def test_version(capsys):
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"itlr {itlr_gpu.__version__}"
+
+
+def test_a_row_without_text_changes_no_other_rows_whole_query(capsys):
+    """--hybrid's whole-query text: each row its own text; a row without one gets its own expression in words
+    (another row's missing text used to switch every row to the rendered expressions)."""
+    import pyarrow as pa
+
+    from itlr_gpu.cli_common import whole_texts
+    from itlr_gpu.query import natural_text, parse
+    from itlr_gpu.scoring import RECOMMENDED
+
+    exprs = ['"cats" AND NOT "dogs"', '"fish" OR "birds"', '"owls"']
+    full = pa.table({"query_id": ["a", "b", "c"], "expr": exprs, "text": ["cats, not dogs", "fish or birds", "owls"]})
+    assert whole_texts(full, "expr", RECOMMENDED, queries=exprs) == ["cats, not dogs", "fish or birds", "owls"]
+    for gap in (None, "  "):
+        holed = full.set_column(2, "text", pa.array(["cats, not dogs", gap, "owls"]))
+        got = whole_texts(holed, "expr", RECOMMENDED, queries=exprs)
+        assert got == ["cats, not dogs", natural_text(parse(exprs[1])), "owls"]
+        assert "1 query without a text" in capsys.readouterr().err
+    # rows left out (--skip-invalid) are not counted; no hybrid, no whole texts
+    assert whole_texts(full, "expr", RECOMMENDED, invalid=[{"row": 0}], queries=exprs[1:]) == ["fish or birds", "owls"]
+    assert whole_texts(full, "expr", None, queries=exprs) is None

@@ -224,7 +224,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     model = args.model or index_model_path(index, args.index)
     table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k,
                            ops=args.ops, device=args.device, strict=args.strict, where=args.candidates,
-                           score_options=options, whole_queries=cli_common.whole_texts(query_table, field, options))
+                           score_options=options, whole_queries=cli_common.whole_texts(query_table, field, options,
+                                                                                 queries=queries))
     print_warnings(report)
     write_table(table, args.output)
     parts = [f"{n:,} {what}" for n, what in ((report.unknown_docs + report.unknown_queries, "skipped"),
