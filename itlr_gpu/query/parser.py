@@ -21,6 +21,8 @@ from Python's recursion limit and bound the work per query.
 
 from __future__ import annotations
 
+import itertools
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -149,6 +151,7 @@ def _read_typographic(query: str, start: int) -> tuple[tuple[str, int], int]:
 # Words an apostrophe opens: elisions, not quotes ('tis, rock 'n' roll, 'em)
 _ELISIONS = {"tis", "twas", "n", "em", "cause", "cos", "til", "till", "bout", "round", "neath", "sup", "kay", "nuff"}
 _QUOTE_SPAN_WORDS = 8   # how far a closing quote is looked for (bounded: a long query stays linear)
+_WORD_RE = re.compile(r"\S+")
 
 
 def _single_quoted(query: str, start: int, word: str) -> bool:
@@ -163,7 +166,9 @@ def _single_quoted(query: str, start: int, word: str) -> bool:
     if len(word) > 2 and word.endswith(closing):
         return True
     end = start + len(word)
-    for nxt in query[end:].split(None, _QUOTE_SPAN_WORDS)[:_QUOTE_SPAN_WORDS]:
+    # the next words read in place (slicing the rest of the query for each such word was quadratic)
+    for found in itertools.islice(_WORD_RE.finditer(query, end), _QUOTE_SPAN_WORDS):
+        nxt = found.group()
         stripped = nxt.rstrip(")")
         if stripped.endswith(closing) and len(stripped) > 1:
             return True
