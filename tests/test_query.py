@@ -38,6 +38,20 @@ def test_bare_terms_merge_words_and_collapse_whitespace():
     assert parse("Android OR notebook OR andes") == Or((Term("Android"), Term("notebook"), Term("andes")))
 
 
+@pytest.mark.parametrize("space", ["\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_every_white_space_of_str_isspace_separates_and_no_term_keeps_a_line_break(space):
+    """A PDF's form feed is white space (it was refused as a control character); a quoted term's U+2028 becomes a
+    space, so the canonical form stays on one line for every line reader."""
+    assert parse(f"page one{space}page two AND NOT x") == And((Term("page one page two"), Not(Term("x"))))
+    form = canonical(parse(f'"line one{space}line two" AND x'))
+    assert form == '("line one line two" AND "x")' and len(form.splitlines()) == 1
+
+
+def test_other_control_characters_are_still_errors():
+    with pytest.raises(QuerySyntaxError, match="control character"):
+        parse("a\x01b")
+
+
 def test_quoted_terms_and_escapes():
     assert parse('"a AND b"') == Term("a AND b")
     assert parse(r'"say \"hi\"" OR "back\\slash"') == Or((Term('say "hi"'), Term("back\\slash")))

@@ -38,7 +38,7 @@ MAX_DEPTH = 64
 :func:`~itlr_gpu.query.canonical` writes it (every AND/OR chain in parentheses), so a canonical form parses back."""
 
 KEYWORDS = ("AND", "OR", "NOT")
-_WHITESPACE = " \t\n\r"
+_WHITESPACE = " \t\n\r\v\f\x1c\x1d\x1e\x1f\x85"   # the control characters str.isspace counts (a PDF's form feed)
 _TERM_START = "a term, NOT or '('"
 
 
@@ -179,11 +179,13 @@ def _single_quoted(query: str, start: int, word: str) -> bool:
 
 
 def _one_line(text: str) -> str:
-    """A quoted term's line breaks and tabs read as spaces: its canonical form stays on one line."""
-    return text.replace("\r\n", " ").translate(_LINE_BREAKS) if any(c in text for c in "\t\n\r") else text
+    """A quoted term's line breaks and tabs read as spaces: its canonical form stays on one line (every break
+    ``str.splitlines`` knows, U+2028 and U+2029 included)."""
+    return text.replace("\r\n", " ").translate(_LINE_BREAKS) if any(c in _BREAKS for c in text) else text
 
 
-_LINE_BREAKS = str.maketrans("\t\n\r", "   ")
+_BREAKS = "\t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u2028\u2029"
+_LINE_BREAKS = str.maketrans(_BREAKS, " " * len(_BREAKS))
 _INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
 
 
