@@ -18,11 +18,12 @@ import math
 import os
 import re
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .errors import InputError, UsageError
+from .validate import plain_float, plain_int
 
 __all__ = ["positive_int", "non_negative_int", "int_in", "ops_spec", "device_spec", "byte_size", "unit_float", "fraction", "measure_list",
            "check_output", "make_encoder", "check_encoder", "max_length", "query_encoder", "index_model_path", "queries_from_table", "DEFAULT_OPS",
@@ -35,8 +36,10 @@ MAX_INT = 2**62  # beyond any count, size or k that fits the machine; keeps valu
 
 
 def _int(text: str) -> int:
+    """ASCII digits with an optional sign, as the run and qrels readers take them (``int`` also takes "1_000"
+    and other scripts' digits)."""
     try:
-        return int(text.strip())
+        return plain_int(text.strip())
     except (ValueError, AttributeError):
         raise argparse.ArgumentTypeError(f"invalid integer: {text!r}") from None
 
@@ -97,8 +100,8 @@ def byte_size(text: str) -> str:
 
 def _float(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
+        value = plain_float(text.strip())
+    except (ValueError, AttributeError):
         raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")

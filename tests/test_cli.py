@@ -550,3 +550,17 @@ def test_a_row_without_text_changes_no_other_rows_whole_query(capsys):
     # rows left out (--skip-invalid) are not counted; no hybrid, no whole texts
     assert whole_texts(full, "expr", RECOMMENDED, invalid=[{"row": 0}], queries=exprs[1:]) == ["fish or birds", "owls"]
     assert whole_texts(full, "expr", None, queries=exprs) is None
+
+
+@pytest.mark.parametrize("value", ["\u0663", "1_000", "3.0", "\uff13"])
+def test_option_numbers_are_plain_ascii(value, capsys):
+    """As the run and qrels readers: "-k ٣" (Arabic-Indic three), "1_000" and full-width digits are usage errors."""
+    from itlr_gpu.cli_common import positive_int, unit_float
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        positive_int(value)
+    assert main(["search", "idx", "q.jsonl", "-o", "o.arrow", "-k", value]) == 2
+    assert "-k" in capsys.readouterr().err
+    with pytest.raises(argparse.ArgumentTypeError):
+        unit_float("0." + value)
