@@ -128,8 +128,11 @@ def choose_cuda_backend(k: int, max_depth: int, num_queries: int, *, n_docs: int
     given (``n_docs`` x ``dim``, ``itemsize`` bytes per value; ``hybrid``, ``affine``: the scoring options'
     whole-query dot and per-literal maps, ``pushes``: the kernel's push-batched accumulators
     (``batch_pushes``), which all choose tiles) -- the kernel's launch plan for it is not starved by its memory budget
-    (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path otherwise.  Both give the same
-    top-k (up to float32 summation order), so the rule only decides speed.
+    (:func:`itlr_gpu.kernels.fused_logical_topk.plan_launch`); the torch path otherwise.  On a float32 index
+    both give the same top-k (up to float32 summation order), so the rule only decides speed; on a float16
+    index the kernel rounds the term vectors to float16 as well (scores within about 2e-4 of torch's), so a
+    near tie may swap with the path, which the rule picks per batch: pin ``--backend`` for scores that must not
+    depend on a query's batch-mates.
     """
     if k > AUTO_MAX_K or max_depth > AUTO_MAX_DEPTH or num_queries < AUTO_MIN_QUERIES:
         return "torch"
