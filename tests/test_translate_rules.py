@@ -2368,6 +2368,8 @@ def test_rules58_shared_links_and_podcast_kinds(text, expr):
     ("HELP!!! boiler pressure dropping", '"boiler pressure dropping"'),
     ("Please help: sourdough starter smells of acetone", '"sourdough starter smells of acetone"'),
     ("Help desk software", '"Help desk software"'),
+    ("Hi, pls help, croup in toddlers at night", '"croup in toddlers at night"'),   # after a greeting too
+    ("Hello! Please help: my dog ate grapes", '"my dog ate grapes"'),
 ])
 def test_rules59_plus_names_and_cries_for_help(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

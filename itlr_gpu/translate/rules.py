@@ -3971,12 +3971,17 @@ _HELP_CRY_RE = re.compile(r"\s*(?:(?:(?:please|pls|plz)\s+help|help|HELP)(?:\s+(
                           re.I)
 
 
-def _letter(text: str) -> str:
-    """The text without a letter's framing (see above); unchanged when it is no letter."""
+def _without_cry(text: str) -> str:
     cry = _HELP_CRY_RE.match(text)
     if cry and (cry.group().lstrip()[:1] != "H" or cry.group().lstrip()[:4] in ("HELP", "Help") and
                 re.match(r"\s*(?:HELP|Help\s+(?:me|us|needed|please|pls|plz))", cry.group())):
-        text = text[cry.end():]
+        return text[cry.end():]
+    return text
+
+
+def _letter(text: str) -> str:
+    """The text without a letter's framing (see above); unchanged when it is no letter."""
+    text = _without_cry(text)
     salutation = _SALUTATION_RE.match(_fold(text))
     named = _NAMED_SALUTATION_RE.match(text) if salutation is None else None
     if named and all(w[:1].isupper() for w in named.group("name").split()) and named.group("name") not in ("I", "I'm"):
@@ -3984,7 +3989,7 @@ def _letter(text: str) -> str:
         if _CHAT_OPENER_RE.match(rest) or _REQUEST_RE.match(rest) or _FIRST_PERSON_RE.match(rest):
             salutation = named
     if salutation:
-        text = text[salutation.end():]
+        text = _without_cry(text[salutation.end():])   # "Hi, pls help, ..."
     opener = _CHAT_OPENER_RE.match(_fold(text)) if salutation else None
     if opener:
         text = text[opener.end():]
