@@ -2370,6 +2370,12 @@ def test_rules58_shared_links_and_podcast_kinds(text, expr):
     ("Help desk software", '"Help desk software"'),
     ("Hi, pls help, croup in toddlers at night", '"croup in toddlers at night"'),   # after a greeting too
     ("Hello! Please help: my dog ate grapes", '"my dog ate grapes"'),
+    # an ask that names nothing is no topic: the sentence before it is read
+    ("I need newspaper reports on the collapse of Lehman Brothers, but not opinion columns. Could you point me in "
+     "the right direction?", '("newspaper reports on the collapse of Lehman Brothers" AND NOT "opinion columns")'),
+    ("I need info on knee surgery recovery. Can you help?", '"knee surgery recovery"'),
+    ("vitamin D and bone health. Any suggestions?", '("vitamin D" AND "bone health")'),
+    ("Can you help?", '"help"'),   # alone it is all there is (as before)
 ])
 def test_rules59_plus_names_and_cries_for_help(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -4701,6 +4701,21 @@ _ANAPHORIC_ASK_RE = re.compile(r"\b(?:articles?|papers?|studies|study|research|i
                                r"materials?|documents?|literature|evidence|sources?|books?|reading)\s+(?:[\w-]+\s+)?"
                                r"(?:about|on|regarding|concerning|for|of|into)\s+(?:this|that|it|them|these|those)"
                                r"(?:\s+(?:topic|subject|issue|question|one|area|matter))?[\s?!.:;)(*]*$", re.I)
+# an ask that names nothing, after the sentence that does: "Could you point me in the right direction?", "Do you
+# hold any?", "Can you help?", "Where should I look?", "Any suggestions?"
+_EMPTY_ASK_RE = re.compile(
+    r"(?:(?:could|can|would|will)\s+(?:you|anyone|someone|somebody)\s+(?:please\s+)?|please\s+)?"
+    r"(?:point\s+me\s+in\s+the\s+right\s+direction|help(?:\s+(?:me|us))?(?:\s+with\s+(?:this|that|it))?|advise|"
+    r"tell\s+me\s+where\s+to\s+(?:look|start|find\s+(?:it|them|this))|point\s+me\s+(?:to|towards)\s+(?:it|them|"
+    r"something|anything|the\s+right\s+(?:place|people|section|resources))|recommend\s+(?:something|anything))"
+    r"(?:\s+please)?(?:,?\s+(?:thanks|thank\s+you))?"
+    r"|(?:do|does)\s+(?:you|the\s+(?:library|museum|archive|collection|office))\s+(?:hold|have|keep|stock|sell)\s+"
+    r"(?:any|anything|it|them|one|some|such\s+\w+)(?:\s+(?:like\s+that|of\s+(?:these|those|this|that)|in\s+(?:your|the)\s+"
+    r"(?:collection|archive|catalogue|catalog|holdings)))?(?:,?\s+and\s+(?:would|could|can|may)\s+(?:it\s+be\s+possible\s+"
+    r"to\s+|i\s+|we\s+)(?:view|see|visit|access|consult|borrow)\s+(?:them|it|one|some))?"
+    r"|where\s+(?:should|can|could|do)\s+i\s+(?:look|start|begin|find\s+(?:it|them|this|these))"
+    r"|any\s+(?:ideas|suggestions|pointers|tips|advice|recommendations|help)(?:\s+(?:welcome|appreciated|please))?"
+    r"|what\s+(?:do|would)\s+you\s+(?:suggest|recommend|advise)")
 # a yes/no question's closing "or not" ("Can I freeze cooked rice or not?"), which negates nothing
 _QUESTION_START_RE = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|has|have)\b",
                                 re.I)
@@ -4775,6 +4790,10 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned, found = _rephrase(cleaned, found)
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
+        cleaned = " ".join(sentences)
+    empty = [i for i, s in enumerate(sentences) if _EMPTY_ASK_RE.fullmatch(_fold(s).strip(" .!?"))]
+    if empty and len(empty) < len(sentences):   # "... but not opinion columns. Could you point me in the right direction?"
+        sentences = [s for i, s in enumerate(sentences) if i not in empty]
         cleaned = " ".join(sentences)
     request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
     if request is not None and _RESEARCHING_RE.match(_fold(sentences[request])):
