@@ -2376,6 +2376,11 @@ def test_rules58_shared_links_and_podcast_kinds(text, expr):
     ("I need info on knee surgery recovery. Can you help?", '"knee surgery recovery"'),
     ("vitamin D and bone health. Any suggestions?", '("vitamin D" AND "bone health")'),
     ("Can you help?", '"help"'),   # alone it is all there is (as before)
+    # sign-offs: "With regards," and its name, a name after "Thank you very much.", a closing "thanks x"
+    ("sodium-ion batteries for grid storage\nWith regards,\nR. Kulkarni", '"sodium-ion batteries for grid storage"'),
+    ("hip fracture in elderly people. Thank you very much. Klaus", '"hip fracture in elderly people"'),
+    ("dance course, salsa or bachata, but not tango, thanks x",
+     '(("dance course" OR "salsa" OR "bachata") AND NOT "tango")'),
 ])
 def test_rules59_plus_names_and_cries_for_help(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -844,6 +844,8 @@ _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+wi
 # measles", "cases on cruise ships" are topics; "excluding cases involving physicians" excludes such cases)
 _OPENING_GENRE_RE = re.compile(r"(?:cases|threads)\s+(?:about|abt|regarding|concerning|involving|where)\s+(?=\S)")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
+                    "thanks x", "thanks xx", "thanks xxx", "thank you x", "thx x", "many thanks", "thanks a lot",
+                    "thanks so much", "thank you so much", "thank you very much", "thanks in advance", "tia",
                     "if possible", "if poss", "ideally", "preferably", "especially", "obviously",
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
@@ -2918,7 +2920,7 @@ _NAMED_SALUTATION_RE = re.compile(r"\s*(?:hi|hello|hey)\s+(?P<name>[^\s,.!?:;]+(
 _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
-    r"with\s+(?:many\s+|my\s+)?(?:thanks|gratitude|best\s+wishes|kind\s+regards)|all\s+the\s+best|"
+    r"with\s+(?:many\s+|my\s+)?(?:thanks|gratitude|best\s+wishes|(?:kind|warm|best)\s+regards|regards)|all\s+the\s+best|"
     r"thanking\s+you(?:\s+in\s+(?:anticipation|advance))?|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
@@ -4011,7 +4013,11 @@ def _letter(text: str) -> str:
                                   or _asks_only(sentences[-1])
                                   or (_CIRCUMSTANCE_SENTENCE_RE.fullmatch(_fold(sentences[-1]).strip()) is not None
                                       and not _CIRCUMSTANCE_TOPIC_RE.search(_fold(sentences[-1])))
-                                  or _closing_circumstance(sentences)):
+                                  or _closing_circumstance(sentences)
+                                  # a name after a sign-off on the same line: "... Thank you very much. Klaus"
+                                  or (len(sentences) > 2 and len(sentences[-1].split()) <= 3
+                                      and _BARE_NAME_RE.fullmatch(sentences[-1].strip(" .!?")) is not None
+                                      and _SIGN_OFF_RE.fullmatch(_fold(sentences[-2]).rstrip(" .!?,")) is not None)):
         sentences.pop()
         changed = True
     # the writer's reason or circumstances after the request ("X, since the details matter to me", "X, I have
