@@ -214,13 +214,14 @@ def test_a_damaged_cache_is_one_error_naming_the_file(tmp_path, damage):
 
 
 def _make_unwritable(folder):
-    """chmod stops a normal user; root writes through it, so there the folder is made immutable instead."""
+    """chmod stops a normal user; root writes through it, so there the folder (or file) is made immutable instead."""
     import shutil
     import subprocess
 
     if os.geteuid() != 0:
-        folder.chmod(0o555)
-        return lambda: folder.chmod(0o755)
+        mode = folder.stat().st_mode
+        folder.chmod(0o555 if folder.is_dir() else 0o444)
+        return lambda: folder.chmod(mode)
     if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)],
                                                         capture_output=True).returncode != 0:
         pytest.skip("running as root without chattr +i: no folder is read-only to this process")
@@ -242,6 +243,21 @@ def test_a_cache_in_a_read_only_folder_is_read_not_written(tmp_path, capsys):
         restore()
     again = translate(["dogs"], translator="vllm", engine=eng, cache_dir=tmp_path)
     assert not again[0].cached   # nothing was written while the folder was read-only
+
+
+def test_a_read_only_cache_file_in_a_writable_folder_is_read_not_written(tmp_path, capsys):
+    eng = VllmTranslator(llm=EchoLLM())
+    assert translate(["cats"], translator="vllm", engine=eng, cache_dir=tmp_path)[0].expr == '"cats"'
+    path = tmp_path / "translations.sqlite"
+    restore = _make_unwritable(path)
+    try:
+        rows = translate(["cats", "dogs"], translator="vllm", engine=eng, cache_dir=tmp_path)
+        err = capsys.readouterr().err
+        assert [(r.expr, r.cached) for r in rows] == [('"cats"', True), ('"dogs"', False)]
+        assert "cannot be written" in err and "delete" not in err
+    finally:
+        restore()
+    assert not translate(["dogs"], translator="vllm", engine=eng, cache_dir=tmp_path)[0].cached
 
 
 def test_a_cache_that_cannot_be_created_is_skipped(tmp_path, capsys):

@@ -76,21 +76,23 @@ class TranslationCache:
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
         self.read_only = False
+        self._db = None
         self.hits = 0
         self.misses = 0
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             with self._readable():
-                self._db = sqlite3.connect(self.path, timeout=60)
                 try:
+                    self._db = sqlite3.connect(self.path, timeout=60)
                     self._db.execute("PRAGMA journal_mode=WAL")
                     self._db.execute(_SCHEMA)
                     self._db.commit()
                 except sqlite3.OperationalError as e:
                     if not _cannot_write(e):
                         raise
-                    self._db.close()
+                    if getattr(self, "_db", None) is not None:
+                        self._db.close()
                     raise PermissionError(str(e)) from None
         except OSError as e:
             self._open_read_only(e)
@@ -103,6 +105,8 @@ class TranslationCache:
             raise InputError(f"the translation cache cannot be used ({reason})", self.path,
                              "a SQLite file: delete it to start a new cache, or run with --no-cache")
         if Path(self.path).is_file():
+            # immutable: a read-only folder cannot hold the WAL index; rows another process has not checkpointed
+            # yet are not seen (acceptable for a cache: they are translated again)
             with self._readable():
                 self._db = sqlite3.connect(f"file:{quote(self.path)}?mode=ro&immutable=1", uri=True)
                 self._db.execute("SELECT COUNT(*) FROM translations").fetchone()
@@ -122,8 +126,8 @@ class TranslationCache:
         try:
             yield
         except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
-                raise
+            if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or _cannot_write(e)):
+                raise   # busy, or not writable: the callers decide (read-only use), not "damaged"
             raise InputError(f"the translation cache cannot be used ({e})", self.path,
                              "a SQLite file: delete it to start a new cache, or run with --no-cache") from None
 
