@@ -2345,6 +2345,11 @@ def test_rules55_pronoun_asks_take_the_topic_before_them(text, expr):
     ("short podcasts", '"short podcasts"'),
     ("Not Another Politics Podcast", '"Not Another Politics Podcast"'),
     ('"true crime podcasts"', '"true crime podcasts"'),
+    # "near" as an adjective links nothing; an excluded podcast stays a podcast (from a review of rules-58)
+    ("imaging in the near infrared or visible range", '("imaging" AND ("the near infrared" OR "visible range"))'),
+    ("plans for the near future or next year", '("plans" AND ("the near future" OR "next year"))'),
+    ("news about elections excluding political podcasts", '("elections" AND NOT "political podcasts")'),
+    ("apple podcasts", '"apple podcasts"'),
     # a search engine's minus keeps its meaning where a word looks like an auxiliary ("can"), not before a capital
     ("beverage can resealable lid -crown -cork", '("beverage can resealable lid" AND NOT "crown" AND NOT "cork")'),
 ])
@@ -2358,6 +2363,7 @@ def test_rules58_shared_links_and_podcast_kinds(text, expr):
     ("disney plus or netflix", '("disney plus" OR "netflix")'),
     ("iPhone 15 Plus cases", '"iPhone 15 Plus cases"'),
     ("diet plus exercise", '("diet" AND "exercise")'),
+    ("vitamin C Plus zinc", '("vitamin C" AND "zinc")'),   # a single capital letter is no name
     # names of three capitalised words after a link are alternatives sharing the head, not titles
     ("status match program for Star Alliance Gold or SkyTeam Elite Plus",
      '("status match program" AND ("Star Alliance Gold" OR "SkyTeam Elite Plus"))'),

@@ -1123,6 +1123,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         if t.kind == "AND" and _fold(t.text) == "plus" and i and out[i - 1].kind == "WORD" and (
                 i + 1 >= len(out) or out[i + 1].kind not in ("WORD", "QTERM", "LP")
                 or (t.text == "Plus" and (out[i - 1].text.split()[-1][:1].isupper()
+                                          and len(out[i - 1].text.split()[-1].strip(".,")) > 1
                                           or out[i - 1].text.split()[-1][-1:].isdigit()))):
             t.kind = "WORD"
     # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
@@ -4225,10 +4226,10 @@ _PODCAST_KEPT = set("a an the my your our his her their its this that these thos
                     "and or own short long shorter longer new newer latest recent old older best good great favourite "
                     "favorite first last next one two three some any more many few free paid popular top video audio "
                     "weekly daily start starting launch launching host hosting record recording grow growing "
-                    "monetise monetize".split())
+                    "monetise monetize apple google spotify amazon pocket".split())
 
 
-def _drop_articles(node: Node, quoted: set[str]) -> Node:
+def _drop_articles(node: Node, quoted: set[str], negated: bool = False) -> Node:
     """"without an ND filter", "not a router problem", "a loft or a basement": every writer of the labelled and
     held-out sets leaves a term's leading "a" / "an" out (none of their terms starts with one); "A Tale of Two
     Cities", "a priori", "a cappella", a claim's sentence and a term the user quoted keep theirs."""
@@ -4245,14 +4246,14 @@ def _drop_articles(node: Node, quoted: set[str]) -> Node:
         if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("some", "any") \
                 and words[1].lower() not in _QUANTIFIER_KEPT:   # "some shade-loving perennials" (not "some like it hot")
             return Term(" ".join(words[1:]))
-        if node.text not in quoted and len(words) > 1 and words[-1] in ("podcast", "podcasts") \
+        if not negated and node.text not in quoted and len(words) > 1 and words[-1] in ("podcast", "podcasts") \
                 and _fold(words[-2]).strip(",.;:") not in _PODCAST_KEPT and words[-2][-1:].isalnum():
             return Term(" ".join(words[:-1]))   # "true crime podcasts", "Joe Rogan podcast": the kind searched
         return node
-    if isinstance(node, Not):
-        return Not(_drop_articles(node.child, quoted))
+    if isinstance(node, Not):   # (an excluded "political podcasts" excludes the podcasts: the kind stays there)
+        return Not(_drop_articles(node.child, quoted, not negated))
     if isinstance(node, (And, Or)):
-        return type(node)(tuple(_drop_articles(c, quoted) for c in node.children))
+        return type(node)(tuple(_drop_articles(c, quoted, negated) for c in node.children))
     return node
 
 
@@ -4321,7 +4322,24 @@ def _mixed_case(alternatives: list[str]) -> bool:
 
 
 def _links(text: str) -> list[re.Match]:
-    return list(_SHARED_LINK_RE.finditer(f" {text} "))
+    padded = f" {text} "
+    return [m for m in _SHARED_LINK_RE.finditer(padded) if not _adjective_link(padded, m)]
+
+
+_ADVERB_LINKS = {"near", "about", "around"}
+
+
+def _adjective_link(padded: str, m: re.Match) -> bool:
+    """"near", "about", "around" that link nothing: first, after an article or a word of place ("in the near
+    infrared", "for the near future", "the far or near infrared"), or "about" / "around" before a number ("about 5
+    years")."""
+    if m.group(1).lower() not in _ADVERB_LINKS:
+        return False
+    before = padded[:m.start()].split()[-1:]
+    after = padded[m.end():].split()[:1]
+    return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and", "very", "so", "too"}
+                or m.group(1).lower() != "near" and after and after[0][:1].isdigit())
+    # (first: "near infrared" as an alternative of its own; "near 60614" is a place)
 
 
 def _around(text: str, link: re.Match) -> tuple[str, str]:
