@@ -286,20 +286,28 @@ def _term_transform(sims: torch.Tensor, prep: Prepared, rows: torch.Tensor | Non
 
 def negated_pushes(opcodes) -> list[bool]:
     """For each PUSH of a postfix opcode sequence: is its literal negated, i.e. under an odd number of NOTs?
-    ``a NOT`` and ``b c OR NOT`` (NOT (b OR c)) negate every literal below the NOT; ``b NOT NOT`` is positive."""
-    neg: list[bool] = []
-    stack: list[list[int]] = []   # the literals (PUSH numbers) of each operand on the evaluation stack
+    ``a NOT`` and ``b c OR NOT`` (NOT (b OR c)) negate every literal below the NOT; ``b NOT NOT`` is positive.
+    In postfix every operand holds a contiguous run of PUSHes, so each NOT flips a range: a difference array
+    keeps this linear in the program's length."""
+    flips = [0] * (sum(1 for op in opcodes if op == PUSH) + 1)
+    stack: list[tuple[int, int]] = []   # each operand's PUSH numbers, [first, end)
+    pushes = 0
     for op in opcodes:
         if op == PUSH:
-            stack.append([len(neg)])
-            neg.append(False)
+            stack.append((pushes, pushes + 1))
+            pushes += 1
         elif op == NOT:
-            for p in stack[-1]:
-                neg[p] = not neg[p]
-        else:   # AND / OR: two operands become one
-            right = stack.pop()
-            stack[-1] = stack[-1] + right
-    return neg
+            first, end = stack[-1]
+            flips[first] ^= 1
+            flips[end] ^= 1
+        else:   # AND / OR: two adjacent operands become one
+            _, end = stack.pop()
+            stack[-1] = (stack[-1][0], end)
+    out, parity = [], 0
+    for p in range(pushes):
+        parity ^= flips[p]
+        out.append(bool(parity))
+    return out
 
 
 def positive_mean(raw: torch.Tensor, group) -> torch.Tensor:

@@ -246,6 +246,18 @@ def test_negation_is_the_parity_of_the_nots_above_a_literal():
         assert negated_pushes(compile_queries([query]).opcodes) == want, query
 
 
+@settings(max_examples=200, deadline=None)
+@given(small_vocab_asts())
+def test_negated_pushes_is_the_parity_of_the_tree(node):
+    """The linear pass over the postfix program agrees with the parity of NOTs above each literal of the tree."""
+    from itlr_gpu.compiler import compile_queries
+    from itlr_gpu.query import canonical
+    from itlr_gpu.scoring import negated_pushes
+
+    program = compile_queries([node])
+    assert negated_pushes(program.opcodes) == [neg for _, neg in literal_signs(parse_query(canonical(node)))]
+
+
 @pytest.mark.parametrize("query", ['"term 0" AND NOT ("term 1" OR "term 2")', '"term 0" AND NOT ("term 1" AND "term 2")'])
 def test_the_guard_reaches_terms_under_a_negated_group(query):
     """NOT over a group negates each of its literals: the guard changes their scores as it does for NOT b."""
