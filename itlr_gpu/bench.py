@@ -96,8 +96,12 @@ def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup
         if "faiss" in backends:   # the same k scores per query, up to float32 summation order
             theirs, _ = _runner("faiss", docs, terms, program, ops, k, chunk_size)()
             ours = np.asarray(scores.cpu() if hasattr(scores, "cpu") else scores, dtype=np.float32)
-            gap = float(np.max(np.abs(np.sort(theirs, axis=1) - np.sort(ours, axis=1)))) if ours.size else 0.0
-            if not gap <= 1e-4:
+            width = min(ours.shape[1], theirs.shape[1])   # k past the corpus: faiss pads its rows
+            gap = float(np.max(np.abs(np.sort(theirs[:, :width], axis=1) - np.sort(ours[:, :width], axis=1)))) \
+                if ours.size else 0.0
+            # the CUDA paths round a float16 index's term vectors to float16 as well (about 2e-4)
+            tolerance = 1e-3 if checked in ("triton", "torch-cuda") or index.dtype == np.float16 else 1e-4
+            if not gap <= tolerance:
                 raise RuntimeError(f"faiss's top-{k} scores differ from the {checked} backend's by {gap:.3g}")
         del scores, found
     floors = _floors(docs, terms, warmup, repeat, chunks, cuda="torch-cuda" in backends or "triton" in backends)
