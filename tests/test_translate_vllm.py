@@ -373,6 +373,9 @@ def test_a_rewrite_unrelated_to_its_request_is_an_error_row():
     near = " ".join(words[:-1]) if len(words) > 6 else REWRITE_SHOT[0][1] + " overall"
     assert interpret(near, "stop", "rewrite", long_junk + " about vitamins").error.startswith(
         "rewrite copies an example of the prompt")
+    # ... but not for a request on the example's own topic: a rewrite much like the example's is a good one there
+    assert interpret("Honey bee biology, colonies, pollination and beekeeping, not wasps or hornets.", "stop",
+                     "rewrite", "beekeeping and honey bee colonies, no wasps").error is None
     assert interpret("Stamp collecting and philately clubs.", "stop", "rewrite",
                      "vitamin D benefits but not bone health").error.startswith("rewrite shares no word")
     # the example's own request, a rewrite sharing a word, a short request spelled out: kept

@@ -61,9 +61,10 @@ CHECKS_VERSION = "c3"
 key). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt example or
 sharing no word with the request. c3: c2's llama.cpp rows were generated without the chat template (a defect of
 one commit)."""
-REWRITE_CHECKS_VERSION = "w1"
+REWRITE_CHECKS_VERSION = "w2"
 """The same for rewrite mode's own checks (in its cache key only, so that logical rows stay valid). w1: a near
-copy of a prompt example's answer (Jaccard 0.8 of their words) is refused like an exact one."""
+copy of a prompt example's answer (Jaccard 0.8 of their words) is refused like an exact one. w2: only for a request
+that shares no word with that example (a request on the example's topic may be rewritten like it)."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
@@ -280,6 +281,15 @@ def _words(text: str) -> set[str]:
     return {w for w in "".join(ch.lower() if ch.isalnum() else " " for ch in text).split() if len(w) >= 3}
 
 
+_FUNCTION_WORDS = set("about and are but can does for from has have how into its nor not that the their them "
+                      "they this what when which who why with".split())
+
+
+def _stems(words: set[str]) -> set[str]:
+    """Content words, a plural "s" taken off: what two texts must share to be on one topic."""
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words if w not in _FUNCTION_WORDS}
+
+
 def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
@@ -292,8 +302,9 @@ def _unrelated_rewrite(line: str, request: str | None) -> str | None:
     if request is None:
         return None
     said, asked = _words(line), _words(request)
-    # the same words as an example's answer, give or take a few (Jaccard 0.8), for a request unlike that example's
-    if any(_overlap(said, _words(answer)) >= 0.8 and _overlap(asked, _words(shot)) < 0.5
+    # the same words as an example's answer, give or take a few (Jaccard 0.8), for a request that shares no word
+    # (plural "s" aside) with that example: a request on the example's own topic may be rewritten much like it
+    if any(_overlap(said, _words(answer)) >= 0.8 and not _stems(asked) & _stems(_words(shot) | _words(answer))
            for shot, answer in REWRITE_SHOT):
         return "rewrite copies an example of the prompt"
     if len(asked) >= 3 and not asked & said:
