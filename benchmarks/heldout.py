@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     command = ("python benchmarks/heldout.py"
                + (" --translations " + " ".join(Path(t).name for t in args.translations)
                   + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
-                  if args.translations else "") + (f" --files {args.files}" if args.files else "")
+                  if args.translations else f" --label {shlex.quote(args.label)}" if args.label else "")
+               + (f" --files {args.files}" if args.files else "")
                + (f" --made-by {shlex.quote(args.made_by)}" if args.made_by else ""))
     lines = [f"# Held-out requests: {label}", "",
              f"Command: {code_span(command)}", "",

@@ -176,6 +176,9 @@ def test_heldout_scores_the_models_own_form_on_chosen_files(tmp_path, monkeypatc
     assert heldout.main(["--files", name]) == 0
     assert (tmp_path / f"heldout-{heldout.RULES_VERSION}-{name}.md").is_file()
     assert not (tmp_path / "heldout.md").exists()
+    assert heldout.main(["--files", name, "--label", "mine"]) == 0   # a named rules run records its --label
+    assert f"Command: `python benchmarks/heldout.py --label mine --files {name}`" in \
+        (tmp_path / "heldout-mine.md").read_text(encoding="utf-8")
     with pytest.raises(SystemExit):
         heldout.main(["--translations", str(tmp_path / "t.arrow"), "--files", "writer999"])
     assert "no held-out file heldout-writer999.jsonl" in capsys.readouterr().err
