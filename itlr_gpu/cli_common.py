@@ -261,9 +261,15 @@ def query_encoder(model: str | None, index: Any) -> Any:
         if e.where not in ("--precision", "--encoder-backend", "--max-length"):
             raise
         how = ", ".join(f"{k} {recorded[k]}" for k in ("backend", "precision", "max_length") if k in recorded)
+        if e.where == "--max-length" and model is not None:   # the folder given, not the machine
+            raise InputError(f"model folder {model}: the index's documents were embedded with {how} ({e.what})",
+                             str(index.path or "index"), "the model folder the index was built with, the same "
+                             "files (--model names it)") from None
+        gpu = recorded.get("precision") == "fp16" and recorded.get("backend") == "torch"
         raise InputError(f"the index's documents were embedded with {how}, which this machine cannot run for the "
                          f"queries ({e.what})", str(index.path or "index"),
-                         "an index built on this machine (itlr index ... --encoder-backend torch --precision fp32), "
+                         ("a machine with a CUDA GPU (fp16 is what itlr index --device cuda records), " if gpu else "")
+                         + "an index built on this machine (itlr index ... --encoder-backend torch --precision fp32), "
                          "or the machine (and packages) the index was built with") from None
     return encoder
 

@@ -537,10 +537,13 @@ _for_index: dict[tuple, SentenceTransformerEncoder] = {}
 
 
 def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None = None,
-                device: str = "cpu") -> SentenceTransformerEncoder:
+                device: str | None = None) -> SentenceTransformerEncoder:
     """The encoder that embeds queries like an index whose manifest records the encoder settings
     ``recorded`` (None: an index without them -- the default encoder, or ``model`` with default
-    settings), created once per process and settings."""
+    settings), created once per process and settings.  ``device`` None: CUDA for documents embedded with torch
+    in fp16 (what ``itlr index --device cuda`` records) where a GPU is present, else the CPU."""
+    if device is None:
+        device = recorded_device(recorded)
     if not recorded:
         return default_encoder() if model is None else SentenceTransformerEncoder(model, device=device)
     key = (None if model is None else str(model), str(device), tuple(sorted((k, str(v)) for k, v in recorded.items())))
@@ -550,6 +553,16 @@ def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None
                                                          max_length=recorded.get("max_length"),
                                                          precision=recorded.get("precision"))
         return _for_index[key]
+
+
+def recorded_device(recorded: dict[str, Any] | None) -> str:
+    """Where queries are embedded like the documents of ``recorded``: torch fp16 runs on CUDA only."""
+    if recorded and recorded.get("backend") == "torch" and recorded.get("precision") == "fp16":
+        import torch
+
+        if torch.cuda.is_available():
+            return "cuda"
+    return "cpu"
 
 
 _noted: set[str] = set()

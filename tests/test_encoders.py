@@ -759,3 +759,46 @@ def test_a_huge_document_is_tokenised_only_as_far_as_it_is_read():
     assert len(cut[0]) <= encoders.CHARS_PER_PIECE * 256 and cut[1] == "short"
     assert tok(cut[0], truncation=True, max_length=256)["input_ids"] == tok(huge, truncation=True,
                                                                            max_length=256)["input_ids"]
+
+
+def test_queries_of_a_gpu_built_index_are_embedded_on_the_gpu(monkeypatch):
+    """itlr index --device cuda records torch fp16; the query encoder of such an index runs on CUDA where there is
+    one (it was always built on the CPU, where fp16 is refused: a GPU-built index could not be searched)."""
+    import torch
+
+    from itlr_gpu import encoders
+
+    made = []
+
+    class Stub:
+        def __init__(self, model=None, device="cpu", **kw):
+            made.append((device, kw))
+
+    monkeypatch.setattr(encoders, "SentenceTransformerEncoder", Stub)
+    monkeypatch.setattr(encoders, "_for_index", {})
+    gpu = {"model": "all-MiniLM-L6-v2", "backend": "torch", "precision": "fp16", "max_length": 256}
+    cpu = {**gpu, "precision": "fp32"}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert encoders.recorded_device(gpu) == "cuda" and encoders.recorded_device(cpu) == "cpu"
+    encoders.encoder_for(gpu)
+    encoders.encoder_for(cpu)
+    assert [d for d, _ in made] == ["cuda", "cpu"] and made[0][1]["precision"] == "fp16"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert encoders.recorded_device(gpu) == "cpu"   # no GPU: the CPU refuses fp16 with a hint naming one
+
+
+def test_a_gpu_built_index_on_a_cpu_machine_is_refused_with_a_hint_naming_a_gpu(monkeypatch):
+    from types import SimpleNamespace
+
+    import torch
+
+    from itlr_gpu import encoders
+    from itlr_gpu.cli_common import query_encoder
+    from itlr_gpu.errors import InputError
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(encoders, "_for_index", {})
+    index = SimpleNamespace(path="gpuidx", manifest={"encoder": {"model": "all-MiniLM-L6-v2", "backend": "torch",
+                                                                 "precision": "fp16", "max_length": 256}})
+    with pytest.raises(InputError, match="a machine with a CUDA GPU"):
+        query_encoder(None, index)

