@@ -113,6 +113,10 @@ def _pooling(model_path: Path) -> str:
             or modules[0].get("path", "") not in ("", "."):
         raise InputError(f"module stack {kinds} is not supported by the ONNX/OpenVINO encoder", str(model_path),
                          "Transformer + Pooling (mean or cls) [+ Normalize], or --encoder-backend torch")
+    unrun = _settings_not_run(model_path)
+    if unrun:
+        raise InputError(f"the model sets {', '.join(unrun)}, which the ONNX/OpenVINO encoder does not apply",
+                         str(model_path), "--encoder-backend torch (auto takes it for such a model)")
     config = json.loads((model_path / modules[1]["path"] / "config.json").read_text())
     modes = [k for k, v in config.items() if k.startswith("pooling_mode_") and v]
     if modes == ["pooling_mode_mean_tokens"]:
@@ -121,6 +125,30 @@ def _pooling(model_path: Path) -> str:
         return "cls"
     raise InputError(f"pooling {modes} is not supported by the ONNX/OpenVINO encoder", str(model_path),
                      "mean or cls pooling, or --encoder-backend torch")
+
+
+def _settings_not_run(model_path: Path) -> list[str]:
+    """The sentence-transformers settings of the model that change its vectors and that this module does not apply
+    (it tokenises the raw text and returns the pooled vector whole): lower-casing by sentence-transformers, a
+    default prompt put before every text, a truncated output dimension."""
+    found = []
+    bert = _json_file(model_path / "sentence_bert_config.json")
+    if bert.get("do_lower_case"):
+        found.append("do_lower_case")
+    st = _json_file(model_path / "config_sentence_transformers.json")
+    if st.get("default_prompt_name"):
+        found.append(f"default_prompt_name {st['default_prompt_name']!r}")
+    if st.get("truncate_dim"):
+        found.append(f"truncate_dim {st['truncate_dim']}")
+    return found
+
+
+def _json_file(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _weights_digest(model_path: Path) -> str:

