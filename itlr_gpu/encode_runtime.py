@@ -170,7 +170,12 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     out = root / f"{name}-{_weights_digest(model_path)}"
     files = {"fp32": out / "model.onnx", "fused": out / "model.fused.onnx", "int8": out / "model.int8.onnx"}
     if all(p.is_file() for p in files.values()):
-        return files
+        if _export_record(out) is not None:
+            return files
+        # the graphs are there but not their record (a partial copy of the cache, a hand edit): export again
+        print(f"itlr: note: the cached ONNX export {out} has no readable export.json; exporting it again",
+              file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = mkdtemp_shared(root, out.name)
@@ -316,8 +321,22 @@ def int8_check(model_path: Path, name: str, cache_dir: Path | None = None) -> di
     return _recorded_int8_check(onnx_model_files(model_path, name, cache_dir))
 
 
+def _export_record(folder: Path) -> dict | None:
+    """An export's export.json, None where it is missing, unreadable or holds no int8 check."""
+    try:
+        record = json.loads((folder / "export.json").read_text())
+    except (OSError, ValueError):
+        return None
+    check = record.get("int8_check") if isinstance(record, dict) else None
+    return record if isinstance(check, dict) and {"accepted", "min_cosine", "texts", "bound"} <= set(check) else None
+
+
 def _recorded_int8_check(files: dict[str, Path]) -> dict:
-    return json.loads((files["fp32"].parent / "export.json").read_text())["int8_check"]
+    record = _export_record(files["fp32"].parent)
+    if record is None:   # removed between the lookup and now
+        raise InputError("the ONNX export's export.json is missing or damaged", str(files["fp32"].parent),
+                         "a complete export: run again to export anew")
+    return record["int8_check"]
 
 
 def _export(model_path: Path, target: Path) -> dict:

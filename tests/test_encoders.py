@@ -595,6 +595,25 @@ def test_a_corrupt_cached_onnx_export_is_exported_again(onnx_cache, tmp_path, mo
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("record", ["{}", '{"int8', None])
+def test_a_cached_export_with_a_damaged_record_is_exported_again(onnx_cache, tmp_path, monkeypatch, capsys, record):
+    """export.json emptied, cut short or gone (a partial copy of the cache): exported again with a note, not a
+    traceback on every run (a review found KeyError / JSONDecodeError tracebacks)."""
+    shutil.copytree(onnx_cache, tmp_path, dirs_exist_ok=True)
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
+    want = SentenceTransformerEncoder(backend="onnx").encode(["vitamin D"])
+    (path,) = tmp_path.glob("models/onnx/*/export.json")
+    if record is None:
+        path.unlink()
+    else:
+        path.write_text(record)
+    got = SentenceTransformerEncoder(backend="onnx").encode(["vitamin D"])
+    assert "has no readable export.json; exporting it again" in capsys.readouterr().err
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert "int8_check" in path.read_text()
+
+
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=80).map(" ".join), min_size=2, max_size=6))
 def test_onnx_int8_vector_of_a_text_does_not_depend_on_the_other_texts(onnx_cache, texts):
