@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import threading
+import unicodedata
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -70,7 +71,9 @@ def bounded_texts(texts: list[str], tokenizer: Any, max_length: int) -> list[str
         size = budget
         while len(text) > size:
             head = text[:size]
-            at = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))   # (none: one giant word, read whole)
+            at = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+            if at <= 0:   # no white space (Chinese, Japanese, Thai): a character every tokenizer splits before
+                at = _last_split_point(head)
             cut = head[:at]
             if at > 0 and len(tokenizer(cut, add_special_tokens=False, truncation=True,
                                         max_length=max_length)["input_ids"]) >= max_length:
@@ -78,6 +81,18 @@ def bounded_texts(texts: list[str], tokenizer: Any, max_length: int) -> list[str
                 break
             size *= 2
     return out
+
+
+def _last_split_point(head: str) -> int:
+    """The last position in ``head`` before a CJK ideograph, a kana or a punctuation mark (where word-piece
+    tokenizers split whatever surrounds them), or -1: such a text then stays whole."""
+    for j in range(len(head) - 1, 0, -1):
+        ch = head[j]
+        code = ord(ch)
+        if 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF \
+                or 0x20000 <= code <= 0x2FA1F or unicodedata.category(ch).startswith("P"):
+            return j
+    return -1
 
 
 class SentenceTransformerEncoder:
