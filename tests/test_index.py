@@ -612,9 +612,26 @@ def test_append_refuses_what_would_mix_or_repeat():
     with pytest.raises(InputError, match=r"doc_id 'b' is already in the index \(1 of the new ids are\)"):
         a.append(same_id)
     other = Index.build(pa.table({"doc_id": ["c"], "text": ["owls"]}), SettingsEncoder(precision="fp32"))
-    with pytest.raises(InputError, match="embedded with encoder .*'fp32'.* the index with .*'int8'"):
+    with pytest.raises(InputError, match="embedded otherwise than the index's: precision 'fp32' \\(new\\) vs 'int8' \\(index\\)"):
         a.append(other)
     with pytest.raises(InputError, match="dimension 5 appended to an index of dimension 8"):
         a.append(Index.from_arrays(rand(1, 5), ["z"]))
     with pytest.raises(InputError, match="can only append a single-file Index"):
         a.append(rand(1, 8))
+
+
+def test_embedded_alike_is_matched_as_a_query_encoder_is():
+    """--append's check: the settings both records hold (an index from before the model digest), and the model's
+    name only where the digests differ (a copied model folder) -- the rules a search applies to its queries."""
+    import numpy as np
+
+    index = Index.from_arrays(np.eye(2, 8, dtype=np.float32), ["a", "b"], model="all-MiniLM-L6-v2")
+    settings = {"model": "all-MiniLM-L6-v2", "max_length": 256, "backend": "onnx", "precision": "int8"}
+    index.manifest["encoder"] = dict(settings)                                  # no digest: an older index
+    index.check_embedded_alike("all-MiniLM-L6-v2", {**settings, "weights": "sha256:1"})
+    index.manifest["encoder"] = {**settings, "weights": "sha256:1"}
+    index.check_embedded_alike("copy", {**settings, "model": "copy", "weights": "sha256:1"})   # same files
+    with pytest.raises(InputError, match="embedded with model 'copy'"):
+        index.check_embedded_alike("copy", {**settings, "model": "copy", "weights": "sha256:2"})
+    with pytest.raises(InputError, match="max_length 128 \\(new\\) vs 256 \\(index\\)"):
+        index.check_embedded_alike("all-MiniLM-L6-v2", {**settings, "max_length": 128, "weights": "sha256:1"})
