@@ -342,8 +342,9 @@ def cmd_index(args) -> int:
             verb = "does" if len(encoder_flags) == 1 else "do"
             raise UsageError(f"{', '.join(encoder_flags)} {verb} not apply to imported embeddings", "itlr index",
                              "CORPUS to encode with these options, or --embeddings without them")
-        # --model names the model that made the embeddings: `itlr search` embeds queries with it
-        encoder = cli_common.make_encoder(args.model) if args.model else None
+        # --model names the model that made the embeddings: `itlr search` embeds queries with it. Only its
+        # dimension is checked here, with torch: no ONNX export for vectors that are imported
+        encoder = cli_common.make_encoder(args.model, backend="torch", precision="fp32") if args.model else None
         index = Index.from_embedding_files(args.embeddings, args.ids, dtype=args.dtype)
         if getattr(encoder, "path", None) is not None:  # a sentence-transformers folder: checked at search time
             index.manifest["model"] = encoder.name

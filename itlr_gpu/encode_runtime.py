@@ -167,8 +167,15 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
 
     _pooling(model_path)
     root = cache_root(cache_dir) / "models" / "onnx"
-    out = root / f"{name}-{_weights_digest(model_path)}"
+    digest = _weights_digest(model_path)
+    out = root / f"{name}-{digest}"
     files = {"fp32": out / "model.onnx", "fused": out / "model.fused.onnx", "int8": out / "model.int8.onnx"}
+    if not out.is_dir():   # the same model files under another folder name (a copy) were exported already
+        for other in sorted(root.glob(f"*-{digest}")) if root.is_dir() else ():
+            theirs = {kind: other / path.name for kind, path in files.items()}
+            if not other.name.startswith(".") and all(p.is_file() for p in theirs.values()) \
+                    and _export_record(other) is not None:
+                return theirs
     if all(p.is_file() for p in files.values()):
         if _export_record(out) is not None:
             return files
