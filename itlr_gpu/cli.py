@@ -374,6 +374,8 @@ def cmd_index(args) -> int:
 
 
 def _encoding_line(n: int, took: float, encoder, batch_size: int | None = None) -> str:
+    from .encoders import encoder_summary
+
     return (f"encoding took {took:.1f} s, {n / took:,.1f} documents/s (corpus read and model load included; "
             f"{encoder_summary(encoder, batch_size)})")
 
@@ -420,21 +422,6 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
           f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")
     print(_encoding_line(len(new), took, encoder, args.batch_size))
     return 0
-
-
-def encoder_summary(encoder, batch_size: int | None = None) -> str:
-    """``encoder onnx int8, max length 256, 1 text per forward pass`` from the settings an encoder reports
-    (``batch_size``: the documents per encode call, which caps a pass)."""
-    s = getattr(encoder, "settings", None) or {}
-    parts = [f"encoder {s['backend']} {s['precision']}" if "backend" in s and "precision" in s else "encoder"]
-    if s.get("max_length"):
-        parts.append(f"max length {s['max_length']}")
-    batch = getattr(encoder, "forward_batch", None)
-    if batch and batch_size:
-        batch = min(batch, batch_size)
-    if batch:
-        parts.append(f"{batch} text{'' if batch == 1 else 's'} per forward pass")
-    return ", ".join(parts)
 
 
 def cmd_parse(args) -> int:

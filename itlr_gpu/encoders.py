@@ -22,7 +22,7 @@ from .errors import InputError
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
            "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16",
-           "model_fingerprint", "encode_queries"]
+           "model_fingerprint", "encode_queries", "encoder_summary", "recorded_device"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
@@ -588,6 +588,21 @@ def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None
                                                          max_length=recorded.get("max_length"),
                                                          precision=recorded.get("precision"))
         return _for_index[key]
+
+
+def encoder_summary(encoder, batch_size: int | None = None) -> str:
+    """``encoder onnx int8, max length 256, 1 text per forward pass`` from the settings an encoder reports
+    (``batch_size``: the documents per encode call, which caps a pass)."""
+    s = getattr(encoder, "settings", None) or {}
+    parts = [f"encoder {s['backend']} {s['precision']}" if "backend" in s and "precision" in s else "encoder"]
+    if s.get("max_length"):
+        parts.append(f"max length {s['max_length']}")
+    batch = getattr(encoder, "forward_batch", None)
+    if batch and batch_size:
+        batch = min(batch, batch_size)
+    if batch:
+        parts.append(f"{batch} text{'' if batch == 1 else 's'} per forward pass")
+    return ", ".join(parts)
 
 
 def recorded_device(recorded: dict[str, Any] | None) -> str:

@@ -291,7 +291,8 @@ class Index:
         # batches pad little (sorting within a call only left SciFact at 85 docs/s against 100 for one sorted
         # call), and a batch too long for memory fails at the start.  Rows go back to corpus order.
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        with tqdm(total=n, unit="doc", desc="encoding", disable=n <= 1000) as bar:
+        # shown once encoding has run 2 s (a few hundred documents can take minutes on a small CPU), not for less
+        with tqdm(total=n, unit="doc", desc="encoding", delay=2.0, disable=n <= 1) as bar:
             for start in range(0, n, batch_size):
                 rows = order[start : start + batch_size]
                 batch = [texts[i] for i in rows]

@@ -171,7 +171,7 @@ def test_index_prints_its_throughput_and_encoder(tmp_path, capsys):
 
 
 def test_encoder_summary_takes_what_an_encoder_reports():
-    from itlr_gpu.cli import encoder_summary
+    from itlr_gpu.encoders import encoder_summary
 
     class Plain:   # an encoder of the Python API that reports nothing
         def encode(self, texts):

@@ -17,6 +17,7 @@ from collections import defaultdict
 import ir_measures
 from tqdm.auto import tqdm
 
+from ..encoders import encoder_summary
 from ..errors import InputError
 from ..query import Term
 from ..scoring import RECOMMENDED
@@ -82,7 +83,8 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
 
     print_fn("")
     print_fn(f"itlr demo: {len(corpus)} documents about 16 topics, {len(queries)} three-term queries "
-             f"(32 templates), encoder {getattr(encoder, 'name', 'custom')}, ops product,sum,one_minus")
+             f"(32 templates), {getattr(encoder, 'name', 'custom')} ({encoder_summary(encoder)}), "
+             "ops product,sum,one_minus")
     print_fn("")
     print_fn("nDCG@10       queries   baseline (whole query)   ITLR (logical)   ITLR --recommended   gain")
     for r in rows:
