@@ -644,10 +644,7 @@ class VllmTranslator:
             return
         params: list[Any] = [None] * len(prompts)
         for i in cut:
-            try:
-                n = len(self._tokenizer.encode(prompts[i])) if self._tokenizer is not None else 0
-            except Exception:
-                n = 0
+            n = self._prompt_tokens(prompts[i])
             room = (self.max_model_len - n) if self.max_model_len else 4096
             for shape in _FALLBACK_SHAPES:
                 # one phrase per term: a joined pair doubles the bound, which a long request's room cannot hold
@@ -658,6 +655,13 @@ class VllmTranslator:
                     break
         self._run([i for i in cut if params[i] is not None], prompts, params, results, texts, notify)
 
+    def _prompt_tokens(self, prompt: str) -> int:
+        """The prompt's length in tokens for a retry's budget (0 where the tokenizer is unknown or fails)."""
+        try:
+            return len(self._tokenizer.encode(prompt)) if self._tokenizer is not None else 0
+        except Exception:   # noqa: BLE001 -- a budget estimate: the engine still checks the real length
+            return 0
+
     def _retry_truncated_rewrite(self, prompts: list, results: list, texts: Sequence[str], notify=None) -> None:
         """A rewrite cut at ``max_tokens`` is generated once more with room for the longest rewrite kept
         (``MAX_REWRITE_CHARS``, at least one character a token) where the context holds it; cut again, it stays
@@ -665,10 +669,7 @@ class VllmTranslator:
         cut = [i for i, r in enumerate(results) if r is not None and r.truncated]
         params: list[Any] = [None] * len(prompts)
         for i in cut:
-            try:
-                n = len(self._tokenizer.encode(prompts[i])) if self._tokenizer is not None else 0
-            except Exception:
-                n = 0
+            n = self._prompt_tokens(prompts[i])
             budget = min(MAX_REWRITE_CHARS, (self.max_model_len - n) if self.max_model_len else MAX_REWRITE_CHARS)
             if budget > self.max_tokens:
                 params[i] = self.sampling_params(self._grammar_text, budget)
