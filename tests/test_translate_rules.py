@@ -2392,6 +2392,14 @@ def test_rules59_plus_names_and_cries_for_help(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
 
 
+def test_rules60_not_interested_about():
+    # second-language "not interested about / on" excludes as "not interested in" does (writer 63)
+    got = canonical(translate_rules("I search informations about the effect of air pollution on premature births "
+                                    "in big cities of China. I am not interested about animal studies."))
+    assert got == canonical(parse('"the effect of air pollution on premature births in big cities of China" '
+                                  'AND NOT "animal studies"'))
+
+
 def test_rules55_any_help_appreciated_is_no_ask():
     got = canonical(translate_rules("Our tutor asked us to find evidence on pressure ulcer prevention in elderly "
                                     "patients. Any help appreciated, thanks!"))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-59"
+RULES_VERSION = "rules-60"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -287,10 +287,12 @@ for _who in ("i", "we"):
         for _obj in ("", " anything", " any"):
             _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
         for _obj in (" anything on", " anything about", " anything regarding", " stuff on", " stuff about",
-                     " material on", " info on", " information on"):   # not "we don't need X": a claim
+                     " material on", " info on", " information on", " studies on", " studies about",
+                     " papers on", " articles on", " articles about"):   # not "we don't need X": a claim
             _CLAUSE_OPENERS.add(f"{_who} {_neg} need{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
-    _CLAUSE_OPENERS.add(f"{_be} not interested in".strip())
+    for _about in ("in", "about", "on", "for"):   # "I am not interested about animal studies" (second language)
+        _CLAUSE_OPENERS.add(f"{_be} not interested {_about}".strip())
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
 for _who in ("i", "we"):
     for _would in (" would", "'d"):
