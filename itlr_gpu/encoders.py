@@ -72,7 +72,7 @@ def bounded_texts(texts: list[str], tokenizer: Any, max_length: int) -> list[str
         while len(text) > size:
             head = text[:size]
             at = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
-            if at <= 0:   # no white space (Chinese, Japanese, Thai): a character every tokenizer splits before
+            if at <= 0:   # no white space (Chinese, Japanese): a character every tokenizer splits before
                 at = _last_split_point(head)
             cut = head[:at]
             if at > 0 and len(tokenizer(cut, add_special_tokens=False, truncation=True,
@@ -85,8 +85,9 @@ def bounded_texts(texts: list[str], tokenizer: Any, max_length: int) -> list[str
 
 def _last_split_point(head: str) -> int:
     """The last position in ``head`` before a CJK ideograph, a kana or a punctuation mark (where word-piece
-    tokenizers split whatever surrounds them), or -1: such a text then stays whole."""
-    for j in range(len(head) - 1, 0, -1):
+    tokenizers split whatever surrounds them), looked for in the last 10,000 characters, or -1: such a text (Thai
+    without spaces, a DNA string) then stays whole, as before."""
+    for j in range(len(head) - 1, max(0, len(head) - 10_000), -1):
         ch = head[j]
         code = ord(ch)
         if 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF \

@@ -2400,6 +2400,24 @@ def test_rules60_not_interested_about():
                                   'AND NOT "animal studies"'))
 
 
+@pytest.mark.parametrize("text, expr", [
+    # from a review of rules-59/60: "tia" is a topic (a transient ischaemic attack), a song may be called "thank you
+    # very much"; "about 3D printers" and "too near the motorway" link; "Moto G Plus" is a name; an empty ask after
+    # an exclusion sentence of its own is left out too
+    ("aspirin after tia", '"aspirin after tia"'),
+    ("difference between stroke and tia", '("stroke" AND "tia")'),
+    ("songs called thank you very much", '"songs called thank you very much"'),
+    ("story for children age 6 in french or in simple english, thank you very much",
+     '("children age 6" AND ("french" OR "simple english"))'),   # ("story for": a document kind)
+    ("blogs about 3D printers or laser cutters", '("blogs" AND ("3D printers" OR "laser cutters"))'),
+    ("houses too near the motorway or railway", '("houses too" AND ("the motorway" OR "railway"))'),
+    ("Moto G Plus battery replacement", '"Moto G Plus battery replacement"'),
+    ("Info on dog walking jobs. Not in London though. Any suggestions?", '("dog walking jobs" AND NOT "London")'),
+])
+def test_rules60_review_cases(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
 def test_rules55_any_help_appreciated_is_no_ask():
     got = canonical(translate_rules("Our tutor asked us to find evidence on pressure ulcer prevention in elderly "
                                     "patients. Any help appreciated, thanks!"))

@@ -376,6 +376,11 @@ def test_a_rewrite_unrelated_to_its_request_is_an_error_row():
     # ... but not for a request on the example's own topic: a rewrite much like the example's is a good one there
     assert interpret("Honey bee biology, colonies, pollination and beekeeping, not wasps or hornets.", "stop",
                      "rewrite", "beekeeping and honey bee colonies, no wasps").error is None
+    # ... and one shared word is not the topic: an exact copy for "papers about cats and dogs" is refused
+    for request in ("papers about cats and dogs", "papers on the biology of ants"):
+        assert interpret(REWRITE_SHOT[0][1], "stop", "rewrite", request).error.startswith(
+            "rewrite copies an example of the prompt")
+    assert interpret(REWRITE_SHOT[1][1], "stop", "rewrite", "does caffeine raise cardiovascular risk").error is None
     assert interpret("Stamp collecting and philately clubs.", "stop", "rewrite",
                      "vitamin D benefits but not bone health").error.startswith("rewrite shares no word")
     # the example's own request, a rewrite sharing a word, a short request spelled out: kept

@@ -61,10 +61,11 @@ CHECKS_VERSION = "c3"
 key). c2: a term that is only a connective in any case; a rewrite with no words, copying a prompt example or
 sharing no word with the request. c3: c2's llama.cpp rows were generated without the chat template (a defect of
 one commit)."""
-REWRITE_CHECKS_VERSION = "w2"
+REWRITE_CHECKS_VERSION = "w3"
 """The same for rewrite mode's own checks (in its cache key only, so that logical rows stay valid). w1: a near
 copy of a prompt example's answer (Jaccard 0.8 of their words) is refused like an exact one. w2: only for a request
-that shares no word with that example (a request on the example's topic may be rewritten like it)."""
+that shares no word with that example (a request on the example's topic may be rewritten like it). w3: on the
+example's topic means more than half of the request's content words (one shared word let copies through)."""
 
 SYSTEM_LOGICAL = (
     "You turn a search request into a boolean query. Write every search term in double quotes, "
@@ -282,12 +283,18 @@ def _words(text: str) -> set[str]:
 
 
 _FUNCTION_WORDS = set("about and are but can does for from has have how into its nor not that the their them "
-                      "they this what when which who why with".split())
+                      "they this what when which who why with any some find need want looking papers paper articles "
+                      "article research studies study documents document sources source info information".split())
 
 
 def _stems(words: set[str]) -> set[str]:
     """Content words, a plural "s" taken off: what two texts must share to be on one topic."""
     return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words if w not in _FUNCTION_WORDS}
+
+
+def _on_topic(request: set[str], example: set[str]) -> bool:
+    mine = _stems(request)
+    return bool(mine) and 2 * len(mine & _stems(example)) > len(mine)
 
 
 def _overlap(a: set[str], b: set[str]) -> float:
@@ -302,9 +309,9 @@ def _unrelated_rewrite(line: str, request: str | None) -> str | None:
     if request is None:
         return None
     said, asked = _words(line), _words(request)
-    # the same words as an example's answer, give or take a few (Jaccard 0.8), for a request that shares no word
-    # (plural "s" aside) with that example: a request on the example's own topic may be rewritten much like it
-    if any(_overlap(said, _words(answer)) >= 0.8 and not _stems(asked) & _stems(_words(shot) | _words(answer))
+    # the same words as an example's answer, give or take a few (Jaccard 0.8), for a request that is not on that
+    # example's topic: no more than half of its content words (plural "s" aside) are the example's
+    if any(_overlap(said, _words(answer)) >= 0.8 and not _on_topic(asked, _words(shot) | _words(answer))
            for shot, answer in REWRITE_SHOT):
         return "rewrite copies an example of the prompt"
     if len(asked) >= 3 and not asked & said:

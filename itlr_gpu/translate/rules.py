@@ -846,13 +846,16 @@ _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+wi
 # measles", "cases on cruise ships" are topics; "excluding cases involving physicians" excludes such cases)
 _OPENING_GENRE_RE = re.compile(r"(?:cases|threads)\s+(?:about|abt|regarding|concerning|involving|where)\s+(?=\S)")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
-                    "thanks x", "thanks xx", "thanks xxx", "thank you x", "thx x", "many thanks", "thanks a lot",
-                    "thanks so much", "thank you so much", "thank you very much", "thanks in advance", "tia",
+                    "thanks x", "thanks xx", "thanks xxx", "thank you x", "thx x",
                     "if possible", "if poss", "ideally", "preferably", "especially", "obviously",
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
                     "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
                     "what can i do", "what to do", "what now", "idk"}
+# a closing that is a term of its own ("french or simple english, thank you very much"), never cut off the end of
+# one ("songs called thank you very much"); not "tia", which is also a transient ischaemic attack
+_CLOSING_TERMS = {"many thanks", "thanks a lot", "thanks so much", "thank you so much", "thank you very much",
+                  "thanks in advance"}
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -1124,9 +1127,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     for i, t in enumerate(out):
         if t.kind == "AND" and _fold(t.text) == "plus" and i and out[i - 1].kind == "WORD" and (
                 i + 1 >= len(out) or out[i + 1].kind not in ("WORD", "QTERM", "LP")
-                or (t.text == "Plus" and (out[i - 1].text.split()[-1][:1].isupper()
-                                          and len(out[i - 1].text.split()[-1].strip(".,")) > 1
-                                          or out[i - 1].text.split()[-1][-1:].isdigit()))):
+                or (t.text == "Plus" and _names_plus(
+                    (out[i - 2].text.split() if i > 1 and out[i - 2].kind == "WORD" else []) + out[i - 1].text.split()))):
             t.kind = "WORD"
     # Markers that are also plain words ("dogs not counting", "research on whether X", "whether or not") count
     # only in their place: between two operands, or opening an "or" group.
@@ -1417,6 +1419,18 @@ def _title_follows(toks: list[_Tok], least: int = 2) -> bool:
     return len(words) >= least and all(w[:1].isupper() for w in words[:least])
 
 
+def _names_plus(before: list[str]) -> bool:
+    """Whether a capitalised "Plus" after these words is part of a name: after a number ("iPhone 15 Plus") or a
+    capitalised word ("Disney Plus"); after a single capital only where a capitalised word precedes it ("Moto G
+    Plus", "Galaxy S Plus"; "vitamin C Plus zinc" joins)."""
+    last = before[-1].strip(".,") if before else ""
+    if last[-1:].isdigit():
+        return True
+    if not last[:1].isupper():
+        return False
+    return len(last) > 1 or (len(before) > 1 and before[-2][:1].isupper())
+
+
 def _plus_joins(toks: list[_Tok], i: int) -> bool:
     """A spaced "+" between two phrases of two words or more joins topics ("federated learning + differential
     privacy"); not keys, formulas or names ("Ctrl + Alt + Delete", "kinetic + potential energy", "CD4 + T
@@ -1639,7 +1653,7 @@ def _term_text(text: str) -> str:
         elif raw.lstrip(" .,;:!?").startswith(q) and closed > opened:
             text = q + text
     low = text.lower()
-    if low in _TRAILING_FILLER:
+    if low in _TRAILING_FILLER or low in _CLOSING_TERMS:
         return ""
     stripped = True
     while stripped:   # "what do i do pls help": one filler after another, in any order
@@ -4332,16 +4346,14 @@ _ADVERB_LINKS = {"near", "about", "around"}
 
 
 def _adjective_link(padded: str, m: re.Match) -> bool:
-    """"near", "about", "around" that link nothing: first, after an article or a word of place ("in the near
-    infrared", "for the near future", "the far or near infrared"), or "about" / "around" before a number ("about 5
-    years")."""
+    """"near", "about", "around" that link nothing: first, or after an article or "far" ("in the near infrared",
+    "for the near future", "the far or near infrared")."""
     if m.group(1).lower() not in _ADVERB_LINKS:
         return False
     before = padded[:m.start()].split()[-1:]
     after = padded[m.end():].split()[:1]
-    return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and", "very", "so", "too"}
-                or m.group(1).lower() != "near" and after and after[0][:1].isdigit())
-    # (first: "near infrared" as an alternative of its own; "near 60614" is a place)
+    return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and"})
+    # (first: "near infrared" as an alternative of its own; "too near the motorway" and "about 3D printers" link)
 
 
 def _around(text: str, link: re.Match) -> tuple[str, str]:
@@ -4814,12 +4826,12 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         if paired != cleaned:
             cleaned, found = paired, _sentences(paired)
     cleaned, found = _rephrase(cleaned, found)
+    empty = [i for i, s in enumerate(found) if _EMPTY_ASK_RE.fullmatch(_fold(s).strip(" .!?"))]
+    if empty and len(empty) < len(found):   # "... but not opinion columns. Could you point me in the right direction?"
+        found = [s for i, s in enumerate(found) if i not in empty]
+        cleaned = " ".join(found)
     sentences = _join_exclusions(found)
     if len(sentences) < len(found):
-        cleaned = " ".join(sentences)
-    empty = [i for i, s in enumerate(sentences) if _EMPTY_ASK_RE.fullmatch(_fold(s).strip(" .!?"))]
-    if empty and len(empty) < len(sentences):   # "... but not opinion columns. Could you point me in the right direction?"
-        sentences = [s for i, s in enumerate(sentences) if i not in empty]
         cleaned = " ".join(sentences)
     request = next((i for i, s in enumerate(sentences) if _REQUEST_RE.match(s.lower())), None)
     if request is not None and _RESEARCHING_RE.match(_fold(sentences[request])):
