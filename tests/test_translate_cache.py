@@ -302,3 +302,21 @@ def test_a_cut_off_rewrite_is_retried_with_room_for_a_whole_one(tmp_path):
     rows = translate(["coral reefs"], translator="vllm", mode="rewrite", cache=False,
                      engine=VllmTranslator(llm=llm2, mode="rewrite", max_tokens=128, retry_truncated=False))
     assert llm2.budgets == [[128]] and "max_tokens" in rows[0].error
+
+
+def test_a_cache_file_this_user_may_not_read_is_one_error(tmp_path, monkeypatch):
+    """SQLite's answer for a file the user may not open (mode 000, another user's 0600 file): one error naming the
+    file, not a traceback (root reads any file, so SQLite's refusal is simulated)."""
+    import sqlite3
+
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.translate import cache as cache_module
+
+    TranslationCache(tmp_path / "translations.sqlite").close()
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(cache_module.sqlite3, "connect", refuse)
+    with pytest.raises(InputError, match="cannot be opened .*--no-cache"):
+        TranslationCache(tmp_path / "translations.sqlite")

@@ -82,7 +82,7 @@ class TranslationCache:
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            with self._readable():
+            with self._readable(writing=True):
                 try:
                     self._db = sqlite3.connect(self.path, timeout=60)
                     self._db.execute("PRAGMA journal_mode=WAL")
@@ -120,14 +120,19 @@ class TranslationCache:
               "--cache-dir names a writable folder", file=sys.stderr)
 
     @contextmanager
-    def _readable(self):
+    def _readable(self, writing: bool = False):
         """A damaged cache file (not a database, malformed, a folder in its place) is one clear error naming
-        the file and the way out, not a traceback from SQLite."""
+        the file and the way out, not a traceback from SQLite.  ``writing``: an error that says the file cannot be
+        written passes through, for the caller to go on read-only."""
         try:
             yield
         except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or _cannot_write(e)):
+            if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or writing and _cannot_write(e)):
                 raise   # busy, or not writable: the callers decide (read-only use), not "damaged"
+            if isinstance(e, sqlite3.OperationalError) and "unable to open" in str(e):
+                raise InputError(f"the translation cache cannot be opened ({e})", self.path,
+                                 "a cache file this user may read (--cache-dir names another folder), or "
+                                 "--no-cache") from None
             raise InputError(f"the translation cache cannot be used ({e})", self.path,
                              "a SQLite file: delete it to start a new cache, or run with --no-cache") from None
 
@@ -162,7 +167,7 @@ class TranslationCache:
         if not rows or self.read_only:
             return 0
         try:
-            with self._readable(), self._db:
+            with self._readable(writing=True), self._db:
                 self._db.executemany("INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.OperationalError as e:   # made read-only since it was opened (chmod, a full disk)
             if not _cannot_write(e):
