@@ -246,6 +246,11 @@ class SentenceTransformerEncoder:
             adopted_length = self.max_length is None and recorded.get("max_length") is not None
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
+        if recorded.get("weights") is not None and self.path is not None \
+                and recorded["weights"] != model_fingerprint(self.path) \
+                and recorded["weights"] == model_fingerprint(self.path, settings=False):
+            # recorded before the digest took in the default prompt and truncate_dim: the same files
+            recorded = {**recorded, "weights": model_fingerprint(self.path)}
         try:
             mine = self.settings
         except InputError as e:
@@ -404,11 +409,13 @@ _SKIPPED_DIRS = ("onnx", "openvino")
 _fingerprints: dict[tuple, str] = {}
 
 
-def model_fingerprint(path: str | os.PathLike) -> str:
+def model_fingerprint(path: str | os.PathLike, settings: bool = True) -> str:
     """``sha256:<16 hex>`` over the files that decide what the model in ``path`` computes (names and contents).
 
     Remembered per process for as long as the files' sizes and modification times stay the same, so an index
-    build and every later search hash the model once (about 0.1 s for MiniLM's 90 MB)."""
+    build and every later search hash the model once (about 0.1 s for MiniLM's 90 MB).  The default prompt and
+    ``truncate_dim`` of config_sentence_transformers.json count where set (``settings=False``: the digest without
+    them, which indexes recorded before they counted)."""
     root = Path(path).resolve()
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -420,7 +427,7 @@ def model_fingerprint(path: str | os.PathLike) -> str:
                 files.append((p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
     st_config = root / "config_sentence_transformers.json"
     st_stat = st_config.stat() if st_config.is_file() else None
-    key = (str(root), tuple(files), None if st_stat is None else (st_stat.st_size, st_stat.st_mtime_ns))
+    key = (str(root), tuple(files), None if st_stat is None else (st_stat.st_size, st_stat.st_mtime_ns), settings)
     if key not in _fingerprints:
         h = hashlib.sha256()
         for rel, size, _ in files:
@@ -430,9 +437,10 @@ def model_fingerprint(path: str | os.PathLike) -> str:
                     h.update(block)
         # the settings of config_sentence_transformers.json that change the vectors, where set (the file's
         # version stamps do not: a model without such settings keeps the digest it always had)
-        settings = _vector_settings(st_config)
-        if settings:
-            h.update(("st-settings\0" + json.dumps(settings, sort_keys=True)).encode())
+        # (settings=False: the digest as recorded before, for indexes made then)
+        extra = _vector_settings(st_config) if settings else {}
+        if extra:
+            h.update(("st-settings\0" + json.dumps(extra, sort_keys=True)).encode())
         _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
     return _fingerprints[key]
 

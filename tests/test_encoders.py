@@ -890,3 +890,21 @@ def test_version_stamps_of_the_sentence_transformers_config_leave_the_digest_alo
     config["__version__"] = {"sentence_transformers": "9.9.9"}
     path.write_text(json.dumps(config))
     assert encoders.model_fingerprint(model) == MINILM_WEIGHTS
+
+
+def test_an_index_recorded_before_prompt_settings_counted_still_matches(tmp_path):
+    """A model with a default prompt: its digest now takes the prompt in; an index recorded with the digest of
+    before (the same files) is still searched (a review found it refused as 'other files')."""
+    import json
+
+    model = _model_copy(tmp_path, "prompted")
+    path = model / "config_sentence_transformers.json"
+    config = json.loads(path.read_text())
+    path.write_text(json.dumps({**config, "prompts": {"query": "query: "}, "default_prompt_name": "query"}))
+    old, new = encoders.model_fingerprint(model, settings=False), encoders.model_fingerprint(model)
+    assert old != new
+    encoder = SentenceTransformerEncoder(str(model), backend="torch", precision="fp32", show_progress=False)
+    recorded = {**encoder.settings, "weights": old}
+    encoder.match_settings(recorded, "index")   # accepted
+    with pytest.raises(InputError, match="holds other files"):
+        encoder.match_settings({**recorded, "weights": "sha256:0000000000000000"}, "index")
