@@ -133,7 +133,7 @@ def _settings_not_run(model_path: Path) -> list[str]:
     default prompt put before every text, a truncated output dimension."""
     found = []
     bert = _json_file(model_path / "sentence_bert_config.json")
-    if bert.get("do_lower_case"):
+    if bert.get("do_lower_case") and not _tokenizer_lowercases(model_path):
         found.append("do_lower_case")
     st = _json_file(model_path / "config_sentence_transformers.json")
     if st.get("default_prompt_name"):
@@ -141,6 +141,14 @@ def _settings_not_run(model_path: Path) -> list[str]:
     if st.get("truncate_dim"):
         found.append(f"truncate_dim {st['truncate_dim']}")
     return found
+
+
+def _tokenizer_lowercases(model_path: Path) -> bool:
+    """The tokenizer lower-cases by itself (an uncased BERT): sentence-transformers' do_lower_case adds nothing."""
+    if _json_file(model_path / "tokenizer_config.json").get("do_lower_case") is True:
+        return True
+    normalizer = _json_file(model_path / "tokenizer.json").get("normalizer")
+    return isinstance(normalizer, dict) and normalizer.get("lowercase") is True
 
 
 def _json_file(path: Path) -> dict:
@@ -170,18 +178,19 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     digest = _weights_digest(model_path)
     out = root / f"{name}-{digest}"
     files = {"fp32": out / "model.onnx", "fused": out / "model.fused.onnx", "int8": out / "model.int8.onnx"}
-    if not out.is_dir():   # the same model files under another folder name (a copy) were exported already
-        for other in sorted(root.glob(f"*-{digest}")) if root.is_dir() else ():
-            theirs = {kind: other / path.name for kind, path in files.items()}
-            if not other.name.startswith(".") and all(p.is_file() for p in theirs.values()) \
-                    and _export_record(other) is not None:
-                return theirs
-    if all(p.is_file() for p in files.values()):
-        if _export_record(out) is not None:
-            return files
-        # the graphs are there but not their record (a partial copy of the cache, a hand edit): export again
-        print(f"itlr: note: the cached ONNX export {out} has no readable export.json; exporting it again",
-              file=sys.stderr)
+
+    def complete(folder: Path) -> bool:
+        return all((folder / path.name).is_file() for path in files.values()) and _export_record(folder) is not None
+
+    if complete(out):
+        return files
+    # the same model files under another folder name (a copy) were exported already
+    for other in sorted(root.glob(f"*-{digest}")) if root.is_dir() else ():
+        if not other.name.startswith(".") and other != out and complete(other):
+            return {kind: other / path.name for kind, path in files.items()}
+    if out.exists():
+        # a graph or the record missing or unreadable (a partial copy of the cache, a hand edit): export again
+        print(f"itlr: note: the cached ONNX export {out} is incomplete; exporting it again", file=sys.stderr)
         shutil.rmtree(out, ignore_errors=True)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -196,7 +205,7 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
         try:
             os.rename(tmp, out)
         except OSError:
-            if not all(p.is_file() for p in files.values()):   # another process won the race: use theirs
+            if not complete(out):   # another process won the race: use theirs
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -609,20 +609,23 @@ def test_a_copy_of_an_exported_model_uses_the_same_export(onnx_cache, tmp_path, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("record", ["{}", '{"int8', None])
+@pytest.mark.parametrize("record", ["{}", '{"int8', None, "no int8 graph"])
 def test_a_cached_export_with_a_damaged_record_is_exported_again(onnx_cache, tmp_path, monkeypatch, capsys, record):
-    """export.json emptied, cut short or gone (a partial copy of the cache): exported again with a note, not a
-    traceback on every run (a review found KeyError / JSONDecodeError tracebacks)."""
+    """export.json emptied, cut short or gone, or a graph gone (a partial copy of the cache): exported again with a
+    note, not a traceback on every run (reviews found KeyError / JSONDecodeError tracebacks, and 'Directory not
+    empty' after every export for a missing graph)."""
     shutil.copytree(onnx_cache, tmp_path, dirs_exist_ok=True)
     monkeypatch.setenv("ITLR_CACHE_DIR", str(tmp_path))
     want = SentenceTransformerEncoder(backend="onnx").encode(["vitamin D"])
     (path,) = tmp_path.glob("models/onnx/*/export.json")
     if record is None:
         path.unlink()
+    elif record == "no int8 graph":
+        (path.parent / "model.int8.onnx").unlink()
     else:
         path.write_text(record)
     got = SentenceTransformerEncoder(backend="onnx").encode(["vitamin D"])
-    assert "has no readable export.json; exporting it again" in capsys.readouterr().err
+    assert "is incomplete; exporting it again" in capsys.readouterr().err
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
     assert "int8_check" in path.read_text()
 
@@ -869,6 +872,12 @@ def test_settings_the_runtime_encoders_do_not_apply_send_the_model_to_torch(tmp_
     from itlr_gpu import encode_runtime
 
     model = _model_copy(tmp_path, "m")
+    if setting == "do_lower_case":   # a cased tokenizer, lower-cased by sentence-transformers alone
+        for name, edit in (("tokenizer.json", lambda c: c["normalizer"].update(lowercase=False)),
+                           ("tokenizer_config.json", lambda c: c.update(do_lower_case=False))):
+            c = json.loads((model / name).read_text())
+            edit(c)
+            (model / name).write_text(json.dumps(c))
     plain = encoders.model_fingerprint(model)
     assert encode_runtime.supported(model)
     config = json.loads((model / file).read_text())
@@ -908,3 +917,15 @@ def test_an_index_recorded_before_prompt_settings_counted_still_matches(tmp_path
     encoder.match_settings(recorded, "index")   # accepted
     with pytest.raises(InputError, match="holds other files"):
         encoder.match_settings({**recorded, "weights": "sha256:0000000000000000"}, "index")
+
+
+def test_do_lower_case_with_an_uncased_tokenizer_stays_with_the_runtime_encoders(tmp_path):
+    """MiniLM's tokenizer lower-cases by itself: sentence-transformers' do_lower_case changes nothing there."""
+    import json
+
+    from itlr_gpu import encode_runtime
+
+    model = _model_copy(tmp_path, "m")
+    config = json.loads((model / "sentence_bert_config.json").read_text())
+    (model / "sentence_bert_config.json").write_text(json.dumps({**config, "do_lower_case": True}))
+    assert encode_runtime.supported(model)
