@@ -203,8 +203,11 @@ class SentenceTransformerEncoder:
             allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
                        "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
             if precision not in allowed:
-                hint = " (int8 runs on the onnx encoder backend: pip install -e '.[onnx]')" \
-                    if precision == "int8" and self.backend == "auto" and on_cpu else ""
+                hint = ""
+                if precision == "int8" and self.backend == "auto" and on_cpu:
+                    why = _runtime_refusal("onnx", self.path)
+                    hint = (f" (int8 runs on the onnx encoder backend, which cannot run this model: {why})" if why
+                            else " (int8 runs on the onnx encoder backend: pip install -e '.[onnx]')")
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}{hint}",
                                  "--precision", " or ".join(allowed))
             if backend in ("onnx", "openvino") and self.backend != "auto":   # auto picked an available one
@@ -541,6 +544,19 @@ def _runtime_supports(backend: str, model_path: Path) -> bool:
     from .encode_runtime import runtime_available, supported
 
     return runtime_available(backend) and supported(model_path)
+
+
+def _runtime_refusal(backend: str, model_path: Path) -> str | None:
+    """Why ``backend``'s runtime, installed, cannot run this model (None: not installed, or it can)."""
+    from .encode_runtime import _pooling, runtime_available
+
+    if not runtime_available(backend):
+        return None
+    try:
+        _pooling(model_path)
+    except (InputError, OSError, ValueError, KeyError, TypeError) as e:
+        return getattr(e, "what", None) or str(e)
+    return None
 
 
 def cpu_native_bf16() -> bool:
