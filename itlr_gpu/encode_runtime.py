@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
-from .output import mkdtemp_shared
+from .output import mkdtemp_shared, temp_name
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
            "int8_check", "ort_session", "RuntimeEncoderCore"]
@@ -145,10 +145,17 @@ def _settings_not_run(model_path: Path) -> list[str]:
 
 def _tokenizer_lowercases(model_path: Path) -> bool:
     """The tokenizer lower-cases by itself (an uncased BERT): sentence-transformers' do_lower_case adds nothing."""
-    if _json_file(model_path / "tokenizer_config.json").get("do_lower_case") is True:
-        return True
-    normalizer = _json_file(model_path / "tokenizer.json").get("normalizer")
-    return isinstance(normalizer, dict) and normalizer.get("lowercase") is True
+    config = _json_file(model_path / "tokenizer_config.json")
+    if "do_lower_case" in config:   # what transformers builds the tokenizer from, over tokenizer.json
+        return config["do_lower_case"] is True
+
+    def lowercases(normalizer: object) -> bool:
+        if not isinstance(normalizer, dict):
+            return False
+        if normalizer.get("type") == "Lowercase" or normalizer.get("lowercase") is True:
+            return True
+        return any(lowercases(n) for n in normalizer.get("normalizers") or ())   # a Sequence
+    return lowercases(_json_file(model_path / "tokenizer.json").get("normalizer"))
 
 
 def _json_file(path: Path) -> dict:
@@ -182,16 +189,26 @@ def onnx_model_files(model_path: Path, name: str, cache_dir: Path | None = None)
     def complete(folder: Path) -> bool:
         return all((folder / path.name).is_file() for path in files.values()) and _export_record(folder) is not None
 
+    existed = out.exists()
     if complete(out):
         return files
     # the same model files under another folder name (a copy) were exported already
     for other in sorted(root.glob(f"*-{digest}")) if root.is_dir() else ():
         if not other.name.startswith(".") and other != out and complete(other):
             return {kind: other / path.name for kind, path in files.items()}
-    if out.exists():
-        # a graph or the record missing or unreadable (a partial copy of the cache, a hand edit): export again
+    if existed and not complete(out):
+        # a graph or the record missing or unreadable (a partial copy of the cache, a hand edit): export again.
+        # Only a folder that was there before the lookups: one another process renamed into place meanwhile is
+        # complete and kept; the broken one is moved aside first, so no reader sees it half removed
         print(f"itlr: note: the cached ONNX export {out} is incomplete; exporting it again", file=sys.stderr)
-        shutil.rmtree(out, ignore_errors=True)
+        aside = root / temp_name(out.name)
+        try:
+            os.rename(out, aside)
+        except OSError:
+            aside = out
+        shutil.rmtree(aside, ignore_errors=True)
+    elif complete(out):
+        return files
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = mkdtemp_shared(root, out.name)

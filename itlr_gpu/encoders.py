@@ -252,8 +252,13 @@ class SentenceTransformerEncoder:
         if recorded.get("weights") is not None and self.path is not None \
                 and recorded["weights"] != model_fingerprint(self.path) \
                 and recorded["weights"] == model_fingerprint(self.path, settings=False):
-            # recorded before the digest took in the default prompt and truncate_dim: the same files
-            recorded = {**recorded, "weights": model_fingerprint(self.path)}
+            # the same files; the digest differs by the default prompt / truncate_dim, which it counts since they
+            # change the vectors: either the index predates that, or the setting was added after the index was
+            # built. The two cannot be told apart, so neither is accepted silently
+            raise InputError("query encoder does not match the index's encoder: the model folder "
+                             f"{self.path} sets a default prompt or truncate_dim that the index's record does not "
+                             "count (added since the index was built, or an index from before the model digest "
+                             "counted them)", where, "the index built again with this model (itlr index ...)")
         try:
             mine = self.settings
         except InputError as e:

@@ -2410,7 +2410,13 @@ def test_rules60_not_interested_about():
     ("story for children age 6 in french or in simple english, thank you very much",
      '("children age 6" AND ("french" OR "simple english"))'),   # ("story for": a document kind)
     ("blogs about 3D printers or laser cutters", '("blogs" AND ("3D printers" OR "laser cutters"))'),
-    ("houses too near the motorway or railway", '("houses too" AND ("the motorway" OR "railway"))'),
+    ("houses too near the motorway or railway", '("houses" AND ("the motorway" OR "railway"))'),
+    # from a review of these: closings typed without a comma go too, "many thanks" whole; a title keeps its words
+    ("papers on stroke thanks in advance", '"stroke"'),
+    ("papers on stroke many thanks", '"stroke"'),
+    ("songs called many thanks", '"songs called many thanks"'),
+    ("walks of around 5 km or 10 km", '("walks of around 5 km" OR "10 km")'),   # a quantity: no link
+    ("Could you help? Not in London though.", '("help" AND NOT "London")'),     # an exclusion alone is no topic
     ("Moto G Plus battery replacement", '"Moto G Plus battery replacement"'),
     ("Info on dog walking jobs. Not in London though. Any suggestions?", '("dog walking jobs" AND NOT "London")'),
 ])

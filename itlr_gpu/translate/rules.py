@@ -291,7 +291,7 @@ for _who in ("i", "we"):
                      " papers on", " articles on", " articles about"):   # not "we don't need X": a claim
             _CLAUSE_OPENERS.add(f"{_who} {_neg} need{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
-    for _about in ("in", "about", "on", "for"):   # "I am not interested about animal studies" (second language)
+    for _about in ("in", "about", "on"):   # "I am not interested about animal studies" (second language)
         _CLAUSE_OPENERS.add(f"{_be} not interested {_about}".strip())
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
 for _who in ("i", "we"):
@@ -846,16 +846,17 @@ _GENRE_RE = re.compile(_GENRE + "|" + _ADVICE + "|" + _TYPED_DOCUMENTS + r"\s+wi
 # measles", "cases on cruise ships" are topics; "excluding cases involving physicians" excludes such cases)
 _OPENING_GENRE_RE = re.compile(r"(?:cases|threads)\s+(?:about|abt|regarding|concerning|involving|where)\s+(?=\S)")
 _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheers", "asap", "lol", "idk what to do",
-                    "thanks x", "thanks xx", "thanks xxx", "thank you x", "thx x",
+                    "thanks x", "thanks xx", "thanks xxx", "thank you x", "thx x", "many thanks", "thanks a lot",
+                    "thanks so much", "thank you so much", "thank you very much", "thanks in advance",
                     "if possible", "if poss", "ideally", "preferably", "especially", "obviously",
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
                     "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
                     "what can i do", "what to do", "what now", "idk"}
-# a closing that is a term of its own ("french or simple english, thank you very much"), never cut off the end of
-# one ("songs called thank you very much"); not "tia", which is also a transient ischaemic attack
-_CLOSING_TERMS = {"many thanks", "thanks a lot", "thanks so much", "thank you so much", "thank you very much",
-                  "thanks in advance"}
+# (not "tia", which is also a transient ischaemic attack; nor after a title's "called" / "named": "songs called
+# thank you very much"); the longest first, so that "many thanks" does not leave "many"
+_FILLERS_LONGEST_FIRST = sorted(_TRAILING_FILLER, key=len, reverse=True)
+_NAMING_RE = re.compile(r"\b(?:called|named|titled|entitled)$", re.I)
 _PLACEHOLDERS = {"stuff", "ones"}
 _BECAUSE = {"because", "bc", "cuz", "coz", "cos"}
 _ANYTHING_LINKS = {"using", "with", "about", "on", "involving", "containing", "featuring", "that", "which", "to",
@@ -1653,12 +1654,14 @@ def _term_text(text: str) -> str:
         elif raw.lstrip(" .,;:!?").startswith(q) and closed > opened:
             text = q + text
     low = text.lower()
-    if low in _TRAILING_FILLER or low in _CLOSING_TERMS:
+    if low in _TRAILING_FILLER:
         return ""
     stripped = True
     while stripped:   # "what do i do pls help": one filler after another, in any order
         stripped = False
-        for tail in _TRAILING_FILLER:
+        for tail in _FILLERS_LONGEST_FIRST:
+            if low.endswith(" " + tail) and _NAMING_RE.search(low[: -len(tail) - 1]):
+                break   # a title: "songs called many thanks" keeps its name whole
             if low.endswith(" " + tail):
                 text = text[: -len(tail) - 1].rstrip(_EDGE_PUNCT)
                 low, stripped = text.lower(), True
@@ -4347,13 +4350,17 @@ _ADVERB_LINKS = {"near", "about", "around"}
 
 def _adjective_link(padded: str, m: re.Match) -> bool:
     """"near", "about", "around" that link nothing: first, or after an article or "far" ("in the near infrared",
-    "for the near future", "the far or near infrared")."""
+    "for the near future", "the far or near infrared"), or "about" / "around" before a plain number ("walks of
+    around 5 km")."""
     if m.group(1).lower() not in _ADVERB_LINKS:
         return False
     before = padded[:m.start()].split()[-1:]
     after = padded[m.end():].split()[:1]
-    return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and"})
-    # (first: "near infrared" as an alternative of its own; "too near the motorway" and "about 3D printers" link)
+    word = m.group(1).lower()
+    return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and"}
+                or word != "near" and after and re.fullmatch(r"\d+(?:[.,]\d+)*", after[0]))
+    # (first: "near infrared" as an alternative of its own; "about 5 km" is a quantity, "about 3D printers" and
+    # "too near the motorway" link)
 
 
 def _around(text: str, link: re.Match) -> tuple[str, str]:
@@ -4464,6 +4471,7 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if head_links:
         m = head_links[-1]
         (x, a), link = _around(first, m), m.group(1).lower()
+        x = re.sub(r"\s+(?:too|so|very|quite|really)$", "", x, flags=re.I)   # "houses too near the motorway or railway"
         others = [re.sub(rf"^{re.escape(link)}\s+", "", c.text, flags=re.I) for c in kids[1:]]
         tail = None   # "recipes with lentils or chickpeas under 500 calories": a phrase after the last one too
         last_links = _links(others[-1]) if others else []
@@ -4827,7 +4835,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
             cleaned, found = paired, _sentences(paired)
     cleaned, found = _rephrase(cleaned, found)
     empty = [i for i, s in enumerate(found) if _EMPTY_ASK_RE.fullmatch(_fold(s).strip(" .!?"))]
-    if empty and len(empty) < len(found):   # "... but not opinion columns. Could you point me in the right direction?"
+    if empty and any(i not in empty and not _EXCLUSION_SENTENCE_RE.match(_fold(s)) for i, s in enumerate(found)):   # "... but not opinion columns. Could you point me in the right direction?"
         found = [s for i, s in enumerate(found) if i not in empty]
         cleaned = " ".join(found)
     sentences = _join_exclusions(found)
