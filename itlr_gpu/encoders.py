@@ -559,8 +559,10 @@ def _runtime_refusal(backend: str, model_path: Path) -> str | None:
         return None
     try:
         _pooling(model_path)
-    except (InputError, OSError, ValueError, KeyError, TypeError) as e:
-        return getattr(e, "what", None) or str(e)
+    except InputError as e:
+        return e.what
+    except (OSError, ValueError, KeyError, TypeError) as e:   # a configuration file it cannot read
+        return f"its modules.json or pooling configuration in {model_path} cannot be read ({type(e).__name__}: {e})"
     return None
 
 
