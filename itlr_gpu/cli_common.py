@@ -450,11 +450,10 @@ def whole_texts(table: Any, field: str, options: Any, invalid: list[dict] | None
         return whole
     if queries is None or len(queries) != len(whole):
         return None
-    from .query import natural_text, parse
+    from .engine import rendered_query
 
     for i in missing:
-        q = queries[i]
-        whole[i] = natural_text(parse(q) if isinstance(q, str) else q)
+        whole[i] = rendered_query(queries[i])
     print(f"itlr: note: {counted(len(missing), 'query', 'queries')} without a text: the hybrid's whole query is "
           "the expression in words there", file=sys.stderr)
     return whole

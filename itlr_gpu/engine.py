@@ -252,11 +252,16 @@ def check_whole_queries(whole_queries: Sequence[str] | None, n: int, options: Sc
                          "whole_queries", 'hybrid=alpha or score_options="recommended" with them, or no whole_queries')
 
 
+def rendered_query(query) -> str:
+    """A query (an expression string or an AST) as plain English: the hybrid's whole query where none is given."""
+    return natural_text(parse_query(query) if isinstance(query, str) else query)
+
+
 def whole_query_embeddings(queries, whole_queries, encoder: Encoder, dim: int) -> np.ndarray:
     """The hybrid's whole-query vectors: ``whole_queries`` (one text per query), or each expression rendered
     as plain English when None."""
     if whole_queries is None:
-        texts = [natural_text(parse_query(q) if isinstance(q, str) else q) for q in queries]
+        texts = [rendered_query(q) for q in queries]
     else:
         texts = list(whole_queries)
         for i, t in enumerate(texts):

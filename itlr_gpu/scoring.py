@@ -36,8 +36,9 @@ monotone lookup table there) followed by a per-(query, literal) affine.
 also similar to a *related* negated topic, so NOT(x) = 1 - x removes exactly the
 documents the query wants (on ArguAna, where negated queries come from the same
 debate, raw ITLR falls far below the dense baseline).  The guard replaces each
-negated literal's raw similarity ``x_b`` (a literal under an odd number of NOTs: ``NOT b``, each of ``NOT (b OR
-c)``; ``NOT NOT b`` is positive) by its part not explained by the query's positive literals: ``x_b - beta_b * (x_p - mu_p)``, where ``x_p`` is the mean raw
+negated literal's raw similarity ``x_b`` (a literal under an odd number of NOTs: ``NOT b``, each of
+``NOT (b OR c)``; ``NOT NOT b`` is positive) by its part not explained by the query's
+positive literals: ``x_b - beta_b * (x_p - mu_p)``, where ``x_p`` is the mean raw
 similarity of the query's positive literals, ``mu_p`` its sample mean and
 ``beta_b = max(0, cov(x_b, x_p) / var(x_p))`` the regression slope over the
 document sample.  Since similarities are linear in the embeddings this is the

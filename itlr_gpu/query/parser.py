@@ -184,7 +184,7 @@ def _one_line(text: str) -> str:
     return text.replace("\r\n", " ").translate(_LINE_BREAKS) if any(c in _BREAKS for c in text) else text
 
 
-_BREAKS = "\t\n\r\v\f\x1c\x1d\x1e\x1f\x85\u2028\u2029"
+_BREAKS = _WHITESPACE.replace(" ", "") + "\u2028\u2029"   # every line break str.splitlines knows, and the tab
 _LINE_BREAKS = str.maketrans(_BREAKS, " " * len(_BREAKS))
 _INVISIBLE = ("Cf", "Cc", "Zs", "Zl", "Zp")
 

@@ -91,7 +91,7 @@ class TranslationCache:
                 except sqlite3.OperationalError as e:
                     if not _cannot_write(e):
                         raise
-                    if getattr(self, "_db", None) is not None:
+                    if self._db is not None:
                         self._db.close()
                     raise PermissionError(str(e)) from None
         except OSError as e:
@@ -102,8 +102,7 @@ class TranslationCache:
         its WAL index cannot be made in a read-only folder), or go on with an empty one in memory."""
         reason = why.strerror or str(why)
         if os.path.lexists(self.path) and not Path(self.path).is_file():   # a folder or a dangling link
-            raise InputError(f"the translation cache cannot be used ({reason})", self.path,
-                             "a SQLite file: delete it to start a new cache, or run with --no-cache")
+            raise self._unusable(reason)
         if Path(self.path).is_file():
             # immutable: a read-only folder cannot hold the WAL index; rows another process has not checkpointed
             # yet are not seen (acceptable for a cache: they are translated again)
@@ -133,8 +132,11 @@ class TranslationCache:
                 raise InputError(f"the translation cache cannot be opened ({e})", self.path,
                                  "a cache file this user may read (--cache-dir names another folder), or "
                                  "--no-cache") from None
-            raise InputError(f"the translation cache cannot be used ({e})", self.path,
-                             "a SQLite file: delete it to start a new cache, or run with --no-cache") from None
+            raise self._unusable(e) from None
+
+    def _unusable(self, why: object) -> InputError:
+        return InputError(f"the translation cache cannot be used ({why})", self.path,
+                          "a SQLite file: delete it to start a new cache, or run with --no-cache")
 
     @classmethod
     def open(cls, cache_dir: str | os.PathLike | None = None) -> "TranslationCache":

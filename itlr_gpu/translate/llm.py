@@ -600,10 +600,7 @@ class VllmTranslator:
             budgets[i] = self._max_tokens_for(t)
             limit = (self.max_model_len - budgets[i]) if self.max_model_len else None
             if limit is not None and self._tokenizer is not None:
-                try:
-                    n = len(self._tokenizer.encode(p))
-                except Exception:
-                    n = 0
+                n = self._prompt_tokens(p)
                 if n > limit:
                     hint, alone = "; raise --max-model-len", n
                     if self.examples or self.nearest:   # fewer examples help only if the request alone fits
@@ -663,7 +660,8 @@ class VllmTranslator:
         self._run([i for i in cut if params[i] is not None], prompts, params, results, texts, notify)
 
     def _prompt_tokens(self, prompt: str) -> int:
-        """The prompt's length in tokens for a retry's budget (0 where the tokenizer is unknown or fails)."""
+        """The prompt's length in tokens, for the window check and a retry's budget (0 where the tokenizer is
+        unknown or fails)."""
         try:
             return len(self._tokenizer.encode(prompt)) if self._tokenizer is not None else 0
         except Exception:   # noqa: BLE001 -- a budget estimate: the engine still checks the real length

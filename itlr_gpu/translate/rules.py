@@ -3988,17 +3988,13 @@ _BARE_NAME_RE = re.compile(r"(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx|Fr|Rev|Sr|Sra)\.?\s+)?(?
 # a cry for help before the request ("pls help!! my monstera has brown spots", "help, croup in toddlers at night",
 # "Please help: ..."); a capitalised "Help!" alone may open a title ("Help! soundtrack"), so it needs a "please"
 # or a "me" / "needed" with it
-_HELP_CRY_RE = re.compile(r"\s*(?:(?:(?:please|pls|plz)\s+help|help|HELP)(?:\s+(?:me|us|needed|please|pls|plz))?|"
-                          r"Help\s+(?:me|us|needed|please|pls|plz))\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*(?=\S)",
-                          re.I)
+_HELP_CRY_RE = re.compile(r"\s*(?:(?i:please|pls|plz)\s+(?i:help)|h(?i:elp)|HELP|Help\s+(?i:me|us|needed|please|pls|plz))"
+                          r"(?:\s+(?i:me|us|needed|please|pls|plz))?\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*(?=\S)")
 
 
 def _without_cry(text: str) -> str:
     cry = _HELP_CRY_RE.match(text)
-    if cry and (cry.group().lstrip()[:1] != "H" or cry.group().lstrip()[:4] in ("HELP", "Help") and
-                re.match(r"\s*(?:HELP|Help\s+(?:me|us|needed|please|pls|plz))", cry.group())):
-        return text[cry.end():]
-    return text
+    return text[cry.end():] if cry else text
 
 
 def _letter(text: str) -> str:
@@ -4352,11 +4348,11 @@ def _adjective_link(padded: str, m: re.Match) -> bool:
     """"near", "about", "around" that link nothing: first, or after an article or "far" ("in the near infrared",
     "for the near future", "the far or near infrared"), or "about" / "around" before a plain number ("walks of
     around 5 km")."""
-    if m.group(1).lower() not in _ADVERB_LINKS:
+    word = m.group(1).lower()
+    if word not in _ADVERB_LINKS:
         return False
     before = padded[:m.start()].split()[-1:]
     after = padded[m.end():].split()[:1]
-    word = m.group(1).lower()
     return bool(not before or before[0].lower() in {"the", "a", "an", "far", "or", "and"}
                 or word != "near" and after and re.fullmatch(r"\d+(?:[.,]\d+)*", after[0]))
     # (first: "near infrared" as an alternative of its own; "about 5 km" is a quantity, "about 3D printers" and
