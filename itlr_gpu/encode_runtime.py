@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .model_settings import settings_outside_the_transformer
 from .output import mkdtemp_shared, temp_name
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
@@ -113,7 +114,7 @@ def _pooling(model_path: Path) -> str:
             or modules[0].get("path", "") not in ("", "."):
         raise InputError(f"module stack {kinds} is not supported by the ONNX/OpenVINO encoder", str(model_path),
                          "Transformer + Pooling (mean or cls) [+ Normalize], or --encoder-backend torch")
-    unrun = _settings_not_run(model_path)
+    unrun = settings_outside_the_transformer(model_path)
     if unrun:
         raise InputError(f"the model sets {', '.join(unrun)}, which the ONNX/OpenVINO encoder does not apply",
                          str(model_path), "--encoder-backend torch (auto takes it for such a model)")
@@ -125,45 +126,6 @@ def _pooling(model_path: Path) -> str:
         return "cls"
     raise InputError(f"pooling {modes} is not supported by the ONNX/OpenVINO encoder", str(model_path),
                      "mean or cls pooling, or --encoder-backend torch")
-
-
-def _settings_not_run(model_path: Path) -> list[str]:
-    """The sentence-transformers settings of the model that change its vectors and that this module does not apply
-    (it tokenises the raw text and returns the pooled vector whole): lower-casing by sentence-transformers, a
-    default prompt put before every text, a truncated output dimension."""
-    found = []
-    bert = _json_file(model_path / "sentence_bert_config.json")
-    if bert.get("do_lower_case") and not _tokenizer_lowercases(model_path):
-        found.append("do_lower_case")
-    st = _json_file(model_path / "config_sentence_transformers.json")
-    if st.get("default_prompt_name"):
-        found.append(f"default_prompt_name {st['default_prompt_name']!r}")
-    if st.get("truncate_dim"):
-        found.append(f"truncate_dim {st['truncate_dim']}")
-    return found
-
-
-def _tokenizer_lowercases(model_path: Path) -> bool:
-    """The tokenizer lower-cases by itself (an uncased BERT): sentence-transformers' do_lower_case adds nothing."""
-    config = _json_file(model_path / "tokenizer_config.json")
-    if "do_lower_case" in config:   # what transformers builds the tokenizer from, over tokenizer.json
-        return config["do_lower_case"] is True
-
-    def lowercases(normalizer: object) -> bool:
-        if not isinstance(normalizer, dict):
-            return False
-        if normalizer.get("type") == "Lowercase" or normalizer.get("lowercase") is True:
-            return True
-        return any(lowercases(n) for n in normalizer.get("normalizers") or ())   # a Sequence
-    return lowercases(_json_file(model_path / "tokenizer.json").get("normalizer"))
-
-
-def _json_file(path: Path) -> dict:
-    try:
-        value = json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _weights_digest(model_path: Path) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import InputError
+from .model_settings import ST_CONFIG, vector_settings
 
 __all__ = ["Encoder", "SentenceTransformerEncoder", "default_encoder", "l2_normalize", "DEFAULT_MODEL_NAME",
            "ENCODER_BACKENDS", "DEFAULT_MAX_LENGTH", "check_settings", "encoder_for", "cpu_native_bf16",
@@ -433,7 +434,7 @@ def model_fingerprint(path: str | os.PathLike, settings: bool = True) -> str:
                 p = Path(dirpath, name)
                 st = p.stat()
                 files.append((p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    st_config = root / "config_sentence_transformers.json"
+    st_config = root / ST_CONFIG
     st_stat = st_config.stat() if st_config.is_file() else None
     key = (str(root), tuple(files), None if st_stat is None else (st_stat.st_size, st_stat.st_mtime_ns), settings)
     if key not in _fingerprints:
@@ -446,24 +447,11 @@ def model_fingerprint(path: str | os.PathLike, settings: bool = True) -> str:
         # the settings of config_sentence_transformers.json that change the vectors, where set (the file's
         # version stamps do not: a model without such settings keeps the digest it always had)
         # (settings=False: the digest as recorded before, for indexes made then)
-        extra = _vector_settings(st_config) if settings else {}
+        extra = vector_settings(root) if settings else {}
         if extra:
             h.update(("st-settings\0" + json.dumps(extra, sort_keys=True)).encode())
         _fingerprints[key] = "sha256:" + h.hexdigest()[:16]
     return _fingerprints[key]
-
-
-def _vector_settings(path: Path) -> dict[str, Any]:
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(config, dict):
-        return {}
-    out = {k: config[k] for k in ("default_prompt_name", "truncate_dim") if config.get(k)}
-    if out.get("default_prompt_name") and isinstance(config.get("prompts"), dict):
-        out["prompt"] = config["prompts"].get(out["default_prompt_name"])   # its text: what every input gets
-    return out
 
 
 _POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",

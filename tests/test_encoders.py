@@ -938,3 +938,19 @@ def test_do_lower_case_with_an_uncased_tokenizer_stays_with_the_runtime_encoders
     tok = json.loads((model / "tokenizer_config.json").read_text())
     (model / "tokenizer_config.json").write_text(json.dumps({**tok, "do_lower_case": False}))
     assert not encode_runtime.supported(model)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", b"\xff\xfe{}"])
+def test_an_unreadable_sentence_transformers_config_is_one_error_for_the_digest_and_the_runtimes(tmp_path, content):
+    """The index digest and the ONNX/OpenVINO check read the model's settings in one place: a damaged
+    config_sentence_transformers.json is one clear error for the digest (it used to be read as 'no settings'
+    there but as a refusal by the runtime check), and the runtime encoders leave such a model to torch."""
+    from itlr_gpu import encode_runtime
+
+    model = _model_copy(tmp_path, "m")
+    path = model / "config_sentence_transformers.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputError, match="config_sentence_transformers.json") as caught:
+        encoders.model_fingerprint(model)
+    assert "\n" not in str(caught.value)
+    assert not encode_runtime.supported(model)
