@@ -176,13 +176,12 @@ def translate(
         return _rules(texts)
     if repair not in REPAIRS:
         raise InputError(f"unknown repair {repair!r}", "--repair", " or ".join(REPAIRS))
-    rows = _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
-    rows = _repaired(rows) if repair == "rules" and mode == "logical" else rows
-    # llm_expr is the model's own form of a repaired row only (a refused form was kept for the repair alone)
-    return [r if r.repaired or r.llm_expr is None else replace(r, llm_expr=None) for r in rows]
+    rows, refused = _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
+    return _repaired(rows, refused) if repair == "rules" and mode == "logical" else rows
 
 
-def _repaired(rows: list[Translation]) -> list[Translation]:
+def _repaired(rows: list[Translation], refused: dict[str, str]) -> list[Translation]:
+    """The rows with the rules' repair; ``refused``: text -> the model's form refused for a connective term."""
     from .llm import JUNK_TERM
     from .repair import repair as check
     from .repair import ONLY_CONNECTIVES, only_connectives, rules_reading
@@ -197,16 +196,17 @@ def _repaired(rows: list[Translation]) -> list[Translation]:
             reading = rules_reading(r.text)
             if reading is not None:
                 expr, why = reading, [r.error.rsplit(": '", 1)[0]]
-            elif r.llm_expr is not None and only_connectives(r.llm_expr):
+            elif r.text in refused and only_connectives(refused[r.text]):
                 expr, why = None, [ONLY_CONNECTIVES]
         error = None if expr is not None or not why else why[0]
         out.append(replace(r, expr=expr, translator=f"{r.translator}+rules", repaired=tuple(why),
-                           llm_expr=r.expr if r.ok else r.llm_expr, error=error) if why else r)
+                           llm_expr=r.expr if r.ok else refused.get(r.text), error=error) if why else r)
     return out
 
 
 def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_size, engine, opts
-                   ) -> list[Translation]:
+                   ) -> tuple[list[Translation], dict[str, str]]:
+    """One row per text, and the forms refused for a connective term (text -> form: for the repair alone)."""
     from .cache import CachedValue, CacheKey, TranslationCache
     from .llm import JUNK_TERM
 
@@ -229,6 +229,7 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
     try:
         # unique, non-empty texts only
         results: dict[str, Translation] = {}
+        refused: dict[str, str] = {}
         unique = list(dict.fromkeys(t for t in texts if _invalid_text(t) is None))
         version = engine.prompt_version
         keys = {t: CacheKey(engine.model_id, version, mode, t) for t in unique}
@@ -250,10 +251,10 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
                     store.put_many([(keys[chunk[i]], CachedValue(g.expr, g.rewrite, None))])
 
             gens = engine.generate(chunk, on_result=keep)
-            for t, g in zip(chunk, gens):   # a form refused for a connective term is kept for the repair
-                junk = g.error is not None and g.error.startswith(JUNK_TERM)
-                results[t] = Translation(t, g.expr, name, g.error, g.rewrite,
-                                         llm_expr=canonical(parse(g.raw)) if junk else None)
+            for t, g in zip(chunk, gens):
+                results[t] = Translation(t, g.expr, name, g.error, g.rewrite)
+                if g.error is not None and g.error.startswith(JUNK_TERM):
+                    refused[t] = canonical(parse(g.raw))
     finally:
         if store is not None:
             store.close()
@@ -261,7 +262,7 @@ def _translate_llm(translator, texts, model, mode, cache_dir, use_cache, batch_s
     for t in texts:
         why = _invalid_text(t)
         out.append(results[t] if why is None else Translation(_printable(t), None, name, why))
-    return out
+    return out, refused
 
 
 def output_schema(mode: str = "logical") -> pa.Schema:
