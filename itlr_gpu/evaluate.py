@@ -128,19 +128,32 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
     """``(line, qrel)`` of a BEIR .tsv or TREC qrels file, the format told by its first non-blank line."""
     fmt: str | None = None
     width = 3   # a BEIR file's columns (its header's)
+    named: dict[str, int] = {}   # a tab-separated header of other names: the column of each role
     for lineno, line in text_lines(p, "a BEIR .tsv or TREC qrels file"):
         where = f"{p}:{lineno}"
         if not line.strip():
             continue
         if fmt is None:
             fmt = _qrels_format(line)
-            if fmt == "beir":
+            if fmt is None and "\t" in line:   # "query_id<TAB>doc_id<TAB>relevance" (pandas' to_csv(sep="\t"))
+                named = _header_columns(line.split("\t"), where, strict=False)
+                fmt = "named" if named else None
+            if fmt in ("beir", "named"):
                 width = len(line.split("\t") if "\t" in line else line.split())
                 continue
             if fmt is None:
                 raise InputError(f"cannot detect qrels format from {line!r}", where,
-                                 "a BEIR header 'query-id<TAB>corpus-id<TAB>score' or TREC 'qid 0 docid rel'"
+                                 "a BEIR header 'query-id<TAB>corpus-id<TAB>score', a tab-separated header naming "
+                                 "the query, document and grade columns, or TREC 'qid 0 docid rel'"
                                  " (or a .csv file with a header row)")
+        if fmt == "named":
+            fields = line.split("\t")
+            if len(fields) != width:
+                raise InputError(f"{len(fields)} tab-separated fields, header has {width}", where,
+                                 "one value per header column")
+            yield lineno, ir_measures.Qrel(fields[named["query"]].strip(), fields[named["doc"]].strip(),
+                                           _int(fields[named["grade"]].strip(), where))
+            continue
         if fmt == "beir":
             fields = line.split("\t") if "\t" in line else line.split()
             if len(fields) != width:
@@ -163,15 +176,7 @@ def _csv_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
     if not rows:
         raise InputError("qrels file is empty", str(p), "a header row and at least one judgement")
     header_line, header = rows[0]
-    names = [c.strip().lower().replace("-", "_") for c in header]
-    pos: dict[str, int] = {}
-    for role, accepted in CSV_COLUMNS.items():
-        found = [i for i, n in enumerate(names) if n in accepted]
-        if len(found) != 1:
-            raise InputError(f"header {header} has {'no' if not found else 'more than one'} {role} column",
-                             f"{p}:{header_line}", "one query column (query-id or query_id), one document column "
-                             "(corpus-id or doc_id) and one grade column (score or relevance)")
-        pos[role] = found[0]
+    pos = _header_columns(header, f"{p}:{header_line}")
     for lineno, row in rows[1:]:
         where = f"{p}:{lineno}"
         if len(row) != len(header):
@@ -179,6 +184,23 @@ def _csv_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
                              "one value per header column")
         yield lineno, ir_measures.Qrel(row[pos["query"]].strip(), row[pos["doc"]].strip(),
                                        _int(row[pos["grade"]].strip(), where))
+
+
+def _header_columns(header: list[str], where: str, strict: bool = True) -> dict[str, int]:
+    """The column of the query, the document and the grade in a header row (names of CSV_COLUMNS, compared
+    lowercased, "-" read as "_"); {} where they are not all there once (``strict``: an InputError naming why)."""
+    names = [c.strip().lower().replace("-", "_") for c in header]
+    pos: dict[str, int] = {}
+    for role, accepted in CSV_COLUMNS.items():
+        found = [i for i, n in enumerate(names) if n in accepted]
+        if len(found) != 1:
+            if not strict:
+                return {}
+            raise InputError(f"header {header} has {'no' if not found else 'more than one'} {role} column", where,
+                             "one query column (query-id or query_id), one document column (corpus-id or doc_id) "
+                             "and one grade column (score or relevance)")
+        pos[role] = found[0]
+    return pos
 
 
 def parse_measures(measures: Iterable[str]) -> list[Any]:

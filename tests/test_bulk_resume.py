@@ -395,8 +395,16 @@ def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
     assert _parts_done(out) == 2
     (note,) = info.value.details
     assert f"{out} keeps the 2 part(s) finished before this error" in note and "rerun the same command" in note
+    assert "changed queries or options need a new output folder" in note   # (fixing the query changes the job)
     with pytest.raises(InputError, match="incomplete"):
         read_results(out)
+    # the query fixed: another job, refused with its own advice and not the resume advice again (a review found
+    # the two sending the user round in a loop)
+    fixed = [q if i != "q12" else '"fixed"' for i, q in zip(ids, queries)]
+    with pytest.raises(InputError, match="interrupted job that differs from this command in the queries") as again:
+        run_bulk(out, ids, fixed, searcher, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    assert "or a new output folder" in str(again.value) and not getattr(again.value, "details", ())
 
 
 def test_a_finished_job_refused_by_another_command_is_not_called_incomplete(index_dir, tmp_path, capsys):

@@ -240,6 +240,32 @@ def test_csv_qrels_read_as_the_beir_tsv(tmp_path, judgements, pandas_names, gz):
     assert read_qrels(path) == read_qrels(tsv)
 
 
+@pytest.mark.parametrize("header, row", [
+    ("query_id\tdoc_id\trelevance", lambda i, q, d, g: f"{q}\t{d}\t{g}"),
+    ("\tquery_id\tdoc_id\trelevance", lambda i, q, d, g: f"{i}\t{q}\t{d}\t{g}.0"),   # pandas, index column
+    ("corpus-id\tquery-id\tscore", lambda i, q, d, g: f"{d}\t{q}\t{g}"),              # columns by their names
+])
+def test_a_tab_separated_header_names_the_qrels_columns_as_a_csv_header_does(tmp_path, header, row):
+    """A .tsv with query_id / doc_id / relevance (what pandas writes with sep="\t") reads as the BEIR file of the
+    same judgements; the same names were taken in a .csv and refused in a .tsv (an outside review)."""
+    judged = [("q1", "d1", 2), ("q1", "d2", 0), ("q 2", "d,3", 1)]
+    path = tmp_path / "named.tsv"
+    path.write_text(header + "\n" + "".join(row(i, q, d, g) + "\n" for i, (q, d, g) in enumerate(judged)))
+    beir = tmp_path / "beir.tsv"
+    beir.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, d, g in judged))
+    assert read_qrels(path) == read_qrels(beir)
+
+
+def test_a_tab_separated_header_without_a_grade_column_is_one_error(tmp_path):
+    path = tmp_path / "named.tsv"
+    path.write_text("query_id\tdoc_id\n" + "q1\td1\n")
+    with pytest.raises(InputError, match=r"cannot detect qrels format .*a tab-separated header naming the query"):
+        read_qrels(path)
+    path.write_text("query_id\tdoc_id\trelevance\nq1\td1\n")
+    with pytest.raises(InputError, match=r"named.tsv:2: 2 tab-separated fields, header has 3"):
+        read_qrels(path)
+
+
 def test_qrels_folder_points_at_the_file(tmp_path):
     (tmp_path / "qrels").mkdir()
     with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv, TREC qrels or .csv qrels file \(in a "

@@ -358,12 +358,14 @@ def run_bulk(
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
         parts = sum(1 for _ in out.glob("part-*")) if out.is_dir() else 0
-        if parts and isinstance(err, ItlrError) and not _finished(out):   # (an interrupt says how to resume on
-            # its own; a finished job refused by a different command is untouched and still readable)
+        if parts and isinstance(err, ItlrError) and not _finished(out) and not isinstance(err, _JobMismatch):
+            # (an interrupt says how to resume on its own; a finished job refused by a different command is
+            # untouched and still readable; a refused different command has its own advice)
             err.details = [*getattr(err, "details", ()),
                            f"{out} keeps the {parts} part(s) finished before this error, marked incomplete "
-                           "(readers refuse the folder): fix the cause and rerun the same command to resume, or "
-                           "delete the folder"]
+                           "(readers refuse the folder): rerun the same command to resume once the cause lies "
+                           "outside the queries and options (disk space, memory, a file); changed queries or "
+                           "options need a new output folder, or this one deleted"]
         raise
 
 
@@ -439,6 +441,10 @@ _JOB_KEY_NAMES = {
     "batch_size": "--batch-size", "part_format": "--part-format", "ops": "--ops"}
 
 
+class _JobMismatch(InputError):
+    """A folder's job and this command differ: the refusal says what to do (not the resume advice)."""
+
+
 def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:
     """The job file of a job to resume, or a new one (written with the first part)."""
     legacy = out / LEGACY_MANIFEST
@@ -463,7 +469,7 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
                  for key in JOB_KEYS if old.get(key) != job[key]]
         if diffs:
             done = manifest.get("complete") is True
-            raise InputError(f"this folder holds {'a finished' if done else 'an interrupted'} job that differs from "
+            raise _JobMismatch(f"this folder holds {'a finished' if done else 'an interrupted'} job that differs from "
                              "this command in " + "; ".join(diffs), str(out),
                              "the same queries, --field, index, encoder, -k, --ops, scoring options and --batch-size "
                              f"to {'reuse' if done else 'resume'} it, or a new output folder")
