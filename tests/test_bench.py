@@ -87,7 +87,17 @@ def test_bench_runs_every_available_backend(imported, capsys):
     assert floor["chunk"] >= 1
     assert 0 < report["encoder"]["share_of_end_to_end"] < 1
     assert report["machine"]["loadavg"] and report["queries"]["single_term"]
-    assert "queries/s" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "queries/s" in text
+    # 20 documents: a floor of microseconds, which the report says is too short to compare against
+    assert "too short to time reliably" in text
+    from itlr_gpu.bench import render
+
+    long = {**report, "floors": {**report["floors"], "cpu": {**floor, "s": 1.0}},
+            "rows": [{**r, "vs_floor": 1.3} for r in report["rows"]]}
+    assert "note:" not in render(long)
+    slow = {**long, "rows": [{**long["rows"][0], "vs_floor": 0.7}] + long["rows"][1:]}
+    assert f"note: {slow['rows'][0]['backend']} below 1x the floor" in render(slow)
 
 
 def test_bench_report_with_a_stand_in_encoder(tmp_path, monkeypatch):
