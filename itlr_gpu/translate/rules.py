@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-60"
+RULES_VERSION = "rules-61"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -219,6 +219,45 @@ def _institution_name(raw: list, i: int) -> int:
     if m == k + 1 or _fold(raw[m - 1].text).strip(".,;:!?\"'") not in _INSTITUTIONS:
         return 0
     return m - i
+
+
+_TITLE_INNER = {"of", "the", "a", "an", "in", "on", "to", "for", "at", "with"}
+_CLAUSE_ENDS = {"and", "or", "but", "not", "nor", "except", "excluding", "without", "vs", "versus", "no"}
+
+
+def _title_with_and(raw: list, i: int) -> int:
+    """The number of tokens from ``i`` that make one title with an "and" in it, or 0: a text that opens with one
+    capitalised word (a number may follow it), "and", then (after an optional "the") two capitalised words at
+    least, small words between them, and lower-case words after it ("Ori and the Will of the Wisps spirit shards",
+    "Ratchet and Clank Rift Apart PC fix", "Design and Access Statement template"). Elsewhere, or with a shorter
+    second half, two names side by side are two topics as often ("excluding Scotland and Northern Ireland", "Apple
+    and Samsung patents")."""
+    def cap(k: int) -> bool:
+        return k < len(raw) and raw[k].kind == "WORD" and raw[k].text[:1].isupper() and not raw[k].text.isupper()
+    if i != 0 or not cap(i):
+        return 0
+    k = i + 1 + (len(raw) > i + 1 and raw[i + 1].kind == "WORD" and raw[i + 1].text.isdigit())
+    if k >= len(raw) or raw[k].kind != "WORD" or raw[k].text != "and":
+        return 0
+    m = k + 1
+    if m < len(raw) and raw[m].kind == "WORD" and raw[m].text == "the":
+        m += 1
+    capitals, end = 0, m
+    while m < len(raw) and raw[m].kind == "WORD" and (cap(m) or raw[m].text in _TITLE_INNER and capitals):
+        if cap(m):
+            capitals += 1
+            end = m + 1
+        m += 1
+    # a text all in title case tells nothing by its capitals ("Coffee and Artery Function" names two topics)
+    # (in the same clause: up to a punctuation mark or a connective)
+    plain_after = False
+    for t in raw[end:]:
+        if t.kind != "WORD" or _fold(t.text) in _CLAUSE_ENDS:
+            break
+        if t.text[:1].islower() and t.text not in _TITLE_SMALL:
+            plain_after = True
+            break
+    return end - i if capitals >= 2 and plain_after else 0
 
 
 def _word_run_end(toks: list, start: int) -> int:
@@ -529,10 +568,15 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:about|regarding|re|for|on)\b",
     # "where is the insulin sliding scale": the thing (not "where is X in relation to Y": a question of two)
     r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
+    # "(Ward manager here. ...) Anything on X?": an ask of its own after the writer's context
+    r"(?:anything|something)\s+(?:on|about|regarding|re:?)\s+(?=\S)",
     # "anything with / by / featuring X" as the whole ask
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
     r"how\s+many\s+(?=[a-z]+\s+(?:in|are\s+in)\s)",
+    # "how much does shoe rental cost", "how much lime per acre": the cost or the quantity's topic
+    r"how\s+much\s+(?:(?:is|are|was|were|does|do|did|will|would|should)\s+(?!(?:i|we|you|it|there|that|this)\b)(?=\S)|"
+    r"(?=[a-z]+\s+(?:per|in|for|on|to)\s))",
     # a learner's "I want buy X", "Want buy X", "I want know about X", "I want learn about X" (no "to"), "I would
     # like ask (is there) X", "Please information about X", "How I can get X?", "you have X for Y?"
     r"(?:(?:i|we)\s+)?want\s+(?:buy|find|see|know\s+about|read\s+about|learn(?:\s+about)?|join|book|borrow|rent|"
@@ -543,6 +587,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:you|u)\s+have\s+(?!(?:to|been|a\s+right|no|not|never)\b)(?:got\s+)?(?:(?:any|some)\s+)?(?=\S)",
     # "have u got the new X", "have you got any X"
     r"(?:have|has)\s+(?:you|u|ya)\s+got\s+(?:(?:any|some)\s+)?",
+    # "tell me everything (filed) about X", "tell me all you know about X"
+    r"tell\s+(?:me|us)\s+(?:everything|all|anything)\s+(?:(?:filed|published|written|known|you\s+(?:have|know|can\s+find))\s+)?"
+    r"(?:about|on|regarding|concerning)\b",
+    # "Is it worth switching from X to Y?": the step weighed
+    r"(?:is|was)\s+it\s+(?:really\s+)?worth\s+(?=[a-z]+ing\b)",
     # "(kindly) tell me (the) details of X"
     r"(?:tell|give|send)\s+(?:me|us)\s+(?:the\s+|some\s+|more\s+)?(?:details|information|info)\s+(?:of|about|on|regarding)\b",
     # "which documents for X" (a question of which things)
@@ -562,7 +611,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"stuff|abstracts|patents|notes|clinical|news|stories|wire|posts|tickets|records|filings|transcripts|support|"
     r"customer|forum|product|court|policy|press|user|"
     r"background|stats|numbers|figures)\b))",
-    r"run\s+a\s+(?:quick\s+)?search\s+(?:for|on)\b",
+    r"(?:run|do|conduct|perform)\s+(?:a|an)\s+(?:(?:quick|full|thorough|new|fresh|prior[- ]art|patent|literature|novelty|freedom[- ]to[- ]operate)\s+){0,2}search(?:es)?\s+(?:for|on|into)\b",
     # a search of one collection: "search the wire for X", "search clinical notes for X", "search the news
     # archive for X"; "help search about X" (a learner's)
     r"search\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?(?:wire|archives?|database|notes|tickets|records|posts|forums?|"
@@ -798,7 +847,7 @@ _GENRE = (
     r"(?:the\s+)?(?:archive|library|paper|newspaper|desk)'s|original|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
-    r"interesting|related|similar|scholarly|newest|technical|working|primary|"
+    r"interesting|related|similar|scholarly|newest|technical|working|primary|earlier|existing|previous|"
     r"phd|doctoral|masters?|master's|msc|mphil|undergraduate|postgraduate|honours|"   # "PhD thesis on X"
     r"(?:any|all|some|every|other)\s+(?:kinds?|sorts?|types?)\s+of)\s+)*"
     # the document types of a document search, named with the collection they come from ("forum posts", "court
@@ -815,7 +864,7 @@ _GENRE = (
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
     r"theses|thesis|tesis|dissertations?|recipe|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
-    r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|"
+    r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|documentar(?:y|ies)|disclosures?|"
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
@@ -1064,7 +1113,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             words.append(_fold(raw[j].text).strip(".,;:!?\"'"))
             j += 1
         matched = False
-        named = _institution_name(raw, i) if not shouting else 0
+        named = (_institution_name(raw, i) or _title_with_and(raw, i)) if not shouting else 0
         if named:   # "the Crime and Disorder Act", "Planning and Compulsory Purchase Act"
             out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + named])))
             i += named
@@ -1143,7 +1192,10 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             if prev not in ("WORD", "QTERM", "RP", "COMMA") or nxt not in ("WORD", "QTERM", "LP") \
                     or (prev == "COMMA" and (i < 2 or out[i - 2].kind not in ("WORD", "QTERM", "RP"))) \
                     or (low == "combined with" and (prev == "COMMA" or _modifies(out[i - 1].text))) \
-                    or out[i - 1].text.lower() in _NO_OPERAND_END or out[i + 1].text[:1].isdigit() \
+                    or out[i - 1].text.lower() in _NO_OPERAND_END \
+                    or (out[i + 1].text[:1].isdigit()   # "3 vs 2", "iphone 14 vs 15"; "laser vs 3D camera" compares
+                        and (low not in _COMPARES or _VERSION_RE.fullmatch(out[i + 1].text) is not None
+                             or out[i - 1].text[:1].isdigit())) \
                     or (low.split()[-1] in _NEGATED_BE
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
                     or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
@@ -1192,7 +1244,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         for k in range(i + 2, min(end - 1, i + 5)):
             if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
                 break
-            if _fold(out[k].text) in _COMPARED_GROUND_LINKS:
+            if _fold(out[k].text) in _COMPARED_GROUND_LINKS | {"after", "before"}:   # "... after cardiac surgery"
                 if end - k - 1 <= _MAX_SHARED_PHRASE and _fold(out[k - 1].text) not in _NO_SHARED_HEAD_END \
                         and _fold(out[k + 1].text) not in _LATIN_AFTER_IN \
                         and _fold(out[end - 1].text).strip(".,;:!?") not in _TIME_UNITS:
@@ -1615,6 +1667,10 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                                       + ([_DISCOURSE_RE] if out[-1].kind in _NEGATING else []))   # a title)
             else:
                 words = _strip_prefix(words, [_GENRE_RE])
+            owner = _document_owner(words)
+            if owner:   # "Procter and Gamble patents on absorbent cores": the owner AND the topic
+                out.extend([_Tok("WORD", " ".join(words[:owner])), _Tok("AND", "and")])
+                words = words[owner + 2:]
             if len(words) == 1 and _fold(words[0]).rstrip(",.!") in ("no", "nope", "noo", "nooo") \
                     and (at_start or (out and out[-1].kind == "SEMI")) \
                     and [t.kind for t in toks[j:j + 2]] in (["NOT"], ["NOT", "WORD"], ["COMMA", "NOT"]):
@@ -1635,6 +1691,25 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
         out.append(t)
         i += 1
     return out
+
+
+_OWNED_DOCUMENTS = {"patents", "patent", "reports", "papers", "studies", "publications", "research"}   # (not "Supreme
+# Court rulings on X", "court filings": a kind of document that its name's words qualify)
+_OWNED_RELATIONS = {"on", "about", "regarding", "concerning"}
+
+
+def _document_owner(words: list[str]) -> int:
+    """The number of words of a name that owns the documents named after it ("Siemens patents on wind turbines",
+    "NASA reports about dust storms"), or 0: a name of up to three capitalised words opening the words, a kind of
+    document, a relation, and the topic after it."""
+    for k in range(1, min(4, len(words) - 2)):
+        kind, relation = _fold(words[k]), _fold(words[k + 1])
+        if kind in _OWNED_DOCUMENTS and relation in _OWNED_RELATIONS:
+            name = words[:k]
+            if all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL and w not in ("I", "I'm") for w in name):
+                return k
+            return 0
+    return 0
 
 
 def _term_text(text: str) -> str:
@@ -2252,21 +2327,28 @@ _ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", 
 _MAX_UNMARKED_QUESTION = 12   # words of a yes/no question typed without its "?"
 _QUESTION_AUX = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "has",
                  "have"}
-_NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your"}
+_NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your", "not"}
+_UNMARKED_AUX = {"is", "are", "does", "do", "did", "can"}
 
 
 def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
     """"Do electric cars reduce emissions?" asks about the claim "electric cars reduce emissions", "Is Bitcoin a
     hedge against inflation?" about "Bitcoin a hedge against inflation": a yes/no question loses its leading
     auxiliary (not "Do you have ...", a request; not "Is it true ...", whose subject is no topic; "Should I
-    ...", "Can we ..." lose their subject too, with the filler: _OWN_TASK_RE; not a "why" / "how" question, which the labelled set keeps whole).  Without the "?" only "is" / "are"
-    ("is free will compatible with determinism", "are perovskite cells stable enough for rooftops"), in a text of
-    one short sentence that does not end in "or not" (a whether-question, kept whole)."""
+    ...", "Can we ..." lose their subject too, with the filler: _OWN_TASK_RE; a "why" question loses its "why" and
+    its auxiliary, with or without its "?").  Without the "?" only "is", "are", "does", "do", "did", "can" ("is free will
+    compatible with determinism", "does exercise help with depression", "can siblings visit on PICU"; not "do not
+    disturb"), in a text of one short sentence that does not end in "or not" (a whether-question, kept whole)."""
     if not toks or toks[0].kind != "WORD":
         return toks
     words = toks[0].text.split()
+    if len(words) >= 3 and words[0].lower() == "why" and words[1].lower() in _QUESTION_AUX \
+            and words[2].lower() not in _ASKED | _NO_SUBJECT - {"my", "our", "your"} | {"so", "i"}:
+        # "Why are swifts declining in European cities?", "why is pluto not a planet": the state asked about (its
+        # "not" stays the claim's word: the text was read as a sentence)
+        return [_Tok("WORD", " ".join(words[2:]), toks[0].spaced), *toks[1:]]
     if not text.rstrip().endswith("?") and (
-            words[0].lower() not in ("is", "are") or len(text.split()) > _MAX_UNMARKED_QUESTION
+            words[0].lower() not in _UNMARKED_AUX or len(text.split()) > _MAX_UNMARKED_QUESTION
             or re.search(r"[.!?;:]|\bor\s+not\s*$", text.strip(), re.I)):
         return toks
     if len(words) < 3 or words[0].lower() not in _QUESTION_AUX or words[1].lower() in _ASKED | _NO_SUBJECT:
@@ -2676,7 +2758,8 @@ _FRAMING_HEAD_RE = re.compile(
     r"(?:new|quick|small|urgent)\s+(?:one|request|ask|question)|prior\s+art(?:\s+needed)?|.*\b(?:opposite|contrary)\b.*|"
     r".*\b(?:for|from)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}(?:proposal|application|bid|grant|profile|piece|story|"
     r"feature|explainer|briefing|brief|thesis|dissertation|essay|homework|assignment|coursework)\b.*|"
-    r"(?:[\w-]+\s+){0,2}(?:assignment|homework|coursework|essay|project)(?:\s+\w+)?)")
+    r"(?:[\w-]+\s+){0,2}(?:assignment|homework|coursework|essay|project)(?:\s+\w+)?|"
+    r"(?:[\w'-]+\s+){1,2}notes?)")   # "Examiner note: search for X", "Editor's note: ..."
 _MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
@@ -2926,7 +3009,8 @@ _SALUTATION_RE = re.compile(
     r"\s*(?:dear\s+[^\s,.!?:;]+(?:\s+[^\s,.!?:;]+){0,3}\s*[,:!]\s*|good\s+(?:morning|afternoon|evening|day)\b[\s,.!]*|"
     r"to\s+whom\s+it\s+may\s+concern\s*[,:!]\s*|as+alam(?:u|o)?\s*(?:o\s+)?alaikum\s*[,:!.]\s*|respected\s+(?:sir|madam|sir/madam|sir\s+or\s+madam|team|librarian)\s*[,:!]\s*|"
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
-    r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive)))?|"
+    r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive|editors|admins?|moderators|mods|"
+    r"experts|community|devs|developers|helpers|volunteers)))?|"
     r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
     r"buongiorno|buonasera|buenos\s+d[i\u00ed]as|guten\s+tag|dzie\u0144\s+dobry|dzien\s+dobry|dear|"
     r"(?:good\s+)?(?:morning|afternoon|evening)(?:\s+(?:team|all|everyone|everybody|folks))?|"
@@ -4539,6 +4623,11 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(_shared_phrase(tails[0], x))])
+    # two numbers or versions side by side inside a keyword string: "Eurovision 1974 or 1975 full broadcast",
+    # "Cummins 5.9 or 6.7 injectors": the words before and after are shared by both
+    if len(kids) == 2 and heads and len(head) >= 2 and len(words) >= 2 and _parallel_slots(head, words):
+        return make_and([Term(" ".join(head[:-1])), make_or([Term(head[-1]), Term(words[0])]),
+                         Term(" ".join(words[1:]))])
     # a lower-case keyword string, then one word as the other alternative: "bulky waste collection fridge or sofa",
     # "cheap hostels lisbon or porto" share the string before the last word (17 of the 19 such requests by outside
     # writers so; "flaxseed oil or crisco" is the miss, and two words before "or" stay: "olive oil or butter")
@@ -4549,6 +4638,17 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
             and head[-2] not in _DETERMINERS:   # ("fixing my sink or toilet": the noun goes with its "my")
         return make_and([Term(" ".join(head[:-1])), make_or([Term(head[-1]), Term(words[0])])])
     return node
+
+
+_VERSION_RE = re.compile(r"v?\d+(?:[.,]\d+)*[a-z]?")
+
+
+def _parallel_slots(head: list[str], words: list[str]) -> bool:
+    """The last word before an "or" and the first after it are numbers, years or versions, between a head and a
+    tail of other words. (Tried on the known texts and left out: single lower-case words, 156 readings broken,
+    "garden office or summer house"; single names, no reading mended.)"""
+    return all(_VERSION_RE.fullmatch(w) for w in (head[-1], words[0])) \
+        and not {head[-2].lower(), words[1].lower()} & (_TITLE_SMALL | _NO_SHARED_HEAD_END | _BOUND_FOLLOWERS)
 
 
 def _excluded_place(node: Node, quoted: set[str]) -> Node:
@@ -4762,6 +4862,8 @@ _EMPTY_ASK_RE = re.compile(
 _QUESTION_START_RE = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|has|have)\b",
                                 re.I)
 _OR_NOT_CLOSING_RE = re.compile(r",?\s+or\s+not(?=[\s?!.]*$)", re.I)
+# ... after a clause of its own ("X, still needed or not?", "X - safe or not??"): a word or two after a comma or a dash
+_OR_NOT_ASKED_RE = re.compile(r"(?:,|\s[-\u2013\u2014]|\u2014)\s*(?:[\w'-]+\s+){0,2}[\w'-]+\s+or\s+not[\s?!.]*$", re.I)
 _SKIP_NOUN_RE = re.compile(r"skip\s+(?!(?:anything|everything|any|all|the|over|past|to|it|this|that|those|these|them)\b)[a-z]")
 _SKIP_STAND_IN = "skipbin"   # a word no rule reads, put back as "skip" in the terms
 _NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
@@ -4795,9 +4897,9 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
                         "change the logic (write it in words, quote it, or use an LLM translator)")
     cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
-    if _QUESTION_START_RE.match(cleaned) and cleaned.rstrip().endswith("?"):
-        # "Should I get a flu jab or not?": the yes/no question's claim (typed without its "?", a whether-question
-        # stays whole, as the labelled set has it)
+    if cleaned.rstrip().endswith("?") and (_QUESTION_START_RE.match(cleaned) or _OR_NOT_ASKED_RE.search(cleaned)):
+        # "Should I get a flu jab or not?", "metformin before contrast CT -- still needed or not??": the yes/no
+        # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
     cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
