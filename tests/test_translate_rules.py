@@ -2509,3 +2509,13 @@ def test_a_reading_with_more_terms_than_any_request_is_an_error_row():
 ])
 def test_rules61_titles_with_and_archive_asks_and_unmarked_questions(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a boss's or a registrar's ask, and a passive one, are asks ("my mum wants me to find a cheap flight to Rome")
+    ("my boss wants me to find stuff on hyponatraemia correction rate", '"hyponatraemia correction rate"'),
+    ("I was asked to find research on bed bugs", '"bed bugs"'),
+    ("the government wants us to get rid of cars", '"the government wants us to get rid of cars"'),
+])
+def test_rules61_asks_made_for_someone_else(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
