@@ -64,17 +64,27 @@ def looks_like_qrels(path: PathLike) -> bool:
     if not p.is_file() or p.name.lower().endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
         return False
     try:
-        fmt, seen = None, 0
+        fmt, seen, grade_at = None, 0, -1
         for _, line in text_lines(p, "text"):
             if not line.strip():
                 continue
             if fmt is None:
                 fmt = _qrels_format(line)
+                names = _header_names(line.split("\t"))
+                if fmt != "beir" and _named_header(line) and "rank" not in names:
+                    # named columns whose grade column says so ("relevance", not a result's "score")
+                    grades = [i for i, n in enumerate(names) if n in CSV_COLUMNS["grade"] and n != "score"]
+                    if len(grades) != 1:
+                        return False
+                    fmt, grade_at = "beir", grades[0]
+                    continue
                 if fmt != "beir":
                     return fmt == "trec" and line.split()[1] == "0"
                 continue
             # a BEIR header over scores that are not grades (0.354...) heads a result file, not qrels
-            score = line.split()[-1] if line.split() else ""
+            fields = line.split("\t") if grade_at >= 0 else line.split()
+            score = (fields[grade_at] if grade_at < len(fields) else "").strip() if grade_at >= 0 else \
+                (fields[-1] if fields else "")
             if not re.fullmatch(r"[+-]?\d+", score):
                 return False
             seen += 1
@@ -135,9 +145,12 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
             continue
         if fmt is None:
             fmt = _qrels_format(line)
-            if fmt is None and "\t" in line:   # "query_id<TAB>doc_id<TAB>relevance" (pandas' to_csv(sep="\t"))
-                named = _header_columns(line.split("\t"), where, strict=False)
-                fmt = "named" if named else None
+            if fmt != "beir" and _named_header(line):   # "query_id<TAB>doc_id<TAB>relevance" (pandas, sep="\t")
+                named = _header_columns(line.split("\t"), where)
+                if "rank" in _header_names(line.split("\t")):
+                    raise InputError("a results table (its header has a rank column), not qrels", where,
+                                     "qrels: itlr eval takes RESULTS first, then QRELS")
+                fmt = "named"
             if fmt in ("beir", "named"):
                 width = len(line.split("\t") if "\t" in line else line.split())
                 continue
@@ -151,8 +164,12 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
             if len(fields) != width:
                 raise InputError(f"{len(fields)} tab-separated fields, header has {width}", where,
                                  "one value per header column")
+            grade = fields[named["grade"]].strip()
+            if re.fullmatch(r"[+-]?\d*\.\d*[1-9]\d*(?:[eE][+-]?\d+)?", grade):   # 0.8731: a score, not a grade
+                raise InputError(f"relevance {grade!r} is not an integer", where,
+                                 "an integer relevance grade (a results file? itlr eval takes RESULTS first, then QRELS)")
             yield lineno, ir_measures.Qrel(fields[named["query"]].strip(), fields[named["doc"]].strip(),
-                                           _int(fields[named["grade"]].strip(), where))
+                                           _int(grade, where))
             continue
         if fmt == "beir":
             fields = line.split("\t") if "\t" in line else line.split()
@@ -186,16 +203,27 @@ def _csv_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
                                        _int(row[pos["grade"]].strip(), where))
 
 
-def _header_columns(header: list[str], where: str, strict: bool = True) -> dict[str, int]:
+def _header_names(header: list[str]) -> list[str]:
+    return [c.strip().lstrip("\ufeff").lower().replace("-", "_") for c in header]
+
+
+_ROLE_NAMES = {n for names in CSV_COLUMNS.values() for n in names}
+
+
+def _named_header(line: str) -> bool:
+    """A tab-separated first line that names two of the query, document and grade columns at least: a header (a
+    TREC line of four fields holds ids and numbers, not these names)."""
+    return "\t" in line and sum(n in _ROLE_NAMES for n in _header_names(line.split("\t"))) >= 2
+
+
+def _header_columns(header: list[str], where: str) -> dict[str, int]:
     """The column of the query, the document and the grade in a header row (names of CSV_COLUMNS, compared
-    lowercased, "-" read as "_"); {} where they are not all there once (``strict``: an InputError naming why)."""
-    names = [c.strip().lower().replace("-", "_") for c in header]
+    lowercased, "-" read as "_"); an InputError naming a role that is missing or named twice."""
+    names = _header_names(header)
     pos: dict[str, int] = {}
     for role, accepted in CSV_COLUMNS.items():
         found = [i for i, n in enumerate(names) if n in accepted]
         if len(found) != 1:
-            if not strict:
-                return {}
             raise InputError(f"header {header} has {'no' if not found else 'more than one'} {role} column", where,
                              "one query column (query-id or query_id), one document column (corpus-id or doc_id) "
                              "and one grade column (score or relevance)")

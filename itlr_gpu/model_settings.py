@@ -22,10 +22,12 @@ def json_config(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read the model's {path.name} ({type(exc).__name__}: {exc})".replace("\n", " "),
+        raise InputError(f"cannot read the model's {path} ({type(exc).__name__}: {exc})".replace("\n", " "),
                          str(path), "a readable JSON file, as sentence-transformers writes it") from None
     if not isinstance(value, dict):
-        raise InputError(f"the model's {path.name} holds a JSON {type(value).__name__}", str(path), "a JSON object")
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+                type(None): "null"}.get(type(value), type(value).__name__)
+        raise InputError(f"the model's {path} holds {kind}", str(path), "a JSON object")
     return value
 
 
@@ -35,8 +37,13 @@ def vector_settings(folder: Path) -> dict[str, Any]:
     count: a model without such settings has none."""
     config = json_config(folder / ST_CONFIG)
     out = {k: config[k] for k in ("default_prompt_name", "truncate_dim") if config.get(k)}
-    if out.get("default_prompt_name") and isinstance(config.get("prompts"), dict):
-        out["prompt"] = config["prompts"].get(out["default_prompt_name"])
+    if out.get("default_prompt_name"):
+        prompts = config.get("prompts")
+        if not isinstance(prompts, dict) or out["default_prompt_name"] not in prompts:
+            # (sentence-transformers refuses to load such a model too)
+            raise InputError(f"default_prompt_name {out['default_prompt_name']!r} names no prompt of 'prompts'",
+                             str(folder / ST_CONFIG), "a default_prompt_name that is a key of prompts")
+        out["prompt"] = prompts[out["default_prompt_name"]]
     return out
 
 

@@ -97,7 +97,12 @@ def test_bench_runs_every_available_backend(imported, capsys):
             "rows": [{**r, "vs_floor": 1.3} for r in report["rows"]]}
     assert "note:" not in render(long)
     slow = {**long, "rows": [{**long["rows"][0], "vs_floor": 0.7}] + long["rows"][1:]}
-    assert f"note: {slow['rows'][0]['backend']} below 1x the floor" in render(slow)
+    assert f"note: {slow['rows'][0]['backend']} below 1x the CPU floor (1000.0 ms)" in render(slow)
+    # a CUDA row against the CUDA floor (an outside review saw the CPU floor's number in a CUDA row's note)
+    gpu = {**long, "floors": {**long["floors"], "cuda": {"s": 0.001, "blas": "cuBLAS", "dtype": "float16"}},
+           "rows": long["rows"] + [{**long["rows"][0], "backend": "torch-cuda", "vs_floor": 1.2}]}
+    text = render(gpu)
+    assert "note: the CUDA floor, 1.000 ms, is too short" in text and "CPU floor" not in text
 
 
 def test_bench_report_with_a_stand_in_encoder(tmp_path, monkeypatch):

@@ -407,6 +407,41 @@ def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
     assert "or a new output folder" in str(again.value) and not getattr(again.value, "details", ())
 
 
+@pytest.mark.parametrize("damage", ["legacy", "format", "json"])
+def test_a_folder_that_cannot_be_resumed_gets_its_own_advice_not_the_resume_note(index_dir, tmp_path, damage):
+    """A folder refused before any work (an older version's, a job file of another format, a damaged job file)
+    says what to do; the "rerun the same command to resume" note, which would fail the same way, is not added (an
+    outside review found it on these three)."""
+    from itlr_gpu.scale.bulk import JOB_FILE, LEGACY_MANIFEST
+
+    index = load_index(index_dir)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+
+    def failing(batch_ids, batch_queries):
+        if "q12" in batch_ids:
+            raise InputError("query 'q12' overflows", "queries", "finite scores")
+        return searcher(batch_ids, batch_queries)
+
+    out = tmp_path / "out"
+    kw = dict(k=8, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
+              progress=False)
+    with pytest.raises(InputError):
+        run_bulk(out, ids, queries, failing, **kw)
+    assert _parts_done(out) == 2
+    job = out / JOB_FILE
+    if damage == "legacy":
+        job.unlink()
+        (out / LEGACY_MANIFEST).write_text(json.dumps({"format": "itlr-bulk/1"}))
+    elif damage == "format":
+        job.write_text(json.dumps({**json.loads(job.read_text()), "format": "itlr-bulk/9"}))
+    else:
+        job.write_text("{oops")
+    with pytest.raises(InputError, match="cannot be resumed safely|use a new output folder|delete the folder") as info:
+        run_bulk(out, ids, queries, searcher, **kw)
+    assert not any("rerun the same command" in d for d in getattr(info.value, "details", ()))
+
+
 def test_a_finished_job_refused_by_another_command_is_not_called_incomplete(index_dir, tmp_path, capsys):
     """-k differs from the finished job's: the refusal names it, and says nothing of parts "marked incomplete"
     (the job file still says complete, and the folder stays readable)."""

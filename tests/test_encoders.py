@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -940,7 +941,7 @@ def test_do_lower_case_with_an_uncased_tokenizer_stays_with_the_runtime_encoders
     assert not encode_runtime.supported(model)
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", b"\xff\xfe{}"])
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", "null", b"\xff\xfe{}"])
 def test_an_unreadable_sentence_transformers_config_is_one_error_for_the_digest_and_the_runtimes(tmp_path, content):
     """The index digest and the ONNX/OpenVINO check read the model's settings in one place: a damaged
     config_sentence_transformers.json is one clear error for the digest (it used to be read as 'no settings'
@@ -954,3 +955,25 @@ def test_an_unreadable_sentence_transformers_config_is_one_error_for_the_digest_
         encoders.model_fingerprint(model)
     assert "\n" not in str(caught.value)
     assert not encode_runtime.supported(model)
+
+
+def test_a_default_prompt_that_names_no_prompt_is_one_error(tmp_path):
+    """sentence-transformers refuses such a model; the digest said nothing and took the prompt as null."""
+    import json
+
+    model = _model_copy(tmp_path, "m")
+    path = model / "config_sentence_transformers.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "prompts": {"query": "q: "},
+                                "default_prompt_name": "passage"}))
+    with pytest.raises(InputError, match="default_prompt_name 'passage' names no prompt of 'prompts'"):
+        encoders.model_fingerprint(model)
+
+
+@pytest.mark.parametrize("content, kind", [("null", "holds null"), ("[1]", "holds an array"), ('"x"', "holds a string")])
+def test_a_config_that_is_no_object_is_named_as_json_names_it(tmp_path, content, kind):
+    from itlr_gpu.model_settings import json_config
+
+    path = tmp_path / "config_sentence_transformers.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=f"{re.escape(str(path))} {kind}"):
+        json_config(path)

@@ -242,6 +242,8 @@ def test_csv_qrels_read_as_the_beir_tsv(tmp_path, judgements, pandas_names, gz):
 
 @pytest.mark.parametrize("header, row", [
     ("query_id\tdoc_id\trelevance", lambda i, q, d, g: f"{q}\t{d}\t{g}"),
+    ("query_id\tdoc_id\trelevance\tnote", lambda i, q, d, g: f"{q}\t{d}\t{g}\tseen"),   # four: not TREC
+    ("idx\tquery_id\tdoc_id\trelevance", lambda i, q, d, g: f"{i}\t{q}\t{d}\t{g}"),
     ("\tquery_id\tdoc_id\trelevance", lambda i, q, d, g: f"{i}\t{q}\t{d}\t{g}.0"),   # pandas, index column
     ("corpus-id\tquery-id\tscore", lambda i, q, d, g: f"{d}\t{q}\t{g}"),              # columns by their names
 ])
@@ -256,10 +258,33 @@ def test_a_tab_separated_header_names_the_qrels_columns_as_a_csv_header_does(tmp
     assert read_qrels(path) == read_qrels(beir)
 
 
+def test_named_qrels_given_as_results_are_told_apart(tmp_path):
+    """A named-header qrels file whose grade column says "relevance" is recognised as qrels where RESULTS belong
+    (the arguments swapped); a results-like "score" column is not claimed."""
+    from itlr_gpu.evaluate import looks_like_qrels
+
+    path = tmp_path / "named.tsv"
+    path.write_text("query_id\tdoc_id\trelevance\nq1\td1\t1\nq1\td2\t0\n")
+    assert looks_like_qrels(path)
+    path.write_text("query_id\tdoc_id\tscore\nq1\td1\t1\n")
+    assert not looks_like_qrels(path)
+    path.write_text("query_id\tdoc_id\trelevance\nq1\td1\t0.5\n")
+    assert not looks_like_qrels(path)
+
+
 def test_a_tab_separated_header_without_a_grade_column_is_one_error(tmp_path):
     path = tmp_path / "named.tsv"
     path.write_text("query_id\tdoc_id\n" + "q1\td1\n")
-    with pytest.raises(InputError, match=r"cannot detect qrels format .*a tab-separated header naming the query"):
+    with pytest.raises(InputError, match=r"named.tsv:1: header .* has no grade column"):
+        read_qrels(path)
+    path.write_text("query_id\tqid\tdoc_id\trelevance\n" + "q1\tq1\td1\t1\n")   # four columns: no TREC line
+    with pytest.raises(InputError, match=r"has more than one query column"):
+        read_qrels(path)
+    path.write_text("query_id\tdoc_id\tscore\trank\n" + "q1\td1\t3\t1\n")
+    with pytest.raises(InputError, match=r"a results table \(its header has a rank column\), not qrels"):
+        read_qrels(path)
+    path.write_text("query_id\tdoc_id\tscore\n" + "q1\td1\t0.8731\n")
+    with pytest.raises(InputError, match=r"named.tsv:2: relevance '0.8731' is not an integer .*a results file\?"):
         read_qrels(path)
     path.write_text("query_id\tdoc_id\trelevance\nq1\td1\n")
     with pytest.raises(InputError, match=r"named.tsv:2: 2 tab-separated fields, header has 3"):

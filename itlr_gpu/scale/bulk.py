@@ -350,17 +350,20 @@ def run_bulk(
     }
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    accepted = False   # the folder's job file was read and this command's job is the same one
     try:
         with folder_lock(out):   # before the job file is read: a second job into this folder is refused
             manifest = _open_manifest(out, job, num_parts)
+            accepted = True
             return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
     except BaseException as err:
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
         parts = sum(1 for _ in out.glob("part-*")) if out.is_dir() else 0
-        if parts and isinstance(err, ItlrError) and not _finished(out) and not isinstance(err, _JobMismatch):
+        if parts and accepted and isinstance(err, ItlrError) and not _finished(out):
             # (an interrupt says how to resume on its own; a finished job refused by a different command is
-            # untouched and still readable; a refused different command has its own advice)
+            # untouched and still readable; a folder refused before any work, a different job's or one that
+            # cannot be resumed, has its own advice)
             err.details = [*getattr(err, "details", ()),
                            f"{out} keeps the {parts} part(s) finished before this error, marked incomplete "
                            "(readers refuse the folder): rerun the same command to resume once the cause lies "
@@ -441,10 +444,6 @@ _JOB_KEY_NAMES = {
     "batch_size": "--batch-size", "part_format": "--part-format", "ops": "--ops"}
 
 
-class _JobMismatch(InputError):
-    """A folder's job and this command differ: the refusal says what to do (not the resume advice)."""
-
-
 def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, Any]:
     """The job file of a job to resume, or a new one (written with the first part)."""
     legacy = out / LEGACY_MANIFEST
@@ -469,7 +468,7 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
                  for key in JOB_KEYS if old.get(key) != job[key]]
         if diffs:
             done = manifest.get("complete") is True
-            raise _JobMismatch(f"this folder holds {'a finished' if done else 'an interrupted'} job that differs from "
+            raise InputError(f"this folder holds {'a finished' if done else 'an interrupted'} job that differs from "
                              "this command in " + "; ".join(diffs), str(out),
                              "the same queries, --field, index, encoder, -k, --ops, scoring options and --batch-size "
                              f"to {'reuse' if done else 'resume'} it, or a new output folder")
