@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-61"
+RULES_VERSION = "rules-62"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -199,7 +199,7 @@ _INSTITUTIONS = set("act acts bill regulations regulation order directive conven
                     "department ministry council authority agency fund institute society party company trust court "
                     "tribunal service office board museum university college school hospital bank foundation "
                     "association union federation corporation administration executive inspectorate code rules "
-                    "scheme programme program canal railroad railway".split())
+                    "scheme programme program canal railroad railway sons daughters brothers partners".split())
 _MAX_NAME_RUN = 4   # capitalised words after the "and"
 
 
@@ -568,8 +568,6 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:about|regarding|re|for|on)\b",
     # "where is the insulin sliding scale": the thing (not "where is X in relation to Y": a question of two)
     r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
-    # "(Ward manager here. ...) Anything on X?": an ask of its own after the writer's context
-    r"(?:anything|something)\s+(?:on|about|regarding|re:?)\s+(?=\S)",
     # "anything with / by / featuring X" as the whole ask
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
@@ -590,8 +588,6 @@ _ASKS = [  # a sentence that starts so asks for documents
     # "tell me everything (filed) about X", "tell me all you know about X"
     r"tell\s+(?:me|us)\s+(?:everything|all|anything)\s+(?:(?:filed|published|written|known|you\s+(?:have|know|can\s+find))\s+)?"
     r"(?:about|on|regarding|concerning)\b",
-    # "Is it worth switching from X to Y?": the step weighed
-    r"(?:is|was)\s+it\s+(?:really\s+)?worth\s+(?=[a-z]+ing\b)",
     # "(kindly) tell me (the) details of X"
     r"(?:tell|give|send)\s+(?:me|us)\s+(?:the\s+|some\s+|more\s+)?(?:details|information|info)\s+(?:of|about|on|regarding)\b",
     # "which documents for X" (a question of which things)
@@ -870,7 +866,8 @@ _GENRE = (
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
     r"theses|thesis|tesis|dissertations?|recipe|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
-    r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|documentar(?:y|ies)|disclosures?|"
+    r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|documentar(?:y|ies)|"
+    r"(?:earlier|existing|previous|prior|any)\s+disclosures?|"   # (a patent search's; "disclosure of HIV status" is a topic)
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")
     r"\s+(?:(?:about|abt|on|of|regarding|concerning|discussing(?:\s+about)?|covering|mentioning|describing|explaining|"
@@ -1250,7 +1247,9 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         for k in range(i + 2, min(end - 1, i + 5)):
             if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
                 break
-            if _fold(out[k].text) in _COMPARED_GROUND_LINKS | {"after", "before"}:   # "... after cardiac surgery"
+            timed = _fold(out[k].text) in ("after", "before")   # "... after cardiac surgery" (not "before bed")
+            if _fold(out[k].text) in _COMPARED_GROUND_LINKS or timed and end - k - 1 >= 2 \
+                    and not _fold(out[k + 1].text)[:1].isdigit():
                 if end - k - 1 <= _MAX_SHARED_PHRASE and _fold(out[k - 1].text) not in _NO_SHARED_HEAD_END \
                         and _fold(out[k + 1].text) not in _LATIN_AFTER_IN \
                         and _fold(out[end - 1].text).strip(".,;:!?") not in _TIME_UNITS:
@@ -1640,6 +1639,9 @@ _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "AND
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
 
 
+_DO_KEPT = {"not", "it", "this", "that", "so", "well", "more", "less", "nothing", "something", "anything", "without"}
+
+
 def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     """Remove request filler at the start and genre filler at the start of every term."""
     out: list[_Tok] = []
@@ -1656,6 +1658,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             howto = _HOWTO_RE.match(_fold(" ".join(words))) if at_start else None
             if howto and len(words) > len(howto.group(0).split()) and words[len(howto.group(0).split())][:1].islower():
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
+                if len(words) > 1 and words[0] == "do" and words[1].lower() not in _DO_KEPT:
+                    words = words[1:]   # "how to do eczema wet wraps": the thing done (not "how to do it")
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
@@ -1705,17 +1709,26 @@ _OWNED_RELATIONS = {"on", "about", "regarding", "concerning"}
 
 
 def _document_owner(words: list[str]) -> int:
-    """The number of words of a name that owns the documents named after it ("Siemens patents on wind turbines",
-    "NASA reports about dust storms"), or 0: a name of up to three capitalised words opening the words, a kind of
-    document, a relation, and the topic after it."""
+    """The number of words of a name that owns the documents named after it ("Procter and Gamble patents on absorbent
+    cores", "NASA reports about dust storms", "Goldman Sachs research on X"), or 0: a name of up to three
+    capitalised words opening the words (one word only as an acronym or a brand's inner capital: "Official reports
+    on X", "Independent studies on X" are qualified documents), a kind of document, a relation, the topic after it."""
     for k in range(1, min(4, len(words) - 2)):
         kind, relation = _fold(words[k]), _fold(words[k + 1])
         if kind in _OWNED_DOCUMENTS and relation in _OWNED_RELATIONS:
             name = words[:k]
-            if all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL and w not in ("I", "I'm") for w in name):
+            if all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL and w not in ("I", "I'm") for w in name) \
+                    and (len(name) > 1 or " " in name[0] or _acronym_or_brand(name[0])):
                 return k
             return 0
     return 0
+
+
+def _acronym_or_brand(word: str) -> bool:
+    """"NASA", "IBM", "McKinsey", "iRobot": a capital that no sentence's first word has ("Official", "Early" and
+    any capitalised qualifier opening a request look like a one-word name)."""
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and (all(c.isupper() for c in letters) or any(c.isupper() for c in letters[1:]))
 
 
 def _term_text(text: str) -> str:
@@ -2334,7 +2347,19 @@ _MAX_UNMARKED_QUESTION = 12   # words of a yes/no question typed without its "?"
 _QUESTION_AUX = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "has",
                  "have"}
 _NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your", "not"}
-_UNMARKED_AUX = {"is", "are", "does", "do", "did", "can"}
+_UNMARKED_AUX = {"is", "are", "does", "did"}
+_DETERMINERS_AFTER_AUX = {"the", "a", "an", "some", "most", "all", "any", "people", "kids", "children"}
+
+
+def _unmarked_question(words: list[str]) -> bool:
+    """A yes/no question typed without its "?": "is" / "are" / "does" / "did" first, or "do" / "can" before a
+    determiner ("can the council refuse ...", "do the trains run ..."; not "can opener", "do loop", "can bus"),
+    and not a title ("Do Androids Dream of Electric Sheep")."""
+    first = words[0].lower()
+    if first not in _UNMARKED_AUX and not (first in ("do", "can") and len(words) > 1
+                                           and words[1].lower() in _DETERMINERS_AFTER_AUX):
+        return False
+    return not _title_cased(" ".join(words))
 
 
 def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
@@ -2353,8 +2378,17 @@ def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
         # "Why are swifts declining in European cities?", "why is pluto not a planet": the state asked about (its
         # "not" stays the claim's word: the text was read as a sentence)
         return [_Tok("WORD", " ".join(words[2:]), toks[0].spaced), *toks[1:]]
+    if len(words) >= 4 and [w.lower() for w in words[:3]] in (["is", "it", "worth"], ["was", "it", "worth"]) \
+            and words[3].lower().endswith("ing"):
+        # "Is it worth switching to no-till?", "is it worth getting a dog or not": the step weighed (a closing
+        # "or not" typed without its "?" goes with the question's words)
+        rest = words[3:-2] if [w.lower() for w in words[-2:]] == ["or", "not"] else words[3:]
+        after = toks[1:]
+        if len(after) == 1 and after[0].kind == "WORD" and _fold(after[0].text) == "or not":
+            after = []
+        return [_Tok("WORD", " ".join(rest), toks[0].spaced), *after]
     if not text.rstrip().endswith("?") and (
-            words[0].lower() not in _UNMARKED_AUX or len(text.split()) > _MAX_UNMARKED_QUESTION
+            not _unmarked_question(words) or len(text.split()) > _MAX_UNMARKED_QUESTION
             or re.search(r"[.!?;:]|\bor\s+not\s*$", text.strip(), re.I)):
         return toks
     if len(words) < 3 or words[0].lower() not in _QUESTION_AUX or words[1].lower() in _ASKED | _NO_SUBJECT:
@@ -2765,7 +2799,7 @@ _FRAMING_HEAD_RE = re.compile(
     r".*\b(?:for|from)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}(?:proposal|application|bid|grant|profile|piece|story|"
     r"feature|explainer|briefing|brief|thesis|dissertation|essay|homework|assignment|coursework)\b.*|"
     r"(?:[\w-]+\s+){0,2}(?:assignment|homework|coursework|essay|project)(?:\s+\w+)?|"
-    r"(?:[\w'-]+\s+){1,2}notes?)")   # "Examiner note: search for X", "Editor's note: ..."
+    r"(?:[\w'-]+\s+){1,2}note)")   # "Examiner note: search for X" (not "Release notes: X", what is sought)
 _MAX_GROUP = 12   # words
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",
@@ -4773,7 +4807,7 @@ def _drop_leading_link(node: Node, quoted: set[str]) -> Node:
 
 _LATITUDE = {"similar", "equivalent", "the like", "something similar", "similar ones", "something like it",
              "something like that", "an equivalent", "a similar one", "a similar model", "comparable"}
-_MAX_SHARED_TAIL = 4   # words of a lower-case noun shared by names
+_MAX_SHARED_TAIL = 6   # words of a lower-case noun shared by names
 _DETERMINERS = {"my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those", "some", "any",
                 "no", "every", "each"}
 _GENERIC_TAILS = {"style", "styles", "type", "types", "kind", "kinds", "sort", "sorts", "version", "versions", "way",
