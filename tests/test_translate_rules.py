@@ -2545,3 +2545,26 @@ def test_rules61_asks_made_for_someone_else(text, expr):
 ])
 def test_rules62_review_of_rules61(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # writers 67 and 68's misses: a brand with "&" among alternatives, a case's "v" inside names, "A vs B, which is
+    # better", sentence case before names, "anywhere except X", years side by side, "do you do X"
+    ("Head & Shoulders or Nizoral for dandruff", '(("Head & Shoulders" OR "Nizoral") AND "dandruff")'),
+    ("cases citing Donoghue v Stevenson or Caparo, except medical negligence",
+     '("cases citing" AND ("Donoghue v Stevenson" OR "Caparo") AND NOT "medical negligence")'),
+    ("athlete's foot cream vs spray, which is better??", '("athlete\'s foot cream" AND "spray")'),
+    ("period pain - naproxen or mefenamic acid? which is stronger",
+     '("period pain" AND "naproxen" AND "mefenamic acid")'),
+    ("Flex Variable vs Fixed 12M v3 - which is cheaper for me", '("Flex Variable" AND "Fixed 12M v3")'),
+    ("Journalism work experience BBC or Guardian, not sports desk",
+     '("Journalism work experience" AND ("BBC" OR "Guardian") AND NOT "sports desk")'),
+    ("jobs anywhere but London", '("jobs" AND NOT "London")'),
+    ("anywhere but here lyrics", '"anywhere but here lyrics"'),
+    ("carnival queen 1960s 1970s", '("carnival queen" AND ("1960s" OR "1970s"))'),
+    ("between 1990 2000", '"between 1990 2000"'),
+    ("do you do gift wrapping", '"gift wrapping"'),
+    ("do you do it yourself", '"do you do it yourself"'),
+])
+def test_rules63_writers_67_and_68(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-62"
+RULES_VERSION = "rules-63"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -169,6 +169,9 @@ _MARKERS: list[tuple[str, str]] = [
     ("combined with", "AND"), ("vs.", "AND"), ("vs", "AND"), ("versus", "AND"),
     # "A or B but not both": exactly one of the two; only at the end ("but not both A and B" is an exclusion)
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
+    # "placement year, anywhere except London": the place excluded (the "anywhere" asks for nothing of its own)
+    ("anywhere except", "EXCL"), ("anywhere but", "EXCL"), ("anywhere other than", "EXCL"),
+    ("anywhere apart from", "EXCL"), ("anywhere outside", "EXCL"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
     ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("not abt", "EXCL"),   # texting
@@ -182,7 +185,9 @@ _MARKERS: list[tuple[str, str]] = [
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _COMPARES = {"vs.", "vs", "versus"}   # two compared topics ("X vs Y"): both
-_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", *_COMPARES}   # "the minus strand" is a word
+_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", *_COMPARES,   # "the minus strand"
+                     "anywhere except", "anywhere but", "anywhere other than", "anywhere apart from",  # is a word;
+                     "anywhere outside"}   # "Anywhere But Here lyrics" is a title
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # "X, nothing else / but Y / more than Z / too long": "nothing" qualifies, it excludes no topic
 _NOTHING_QUALIFIES = {"else", "but", "more", "less", "new", "much", "too", "like", "special", "fancy", "over", "under",
@@ -512,7 +517,7 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
 _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop|club|"
           r"centre|center|gym|cinema|foundation|trust|council|garden\s+centre))\s+"
           r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
-          r"subscribe\s+to|subscribes\s+to|offer|offers)(?:\s+(?!to\b)|$)"
+          r"subscribe\s+to|subscribes\s+to|offer|offers|do(?=\s+(?!it\b|that\b|this\b|so\b|not\b)))(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|omg|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
@@ -4200,10 +4205,12 @@ def _letter(text: str) -> str:
 
 
 # "A or B - which is better for C?", "A or B, which one is easier to learn": a comparison names both (and C)
-_WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+or\s+(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)"
-                              r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
-                              r"easier|cheaper|safer|worse|faster)(?:\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?"
-                              r"(?P<c>[^,;:?!.]{1,60}))?")
+_WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
+                              r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)"
+                              r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
+                              r"easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
+                              r"(?:\s+(?:for|to)\s+(?:me|us|you)|\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?"
+                              r"(?P<c>[^,;:?!.]{1,60}))?")   # ("which is cheaper for me": no topic)
 # A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
 # associated with ketoacidosis", "Which flowers are neither toxic to cats nor toxic to dogs?")
 _WHICH_NOT_RE = re.compile(r"(?:which|what)\s+(?P<x>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:are|is|do|does)\s+"
@@ -4440,7 +4447,7 @@ def _title_cased(text: str, least: int = 3) -> bool:
     """The first word and every other but the small ones capitalised, three (``least``) at least: a title ("Heart
     Disease Starts in Childhood"; not "the Industrial Revolution in Britain", nor "Hiking in Patagonia")."""
     words = text.split()
-    big = [w for w in words if w.lower() not in _TITLE_SMALL]
+    big = [w for w in words if w.lower() not in _TITLE_SMALL and any(c.isalnum() for c in w)]   # ("&" is no word)
     return len(big) >= least and words[0][:1].isupper() and all(w[:1].isupper() or not w[:1].isalpha() for w in big)
 
 
@@ -4543,6 +4550,10 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     if isinstance(node, Term):
         if node.text in quoted:
             return node
+        years = _trailing_years(node.text)
+        if years:   # "carnival queen 1960s 1970s", "ads for Woolworths Christmas 1965 1966 1967": any of the years
+            head = node.text.split()[:-len(years)]
+            return make_and([Term(" ".join(head)), make_or([Term(y) for y in years])])
         links = _links(node.text)
         if links and links[0].group(1).lower() in _SHARED_LINKS[:3]:   # "smoke linked to asthma admissions"
             x, y = _around(node.text, links[0])
@@ -4628,10 +4639,13 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     # (the topic in each place; only names of two letters or more: "vitamin D or E" stays)
     head = first.split()
     n = 0
-    while n < len(head) - 1 and _name_like(head[-1 - n]) and len(head[-1 - n]) > 1:
+    while n < len(head) - 1 and (_name_like(head[-1 - n]) and len(head[-1 - n]) > 1
+                                 or _case_v(head, len(head) - 1 - n)):   # a case's "Donoghue v Stevenson"
         n += 1
     topic = head[:len(head) - n]
-    if 0 < n <= _MAX_SHARED_ALT and topic and topic[0][:1].islower() and topic[0][:1].isalpha() \
+    sentence_case = len(topic) >= 2 and topic[0][:1].isupper() and topic[0][1:].islower() \
+        and all(w.islower() for w in topic[1:])   # "Journalism work experience BBC or Guardian"
+    if 0 < n <= _MAX_SHARED_ALT and topic and (topic[0][:1].islower() or sentence_case) and topic[0][:1].isalpha() \
             and topic[-1].lower() not in _TITLE_SMALL | _NO_SHARED_HEAD_END | {"like", "including", "such", "than", "e.g.", "per", "via",
                                                                   "about", "regarding", "near", "around"} \
             and any(w.islower() for w in topic) and (len(topic) >= 2 or topic[0].endswith("s")) \
@@ -4830,6 +4844,29 @@ _ADJECTIVES = {"public", "private", "male", "female", "wild", "domestic", "urban
 
 def _adjective_like(word: str) -> bool:
     return word in _ADJECTIVES or bool(_ADJECTIVE_END_RE.fullmatch(word))
+
+
+_YEAR_OR_DECADE_RE = re.compile(r"(?:1[5-9]|20)\d(?:\d|0s)")
+
+
+def _trailing_years(text: str) -> list[str]:
+    """Two years or decades at least, side by side at the end of a phrase of two words or more that holds none of
+    its own; [] otherwise."""
+    words = text.split()
+    n = 0
+    while n < len(words) and _YEAR_OR_DECADE_RE.fullmatch(words[-1 - n]):
+        n += 1
+    head = words[:len(words) - n]
+    if n < 2 or len(head) < 2 or any(_YEAR_OR_DECADE_RE.fullmatch(w) for w in head) \
+            or head[-1].lower() in _TITLE_SMALL | _BOUND_FOLLOWERS | {"between", "from", "and", "to"}:
+        return []
+    return words[len(words) - n:]
+
+
+def _case_v(words: list[str], i: int) -> bool:
+    """Word ``i`` is the "v" of a case's name between two capitalised words ("Donoghue v Stevenson")."""
+    return words[i] in ("v", "v.") and 0 < i < len(words) - 1 and words[i - 1][:1].isupper() \
+        and words[i + 1][:1].isupper()
 
 
 def _name_like(word: str) -> bool:
