@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-63"
+RULES_VERSION = "rules-64"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -171,7 +171,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("but not both", "NOTBOTH"), ("and not both", "NOTBOTH"), ("not both", "NOTBOTH"),
     # "placement year, anywhere except London": the place excluded (the "anywhere" asks for nothing of its own)
     ("anywhere except", "EXCL"), ("anywhere but", "EXCL"), ("anywhere other than", "EXCL"),
-    ("anywhere apart from", "EXCL"), ("anywhere outside", "EXCL"),
+    ("anywhere apart from", "EXCL"),
     ("anything but", "ALLBUT"), ("anything except", "ALLBUT"), ("everything but", "ALLBUT"),
     ("everything except", "ALLBUT"), ("nothing about", "ALLBUT"), ("nothing on", "ALLBUT"),
     ("nothing abt", "ALLBUT"), ("but nothing abt", "EXCL"), ("not abt", "EXCL"),   # texting
@@ -186,8 +186,8 @@ _MARKERS: list[tuple[str, str]] = [
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _COMPARES = {"vs.", "vs", "versus"}   # two compared topics ("X vs Y"): both
 _BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", *_COMPARES,   # "the minus strand"
-                     "anywhere except", "anywhere but", "anywhere other than", "anywhere apart from",  # is a word;
-                     "anywhere outside"}   # "Anywhere But Here lyrics" is a title
+                     "anywhere except", "anywhere but", "anywhere other than", "anywhere apart from"}   # is a word;
+# ("Anywhere But Here lyrics" is a title; "work from anywhere except the office" wants the remote work: see _lex)
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
 # "X, nothing else / but Y / more than Z / too long": "nothing" qualifies, it excludes no topic
 _NOTHING_QUALIFIES = {"else", "but", "more", "less", "new", "much", "too", "like", "special", "fancy", "over", "under",
@@ -204,7 +204,7 @@ _INSTITUTIONS = set("act acts bill regulations regulation order directive conven
                     "department ministry council authority agency fund institute society party company trust court "
                     "tribunal service office board museum university college school hospital bank foundation "
                     "association union federation corporation administration executive inspectorate code rules "
-                    "scheme programme program canal railroad railway sons daughters brothers partners".split())
+                    "scheme programme program canal railroad railway sons".split())
 _MAX_NAME_RUN = 4   # capitalised words after the "and"
 
 
@@ -298,6 +298,12 @@ def _in_title(toks: list, i: int, plain: bool = False) -> bool:
 def _name_or_code(word: str) -> bool:
     """A word of a name or a code: capitalised, a number, or symbols ("D&D", "C++", "5e", "iPhone")."""
     return any(c.isupper() for c in word) or word[:1].isdigit() or not word.strip(".,;:!?").isalpha()
+
+
+def _plural_noun(word: str) -> bool:
+    """A word that reads as a plural noun before "anywhere but X" ("jobs", "flats"; not "is", "was", "does")."""
+    low = word.lower()
+    return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is")) and low not in _AUX
 
 
 def _modifies(word: str) -> bool:
@@ -865,7 +871,7 @@ _GENRE = (
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|lists?|"
-    r"those|anything|something|everything|stuff|information|info|works?|research|writings?|reading|"
+    r"those|anything|something|everything|stuff|information|info|works?(?!\s+from\s+(?:home|anywhere)\b)|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
     r"arguments?|discussions?|debates?|analys[ie]s|reviews?|coverage|commentary|opinions?|write-?ups?|"
     r"(?:legal\s+)?authorit(?:y|ies)|precedents|guidance|(?:clinical\s+|randomi[sz]ed\s+)?trials|refs|researches|"
@@ -1207,7 +1213,10 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                     or (low.split()[-1] in _NEGATED_BE
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
                     or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
-                    or (low == "sans" and t.text != "sans"):   # a name's: "Source Sans Pro", "Médecins Sans Frontières"
+                    or (low == "sans" and t.text != "sans") \
+                    or (low.startswith("anywhere") and not (prev == "COMMA" or _plural_noun(out[i - 1].text))):
+                # ("sans" in a name: "Source Sans Pro", "Médecins Sans Frontières"; "anywhere but X" after a comma
+                # or a plural noun only: "jobs anywhere but London", not "work from anywhere except the office")
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
             # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
@@ -1252,9 +1261,15 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         for k in range(i + 2, min(end - 1, i + 5)):
             if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
                 break
-            timed = _fold(out[k].text) in ("after", "before")   # "... after cardiac surgery" (not "before bed")
-            if _fold(out[k].text) in _COMPARED_GROUND_LINKS or timed and end - k - 1 >= 2 \
-                    and not _fold(out[k + 1].text)[:1].isdigit():
+            timed = _fold(out[k].text) in ("after", "before")   # "... after cardiac surgery", "... before bed"
+            if _fold(out[k].text) in _COMPARED_GROUND_LINKS or timed:
+                if timed and (end - k - 1 < 2 or _fold(out[k + 1].text)[:1].isdigit()):
+                    # one word, or a number, is a time with its link: "coffee vs tea before bed" compares the two
+                    # "before bed" (not "bed" alone, nor "tea before bed" against coffee)
+                    if end - k - 1 >= 1 and _fold(out[k - 1].text) not in _NO_SHARED_HEAD_END:
+                        out[k + 1] = _Tok("WORD", f"{out[k].text} {out[k + 1].text}", out[k].spaced)
+                        out[k] = _Tok("AND", "and")
+                    break
                 if end - k - 1 <= _MAX_SHARED_PHRASE and _fold(out[k - 1].text) not in _NO_SHARED_HEAD_END \
                         and _fold(out[k + 1].text) not in _LATIN_AFTER_IN \
                         and _fold(out[end - 1].text).strip(".,;:!?") not in _TIME_UNITS:
@@ -1644,7 +1659,8 @@ _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "AND
 _BRIDGE = {"EITHER", "BOTH", "NEITHER", "NOT", "LP", "ALLBUT", "SKIP"}
 
 
-_DO_KEPT = {"not", "it", "this", "that", "so", "well", "more", "less", "nothing", "something", "anything", "without"}
+_DO_KEPT = {"not", "it", "this", "that", "so", "well", "more", "less", "nothing", "something", "anything", "without",
+            "your", "my", "our", "his", "her", "their", "one's"}
 
 
 def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
@@ -1723,10 +1739,25 @@ def _document_owner(words: list[str]) -> int:
         if kind in _OWNED_DOCUMENTS and relation in _OWNED_RELATIONS:
             name = words[:k]
             if all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL and w not in ("I", "I'm") for w in name) \
-                    and (len(name) > 1 or " " in name[0] or _acronym_or_brand(name[0])):
+                    and (len(name) > 1 or " " in name[0] or _acronym_or_brand(name[0]) or not _qualifier(name[0])):
                 return k
             return 0
     return 0
+
+
+_QUALIFIERS = set("""official independent initial early earlier older old new newer recent latest preliminary historical
+annual many several few some other more most first further additional government national international internal
+external published unpublished original relevant related academic scientific clinical medical technical legal public
+private expert primary secondary major minor key seminal landmark classic famous important late past current future
+detailed quarterly monthly weekly daily human animal mouse field lab laboratory pilot large small conflicting
+observational ongoing local global regional federal state european american british chinese""".split())
+
+
+def _qualifier(word: str) -> bool:
+    """A capitalised word opening "<Word> reports on X" that qualifies the documents ("Official", "Early",
+    "Observational", "Chinese"), not a name that owns them ("Siemens", "Pfizer", "Ofsted")."""
+    low = word.lower()
+    return low in _QUALIFIERS or _adjective_like(low) or low.endswith(("ing", "ed"))
 
 
 def _acronym_or_brand(word: str) -> bool:
@@ -2354,6 +2385,12 @@ _QUESTION_AUX = {"do", "does", "did", "is", "are", "was", "were", "can", "could"
 _NO_SUBJECT = {"it", "there", "this", "that", "these", "those", "he", "she", "my", "our", "your", "not"}
 _UNMARKED_AUX = {"is", "are", "does", "did"}
 _DETERMINERS_AFTER_AUX = {"the", "a", "an", "some", "most", "all", "any", "people", "kids", "children"}
+# the verb of a question's claim, second or third after "can" / "do" ("can dogs eat grapes", "do cats get cold",
+# "can pregnant women eat prawns"; "can opener electric", "do loop in VBA" have none)
+_COMMON_VERBS = set("""eat eats have get cause be take use go make help drink see hear feel live play work affect need come
+give keep run fly swim sleep dream bite grow change stop reduce increase improve lower raise prevent treat cure
+trigger survive recover die smell taste catch spread pass carry transmit sense remember recognise recognize
+understand know learn read walk climb jump share visit stay travel apply claim pay""".split())
 
 
 def _unmarked_question(words: list[str]) -> bool:
@@ -2361,8 +2398,9 @@ def _unmarked_question(words: list[str]) -> bool:
     determiner ("can the council refuse ...", "do the trains run ..."; not "can opener", "do loop", "can bus"),
     and not a title ("Do Androids Dream of Electric Sheep")."""
     first = words[0].lower()
-    if first not in _UNMARKED_AUX and not (first in ("do", "can") and len(words) > 1
-                                           and words[1].lower() in _DETERMINERS_AFTER_AUX):
+    if first not in _UNMARKED_AUX and not (first in ("do", "can") and len(words) > 2 and words[1].islower() and (
+            words[1].lower() in _DETERMINERS_AFTER_AUX or words[2].lower() in _COMMON_VERBS
+            or len(words) > 3 and words[3].lower() in _COMMON_VERBS)):
         return False
     return not _title_cased(" ".join(words))
 
@@ -2383,6 +2421,9 @@ def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
         # "Why are swifts declining in European cities?", "why is pluto not a planet": the state asked about (its
         # "not" stays the claim's word: the text was read as a sentence)
         return [_Tok("WORD", " ".join(words[2:]), toks[0].spaced), *toks[1:]]
+    if len(words) >= 4 and words[0].lower() in ("is", "was") and words[1].lower() == "it" \
+            and words[2].lower() in ("really", "actually", "even") and len(words) >= 5:
+        words = words[:2] + words[3:]   # "is it really worth X-ing"
     if len(words) >= 4 and [w.lower() for w in words[:3]] in (["is", "it", "worth"], ["was", "it", "worth"]) \
             and words[3].lower().endswith("ing"):
         # "Is it worth switching to no-till?", "is it worth getting a dog or not": the step weighed (a closing
@@ -4209,8 +4250,9 @@ _WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(
                               r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)"
                               r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
                               r"easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
-                              r"(?:\s+(?:for|to)\s+(?:me|us|you)|\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?"
-                              r"(?P<c>[^,;:?!.]{1,60}))?")   # ("which is cheaper for me": no topic)
+                              r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
+                              r"\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60}))?")
+# ("which is cheaper for me": no topic)
 # A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
 # associated with ketoacidosis", "Which flowers are neither toxic to cats nor toxic to dogs?")
 _WHICH_NOT_RE = re.compile(r"(?:which|what)\s+(?P<x>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:are|is|do|does)\s+"
@@ -4644,7 +4686,8 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
         n += 1
     topic = head[:len(head) - n]
     sentence_case = len(topic) >= 2 and topic[0][:1].isupper() and topic[0][1:].islower() \
-        and all(w.islower() for w in topic[1:])   # "Journalism work experience BBC or Guardian"
+        and all(w.islower() for w in topic[1:]) \
+        and not {w.lower() for w in topic} & _NOT_A_TOPIC   # "Journalism work experience BBC or Guardian"
     if 0 < n <= _MAX_SHARED_ALT and topic and (topic[0][:1].islower() or sentence_case) and topic[0][:1].isalpha() \
             and topic[-1].lower() not in _TITLE_SMALL | _NO_SHARED_HEAD_END | {"like", "including", "such", "than", "e.g.", "per", "via",
                                                                   "about", "regarding", "near", "around"} \
@@ -4694,6 +4737,10 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     return node
 
 
+# words that make a capitalised opening the writer's chatter, no topic ("Help me choose Dell or HP", "Not sure Dell or
+# HP", "Thanks so much BBC or ITV")
+_NOT_A_TOPIC = set("me you i us we my your help sure not thanks thank sorry please bother appreciated so much any "
+                   "which choose pick decide".split())
 _VERSION_RE = re.compile(r"v?\d+(?:[.,]\d+)*[a-z]?")
 
 
@@ -5117,7 +5164,12 @@ def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
     words = {w.lower() for p in parts for w in re.findall(r"[\w']+", p)}
     if words & _CLAUSE_WORDS or any(re.match(r"(?:no|not|none|nothing|nobody)\b", p, re.I) for p in parts):
         return node   # sentences ("Climate change is real. No one denies it"), a claim's words, not fragments
+    # "Ward sister here. Anything on pressure ulcer prevention?": a fragment's ask is no words of its topic
+    parts = [_ANYTHING_ON_RE.sub("", p) or p for p in parts]
     return make_and([Term(p) for p in parts])
+
+
+_ANYTHING_ON_RE = re.compile(r"^(?:anything|something)\s+(?:on|about|regarding|re:?)\s+(?=\S)", re.I)
 
 
 def try_translate_rules(text) -> tuple[Node | None, str | None]:
