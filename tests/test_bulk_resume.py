@@ -377,8 +377,9 @@ def test_an_interrupted_bulk_job_says_that_rerunning_resumes_it(index_dir, tmp_p
     assert capsys.readouterr().err.strip().splitlines()[-1] == "itlr: interrupted"
 
 
-def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
-    # a query that fails in its batch (here: the third) leaves the finished parts, and the error says so
+def _failed_midway(index_dir, out):
+    """A bulk job into ``out`` whose third batch fails on a query: (the error, ids, queries, a working searcher,
+    the job's keyword arguments)."""
     index = load_index(index_dir)
     ids, queries = _ids_queries()
     searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
@@ -388,12 +389,19 @@ def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
             raise InputError("query 'q12' overflows", "queries", "finite scores")
         return searcher(batch_ids, batch_queries)
 
-    out = tmp_path / "out"
+    kw = dict(k=8, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
+              progress=False)
     with pytest.raises(InputError) as info:
-        run_bulk(out, ids, queries, failing, k=8, ops="product,sum,one_minus",
-                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+        run_bulk(out, ids, queries, failing, **kw)
     assert _parts_done(out) == 2
-    (note,) = info.value.details
+    return info.value, ids, queries, searcher, kw
+
+
+def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
+    # a query that fails in its batch (here: the third) leaves the finished parts, and the error says so
+    out = tmp_path / "out"
+    error, ids, queries, searcher, kw = _failed_midway(index_dir, out)
+    (note,) = error.details
     assert f"{out} keeps the 2 part(s) finished before this error" in note and "rerun the same command" in note
     assert "changed queries or options need a new output folder" in note   # (fixing the query changes the job)
     with pytest.raises(InputError, match="incomplete"):
@@ -402,8 +410,7 @@ def test_a_bad_input_error_midway_names_the_parts_it_keeps(index_dir, tmp_path):
     # the two sending the user round in a loop)
     fixed = [q if i != "q12" else '"fixed"' for i, q in zip(ids, queries)]
     with pytest.raises(InputError, match="interrupted job that differs from this command in the queries") as again:
-        run_bulk(out, ids, fixed, searcher, k=8, ops="product,sum,one_minus",
-                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+        run_bulk(out, ids, fixed, searcher, **kw)
     assert "or a new output folder" in str(again.value) and not getattr(again.value, "details", ())
 
 
@@ -414,21 +421,8 @@ def test_a_folder_that_cannot_be_resumed_gets_its_own_advice_not_the_resume_note
     outside review found it on these three)."""
     from itlr_gpu.scale.bulk import JOB_FILE, LEGACY_MANIFEST
 
-    index = load_index(index_dir)
-    ids, queries = _ids_queries()
-    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
-
-    def failing(batch_ids, batch_queries):
-        if "q12" in batch_ids:
-            raise InputError("query 'q12' overflows", "queries", "finite scores")
-        return searcher(batch_ids, batch_queries)
-
     out = tmp_path / "out"
-    kw = dict(k=8, ops="product,sum,one_minus", index_checksum=index.manifest["checksum"], batch_size=BATCH,
-              progress=False)
-    with pytest.raises(InputError):
-        run_bulk(out, ids, queries, failing, **kw)
-    assert _parts_done(out) == 2
+    _, ids, queries, searcher, kw = _failed_midway(index_dir, out)
     job = out / JOB_FILE
     if damage == "legacy":
         job.unlink()
