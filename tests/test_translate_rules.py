@@ -2598,3 +2598,20 @@ def test_rules64_review_of_rules62_and_63(text, expr):
 def test_rules64_no_term_of_chatter_or_false_firm(text, not_a_term):
     terms = re.findall(r'"((?:[^"\\]|\\.)*)"', canonical(translate_rules(text)))
     assert terms and not_a_term not in terms
+
+
+@pytest.mark.parametrize("text, expr", [
+    # writers 69 to 72's misses: a standard's roman part, codes after a comma list, two things excluded together
+    ("welding procdure qualification ISO 15614 or ASME IX pls",
+     '("welding procdure qualification" AND ("ISO 15614" OR "ASME IX"))'),
+    ("pull-off adhesion of coatings, D4541 or ISO 4624",
+     '("pull-off adhesion of coatings" AND ("D4541" OR "ISO 4624"))'),
+    ("phonics readers level 3, not Biff and Chip", '("phonics readers level 3" AND NOT "Biff and Chip")'),
+    ("power of attorney, not property and financial affairs",
+     '("power of attorney" AND NOT "property and financial affairs")'),
+    # ... but a second exclusion of its own, or "and" after a comma, keep their readings
+    ("Stoicism for beginners, not Marcus Aurelius and not Ryan Holiday",
+     '("Stoicism for beginners" AND NOT "Marcus Aurelius" AND NOT "Ryan Holiday")'),
+])
+def test_rules65_codes_and_excluded_pairs(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-64"
+RULES_VERSION = "rules-65"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1392,7 +1392,27 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                         and [_fold(u.text) for u in before] == [_fold(v.text) for v in after]:
                     t.kind = "WORD"
                     break
-    return _search_string_no(out)
+    return _search_string_no(_excluded_pair(out))
+
+
+def _excluded_pair(toks: list[_Tok]) -> list[_Tok]:
+    """A closing exclusion of two things joined by "and" excludes them together ("phonics readers, not Biff and
+    Chip", "power of attorney for health and welfare, not property and financial affairs", "not the Morris and Co
+    ones"): after a comma, a lower-case "not", a word, "and", a word and the end (every outside writer's reading;
+    it was "NOT Biff" AND "Chip", the second one wanted)."""
+    end = len(toks)
+    b = end
+    while b > 0 and toks[b - 1].kind == "WORD" and end - b < 4:
+        b -= 1
+    a = b - 1   # the "and"
+    start = a
+    while start > 0 and toks[start - 1].kind == "WORD" and a - start < 4:
+        start -= 1
+    if b < end and start < a and start >= 2 and toks[a].kind == "AND" and toks[a].text == "and" \
+            and toks[start - 1].kind == "NOT" and toks[start - 1].text == "not" and toks[start - 2].kind == "COMMA":
+        words = [t.text for t in toks[start:a]] + ["and"] + [t.text for t in toks[b:end]]
+        return toks[:start] + [_Tok("WORD", " ".join(words), toks[start].spaced)]
+    return toks
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
@@ -2287,7 +2307,7 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
     if len(topic) < 2 or not topic[0][:1].islower() or not topic[0][:1].isalpha() or _name_like(topic[-1]):
         return None   # (a topic ending in a name is the list's first item: "medieval castles in Wales, Scotland or Ireland")
     if all(1 <= len(a) <= _MAX_SHARED_ALT and all(w[:1].isupper() and not w.isupper() or len(w) > 1 and w.isupper()
-                                                   for w in a) for a in alts):
+                                                   or k > 0 and w.isdigit() for k, w in enumerate(a)) for a in alts):
         return make_and([operands[0], make_or(operands[1:])])
     # ... or two single words after a topic of three words or more: its kinds ("mrsa decolonization before hip
     # replacement, mupirocin or chlorhexidine", "local plan housing allocations, greenfield or brownfield"; not
@@ -4552,9 +4572,11 @@ _YEAR_RE = re.compile(r"(?:1[5-9]|20)\d\d(?:'?s)?")
 def _code_like(words: list[str]) -> bool:
     """One or two words ending in a number or a code, a capitalised word or a code before it ("S23", "RX 6800",
     "Beijing 2008")."""
-    return 1 <= len(words) <= 2 and bool(re.search(r"\d", words[-1])) \
-        and re.fullmatch(r"[\w.+/-]+", words[-1]) is not None \
-        and all(w[:1].isupper() or re.search(r"\d", w) for w in words[:-1])
+    last = words[-1] if words else ""
+    roman = len(words) == 2 and words[0].isupper() and len(words[0]) > 1 and re.fullmatch(r"[IVX]{1,4}", last)
+    return 1 <= len(words) <= 2 and bool(re.search(r"\d", last) or roman) \
+        and re.fullmatch(r"[\w.+/-]+", last) is not None \
+        and all(w[:1].isupper() or re.search(r"\d", w) for w in words[:-1])   # ("ASME IX": a code's roman part)
 
 
 def _codes_after_head(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
