@@ -2601,15 +2601,16 @@ def test_rules64_no_term_of_chatter_or_false_firm(text, not_a_term):
 
 
 @pytest.mark.parametrize("text, expr", [
-    # writers 69 to 72's misses: a standard's roman part, codes after a comma list, two things excluded together
+    # writers 69 to 72's misses: a standard's roman part, codes after a comma list
     ("welding procdure qualification ISO 15614 or ASME IX pls",
      '("welding procdure qualification" AND ("ISO 15614" OR "ASME IX"))'),
     ("pull-off adhesion of coatings, D4541 or ISO 4624",
      '("pull-off adhesion of coatings" AND ("D4541" OR "ISO 4624"))'),
-    ("phonics readers level 3, not Biff and Chip", '("phonics readers level 3" AND NOT "Biff and Chip")'),
-    ("power of attorney, not property and financial affairs",
-     '("power of attorney" AND NOT "property and financial affairs")'),
-    # ... but a second exclusion of its own, or "and" after a comma, keep their readings
+    # "X, not Y and Z" keeps its in-order reading, X AND NOT Y AND Z: the synthetic benchmark's renderer writes that
+    # listing so (itlr_gpu.synthetic); three outside writers meant "not (Y and Z)" ("not Biff and Chip"), which only
+    # the meaning tells apart (tried in rules-65 and taken back)
+    ("articles discussing corn, not animal feed meal and grain",
+     '("corn" AND NOT "animal feed meal" AND "grain")'),
     ("Stoicism for beginners, not Marcus Aurelius and not Ryan Holiday",
      '("Stoicism for beginners" AND NOT "Marcus Aurelius" AND NOT "Ryan Holiday")'),
 ])

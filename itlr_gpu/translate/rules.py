@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-65"
+RULES_VERSION = "rules-66"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1392,27 +1392,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                         and [_fold(u.text) for u in before] == [_fold(v.text) for v in after]:
                     t.kind = "WORD"
                     break
-    return _search_string_no(_excluded_pair(out))
-
-
-def _excluded_pair(toks: list[_Tok]) -> list[_Tok]:
-    """A closing exclusion of two things joined by "and" excludes them together ("phonics readers, not Biff and
-    Chip", "power of attorney for health and welfare, not property and financial affairs", "not the Morris and Co
-    ones"): after a comma, a lower-case "not", a word, "and", a word and the end (every outside writer's reading;
-    it was "NOT Biff" AND "Chip", the second one wanted)."""
-    end = len(toks)
-    b = end
-    while b > 0 and toks[b - 1].kind == "WORD" and end - b < 4:
-        b -= 1
-    a = b - 1   # the "and"
-    start = a
-    while start > 0 and toks[start - 1].kind == "WORD" and a - start < 4:
-        start -= 1
-    if b < end and start < a and start >= 2 and toks[a].kind == "AND" and toks[a].text == "and" \
-            and toks[start - 1].kind == "NOT" and toks[start - 1].text == "not" and toks[start - 2].kind == "COMMA":
-        words = [t.text for t in toks[start:a]] + ["and"] + [t.text for t in toks[b:end]]
-        return toks[:start] + [_Tok("WORD", " ".join(words), toks[start].spaced)]
-    return toks
+    return _search_string_no(out)
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
