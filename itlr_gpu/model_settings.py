@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .validate import json_type
 
 ST_CONFIG = "config_sentence_transformers.json"
 
@@ -25,9 +26,7 @@ def json_config(path: Path) -> dict[str, Any]:
         raise InputError(f"cannot read the model's {path} ({type(exc).__name__}: {exc})".replace("\n", " "),
                          str(path), "a readable JSON file, as sentence-transformers writes it") from None
     if not isinstance(value, dict):
-        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
-                type(None): "null"}.get(type(value), type(value).__name__)
-        raise InputError(f"the model's {path} holds {kind}", str(path), "a JSON object")
+        raise InputError(f"the model's {path} holds a JSON {json_type(value)}", str(path), "a JSON object")
     return value
 
 

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from .errors import InputError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_FIELD_CHARS", "MAX_MANIFEST_BYTES", "reading", "open_maybe_gzip",
-           "parse_json_line", "iter_json_lines", "read_json_file", "table_from_rows", "strings_to_arrow",
+           "parse_json_line", "iter_json_lines", "read_json_file", "json_type", "table_from_rows", "strings_to_arrow",
            "read_arrow_file", "read_parquet_file", "string_column", "load_npy", "read_delimited_rows", "text_lines",
            "NPY_ERRORS"]
 
@@ -168,7 +168,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         where = f"{path}:{lineno}"
         obj = parse_json_line(line, where)
         if not isinstance(obj, dict):
-            raise InputError(f"line is a JSON {_json_type(obj)}", where, "one JSON object per line")
+            raise InputError(f"line is a JSON {json_type(obj)}", where, "one JSON object per line")
         yield lineno, obj
 
 
@@ -185,11 +185,11 @@ def read_json_file(path: Path, expected: str) -> dict[str, Any]:
         raise InputError(f"invalid UTF-8 ({e.reason})", str(path), expected) from e
     obj = parse_json_line(text, str(path), expected)
     if not isinstance(obj, dict):
-        raise InputError(f"holds a JSON {_json_type(obj)}", str(path), expected)
+        raise InputError(f"holds a JSON {json_type(obj)}", str(path), expected)
     return obj
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
             type(None): "null"}.get(type(value), type(value).__name__)
 

@@ -969,7 +969,8 @@ def test_a_default_prompt_that_names_no_prompt_is_one_error(tmp_path):
         encoders.model_fingerprint(model)
 
 
-@pytest.mark.parametrize("content, kind", [("null", "holds null"), ("[1]", "holds an array"), ('"x"', "holds a string")])
+@pytest.mark.parametrize("content, kind", [("null", "holds a JSON null"), ("[1]", "holds a JSON array"),
+                                           ('"x"', "holds a JSON string")])
 def test_a_config_that_is_no_object_is_named_as_json_names_it(tmp_path, content, kind):
     from itlr_gpu.model_settings import json_config
 
