@@ -70,8 +70,8 @@ def looks_like_qrels(path: PathLike) -> bool:
                 continue
             if fmt is None:
                 fmt = _qrels_format(line)
-                names = _header_names(line.split("\t"))
-                if fmt != "beir" and _named_header(line) and "rank" not in names:
+                names = _named_header(line)
+                if fmt != "beir" and names and "rank" not in names:
                     # named columns whose grade column says so ("relevance", not a result's "score")
                     grades = [i for i, n in enumerate(names) if n in CSV_COLUMNS["grade"] and n != "score"]
                     if len(grades) != 1:
@@ -83,8 +83,7 @@ def looks_like_qrels(path: PathLike) -> bool:
                 continue
             # a BEIR header over scores that are not grades (0.354...) heads a result file, not qrels
             fields = line.split("\t") if grade_at >= 0 else line.split()
-            score = (fields[grade_at] if grade_at < len(fields) else "").strip() if grade_at >= 0 else \
-                (fields[-1] if fields else "")
+            score = fields[grade_at].strip() if -len(fields) <= grade_at < len(fields) else ""
             if not re.fullmatch(r"[+-]?\d+", score):
                 return False
             seen += 1
@@ -145,9 +144,10 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
             continue
         if fmt is None:
             fmt = _qrels_format(line)
-            if fmt != "beir" and _named_header(line):   # "query_id<TAB>doc_id<TAB>relevance" (pandas, sep="\t")
+            names = _named_header(line) if fmt != "beir" else []
+            if names:   # "query_id<TAB>doc_id<TAB>relevance" (pandas, sep="\t")
                 named = _header_columns(line.split("\t"), where)
-                if "rank" in _header_names(line.split("\t")):
+                if "rank" in names:
                     raise InputError("a results table (its header has a rank column), not qrels", where,
                                      "qrels: itlr eval takes RESULTS first, then QRELS")
                 fmt = "named"
@@ -210,10 +210,11 @@ def _header_names(header: list[str]) -> list[str]:
 _ROLE_NAMES = {n for names in CSV_COLUMNS.values() for n in names}
 
 
-def _named_header(line: str) -> bool:
-    """A tab-separated first line that names two of the query, document and grade columns at least: a header (a
-    TREC line of four fields holds ids and numbers, not these names)."""
-    return "\t" in line and sum(n in _ROLE_NAMES for n in _header_names(line.split("\t"))) >= 2
+def _named_header(line: str) -> list[str]:
+    """The column names of a tab-separated first line that names two of the query, document and grade columns at
+    least (a header: a TREC line of four fields holds ids and numbers, not these names), else []."""
+    names = _header_names(line.split("\t")) if "\t" in line else []
+    return names if sum(n in _ROLE_NAMES for n in names) >= 2 else []
 
 
 def _header_columns(header: list[str], where: str) -> dict[str, int]:

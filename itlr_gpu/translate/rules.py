@@ -1731,9 +1731,10 @@ _OWNED_RELATIONS = {"on", "about", "regarding", "concerning"}
 
 def _document_owner(words: list[str]) -> int:
     """The number of words of a name that owns the documents named after it ("Procter and Gamble patents on absorbent
-    cores", "NASA reports about dust storms", "Goldman Sachs research on X"), or 0: a name of up to three
-    capitalised words opening the words (one word only as an acronym or a brand's inner capital: "Official reports
-    on X", "Independent studies on X" are qualified documents), a kind of document, a relation, the topic after it."""
+    cores", "NASA reports about dust storms", "Siemens patents on X"), or 0: a name of up to three capitalised
+    words opening the words (one word that is no qualifier, or an acronym or a brand's inner capital: "Official
+    reports on X", "Early studies on X" are qualified documents), a kind of document, a relation, the topic after
+    it."""
     for k in range(1, min(4, len(words) - 2)):
         kind, relation = _fold(words[k]), _fold(words[k + 1])
         if kind in _OWNED_DOCUMENTS and relation in _OWNED_RELATIONS:
@@ -2394,9 +2395,9 @@ understand know learn read walk climb jump share visit stay travel apply claim p
 
 
 def _unmarked_question(words: list[str]) -> bool:
-    """A yes/no question typed without its "?": "is" / "are" / "does" / "did" first, or "do" / "can" before a
-    determiner ("can the council refuse ...", "do the trains run ..."; not "can opener", "do loop", "can bus"),
-    and not a title ("Do Androids Dream of Electric Sheep")."""
+    """A yes/no question typed without its "?": "is" / "are" / "does" / "did" first, or a lower-case "do" / "can"
+    before a determiner or a subject and a common verb ("can the council refuse ...", "can dogs eat grapes"; not
+    "can opener", "do loop", "can bus"), and not a title ("Do Androids Dream of Electric Sheep")."""
     first = words[0].lower()
     if first not in _UNMARKED_AUX and not (first in ("do", "can") and len(words) > 2 and words[1].islower() and (
             words[1].lower() in _DETERMINERS_AFTER_AUX or words[2].lower() in _COMMON_VERBS
@@ -2421,18 +2422,17 @@ def _drop_question_aux(toks: list[_Tok], text: str) -> list[_Tok]:
         # "Why are swifts declining in European cities?", "why is pluto not a planet": the state asked about (its
         # "not" stays the claim's word: the text was read as a sentence)
         return [_Tok("WORD", " ".join(words[2:]), toks[0].spaced), *toks[1:]]
-    if len(words) >= 4 and words[0].lower() in ("is", "was") and words[1].lower() == "it" \
-            and words[2].lower() in ("really", "actually", "even") and len(words) >= 5:
+    if len(words) >= 5 and words[0].lower() in ("is", "was") and words[1].lower() == "it" \
+            and words[2].lower() in ("really", "actually", "even"):
         words = words[:2] + words[3:]   # "is it really worth X-ing"
     if len(words) >= 4 and [w.lower() for w in words[:3]] in (["is", "it", "worth"], ["was", "it", "worth"]) \
             and words[3].lower().endswith("ing"):
         # "Is it worth switching to no-till?", "is it worth getting a dog or not": the step weighed (a closing
-        # "or not" typed without its "?" goes with the question's words)
-        rest = words[3:-2] if [w.lower() for w in words[-2:]] == ["or", "not"] else words[3:]
+        # "or not" typed without its "?", a word of its own here, goes with the question's words)
         after = toks[1:]
         if len(after) == 1 and after[0].kind == "WORD" and _fold(after[0].text) == "or not":
             after = []
-        return [_Tok("WORD", " ".join(rest), toks[0].spaced), *after]
+        return [_Tok("WORD", " ".join(words[3:]), toks[0].spaced), *after]
     if not text.rstrip().endswith("?") and (
             not _unmarked_question(words) or len(text.split()) > _MAX_UNMARKED_QUESTION
             or re.search(r"[.!?;:]|\bor\s+not\s*$", text.strip(), re.I)):
