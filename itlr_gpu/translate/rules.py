@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-66"
+RULES_VERSION = "rules-67"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -957,6 +957,9 @@ def _fold(text: str) -> str:
 
 
 # Emoji and pictographs ("urban fox behaviour \U0001f98a but no mange stuff pls \U0001f645"): no word of a topic
+# a typed emoticon between blanks ("he has them all :) Thx, Priya"): decoration, and where a capitalised word
+# follows it the end of a sentence, as the writer meant it
+_EMOTICON_RE = re.compile(r"(?<=\s)(?:[:;=]-?[()DPp\]\[/|]|<3|[xX]D|\^_\^)(?=\s|$)(?P<next>(?=\s+[A-Z]))?")
 _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u20E3]")
 
 # An emoji or symbol standing as a whole operand ("cats, dogs or 🐍", "🐱 but not 🐶"): the
@@ -998,7 +1001,8 @@ def _clean(text: str) -> str:
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
     parts = _QUOTED_RE.split("".join(out))
-    text = "".join(p if i % 2 else _EMOJI_RE.sub(" ", p) for i, p in enumerate(parts))
+    text = "".join(p if i % 2 else _EMOTICON_RE.sub(lambda m: "." if m.group("next") is not None else " ", _EMOJI_RE.sub(" ", p))
+                   for i, p in enumerate(parts))
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
@@ -1061,6 +1065,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             raw.append(_Tok("WORD", word, spaced))
     raw = _error_messages(raw)
     raw = _acronym_expansions(raw)
+    # words in lower case with no punctuation of their own ("is" in "is Not Alone back"), before it is stripped
+    bare = {id(t) for t in raw if t.kind == "WORD" and t.text.islower() and t.text[-1:].isalpha()}
     # Sentence punctuation glued to words: "health?" / "decline." / "X:" (keep "E. coli" inside).
     for i, t in enumerate(raw):
         if t.kind == "WORD":
@@ -1370,6 +1376,12 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
+    # "is Not Alone back in stock", "do you have Not Today Satan": a capitalised "Not" between a word in lower case
+    # and a capitalised word, inside a clause, is a title's first word (a negation there is written "not")
+    for i in range(1, len(out) - 1):
+        if out[i].kind == "NOT" and out[i].text == "Not" and id(out[i - 1]) in bare \
+                and out[i + 1].kind == "WORD" and out[i + 1].text[:1].isupper():
+            out[i].kind = "WORD"
     if title_start == "no":   # "no claims bonus protection": the opening "no" is the term's word (below)
         if out and _fold(out[0].text) == "no":
             out[0].kind = "WORD"
@@ -3097,7 +3109,7 @@ _SALUTATION_RE = re.compile(
     r"(?:(?:hi|hello|hey|greetings|howdy|hiya)(?:\s+(?:there|all|everyone|everybody|folks|guys|y'all|"
     r"(?:[a-z]+\s+)?(?:team|desk|staff|colleagues|librarians?|library|archive|editors|admins?|moderators|mods|"
     r"experts|community|devs|developers|helpers|volunteers)))?|"
-    r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
+    r"sir|madam|sir\s+or\s+madam|sir/madam|g'day(?:\s+mate)?|hola|buenas(?:\s+(?:tardes|noches))?|bonjour|hallo|namaste|salaam|ciao|hej|ol\u00e1|ahoj|"
     r"buongiorno|buonasera|buenos\s+d[i\u00ed]as|guten\s+tag|dzie\u0144\s+dobry|dzien\s+dobry|dear|"
     r"(?:good\s+)?(?:morning|afternoon|evening)(?:\s+(?:team|all|everyone|everybody|folks))?|"
     r"merhaba|habari|naomba\s+msaada|urgent|urgente|asap)\s*(?:[,.!:]+|\s[-\u2013\u2014]+)\s*)"
@@ -3114,7 +3126,7 @@ _SIGN_OFF_RE = re.compile(
     r"thanking\s+you(?:\s+in\s+(?:anticipation|advance))?|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
-    r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
+    r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|saludos|cordialement|atentamente|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"
     r"arigat(?:o|ou)(?:\s+gozaimasu)?|spasibo|te[s\u015f]ekk(?:u|\u00fc)rler|xie\s*xie|dhanyavaad|grazie(?:\s+mille)?|muchas\s+gracias|(?:please\s+|kindly\s+)?revert(?:\s+(?:back|soon|asap))?|"
     r"dzi(?:e|\u0119)kuj(?:e|\u0119)|dzi(?:e|\u0119)ki|pozdrawiam|shukriya|gamsahamnida|kamsahamnida|c\u1ea3m\s+\u01a1n|cam\s+on)"
     r"(?:\s*,\s*[^\s,]+(?:\s+[^\s,]+){0,5}){0,3}|"   # "Best, Tom Alvarez, Metro Desk"
@@ -3774,8 +3786,12 @@ _GRATEFUL_CLAUSE_RE = re.compile(r",?\s+and\s+(?:i\s+)?(?:would|'d)\s+(?:be\s+(?
                                  r"good|new|relevant|useful|current|peer[- ]reviewed|published|original|key|further)\s+)*"
                                  r"(?:research|papers?|articles?|studies|sources|literature|references|reading|help|"
                                  r"pointers|suggestions|recommendations)(?=\s*(?:[.!?]|$))", re.I)
-_ONLY_IF_RE = re.compile(r",?\s+but\s+only\s+if\s+(?:(?:it's|it\s+is|they're|they\s+are|they|it|the)\s+)?"
-                         r"(?:(?:covers?|includes?|mentions?|discuss(?:es)?|has|have)\s+)?(?=\S)", re.I)
+# "A or B, but only if it covers Z", "A or B, as long as it mentions Z": Z is wanted beside the whole of what came
+# before (", and Z": not "A OR (B AND Z)")
+_ONLY_IF_RE = re.compile(r",?\s+(?:but\s+only\s+if\s+(?:(?:it's|it\s+is|they're|they\s+are|they|it|the)\s+)?"
+                         r"(?:(?:covers?|includes?|mentions?|discuss(?:es)?|has|have)\s+)?"
+                         r"|(?:but\s+)?(?:as|so)\s+long\s+as\s+(?:it|they|the\s+\w+)\s+"
+                         r"(?:covers?|includes?|mentions?|discuss(?:es)?|deals?\s+with|(?:is|are)\s+about)\s+)(?=\S)", re.I)
 _PURPOSE_CLAUSE_RE = re.compile(r",\s*(?:it\s+is|it's|this\s+is|is)\s+for\s+(?:my|our|a|an|the)\s+[^,;.!?]{1,40}"
                                 r"(?=\s*(?:[.!?]|$))", re.I)
 # what the request is for: school work ("for my history essay, due friday", ", for a 5th grade report"), a meeting
@@ -4017,6 +4033,12 @@ _ONLY_RE = re.compile(r"(?:(?<=^)|(?<=[:;,.!?]\s))(?:(?:[Ii]|[Ww]e)\s+)?(?:(?:[O
                       r"one|few|some|half|when|if|after|once|then|those|these|this|that|because|as|to|for|in)\b)"
                       r"(?:[a-z]|[A-Z]{2,}\b)))")
 _NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)?\S)", re.I)   # "not just X but also Y"
+# "X without Y, only Z", "neither A nor B, just C please", "no Y, Z only": what is wanted after an exclusion's
+# comma, which would otherwise be one more excluded item of its list
+_ONLY_AFTER_EXCLUSION_RE = re.compile(
+    r"(?P<head>\b(?:not|no|nothing|without|excluding|except|neither|nor|never)\b[^.;:!?()]*?,)\s+"
+    r"(?:(?:only|just)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|wanted|need|needed|care)\b)(?P<x>[^\W\d_])"
+    r"|(?P<y>[^\W\d_][^,;:.!?()]{0,60}?)\s+only(?=\s*(?:[.;!?]|$)))", re.I)
 _ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+(?:only|ONLY)(?=\s*(?:[,;:.\u2013\u2014]|\s-\s|$))")
 # "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
 _SIMILAR_RE = re.compile(r"(?:(?:something|anything|papers?|work|research|studies|articles?)\s+)?(?:similar\s+to|like)\s+"
@@ -4037,8 +4059,10 @@ _DATES_RE = re.compile(
 _SPOKEN_TAIL_RE = re.compile(r",?\s+(?:(?:right|yeah|yes|ok|okay|no)\?|(?:don't|doesn't|isn't|aren't|won't|can't)\s+(?:they|it|there|"
                              r"you|we)\?)$|"
                              r"\s+(?:(?:i\s+mean\s+)?(?:either|any)\s+(?:one\s+)?(?:is|works|would\s+(?:do|work))(?:\s+fine)?|"
-                             r"would\s+(?:work|do|be\s+fine)\s+for\s+(?:me|us)|whatever\s+you\s+(?:have|got|can\s+find))"
-                             r"[\s.!]*$", re.I)
+                             r"would\s+(?:work|do|be\s+fine)\s+for\s+(?:me|us)|whatever\s+you\s+(?:have|got|can\s+find)|"
+                             # "landlord changing locks without notice what do i do": the writer's next step, no topic
+                             r"(?:[,.!?-]+\s*)?(?:what|wat|wot)\s+(?:do|should|can|shall)\s+(?:i|we|u)\s+do(?:\s+now)?\??)"
+                             r"[\s.!?]*$", re.I)
 
 
 # A writer correcting themselves: "X -- sorry, I meant Y", "X, no, I meant Y", "X -- scratch that, I meant Y",
@@ -4054,7 +4078,10 @@ _EXCLUSION_REASON_RE = re.compile(
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
     r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
-    r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
+    r"it's|that's|they're|my|our)\b)"
+    # the reason said as a clause of its own: "not Catan expansions, he has them all", "no X, we already own it"
+    r"|,\s+(?=(?:he|she|we|i|they|he's|she's|we've|i've|they've)\s+(?:has|have|had|owns?|got|read|seen|tried|did|does|do)"
+    r"\s+(?:them|it|those|these|that|this|all|every|both)\b))[^;.]*", re.I)   # ("I already have X": _already_have)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
 _QUALIFIER_ALTERNATIVES_RE = re.compile(
@@ -4112,6 +4139,7 @@ def _restrictions(text: str) -> str:
         text = _FORMAL_RELATION_RE.sub(", and ", text)
         text = _ALTERNATIVES_THEN_PURPOSE_RE.sub(lambda m: f"{m.group('alts')}, and {m.group('x')}", text)
 
+    text = _ONLY_AFTER_EXCLUSION_RE.sub(lambda m: m.group("head") + " but " + (m.group("x") or m.group("y")), text)
     out = _ONLY_AFTER_RE.sub("", _ONLY_RE.sub("", _NOT_JUST_RE.sub("", text)))
     similar = _SIMILAR_RE.match(out)
     if similar and _SIMILAR_CUE_RE.search(out, similar.end()):
@@ -4251,7 +4279,17 @@ _WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(
                               r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
                               r"easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
                               r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
-                              r"\s+(?:for|on|in|to|with)\s+(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60}))?")
+                              r"\s+(?:(?:for|on|in|with|to(?!\s+[^\s,;:?!.]+$))|if\s+(?:you're|you\s+are|i'm|i\s+am|we're|we\s+are))\s+"
+                              r"(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60})"
+                              r"|\s+to\s+[^\s,;:?!.]+"   # "which is cheaper to run": no topic
+                              r"|\s+(?P<c1>(?!(?:for|on|in|to|with|if|and|or|but|now|here|overall|really)\b)[^\s,;:?!.]+))?")
+# "Is cycling or swimming better for knee osteoarthritis?", "are e-bikes or scooters safer in cities": a comparison
+# asked as a yes/no question, two compared topics and what for
+_IS_BETTER_RE = re.compile(r"(?:is|are|would|will)\s+(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
+                           r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:be\s+)?(?:better|best|easier|cheaper|"
+                           r"safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
+                           r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
+                           r"\s+(?:for|on|in|with)\s+(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60}))?")
 # ("which is cheaper for me": no topic)
 # A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
 # associated with ketoacidosis", "Which flowers are neither toxic to cats nor toxic to dogs?")
@@ -4291,9 +4329,11 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if hedge:
         text = text[hedge.end():]
         sentences = _sentences(text)
-    better = _WHICH_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
-    if better:   # "Bob Dylan or Joan Baez - which is better for protest songs?": both, and what for
-        parts = [text[better.start(g):better.end(g)] for g in ("a", "b", "c") if better.group(g)]
+    better = (_WHICH_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!")) or _IS_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!"))) \
+        if len(sentences) == 1 else None
+    if better and not re.search(r"\b(?:and|or|not|but|vs)\b", _fold(better.group("a") + " " + better.group("b"))):
+        # "Bob Dylan or Joan Baez - which is better for protest songs?": both, and what for
+        parts = [text[better.start(g):better.end(g)] for g in better.re.groupindex if better.group(g)]
         text = " and ".join(parts)
         sentences = [text]
     which = _WHICH_NOT_RE.fullmatch(_fold(text).rstrip(" ?.!")) if len(sentences) == 1 else None
@@ -4939,14 +4979,23 @@ def translate_rules(text: str) -> Node:
     return node
 
 
+def _opens_with_title(text: str) -> bool:
+    """The text opens with a title that opens with a negation ("No Man's Sky tips"), perhaps after a short ask
+    ("is Not Alone back in stock", "do you have No Thanks!")."""
+    return bool(_TITLE_OPENING_RE.match(_TITLE_ASK_RE.sub("", text.lstrip(_EDGE_PUNCT), count=1)))
+
+
+_TITLE_ASK_RE = re.compile(r"(?:is|are|do\s+you\s+(?:have|sell|stock)|have\s+you\s+got|any)\s+(?=(?:No|Not|Without)\s)")
+
+
 def _translate_once(text: str) -> Node:
     try:
         node = _translate(text)
     except RuleError:
-        if not _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+        if not _opens_with_title(text):
             raise
         return _translate(text, title_start=True)
-    if not _wanted(node) and _TITLE_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+    if not _wanted(node) and _opens_with_title(text):
         return _translate(text, title_start=True)
     if not _wanted(node) and _SKIP_NOUN_RE.match(text.lstrip(_EDGE_PUNCT)):
         # "skip permit for the road - not trade waste", "skip hire - no rubble": read as "skip X", nothing would
@@ -4984,7 +5033,11 @@ _EMPTY_ASK_RE = re.compile(
     r"to\s+|i\s+|we\s+)(?:view|see|visit|access|consult|borrow)\s+(?:them|it|one|some))?"
     r"|where\s+(?:should|can|could|do)\s+i\s+(?:look|start|begin|find\s+(?:it|them|this|these))"
     r"|any\s+(?:ideas|suggestions|pointers|tips|advice|recommendations|help)(?:\s+(?:welcome|appreciated|please))?"
-    r"|what\s+(?:do|would)\s+you\s+(?:suggest|recommend|advise)")
+    r"|what\s+(?:do|would)\s+you\s+(?:suggest|recommend|advise)"
+    # the writer's next step with no object of its own: "How do I arrange this?", "What should I do?"
+    r"|(?:how|what)\s+(?:do|can|should|could|would)\s+(?:i|we)\s+(?:do|proceed)"
+    r"|how\s+(?:do|can|should|could|would)\s+(?:i|we)\s+(?:go\s+about|arrange|sort(?:\s+out)?|fix|handle|deal\s+with|"
+    r"request|claim|get|do)\s+(?:this|that|it|them)")
 # a yes/no question's closing "or not" ("Can I freeze cooked rice or not?"), which negates nothing
 _QUESTION_START_RE = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|has|have)\b",
                                 re.I)
@@ -4998,6 +5051,14 @@ _NO_OPENING_RE = re.compile(r"(?:no|NO)\s+[^\W\d]")
 
 # A capitalised negation, then a capitalised word (a small word may come first): a title may open so
 _TITLE_OPENING_RE = re.compile(r"(?:(?:No|Not|Without)\s+)+(?:(?:a|an|the|to|my|for|of)\s+)?[A-Z]")
+
+
+# a phrase in single quotes that holds a connective: "the 'not heating' fault", "the ‘No Deal’ plan" (the
+# writer quoted it as one name; an apostrophe inside or beside a word never opens one)
+_SINGLE_QUOTED_RE = re.compile(
+    r"(?<![\w'\u2019])(?:'(?P<a>(?=[^'\n]{0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)[^\s'\"][^'\"\n]{0,60}?"
+    r"(?<=[^\s'\"]))'|\u2018(?P<b>(?=[^\u2018\u2019\n]{0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)"
+    r"[^\s\u2018\u2019\"][^\u2018\u2019\"\n]{0,60}?(?<=[^\s\u2018\u2019\"]))\u2019)(?![\w'\u2019])", re.I)
 
 
 def _wanted(node: Node) -> bool:
@@ -5014,7 +5075,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         raise RuleError(f"text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY_CHARS:
         raise RuleError(f"text is {len(text)} characters long (at most {MAX_QUERY_CHARS})")
-    cleaned = _clean(_layout(text) if "\n" in text or "\r" in text else text)
+    cleaned = _SINGLE_QUOTED_RE.sub(lambda m: f'"{m.group("a") or m.group("b")}"',
+                                    _clean(_layout(text) if "\n" in text or "\r" in text else text))
     if not cleaned.strip():
         raise RuleError("empty text" if not text.strip() else "no words (only emoji, symbols or control characters): "
                         "the rules read words (write it in words, quote it, or use an LLM translator)")
@@ -5045,7 +5107,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _LATER_ASK_RE.sub(", and ", _RELATIVE_BOTH_RE.sub(" and ", cleaned))
     cleaned = _drop_preference_clause(_PURPOSE_CLAUSE_RE.sub("", _WORK_PURPOSE_RE.sub(_drop_purpose, cleaned))).strip()
     cleaned = _GRATEFUL_CLAUSE_RE.sub("", cleaned)
-    cleaned = _ONLY_IF_RE.sub(" and ", cleaned)   # "X, but only if they cover Y": X AND Y
+    cleaned = _ONLY_IF_RE.sub(", and ", cleaned)   # "X, but only if they cover Y": X AND Y
     cleaned = _restrictions(_hedged(_loose_operators(_EXACT_PHRASE_RE.sub("", cleaned))))
     if len(cleaned) <= _MAX_LETTER:
         found = _sentences(cleaned)
@@ -5158,6 +5220,22 @@ def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
     if isinstance(node, (And, Or)):
         kids = [_split_sentence_terms(c, quoted) for c in node.children]
         return make_and(kids) if isinstance(node, And) else make_or(kids)
+    if isinstance(node, Not) and isinstance(node.child, Term) and node.child.text not in quoted:
+        # "hotels without breakfast. City centre only.": the exclusion ends with its sentence, and the fragment
+        # after it is wanted (never one excluded phrase "breakfast. City centre")
+        parts = _term_sentences(node.child.text)
+        if len(parts) < 2 or not all(parts) or any(len(p.split()) > _MAX_FRAGMENT_WORDS for p in parts):
+            return node
+        words = {w.lower() for p in parts[1:] for w in re.findall(r"[\w']+", p)}
+        if words & _CLAUSE_WORDS or any(re.match(r"(?:no|not|none|nothing|nobody|neither|nor)\b", p, re.I)
+                                        for p in parts[1:]):
+            return node
+        parts = [re.sub(r"[\s,]+please$", "", p, flags=re.I) or p for p in parts]   # "No X please. Only Y."
+        # an ask or a closing after the exclusion ("... not more than 8 miles a day. Any guides?", "except Nestle.
+        # Saludos") names nothing wanted
+        wanted = [p for p in parts[1:] if not (_asks_only(p) or _SIGN_OFF_RE.fullmatch(_fold(p))
+                                               or set(_fold(p).split()) <= _ASK_ONLY_WORDS | _KINDS_ASKED_FOR)]
+        return make_and([Not(Term(parts[0]))] + [Term(p) for p in wanted])
     if not isinstance(node, Term) or node.text in quoted:
         return node
     parts = _term_sentences(node.text)
@@ -5171,6 +5249,7 @@ def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
     return make_and([Term(p) for p in parts])
 
 
+_KINDS_ASKED_FOR = {"any", "guide", "guides", "video", "videos", "tips", "ideas", "suggestions", "recommendations"}
 _ANYTHING_ON_RE = re.compile(r"^(?:anything|something)\s+(?:on|about|regarding|re:?)\s+(?=\S)", re.I)
 
 
