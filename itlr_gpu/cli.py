@@ -468,6 +468,7 @@ def cmd_search(args) -> int:
         results = search(index, queries, cli_common.query_encoder(model, index), k=args.k, ops=args.ops,
                          backend=args.backend, device=args.device, query_ids=ids, chunk_size=args.chunk_size,
                          progress=sys.stderr.isatty(), score_options=options, whole_queries=whole)
+        scale_cli.check_unchanged(index)   # a memory map scored what the file holds now
         write_table(results, args.output)
         print(f"{cli_common.counted(len(ids), 'query', 'queries')} x {cli_common.counted(len(index), 'document')}, "
               f"k={k_shown:,} -> {args.output}")

@@ -159,6 +159,9 @@ class Index:
         self.doc_ids = doc_ids
         self.manifest = manifest
         self.path = path  # the folder it was loaded from / saved to, for error messages
+        # {file: file_stamp} of the matrix files as they were when opened and checksummed (load): a job checks
+        # them before it writes (scale.shards.check_unchanged), since a memory map reads what the file holds now
+        self.opened_files: dict[str, tuple[int, int, int]] = {}
 
     # ------------------------------------------------------------------ basics
 
@@ -470,6 +473,7 @@ class Index:
                 raise IndexIntegrityError(f"{name} is missing", str(d),
                                           "embeddings.npy, doc_ids.arrow and manifest.json")
         ep = d / EMBEDDINGS_FILE
+        opened = file_stamp(os.stat(ep))
         try:
             matrix = load_npy(ep, mmap=mmap, expected="a .npy file written by itlr index (Index.save)")
         except InputError as e:
@@ -488,10 +492,21 @@ class Index:
                     f"checksum mismatch: manifest has {manifest['checksum']}, file has {actual}",
                     str(ep), "the matrix written by itlr index (Index.save; the file is corrupt or was modified)",
                 )
-        return cls(matrix, ids, manifest, d.absolute())
+        if file_stamp(os.stat(ep)) != opened:
+            raise IndexIntegrityError("the file changed while the index was being opened", str(ep),
+                                      "an index left alone while it is read")
+        index = cls(matrix, ids, manifest, d.absolute())
+        index.opened_files = {str(ep.absolute()): opened}
+        return index
 
 
 # ---------------------------------------------------------------------- module helpers
+
+
+def file_stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What tells a file apart from the one opened earlier: a rename over it (inode), a write into it (size,
+    modification time)."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def index_folder(directory: PathLike, writer: str) -> Path:

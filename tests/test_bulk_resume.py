@@ -450,3 +450,47 @@ def test_a_finished_job_refused_by_another_command_is_not_called_incomplete(inde
         run_bulk(out, ids, queries, searcher, **kw)
     assert not any("marked incomplete" in d for d in getattr(info.value, "details", ()))
     assert read_results(out).equals(want)
+
+
+@pytest.mark.parametrize("mode, replace", [("memory", "in place"), ("shards", "in place"), ("memory", "renamed")])
+def test_an_index_changed_during_a_job_stops_it_before_a_part_of_other_vectors(tmp_path, mode, replace):
+    # an outside review: a single-file index written over mid-job (cp over embeddings.npy, or `itlr index -o` of
+    # the same folder) was read through its memory map, and the job finished "complete" with parts of other vectors
+    from itlr_gpu.errors import IndexIntegrityError
+    from itlr_gpu.scale.shards import check_unchanged
+
+    src = tmp_path / "idx"
+    make_index(3000, seed=9).save(src)
+    index = load_index(src)
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", mode=mode, shard_rows=700,
+                             device="cpu")
+    path = src / "embeddings.npy"
+    calls = []
+
+    def changing(batch_ids, batch_queries):
+        table = searcher(batch_ids, batch_queries)
+        calls.append(1)
+        if len(calls) == 2:   # the second batch computed; the file changes before its part is written
+            matrix = np.load(path)
+            time.sleep(0.01)
+            if replace == "in place":
+                with open(path, "r+b") as f:
+                    f.seek(-matrix[::-1].nbytes, os.SEEK_END)
+                    f.write(np.ascontiguousarray(matrix[::-1]).tobytes())
+            else:
+                np.save(tmp_path / "other.npy", matrix[::-1])
+                os.replace(tmp_path / "other.npy", path)
+        return table
+
+    out = tmp_path / "out"
+    with pytest.raises(IndexIntegrityError, match="changed while the index was open"):
+        run_bulk(out, ids, queries, changing, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False,
+                 check_index=lambda: check_unchanged(index))
+    job = json.loads((out / "_itlr_job.json").read_text())
+    assert list(job["parts"]) == ["0"] and job["complete"] is False
+    searcher.close()
+    # the changed file no longer matches its checksum: the rerun is refused when it opens the index
+    with pytest.raises(IndexIntegrityError, match="checksum mismatch"):
+        load_index(src)

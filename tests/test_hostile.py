@@ -658,6 +658,11 @@ def test_10_dotfiles_count_and_folders_are_not_files(base, tmp_path, capsys):
     ["search", "missing-index", "Q", "-o", "r.arrow", "--hybrid", "nan"],
     ["rerank", "missing-index", "Q", "C", "-o", "r.arrow", "-k", "-3"],
     ["search", "IDX", "Q", "-o", "r.arrow", "--conj-hybrid", "0.2"],
+    # an outside review: with --ray these were silently ignored (Ray workers pick their backend; a resident
+    # worker holds its whole shard), and --shard-rows 7 started one worker process per 7 documents
+    ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--backend", "torch"],
+    ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--memory-cap", "16MiB"],
+    ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--workers", "2", "--shard-rows", "7"],
 ])
 def test_10_ignored_or_bad_options_are_usage_errors(base, tmp_path, capsys, argv):
     _, idx, q = base

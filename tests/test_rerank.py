@@ -122,6 +122,13 @@ def test_unknown_ids_reported_and_strict(saved):
     assert any("2 candidate(s) name doc ids not in the index (first: 'nope', 'gone')" in w for w in report.warnings())
     with pytest.raises(InputError, match=r"2 candidate\(s\) name doc ids not in the index \(first: 'nope', 'gone'\)"):
         rerank(index, EXPRS[:2], ["q0", "q1"], cands, HashEncoder(), k=5, device="cpu", strict=True)
+    # --strict names every kind of problem at once (an outside review: only the first was named)
+    both = pa.concat_tables([cands, pa.table({"query_id": ["q1"], "doc_id": ["d7"]})])
+    with pytest.raises(InputError) as err:
+        rerank(index, EXPRS[:2], ["q0", "q1"], both, HashEncoder(), k=5, device="cpu", strict=True)
+    text = str(err.value)
+    assert "doc ids not in the index" in text and "query ids not in the queries file" in text \
+        and "repeat a (query, document) pair" in text and "each document at most once per query (--strict)" in text
 
 
 def test_nothing_to_score_is_an_error(saved):

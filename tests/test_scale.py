@@ -481,3 +481,24 @@ def test_a_malformed_ray_address_is_a_usage_error_before_any_file_is_read(tmp_pa
     assert len(err) == 1 and f"argument --ray: {address!r} {why}" in err[0] and "not found" not in err[0]
     with pytest.raises(InputError, match=why):   # the Python API's address, checked when it connects
         _check_reachable(address)
+
+
+def test_ray_stream_memory_cap_sets_the_rows_each_task_reads():
+    # an outside review: --ray-stream --memory-cap ignored the cap (a task read its whole N/workers rows at once)
+    import argparse
+
+    from itlr_gpu.scale.cli import _ray_ready
+    from itlr_gpu.scale.distributed import RayConfig
+    from itlr_gpu.scale.shards import parse_bytes, shard_rows_for_cap
+
+    index = make_index(30000, seed=1)
+    config = _ray_ready(RayConfig(num_workers=2), argparse.Namespace(ray_stream=True, memory_cap="1MiB"), index)
+    want = shard_rows_for_cap(index.dim, np.dtype(index.dtype).itemsize, parse_bytes("1MiB"))
+    assert config.shard_rows == want and 0 < want < len(index)
+    # resident shards: at most one per CPU of a local Ray (each is a worker process of its own)
+    from itlr_gpu.errors import UsageError
+
+    with pytest.raises(UsageError, match="resident shards"):
+        _ray_ready(RayConfig(num_workers=2, shard_rows=7), argparse.Namespace(ray_stream=False, memory_cap=None), index)
+    assert _ray_ready(RayConfig(num_workers=2, shard_rows=15000),
+                      argparse.Namespace(ray_stream=False, memory_cap=None), index).shard_rows == 15000

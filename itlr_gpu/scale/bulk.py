@@ -321,12 +321,15 @@ def run_bulk(
     options: str | None = None,
     doc_ids_checksum: str | None = None,
     encoder: str | None = None,
+    check_index: Callable[[], None] | None = None,
 ) -> BulkReport:
     """Run (or resume) a bulk job writing ``part-NNNNN`` files and ``_itlr_job.json`` into ``output_dir``.
 
     ``index_checksum`` / ``doc_ids_checksum`` identify the index (matrix, ids) and
     ``encoder`` the query encoder (:func:`encoder_identity`); with ``k``, ``ops``,
-    ``options`` and :data:`SCORER_VERSION` they form the job key a resume must match.
+    ``options`` and :data:`SCORER_VERSION` they form the job key a resume must match.  ``check_index`` raises
+    where the index's files changed since the job opened them (:func:`~itlr_gpu.scale.shards.check_unchanged`):
+    it runs after each batch, before its part is written, so no part of other vectors is ever recorded.
     """
     ids = [str(i) for i in ids]
     queries = list(queries)
@@ -355,7 +358,8 @@ def run_bulk(
         with folder_lock(out):   # before the job file is read: a second job into this folder is refused
             manifest = _open_manifest(out, job, num_parts)
             accepted = True
-            return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress)
+            return _run_parts(out, manifest, ids, queries, search_batch, batch_size, part_format, progress,
+                              check_index)
     except BaseException as err:
         if created:
             _remove_if_empty(out)  # a job that failed before its first part leaves nothing behind
@@ -391,7 +395,8 @@ def _remove_if_empty(out: Path) -> None:
 
 def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: list[Any],
                search_batch: Callable[[Sequence[str], Sequence[str | Node]], pa.Table], batch_size: int,
-               part_format: str, progress: bool | None) -> BulkReport:
+               part_format: str, progress: bool | None,
+               check_index: Callable[[], None] | None = None) -> BulkReport:
     num_parts = manifest["num_parts"]
     report = BulkReport(out, num_parts)
     done = manifest["parts"]
@@ -416,6 +421,8 @@ def _run_parts(out: Path, manifest: dict[str, Any], ids: list[str], queries: lis
             lo, hi = p * batch_size, min(len(ids), (p + 1) * batch_size)
             bar.set_postfix_str(f"batch {p + 1}/{num_parts}")
             table = search_batch(ids[lo:hi], queries[lo:hi])
+            if check_index is not None:
+                check_index()
             if table.schema != RESULT_SCHEMA:
                 table = table.cast(RESULT_SCHEMA)
             name = PART_FILE.format(p, part_format)

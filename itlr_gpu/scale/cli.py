@@ -20,6 +20,8 @@ import os
 import sys
 from typing import Any, Sequence
 
+import numpy as np
+
 from .. import cli_common
 from ..cli_common import (DEFAULT_OPS, byte_size, check_output, counted, index_model_path, ops_spec,
                           positive_int, queries_from_table)
@@ -84,6 +86,13 @@ def check_search_args(args: argparse.Namespace) -> None:
     if getattr(args, "memory_cap", None) and getattr(args, "shard_rows", None):
         raise UsageError("--memory-cap sets the shard size, --shard-rows too: give one of them", "itlr search",
                          "--memory-cap SIZE or --shard-rows N")
+    if args.ray is not None and getattr(args, "backend", "auto") not in (None, "auto"):
+        raise UsageError(f"--backend {args.backend} with --ray: each Ray worker picks the backend of its own device",
+                         "itlr search", "--backend auto (the default) with --ray, or --backend without --ray")
+    if args.ray is not None and getattr(args, "memory_cap", None) and not getattr(args, "ray_stream", False):
+        raise UsageError("--memory-cap with --ray: resident workers hold their whole shard in memory", "itlr search",
+                         "--ray --ray-stream --memory-cap SIZE (each task reads a shard within SIZE), or --ray "
+                         "--shard-rows N")
     if is_dataset_path(args.output):
         check_output_folder(args.output)
     else:
@@ -110,6 +119,13 @@ def load_index(path: str):
     return _load(path)
 
 
+def check_unchanged(index: Any) -> None:
+    """Refuse an index whose matrix files changed since it was opened (before a result is written)."""
+    from .shards import check_unchanged as _check
+
+    _check(index)
+
+
 def _ray_config(args: argparse.Namespace):
     from .distributed import RayConfig, require_ray
 
@@ -120,6 +136,35 @@ def _ray_config(args: argparse.Namespace):
               "encoder and buffers, and more workers than CPUs only add memory and start-up time", file=sys.stderr)
     return RayConfig(address=None if args.ray in (None, "local") else args.ray, num_workers=args.workers,
                      shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None))
+
+
+_MANY_REMOTE_SHARDS = 64
+
+
+def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
+    """``config`` fitted to the index: ``--memory-cap`` with ``--ray-stream`` becomes the rows each task reads; a
+    resident job is refused where its shards (one worker process each, ~0.4 GB before any vectors) outnumber a
+    local Ray's CPUs, and warned of on a cluster past 64."""
+    import dataclasses
+
+    from .shards import parse_bytes, shard_rows_for_cap
+
+    stream = getattr(args, "ray_stream", False)
+    if stream and getattr(args, "memory_cap", None):
+        rows = shard_rows_for_cap(index.dim, np.dtype(index.dtype).itemsize, parse_bytes(args.memory_cap))
+        config = dataclasses.replace(config, shard_rows=rows)
+    if not stream and config.shard_rows:
+        shards = -(-len(index) // config.shard_rows)
+        cores = os.cpu_count() or 1
+        if config.address is None and shards > max(cores, config.num_workers or 0):
+            raise UsageError(f"--shard-rows {config.shard_rows:,} makes {shards:,} resident shards of "
+                             f"{len(index):,} documents, one worker process each, on a local Ray of {cores} CPU(s)",
+                             "itlr search", f"at most {max(cores, config.num_workers or 0)} shards: a larger "
+                             "--shard-rows, or --ray-stream (shards become tasks, run a few at a time)")
+        if config.address is not None and shards > _MANY_REMOTE_SHARDS:
+            print(f"itlr: warning: --shard-rows {config.shard_rows:,} makes {shards:,} resident shards, one Ray "
+                  "worker process each: the cluster needs as many CPU slots and their memory", file=sys.stderr)
+    return config
 
 
 def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids: Sequence[str], encoder: Any,
@@ -136,7 +181,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
     check_unique_ids(ids, args.queries)
     k_shown = cli_common.k_applied(args.k, len(index))
     if args.ray is not None:
-        mode, ray_config = "ray", _ray_config(args)
+        mode, ray_config = "ray", _ray_ready(_ray_config(args), args, index)
     else:
         mode = "shards" if (args.shard_rows or args.memory_cap) else "memory"
         ray_config = None
@@ -151,7 +196,8 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                               index_checksum=index_checksum(index), batch_size=batch,
                               part_format="." + args.part_format, where=args.queries,
                               options=options_key(options, whole_texts, ids),
-                              doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
+                              doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder),
+                              check_index=lambda: check_unchanged(index))
             if report.damaged:   # recomputed, but a user should know their folder was touched
                 print(f"itlr: warning: {counted(len(report.damaged), 'listed part')} missing or changed on disk, "
                       f"recomputed (first: {PART_FILE.format(report.damaged[0], '.' + args.part_format)})",
@@ -168,6 +214,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
             for lo in range(0, len(ids), batch):
                 tables.append(searcher(ids[lo:lo + batch], queries[lo:lo + batch]))
                 bar.update(min(batch, len(ids) - lo))
+        check_unchanged(index)
         write_table(pa.concat_tables(tables), args.output)
         print(f"{counted(len(ids), 'query', 'queries')} x {counted(len(index), 'document')}, k={k_shown:,} -> "
               f"{args.output}")
@@ -227,6 +274,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                            score_options=options, whole_queries=cli_common.whole_texts(query_table, field, options,
                                                                                  queries=queries))
     print_warnings(report)
+    check_unchanged(index)
     write_table(table, args.output)
     parts = [f"{n:,} {what}" for n, what in ((report.unknown_docs + report.unknown_queries, "skipped"),
                                               (report.duplicates, "repeated")) if n]

@@ -340,7 +340,11 @@ class _ShardActor:
             index = load_index(index_path, verify=False)
             if isinstance(index, ShardedIndex):
                 index.embeddings.verify(lo, hi)
-            block = np.ascontiguousarray(index.embeddings[lo:hi])
+            block = index.embeddings[lo:hi]
+            # a single-file index is a memory map: its slice is a view of the file, read again at every
+            # search; the shard is resident as documented only as a copy in this process's memory
+            block = np.array(block) if isinstance(block, np.memmap) or not block.flags.owndata \
+                else np.ascontiguousarray(block)
             self.device = torch.device("cuda" if device == "cuda" and torch.cuda.is_available() else device)
             if device == "cuda" and self.device.type != "cuda":
                 raise RuntimeError("actor was given a GPU but torch sees no CUDA device")

@@ -168,10 +168,12 @@ def rerank(
         report.unknown_doc_examples = _first_distinct(cd.filter(bad_doc))
     if report.unknown_queries:
         report.unknown_query_examples = _first_distinct(cq.filter(pc.and_(bad_q, pc.invert(bad_doc))))
-    if strict and report.unknown():
-        raise InputError(report.unknown()[0], where,
-                         "doc ids of the index (--strict)" if report.unknown_docs else
-                         "query ids of the queries file (--strict)")
+    # --strict names every kind of problem at once (unknown docs, unknown queries, repeated pairs), not the first
+    problems, wanted = (report.unknown(), []) if strict else ([], [])
+    if strict and report.unknown_docs:
+        wanted.append("doc ids of the index")
+    if strict and report.unknown_queries:
+        wanted.append("query ids of the queries file")
     keep = pc.invert(pc.or_(bad_doc, bad_q))
     r = pc.filter(rows, keep).to_numpy(zero_copy_only=False).astype(np.int64)
     q = pc.filter(qpos, keep).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -186,8 +188,11 @@ def rerank(
             first = int(np.flatnonzero(dup)[0])
             report.duplicate_example = (query_ids[q[first]], index.doc_ids[int(r[first])].as_py())
             if strict:
-                raise InputError(report.repeated(), where, "each document at most once per query (--strict)")
+                problems.append(report.repeated())
+                wanted.append("each document at most once per query")
         q, r = q[~dup], r[~dup]
+    if problems:
+        raise InputError("; ".join(problems), where, ", ".join(wanted) + " (--strict)")
     report.scored = len(q)
     if not report.candidates:
         raise InputError("no candidates", where, "at least one (query_id, doc_id) row")

@@ -39,8 +39,8 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import (IDS_FILE, INDEX_FILES, MANIFEST_FILE, Index, _checksum, check_replaceable, index_folder,
-                     read_doc_ids, read_json_manifest, write_doc_ids)
+from ..index import (IDS_FILE, INDEX_FILES, MANIFEST_FILE, Index, _checksum, check_replaceable, file_stamp,
+                     index_folder, read_doc_ids, read_json_manifest, write_doc_ids)
 from ..output import atomic_dir, check_output_folder
 from ..validate import NPY_ERRORS, read_json_file
 from ..ops import Ops
@@ -48,6 +48,7 @@ from ..ops import Ops
 __all__ = [
     "SHARDED_FORMAT", "plan_shards", "merge_topk", "slice_program", "parse_bytes", "shard_rows_for_cap",
     "ShardedMatrix", "ShardedIndex", "save_sharded", "load_index", "index_checksum", "search_out_of_core",
+    "check_unchanged",
     "RowSource",
 ]
 
@@ -182,8 +183,7 @@ class NpyLayout:
     stamp: tuple[int, int, int] = (0, 0, 0)   # (inode, size, mtime_ns) when the header was read
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+_stamp = file_stamp
 
 
 def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
@@ -227,7 +227,9 @@ class RowSource:
     else (an in-memory array, a torch tensor) is copied by slicing.
     """
 
-    def __init__(self, docs: Any):
+    def __init__(self, docs: Any, opened: dict[str, tuple[int, int, int]] | None = None):
+        """``opened``: the matrix files' stamps when the index was opened (``Index.opened_files``): a file
+        changed since is refused at once, not only when it changes again during the reads."""
         self.docs = docs
         self.shape = tuple(int(s) for s in docs.shape)
         self.dtype = _np_dtype(docs)
@@ -241,6 +243,9 @@ class RowSource:
                 layout = None
             if (layout is not None and not layout.fortran and layout.shape == self.shape
                     and layout.dtype == docs.dtype and layout.offset == getattr(docs, "offset", -1)):
+                was = (opened or {}).get(str(Path(docs.filename).absolute()))
+                if was is not None and was != layout.stamp:
+                    raise _changed_error(str(docs.filename))
                 self.segments = [(0, self.shape[0], layout, str(docs.filename))]
         self._fds: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -279,9 +284,7 @@ class RowSource:
             # a file changed since its checksum was checked (at load) would score garbage without a word: a
             # stat per read (a shard's full hash is the Ray stream's, per task)
             if _stamp(os.fstat(fd)) != layout.stamp:
-                raise IndexIntegrityError("the file changed while the index was open (its checksum was checked when "
-                                          "it was opened)", label, "an index left alone while a job reads it "
-                                          "(rerun: a bulk job resumes after its last complete part)")
+                raise _changed_error(label)
             _pread_into(fd, view[a - lo:b - lo], layout.offset + (a - s_lo) * row_bytes, label)
         return view
 
@@ -296,6 +299,33 @@ class RowSource:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _changed_error(where: str) -> IndexIntegrityError:
+    return IndexIntegrityError("the file changed while the index was open (its checksum was checked when it was "
+                               "opened)", where, "an index left alone while a job reads it (rerun: a bulk job "
+                               "resumes after its last complete part)")
+
+
+def opened_files(index: Index) -> dict[str, tuple[int, int, int]]:
+    """``{file: stamp}`` of an index's matrix files as they were opened: a sharded index's shard files (stamped
+    before their checksums were checked), a single-file index's ``embeddings.npy`` (``Index.load``)."""
+    if isinstance(index.embeddings, ShardedMatrix):
+        return {str(Path(s.layout.path).absolute()): s.layout.stamp for s in index.embeddings.segments}
+    return dict(getattr(index, "opened_files", {}) or {})
+
+
+def check_unchanged(index: Index) -> None:
+    """Refuse (IndexIntegrityError) an index whose matrix files changed since it was opened: scores computed from a
+    memory map, a Ray worker's copy or a streamed read are then of other vectors than the ids and checksum the job
+    records.  Jobs call it before they write what they computed."""
+    for path, stamp in opened_files(index).items():
+        try:
+            now = _stamp(os.stat(path))
+        except OSError:
+            now = None
+        if now != stamp:
+            raise _changed_error(path)
 
 
 def _np_dtype(docs: Any) -> np.dtype:
@@ -602,7 +632,7 @@ def search_out_of_core(
         width = len(program.terms) if linear is None else len(linear.vectors)
         chunk_size = chunk_for_budget(d, width, program.num_queries, program.max_depth + (2 if linear else 0),
                                       chunk_budget_for_cap(cap), cpu=dev.type == "cpu")
-    source = RowSource(docs)
+    source = RowSource(docs, getattr(index, "opened_files", None) if isinstance(index, Index) else None)
     itemsize = source.dtype.itemsize
     if shard_rows is None:
         shard_rows = (shard_rows_for_cap(d, itemsize, cap) if cap is not None
