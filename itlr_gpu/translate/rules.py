@@ -960,6 +960,10 @@ def _fold(text: str) -> str:
 # a typed emoticon between blanks ("he has them all :) Thx, Priya"): decoration, and where a capitalised word
 # follows it the end of a sentence, as the writer meant it
 _EMOTICON_RE = re.compile(r"(?<=\s)(?:[:;=]-?[()DPp\]\[/|]|<3|[xX]D|\^_\^)(?=\s|$)(?P<next>(?=\s+[A-Z]))?")
+def _emoticon(m: re.Match) -> str:
+    return "." if m.group("next") is not None else " "
+
+
 _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u20E3]")
 
 # An emoji or symbol standing as a whole operand ("cats, dogs or 🐍", "🐱 but not 🐶"): the
@@ -1001,8 +1005,7 @@ def _clean(text: str) -> str:
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
     parts = _QUOTED_RE.split("".join(out))
-    text = "".join(p if i % 2 else _EMOTICON_RE.sub(lambda m: "." if m.group("next") is not None else " ", _EMOJI_RE.sub(" ", p))
-                   for i, p in enumerate(parts))
+    text = "".join(p if i % 2 else _EMOTICON_RE.sub(_emoticon, _EMOJI_RE.sub(" ", p)) for i, p in enumerate(parts))
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
@@ -4037,7 +4040,8 @@ _NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)
 # comma, which would otherwise be one more excluded item of its list
 _ONLY_AFTER_EXCLUSION_RE = re.compile(
     r"(?P<head>\b(?:not|no|nothing|without|excluding|except|neither|nor|never)\b[^.;:!?()]*?,)\s+"
-    r"(?:(?:only|just)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|wanted|need|needed|care)\b)(?P<x>[^\W\d_])"
+    r"(?:(?:only|just)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|wanted|need|needed|"
+    r"care)\b)(?P<x>[^\W\d_])"
     r"|(?P<y>[^\W\d_][^,;:.!?()]{0,60}?)\s+only(?=\s*(?:[.;!?]|$)))", re.I)
 _ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+(?:only|ONLY)(?=\s*(?:[,;:.\u2013\u2014]|\s-\s|$))")
 # "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
