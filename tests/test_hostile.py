@@ -662,7 +662,7 @@ def test_10_dotfiles_count_and_folders_are_not_files(base, tmp_path, capsys):
     # worker holds its whole shard), and --shard-rows 7 started one worker process per 7 documents
     ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--backend", "torch"],
     ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--memory-cap", "16MiB"],
-    ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--workers", "2", "--shard-rows", "7"],
+    ["search", "IDX", "Q", "-o", "r.arrow", "--ray", "--workers", "2", "--shard-rows", "1"],
 ])
 def test_10_ignored_or_bad_options_are_usage_errors(base, tmp_path, capsys, argv):
     _, idx, q = base

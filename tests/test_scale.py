@@ -495,7 +495,7 @@ def test_ray_stream_memory_cap_sets_the_rows_each_task_reads():
     config = _ray_ready(RayConfig(num_workers=2), argparse.Namespace(ray_stream=True, memory_cap="1MiB"), index)
     want = shard_rows_for_cap(index.dim, np.dtype(index.dtype).itemsize, parse_bytes("1MiB"))
     assert config.shard_rows == want and 0 < want < len(index)
-    # resident shards: at most one per CPU of a local Ray (each is a worker process of its own)
+    # resident shards: at most four per CPU of a local Ray (each is a worker process of its own)
     from itlr_gpu.errors import UsageError
 
     with pytest.raises(UsageError, match="resident shards"):

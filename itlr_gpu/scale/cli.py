@@ -139,12 +139,25 @@ def _ray_config(args: argparse.Namespace):
 
 
 _MANY_REMOTE_SHARDS = 64
+_SHARDS_PER_CPU = 4   # resident shards share a CPU (a fraction each); each is still a process of its own
+
+
+def _local_cpus() -> int:
+    """CPUs of the Ray session this process already started (a test's, a notebook's), else of this machine."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return max(1, int(ray.cluster_resources().get("CPU", 0)))
+    except (ImportError, RuntimeError, ConnectionError):   # no Ray, or a session that cannot say
+        pass
+    return os.cpu_count() or 1
 
 
 def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
     """``config`` fitted to the index: ``--memory-cap`` with ``--ray-stream`` becomes the rows each task reads; a
-    resident job is refused where its shards (one worker process each, ~0.4 GB before any vectors) outnumber a
-    local Ray's CPUs, and warned of on a cluster past 64."""
+    resident job is refused where its shards (one worker process each, ~0.4 GB before any vectors) pass four per
+    CPU of a local Ray, and warned of on a cluster past 64."""
     import dataclasses
 
     from .shards import parse_bytes, shard_rows_for_cap
@@ -155,11 +168,12 @@ def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
         config = dataclasses.replace(config, shard_rows=rows)
     if not stream and config.shard_rows:
         shards = -(-len(index) // config.shard_rows)
-        cores = os.cpu_count() or 1
-        if config.address is None and shards > max(cores, config.num_workers or 0):
+        cores = _local_cpus()
+        limit = _SHARDS_PER_CPU * max(cores, config.num_workers or 0)
+        if config.address is None and shards > limit:
             raise UsageError(f"--shard-rows {config.shard_rows:,} makes {shards:,} resident shards of "
                              f"{len(index):,} documents, one worker process each, on a local Ray of {cores} CPU(s)",
-                             "itlr search", f"at most {max(cores, config.num_workers or 0)} shards: a larger "
+                             "itlr search", f"at most {limit} shards ({_SHARDS_PER_CPU} a CPU): a larger "
                              "--shard-rows, or --ray-stream (shards become tasks, run a few at a time)")
         if config.address is not None and shards > _MANY_REMOTE_SHARDS:
             print(f"itlr: warning: --shard-rows {config.shard_rows:,} makes {shards:,} resident shards, one Ray "
