@@ -417,6 +417,7 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
                       keep_empty=args.keep_empty, not_in=index)   # an id already there: refused before encoding
     took = time.perf_counter() - started
     appended = index.append(new)
+    scale_cli.check_unchanged(index)   # the vectors appended to are the ones opened and checksummed
     appended.save(args.output)
     print(f"appended {cli_common.counted(len(new), 'document')} to {args.output}: "
           f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")

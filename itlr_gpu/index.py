@@ -496,7 +496,7 @@ class Index:
             raise IndexIntegrityError("the file changed while the index was being opened", str(ep),
                                       "an index left alone while it is read")
         index = cls(matrix, ids, manifest, d.absolute())
-        index.opened_files = {str(ep.absolute()): opened}
+        index.opened_files = {os.path.abspath(ep): opened}
         return index
 
 

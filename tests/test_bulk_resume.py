@@ -494,3 +494,21 @@ def test_an_index_changed_during_a_job_stops_it_before_a_part_of_other_vectors(t
     # the changed file no longer matches its checksum: the rerun is refused when it opens the index
     with pytest.raises(IndexIntegrityError, match="checksum mismatch"):
         load_index(src)
+
+
+def test_sharding_an_index_written_over_since_it_was_opened_is_refused(tmp_path):
+    # a review: itlr shard of an index whose embeddings.npy was copied over after it was opened wrote shards of the
+    # other vectors under a checksum of their own, which every later check accepted
+    from itlr_gpu.errors import IndexIntegrityError
+    from itlr_gpu.scale.shards import save_sharded
+
+    make_index(3000, seed=9).save(tmp_path / "idx")
+    index = load_index(tmp_path / "idx")
+    path = tmp_path / "idx" / "embeddings.npy"
+    matrix = np.load(path)
+    with open(path, "r+b") as f:
+        f.seek(-matrix.nbytes, os.SEEK_END)
+        f.write(np.ascontiguousarray(matrix[::-1]).tobytes())
+    with pytest.raises(IndexIntegrityError, match="not the checksum"):
+        save_sharded(index, tmp_path / "sharded", 700)
+    assert not (tmp_path / "sharded").exists()

@@ -169,7 +169,7 @@ def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
     if not stream and config.shard_rows:
         shards = -(-len(index) // config.shard_rows)
         cores = _local_cpus()
-        limit = _SHARDS_PER_CPU * max(cores, config.num_workers or 0)
+        limit = _SHARDS_PER_CPU * cores   # (--workers sets a local Ray's CPU count, not the machine's)
         if config.address is None and shards > limit:
             raise UsageError(f"--shard-rows {config.shard_rows:,} makes {shards:,} resident shards of "
                              f"{len(index):,} documents, one worker process each, on a local Ray of {cores} CPU(s)",
@@ -321,7 +321,7 @@ def cmd_shard(args: argparse.Namespace) -> int:
     check_replaceable(check_output_folder(args.output), INDEX_FILES)
     check_not_input(args.output, {"index": args.index})
     index = load_index(args.index)
-    out = save_sharded(index, args.output, args.shard_rows)
+    out = save_sharded(index, args.output, args.shard_rows)   # (refuses vectors that no longer hash as opened)
     n = -(-len(index) // args.shard_rows)
     print(f"{counted(len(index), 'document')} in {counted(n, 'shard')} of at most {counted(args.shard_rows, 'row')} "
           f"-> {out}")

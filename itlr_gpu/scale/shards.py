@@ -243,7 +243,7 @@ class RowSource:
                 layout = None
             if (layout is not None and not layout.fortran and layout.shape == self.shape
                     and layout.dtype == docs.dtype and layout.offset == getattr(docs, "offset", -1)):
-                was = (opened or {}).get(str(Path(docs.filename).absolute()))
+                was = (opened or {}).get(os.path.abspath(docs.filename))
                 if was is not None and was != layout.stamp:
                     raise _changed_error(str(docs.filename))
                 self.segments = [(0, self.shape[0], layout, str(docs.filename))]
@@ -303,15 +303,16 @@ class RowSource:
 
 def _changed_error(where: str) -> IndexIntegrityError:
     return IndexIntegrityError("the file changed while the index was open (its checksum was checked when it was "
-                               "opened)", where, "an index left alone while a job reads it (rerun: a bulk job "
-                               "resumes after its last complete part)")
+                               "opened)", where, "an index left alone while a job reads it; with the index restored, "
+                               "a bulk job's rerun resumes after its last complete part, and a new index needs a new "
+                               "output folder")
 
 
 def opened_files(index: Index) -> dict[str, tuple[int, int, int]]:
     """``{file: stamp}`` of an index's matrix files as they were opened: a sharded index's shard files (stamped
     before their checksums were checked), a single-file index's ``embeddings.npy`` (``Index.load``)."""
     if isinstance(index.embeddings, ShardedMatrix):
-        return {str(Path(s.layout.path).absolute()): s.layout.stamp for s in index.embeddings.segments}
+        return {os.path.abspath(s.layout.path): s.layout.stamp for s in index.embeddings.segments}
     return dict(getattr(index, "opened_files", {}) or {})
 
 
@@ -546,6 +547,14 @@ def save_sharded(index: Index, directory, shard_rows: int) -> Path:
                 os.fsync(f.fileno())
             whole.update(memoryview(block).cast("B"))
             shards.append({"file": name, "start": lo, "stop": hi, "checksum": _checksum(block)})
+        recorded = index.manifest.get("checksum")
+        if recorded and recorded != "sha256:" + whole.hexdigest():
+            # the matrix read is not the one opened and checksummed (a file written over meanwhile): shards of it
+            # would pass every later check under a checksum of their own
+            raise IndexIntegrityError(f"the vectors read hash to sha256:{whole.hexdigest()[:12]}..., not the "
+                                      f"checksum {recorded[:19]}... the index was opened with",
+                                      str(getattr(index, "path", None) or "index"),
+                                      "an index left alone while it is sharded")
         ids_checksum = write_doc_ids(index.doc_ids, tmp / IDS_FILE)
         manifest = {
             "format": SHARDED_FORMAT, "format_version": SHARDED_FORMAT_VERSION,
