@@ -2687,3 +2687,30 @@ def test_the_synthetic_renderer_reads_back_exactly():
 ])
 def test_rules67_what_follows_an_exclusion_and_comparison_questions(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # from a review of rules-67: a capitalised "Not" after a noun still excludes; "XD" and "<3" are words
+    ("hotels in paris Not London", '("hotels in paris" AND NOT "London")'),
+    ("Adobe XD tutorials for beginners", '"Adobe XD tutorials for beginners"'),
+    ("toys for babies <3 months old", '"toys for babies <3 months old"'),
+    # a fragment after an exclusion's sentence that extends it is excluded too; a remark is no term
+    ("papers on sepsis but no reviews. Editorials too.", '("sepsis" AND NOT "reviews" AND NOT "Editorials")'),
+    ("thrillers but not Stephen King. Dean Koontz as well.",
+     '("thrillers" AND NOT "Stephen King" AND NOT "Dean Koontz")'),
+    ("hiking boots, not leather. Too heavy.", '("hiking boots" AND NOT "leather")'),
+    # a comparison question needs its own subject and a ground without a connective; a chatter word is no ground
+    ("Are there studies on cycling or swimming better for knee pain?",
+     '(("cycling" OR "swimming") AND "better for knee pain")'),
+    ("iphone or pixel which is better tbh", '"iphone or pixel which is better tbh"'),
+    # a remark after an excluded thing goes; "as long as it doesn't mention" excludes
+    ("chilli seeds hotter than scotch bonnet but not carolina reaper, i'm not insane",
+     '("chilli seeds hotter than scotch bonnet" AND NOT "carolina reaper")'),
+    ("squash seeds that store well over winter but not butternut, it never ripens here in Scotland",
+     '("squash seeds that store well over winter" AND NOT "butternut")'),
+    ("hip replacement rehab as long as it doesn't mention fractures", '("hip replacement rehab" AND NOT "fractures")'),
+    ("2 large dogs welcome devon or dorset no extra pet fee",
+     '("2 large dogs welcome" AND ("devon" OR "dorset") AND NOT "extra pet fee")'),
+])
+def test_rules68_review_of_rules67(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-67"
+RULES_VERSION = "rules-68"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -132,6 +132,10 @@ _MARKERS: list[tuple[str, str]] = [
     ("unless it's", "EXCL"), ("unless they're", "EXCL"), ("unless it involves", "EXCL"),
     ("as long as it isn't about", "EXCL"), ("as long as it isn't", "EXCL"), ("as long as it's not about", "EXCL"),
     ("as long as it's not", "EXCL"), ("as long as they aren't", "EXCL"), ("as long as they're not", "EXCL"),
+    ("as long as it doesn't mention", "EXCL"), ("as long as it does not mention", "EXCL"),
+    ("as long as they don't mention", "EXCL"), ("as long as it doesn't cover", "EXCL"),
+    ("as long as they don't cover", "EXCL"), ("as long as it doesn't include", "EXCL"),
+    ("as long as they don't include", "EXCL"),
     ("is fine as long as it isn't about", "EXCL"), ("is fine as long as it isn't", "EXCL"),
     ("are fine as long as they aren't", "EXCL"), ("are fine as long as it isn't about", "EXCL"),
     ("are fine as long as it isn't", "EXCL"), ("except when the focus is", "EXCL"),
@@ -959,7 +963,8 @@ def _fold(text: str) -> str:
 # Emoji and pictographs ("urban fox behaviour \U0001f98a but no mange stuff pls \U0001f645"): no word of a topic
 # a typed emoticon between blanks ("he has them all :) Thx, Priya"): decoration, and where a capitalised word
 # follows it the end of a sentence, as the writer meant it
-_EMOTICON_RE = re.compile(r"(?<=\s)(?:[:;=]-?[()DPp\]\[/|]|<3|[xX]D|\^_\^)(?=\s|$)(?P<next>(?=\s+[A-Z]))?")
+_EMOTICON_RE = re.compile(r"(?<=\s)(?:[:;=]-?[()DPp\]\[/|]|\^_\^)(?=\s|$)(?P<next>(?=\s+[A-Z]))?")
+# ("XD" and "<3" are left: "Adobe XD", "an xD card", "babies <3 months old")
 def _emoticon(m: re.Match) -> str:
     return "." if m.group("next") is not None else " "
 
@@ -1379,10 +1384,12 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
-    # "is Not Alone back in stock", "do you have Not Today Satan": a capitalised "Not" between a word in lower case
-    # and a capitalised word, inside a clause, is a title's first word (a negation there is written "not")
+    # "is Not Alone back in stock", "do you have Not Today Satan", "shows like Not Another D&D Podcast": a capitalised
+    # "Not" after a verb or a small word in lower case and before a capitalised word is a title's first word (after
+    # a noun it still excludes: "hotels in paris Not London")
     for i in range(1, len(out) - 1):
         if out[i].kind == "NOT" and out[i].text == "Not" and id(out[i - 1]) in bare \
+                and out[i - 1].text in _BEFORE_A_TITLE \
                 and out[i + 1].kind == "WORD" and out[i + 1].text[:1].isupper():
             out[i].kind = "WORD"
     if title_start == "no":   # "no claims bonus protection": the opening "no" is the term's word (below)
@@ -1411,6 +1418,10 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
+_BEFORE_A_TITLE = set("is are was were be been have has had got get like love loved of the a an about called named "
+                      "titled play played playing read reading watch watched watching buy bought stock sell find see "
+                      "saw "
+                      "hear heard listen rent borrow".split())
 # what a thing does not do when it is broken ("screen sharing not working", "file syncing not updating")
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
               "updating displaying saving sending receiving launching installing downloading uploading".split())
@@ -3759,7 +3770,7 @@ _NO_PLEASE_RE = re.compile(r"(?<=[a-z0-9])(?<!\bbut)(?<!\band)(?<!\bor)(?<!\bwit
                            r"(?:please|pls|plz)(?=\s*[.!]*\s*$)")
 # A keyword string in lower case with one "no" between two phrases: "condoms no latex", "marathon training beginners
 # no keto diet" (not a "no" that opens or closes it, nor "no win no fee", "yes or no", "no-fault")
-_KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,5}?)"
+_KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,7}?)"
                             r"(?<!\bor)(?<!\band)(?<!\bbut)(?<!\bwith)(?<!\bnor)(?<!\bis)(?<!\bare)(?<!\bhave)(?<!\bhas)"
                             r"(?<!\bof)(?<!\bsay)(?<!\bsays)(?<!\bsaid)(?<!\bbest)(?<!\beasy)(?<!\bquick)(?<!\btop)"
                             r"(?<!\bthe)(?<!\ba)"
@@ -4086,6 +4097,14 @@ _EXCLUSION_REASON_RE = re.compile(
     # the reason said as a clause of its own: "not Catan expansions, he has them all", "no X, we already own it"
     r"|,\s+(?=(?:he|she|we|i|they|he's|she's|we've|i've|they've)\s+(?:has|have|had|owns?|got|read|seen|tried|did|does|do)"
     r"\s+(?:them|it|those|these|that|this|all|every|both)\b))[^;.]*", re.I)   # ("I already have X": _already_have)
+# "X but not carolina reaper, i'm not insane", "... but not butternut, it never ripens here": a remark about the
+# excluded thing, a clause of its own after the comma (not an ask: "..., it must be Y"), up to the clause's end
+_EXCLUSION_REMARK_RE = re.compile(
+    r"(?P<keep>\b(?:but\s+)?(?:not|no|without|except|excluding)\s[^;,.()]{1,80}?),\s+"
+    r"(?:(?:it|it's|its|i'm|im|i\s+am|they're|that's)\s+(?!(?:must|has\s+to|have\s+to|should|needs?|wants?)\b)"
+    r"(?:never|not|always|just|too|so|really|only|all|am|is|are|was|were|doesn't|don't|won't|didn't|can't|isn't|"
+    r"aren't|[a-z]+s)|(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
+    r"this|all|every|both))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
 _QUALIFIER_ALTERNATIVES_RE = re.compile(
@@ -4138,6 +4157,7 @@ def _restrictions(text: str) -> str:
     if not _has_strong_aux(text) or len(_sentences(text)) <= 2:
         text = _corrected(text)
     text = _EXCLUSION_REASON_RE.sub(lambda m: m.group("keep"), text)
+    text = _EXCLUSION_REMARK_RE.sub(lambda m: m.group("keep"), text)
     if not _has_strong_aux(text):
         text = _QUALIFIER_ALTERNATIVES_RE.sub(lambda m: f" and ({m.group('a')} or {m.group('b')})", text)
         text = _FORMAL_RELATION_RE.sub(", and ", text)
@@ -4286,10 +4306,13 @@ _WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(
                               r"\s+(?:(?:for|on|in|with|to(?!\s+[^\s,;:?!.]+$))|if\s+(?:you're|you\s+are|i'm|i\s+am|we're|we\s+are))\s+"
                               r"(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60})"
                               r"|\s+to\s+[^\s,;:?!.]+"   # "which is cheaper to run": no topic
-                              r"|\s+(?P<c1>(?!(?:for|on|in|to|with|if|and|or|but|now|here|overall|really)\b)[^\s,;:?!.]+))?")
+                              r"|\s+(?P<c1>(?!(?:for|on|in|to|with|if|and|or|but|now|here|overall|really|tbh|imo|imho|"
+                              r"honestly|guys|folks|lol|pls|please|anyway|though|btw|mate|thanks|ty|thx|then)\b)"
+                              r"[^\s,;:?!.]+))?")
 # "Is cycling or swimming better for knee osteoarthritis?", "are e-bikes or scooters safer in cities": a comparison
 # asked as a yes/no question, two compared topics and what for
-_IS_BETTER_RE = re.compile(r"(?:is|are|would|will)\s+(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
+_IS_BETTER_RE = re.compile(r"(?:is|are|would|will)\s+(?!(?:there|it|you|we|i|they|this|that|these|those)\b)"
+                           r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
                            r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:be\s+)?(?:better|best|easier|cheaper|"
                            r"safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
                            r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
@@ -4335,7 +4358,9 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
         sentences = _sentences(text)
     better = (_WHICH_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!")) or _IS_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!"))) \
         if len(sentences) == 1 else None
-    if better and not re.search(r"\b(?:and|or|not|but|vs)\b", _fold(better.group("a") + " " + better.group("b"))):
+    if better and not re.search(r"\b(?:and|or|not|but|vs|that|than)\b",
+                                _fold(better.group("a") + " " + better.group("b"))) \
+            and not re.search(r"\b(?:or|not|but|vs|than)\b", _fold(better.group("c") or "")):
         # "Bob Dylan or Joan Baez - which is better for protest songs?": both, and what for
         parts = [text[better.start(g):better.end(g)] for g in better.re.groupindex if better.group(g)]
         text = " and ".join(parts)
@@ -5179,7 +5204,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
         raise prose_error
-    node = _split_sentence_terms(_excluded_asides(node, quoted), quoted)
+    node = _split_sentence_terms(_excluded_asides(node, quoted), quoted, cleaned)
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
@@ -5218,11 +5243,11 @@ def _term_sentences(text: str) -> list[str]:
     return [p.strip(" ,;:") for p in parts + [text[start:]]]
 
 
-def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
+def _split_sentence_terms(node: Node, quoted: set[str], text: str = "") -> Node:
     """A wanted term that runs over a sentence's end is a term per sentence: "Rent arrears. Housing association",
     "HAND CREAM FOR DRY HANDS. UNSCENTED" (short fragments, each a topic), never one phrase."""
     if isinstance(node, (And, Or)):
-        kids = [_split_sentence_terms(c, quoted) for c in node.children]
+        kids = [_split_sentence_terms(c, quoted, text) for c in node.children]
         return make_and(kids) if isinstance(node, And) else make_or(kids)
     if isinstance(node, Not) and isinstance(node.child, Term) and node.child.text not in quoted:
         # "hotels without breakfast. City centre only.": the exclusion ends with its sentence, and the fragment
@@ -5230,16 +5255,25 @@ def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
         parts = _term_sentences(node.child.text)
         if len(parts) < 2 or not all(parts) or any(len(p.split()) > _MAX_FRAGMENT_WORDS for p in parts):
             return node
+        at = text.find(node.child.text)
+        if at >= 0 and re.match(r"\s*,?\s*(?:or|and|nor)\b", text[at + len(node.child.text):], re.I):
+            return node   # "wine not from France. Italy or Spain.": the fragment begins a list of its own
         words = {w.lower() for p in parts[1:] for w in re.findall(r"[\w']+", p)}
-        if words & _CLAUSE_WORDS or any(re.match(r"(?:no|not|none|nothing|nobody|neither|nor)\b", p, re.I)
-                                        for p in parts[1:]):
+        if words & (_CLAUSE_WORDS | _MORE_CLAUSE_WORDS) \
+                or any(re.match(r"(?:no|not|none|nothing|nobody|neither|nor)\b", p, re.I) for p in parts[1:]):
             return node
         parts = [re.sub(r"[\s,]+please$", "", p, flags=re.I) or p for p in parts]   # "No X please. Only Y."
         # an ask or a closing after the exclusion ("... not more than 8 miles a day. Any guides?", "except Nestle.
         # Saludos") names nothing wanted
-        wanted = [p for p in parts[1:] if not (_asks_only(p) or _SIGN_OFF_RE.fullmatch(_fold(p))
-                                               or set(_fold(p).split()) <= _ASK_ONLY_WORDS | _KINDS_ASKED_FOR)]
-        return make_and([Not(Term(parts[0]))] + [Term(p) for p in wanted])
+        kept: list[Node] = [Not(Term(parts[0]))]
+        for p in parts[1:]:
+            low = _fold(p)
+            if _asks_only(p) or _SIGN_OFF_RE.fullmatch(low) or set(low.split()) <= _ASK_ONLY_WORDS | _KINDS_ASKED_FOR \
+                    or _REMARK_RE.match(low):
+                continue   # "Any guides?", "Saludos", "Too heavy.", "Urgent."
+            more = _MORE_EXCLUDED_RE.fullmatch(p)   # "but no reviews. Editorials too.": excluded as well
+            kept.append(Not(Term(more.group("x") or more.group("x2"))) if more else Term(p))
+        return make_and(kept)
     if not isinstance(node, Term) or node.text in quoted:
         return node
     parts = _term_sentences(node.text)
@@ -5253,6 +5287,9 @@ def _split_sentence_terms(node: Node, quoted: set[str]) -> Node:
     return make_and([Term(p) for p in parts])
 
 
+_REMARK_RE = re.compile(r"(?:too|so|very|really|way|far)\s+\S+$|(?:urgent|asap|boring|obviously|thanks?)$")
+_MORE_EXCLUDED_RE = re.compile(r"or\s+(?P<x>.+?)|(?P<x2>.+?)\s+(?:too|as\s+well|either)", re.I)
+_MORE_CLAUSE_WORDS = {"we've", "we're", "they're", "they've", "she's", "he's", "you've", "you're", "i'd", "we'd"}
 _KINDS_ASKED_FOR = {"any", "guide", "guides", "video", "videos", "tips", "ideas", "suggestions", "recommendations"}
 _ANYTHING_ON_RE = re.compile(r"^(?:anything|something)\s+(?:on|about|regarding|re:?)\s+(?=\S)", re.I)
 
