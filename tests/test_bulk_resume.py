@@ -512,3 +512,19 @@ def test_sharding_an_index_written_over_since_it_was_opened_is_refused(tmp_path)
     with pytest.raises(IndexIntegrityError, match="not the checksum"):
         save_sharded(index, tmp_path / "sharded", 700)
     assert not (tmp_path / "sharded").exists()
+
+
+def test_run_bulk_checks_a_batch_searchers_index_by_default(tmp_path):
+    # the Python API: a BatchSearcher's index is checked before each part without a check_index argument
+    from itlr_gpu.errors import IndexIntegrityError
+
+    make_index(3000, seed=9).save(tmp_path / "idx")
+    index = load_index(tmp_path / "idx")
+    ids, queries = _ids_queries()
+    searcher = BatchSearcher(index, HashEncoder(), k=8, ops="product,sum,one_minus", device="cpu")
+    path = tmp_path / "idx" / "embeddings.npy"
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))   # a later modification time: another file
+    with pytest.raises(IndexIntegrityError, match="changed while the index was open"):
+        run_bulk(tmp_path / "out", ids, queries, searcher, k=8, ops="product,sum,one_minus",
+                 index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
+    searcher.close()

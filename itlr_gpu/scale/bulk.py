@@ -329,8 +329,14 @@ def run_bulk(
     ``encoder`` the query encoder (:func:`encoder_identity`); with ``k``, ``ops``,
     ``options`` and :data:`SCORER_VERSION` they form the job key a resume must match.  ``check_index`` raises
     where the index's files changed since the job opened them (:func:`~itlr_gpu.scale.shards.check_unchanged`):
-    it runs after each batch, before its part is written, so no part of other vectors is ever recorded.
+    it runs after each batch, before its part is written, so no part of other vectors is ever recorded (by
+    default, with a :class:`BatchSearcher`, its index's check).
     """
+    if check_index is None and isinstance(search_batch, BatchSearcher):
+        from .shards import check_unchanged
+
+        index = search_batch.index
+        check_index = lambda: check_unchanged(index)  # noqa: E731
     ids = [str(i) for i in ids]
     queries = list(queries)
     if len(ids) != len(queries):

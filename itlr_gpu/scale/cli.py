@@ -210,8 +210,7 @@ def run_search(args: argparse.Namespace, index: Any, queries: Sequence[Any], ids
                               index_checksum=index_checksum(index), batch_size=batch,
                               part_format="." + args.part_format, where=args.queries,
                               options=options_key(options, whole_texts, ids),
-                              doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder),
-                              check_index=lambda: check_unchanged(index))
+                              doc_ids_checksum=doc_ids_checksum(index), encoder=encoder_identity(encoder))
             if report.damaged:   # recomputed, but a user should know their folder was touched
                 print(f"itlr: warning: {counted(len(report.damaged), 'listed part')} missing or changed on disk, "
                       f"recomputed (first: {PART_FILE.format(report.damaged[0], '.' + args.part_format)})",
