@@ -2714,3 +2714,13 @@ def test_rules67_what_follows_an_exclusion_and_comparison_questions(text, expr):
 ])
 def test_rules68_review_of_rules67(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-69: "(I'm) not interested in X, only Y" is Y without X (it was one wanted phrase "not interested in X")
+    ("not interested in reviews, only primary research on statins", '("statins" AND NOT "reviews")'),
+    ("I'm not interested in reviews, only statin trials in the elderly", '("statin trials in the elderly" AND NOT "reviews")'),
+    ("I don't want cats, I want dogs", '("dogs" AND NOT "cats")'),
+])
+def test_rules69_not_interested_first(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-68"
+RULES_VERSION = "rules-69"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -3358,7 +3358,9 @@ _WHICH_FIRST_RE = re.compile(
 
 # "I don't want cats, I want dogs", "i dont want horror, comedy films": a refusal first, then what is wanted
 _REFUSAL_FIRST_RE = re.compile(
-    r"(?i:(?:i|we)\s+(?:do\s+not|don't|dont|don\u2019t)\s+(?:want|need)\s+(?!to\b)(?:any(?:thing)?\s+(?:on|about)\s+)?)"
+    r"(?i:(?:(?:i|we)\s+(?:do\s+not|don't|dont|don\u2019t)\s+(?:want|need)\s+(?!to\b)(?:any(?:thing)?\s+(?:on|about)\s+)?"
+    # "(I'm) not interested in reviews, only primary research on statins"
+    r"|(?:(?:i'm|i\u2019m|im|i\s+am|we're|we\s+are)\s+)?not\s+interested\s+in\s+))"
     r"(?P<x>[^,.;:!?]{1,80}?)\s*[,.;]\s*(?i:(?:but\s+)?(?:(?:i|we)(?:'d|\s+would)?\s+(?:want|need|prefer|like)|"
     r"(?:i'm|i\s+am|we're|we\s+are)\s+(?:looking|searching)\s+for|only|just|rather)\s+)?"
     r"(?P<y>[^,.;:!?]{1,120}?)\s*[.!]?\s*$")
