@@ -2721,6 +2721,8 @@ def test_rules68_review_of_rules67(text, expr):
     ("not interested in reviews, only primary research on statins", '("statins" AND NOT "reviews")'),
     ("I'm not interested in reviews, only statin trials in the elderly", '("statin trials in the elderly" AND NOT "reviews")'),
     ("I don't want cats, I want dogs", '("dogs" AND NOT "cats")'),
+    # a single-quoted name may hold a word's apostrophe
+    ("the 'three strikes and you're out' law", '"the three strikes and you\'re out law"'),
 ])
 def test_rules69_not_interested_first(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -5086,10 +5086,13 @@ _TITLE_OPENING_RE = re.compile(r"(?:(?:No|Not|Without)\s+)+(?:(?:a|an|the|to|my|
 
 # a phrase in single quotes that holds a connective: "the 'not heating' fault", "the ‘No Deal’ plan" (the
 # writer quoted it as one name; an apostrophe inside or beside a word never opens one)
+# (an apostrophe between letters is a word's: "the 'three strikes and you're out' law")
 _SINGLE_QUOTED_RE = re.compile(
-    r"(?<![\w'\u2019])(?:'(?P<a>(?=[^'\n]{0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)[^\s'\"][^'\"\n]{0,60}?"
-    r"(?<=[^\s'\"]))'|\u2018(?P<b>(?=[^\u2018\u2019\n]{0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)"
-    r"[^\s\u2018\u2019\"][^\u2018\u2019\"\n]{0,60}?(?<=[^\s\u2018\u2019\"]))\u2019)(?![\w'\u2019])", re.I)
+    r"(?<![\w'\u2019])(?:'(?P<a>(?=(?:[^'\n]|(?<=\w)'(?=\w)){0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)"
+    r"[^\s'\"](?:[^'\"\n]|(?<=\w)'(?=\w)){0,60}?(?<=[^\s'\"]))'"
+    r"|\u2018(?P<b>(?=(?:[^\u2018\u2019\n]|(?<=\w)\u2019(?=\w)){0,60}?\b(?:not|no|and|or|nor|without|except|but)\b)"
+    r"[^\s\u2018\u2019\"](?:[^\u2018\u2019\"\n]|(?<=\w)\u2019(?=\w)){0,60}?(?<=[^\s\u2018\u2019\"]))\u2019)"
+    r"(?![\w'\u2019])", re.I)
 
 
 def _wanted(node: Node) -> bool:
