@@ -2726,3 +2726,15 @@ def test_rules68_review_of_rules67(text, expr):
 ])
 def test_rules69_not_interested_first(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-70, from writers 77 and 78: after someone who ignores, "ignoring" is the verb; "no idea" excludes nothing
+    ("black mould in rented flat, landlord ignoring repair requests",
+     '("black mould in rented flat" AND "landlord ignoring repair requests")'),
+    ("cheap flights ignoring budget airlines", '("cheap flights" AND NOT "budget airlines")'),
+    ("lost jacket on the coach, no idea who to contact", '("lost jacket on the coach" AND "no idea who to contact")'),
+    ("vegan recipes, no dairy", '("vegan recipes" AND NOT "dairy")'),
+])
+def test_rules70_agents_ignoring_and_no_idea(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

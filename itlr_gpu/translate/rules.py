@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-69"
+RULES_VERSION = "rules-70"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1375,7 +1375,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     out = minus
     # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start.
     for i, t in enumerate(out):
-        if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM"):
+        if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM") \
+                and _fold(out[i + 1].text) not in _NO_IDIOMS:   # ("no idea who to contact" excludes nothing)
             prev = out[i - 1].kind if i else None
             if prev in (None, "COMMA", "SEMI", "AND", "OR", "ORELSE", "BUT", "LP"):
                 t.kind = "NOT"
@@ -1384,6 +1385,11 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
+    # "landlord ignoring repair requests": after someone who ignores, "ignoring" is the verb, no exclusion
+    for i in range(1, len(out)):
+        if out[i].kind == "EXCL" and _fold(out[i].text) == "ignoring" and out[i - 1].kind == "WORD" \
+                and _fold(out[i - 1].text) in _AGENTS:
+            out[i].kind = "WORD"
     # "is Not Alone back in stock", "do you have Not Today Satan", "shows like Not Another D&D Podcast": a capitalised
     # "Not" after a verb or a small word in lower case and before a capitalised word is a title's first word (after
     # a noun it still excludes: "hotels in paris Not London")
@@ -1418,6 +1424,10 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
+_NO_IDIOMS = {"idea", "clue", "doubt", "matter", "worries"}
+_AGENTS = set("landlord landlords landlady council employer employers boss manager school company agent agency "
+              "neighbour neighbours neighbor neighbors government doctor gp insurer bank police partner husband wife "
+              "he she they who letting university tenant tenants owner owners".split())
 _BEFORE_A_TITLE = set("is are was were be been have has had got get like love loved of the a an about called named "
                       "titled play played playing read reading watch watched watching buy bought stock sell find see "
                       "saw "
