@@ -30,6 +30,7 @@ leaves nothing behind.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -335,8 +336,7 @@ def run_bulk(
     if check_index is None and isinstance(search_batch, BatchSearcher):
         from .shards import check_unchanged
 
-        index = search_batch.index
-        check_index = lambda: check_unchanged(index)  # noqa: E731
+        check_index = functools.partial(check_unchanged, search_batch.index)
     ids = [str(i) for i in ids]
     queries = list(queries)
     if len(ids) != len(queries):
