@@ -4105,10 +4105,7 @@ _EXCLUSION_REASON_RE = re.compile(
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
     r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
-    r"it's|that's|they're|my|our)\b)"
-    # the reason said as a clause of its own: "not Catan expansions, he has them all", "no X, we already own it"
-    r"|,\s+(?=(?:he|she|we|i|they|he's|she's|we've|i've|they've)\s+(?:has|have|had|owns?|got|read|seen|tried|did|does|do)"
-    r"\s+(?:them|it|those|these|that|this|all|every|both)\b))[^;.]*", re.I)   # ("I already have X": _already_have)
+    r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
 # "X but not carolina reaper, i'm not insane", "... but not butternut, it never ripens here": a remark about the
 # excluded thing, a clause of its own after the comma (not an ask: "..., it must be Y"), up to the clause's end
 _EXCLUSION_REMARK_RE = re.compile(
