@@ -4307,11 +4307,12 @@ def _letter(text: str) -> str:
 
 
 # "A or B - which is better for C?", "A or B, which one is easier to learn": a comparison names both (and C)
-_WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
-                              r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)"
-                              r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?(?:is|are|'s|works)\s+(?:better|best|"
-                              r"easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
-                              r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
+_COMPARED = (r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
+             r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)")
+_BETTER = (r"(?:better|best|easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
+           r"(?:\s+(?:for|to)\s+(?:me|us|you)|")   # (the verdict's ground follows, or "for me": no topic)
+_WHICH_BETTER_RE = re.compile(_COMPARED + r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?"
+                              r"(?:is|are|'s|works)\s+" + _BETTER +
                               r"\s+(?:(?:for|on|in|with|to(?!\s+[^\s,;:?!.]+$))|if\s+(?:you're|you\s+are|i'm|i\s+am|we're|we\s+are))\s+"
                               r"(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60})"
                               r"|\s+to\s+[^\s,;:?!.]+"   # "which is cheaper to run": no topic
@@ -4321,10 +4322,7 @@ _WHICH_BETTER_RE = re.compile(r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(
 # "Is cycling or swimming better for knee osteoarthritis?", "are e-bikes or scooters safer in cities": a comparison
 # asked as a yes/no question, two compared topics and what for
 _IS_BETTER_RE = re.compile(r"(?:is|are|would|will)\s+(?!(?:there|it|you|we|i|they|this|that|these|those)\b)"
-                           r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus)\s+"
-                           r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:be\s+)?(?:better|best|easier|cheaper|"
-                           r"safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
-                           r"(?:\s+(?:for|to)\s+(?:me|us|you)|"
+                           + _COMPARED + r"\s+(?:be\s+)?" + _BETTER +
                            r"\s+(?:for|on|in|with)\s+(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60}))?")
 # ("which is cheaper for me": no topic)
 # A negated question of which things ("Which houseplants are not toxic to dogs?", "which SGLT2 inhibitors are not
@@ -4365,8 +4363,8 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
     if hedge:
         text = text[hedge.end():]
         sentences = _sentences(text)
-    better = (_WHICH_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!")) or _IS_BETTER_RE.fullmatch(_fold(text).rstrip(" ?.!"))) \
-        if len(sentences) == 1 else None
+    asked = _fold(text).rstrip(" ?.!")
+    better = (_WHICH_BETTER_RE.fullmatch(asked) or _IS_BETTER_RE.fullmatch(asked)) if len(sentences) == 1 else None
     if better and not re.search(r"\b(?:and|or|not|but|vs|that|than)\b",
                                 _fold(better.group("a") + " " + better.group("b"))) \
             and not re.search(r"\b(?:or|not|but|vs|than)\b", _fold(better.group("c") or "")):
