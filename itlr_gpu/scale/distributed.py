@@ -343,8 +343,7 @@ class _ShardActor:
             block = index.embeddings[lo:hi]
             # a single-file index is a memory map: its slice is a view of the file, read again at every
             # search; the shard is resident as documented only as a copy in this process's memory
-            block = np.array(block) if isinstance(block, np.memmap) or not block.flags.owndata \
-                else np.ascontiguousarray(block)
+            block = np.ascontiguousarray(block) if block.flags.owndata else np.array(block)
             self.device = torch.device("cuda" if device == "cuda" and torch.cuda.is_available() else device)
             if device == "cuda" and self.device.type != "cuda":
                 raise RuntimeError("actor was given a GPU but torch sees no CUDA device")

@@ -183,9 +183,6 @@ class NpyLayout:
     stamp: tuple[int, int, int] = (0, 0, 0)   # (inode, size, mtime_ns) when the header was read
 
 
-_stamp = file_stamp
-
-
 def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
     """Header of a ``.npy`` file (data offset, shape, dtype) without reading the data."""
     p = str(path)
@@ -205,7 +202,7 @@ def npy_layout(path: str | os.PathLike, where: str | None = None) -> NpyLayout:
     if size < need:
         raise IndexIntegrityError(f"file is truncated ({size} bytes, {need} needed)", where or p,
                                   "the complete .npy file")
-    return NpyLayout(p, offset, tuple(int(s) for s in shape), np.dtype(dtype), bool(fortran), _stamp(st))
+    return NpyLayout(p, offset, tuple(int(s) for s in shape), np.dtype(dtype), bool(fortran), file_stamp(st))
 
 
 def _pread_into(fd: int, buf: np.ndarray, offset: int, where: str) -> None:
@@ -283,7 +280,7 @@ class RowSource:
             fd = self._fd(layout.path, label)
             # a file changed since its checksum was checked (at load) would score garbage without a word: a
             # stat per read (a shard's full hash is the Ray stream's, per task)
-            if _stamp(os.fstat(fd)) != layout.stamp:
+            if file_stamp(os.fstat(fd)) != layout.stamp:
                 raise _changed_error(label)
             _pread_into(fd, view[a - lo:b - lo], layout.offset + (a - s_lo) * row_bytes, label)
         return view
@@ -322,7 +319,7 @@ def check_unchanged(index: Index) -> None:
     records.  Jobs call it before they write what they computed."""
     for path, stamp in opened_files(index).items():
         try:
-            now = _stamp(os.stat(path))
+            now = file_stamp(os.stat(path))
         except OSError:
             now = None
         if now != stamp:
@@ -641,7 +638,7 @@ def search_out_of_core(
         width = len(program.terms) if linear is None else len(linear.vectors)
         chunk_size = chunk_for_budget(d, width, program.num_queries, program.max_depth + (2 if linear else 0),
                                       chunk_budget_for_cap(cap), cpu=dev.type == "cpu")
-    source = RowSource(docs, getattr(index, "opened_files", None) if isinstance(index, Index) else None)
+    source = RowSource(docs, opened_files(index) if isinstance(index, Index) else None)
     itemsize = source.dtype.itemsize
     if shard_rows is None:
         shard_rows = (shard_rows_for_cap(d, itemsize, cap) if cap is not None
