@@ -2738,3 +2738,37 @@ def test_rules69_not_interested_first(text, expr):
 ])
 def test_rules70_agents_ignoring_and_no_idea(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-71, from writers 79 and 80: a capitalised "Neither ... Nor" after "about" is a title (lower case, or
+    # opening the text, it still excludes both)
+    ("any episode where Bill Bryson talks about Neither Here Nor There",
+     '"episode where Bill Bryson talks about Neither Here Nor There"'),
+    ("Neither Cats Nor Dogs", '(NOT "Cats" AND NOT "Dogs")'),
+    ("neither cats nor dogs", '(NOT "cats" AND NOT "dogs")'),
+    # either owner of the documents, the same topic (it was "Samsung" OR ("LG" AND topic))
+    ("Samsung or LG patents on OLED burn-in compensation", '(("Samsung" OR "LG") AND "OLED burn-in compensation")'),
+    ("Sony, Canon or Nikon reports about sensor dust", '(("Sony" OR "Canon" OR "Nikon") AND "sensor dust")'),
+    ("NASA reports about dust storms", '("NASA" AND "dust storms")'),
+    # a reason or a remark after an exclusion names nothing (it was excluded, or wanted)
+    ("recalls of baby purees or teething biscuits, but not formula, since parents bring their own",
+     '(("recalls of baby purees" OR "teething biscuits") AND NOT "formula")'),
+    ("tent under 4 lbs. No Big Agnes or Nemo, had bad luck with both",
+     '("tent under 4 lbs" AND NOT "Big Agnes" AND NOT "Nemo")'),
+    ("spices recalled for lead, but not the applesauce pouches thing I already know about",
+     '("spices recalled for lead" AND NOT "the applesauce pouches")'),
+    ("Ukulele songbooks for kids - Disney or Frozen but not Moana we already have that one",
+     '("Ukulele songbooks for kids" AND ("Disney" OR "Frozen") AND NOT "Moana")'),
+    # "not the ..." after a question excludes (it was one term with the question)
+    ("is the red hat in size L? not the kids version", '("the red hat in size L" AND NOT "the kids version")'),
+    # "X only no Y" after a comma; "the only no fee card" is a name
+    ("woodworking podcast, hand tools only no power tools", '("woodworking" AND "hand tools" AND NOT "power tools")'),
+    ("the only no fee credit card", '"the only no fee credit card"'),
+    # a suggestion with alternatives after the topic is wanted, its "or" its own (it was one more alternative)
+    ("Red wine for lamb on Sunday, not too tannic, maybe a Rioja or a Cotes du Rhone?",
+     '("Red wine for lamb on Sunday" AND NOT "too tannic" AND ("Rioja" OR "Cotes du Rhone"))'),
+    ("hiking boots, maybe Salomon or Merrell", '("hiking boots" AND ("Salomon" OR "Merrell"))'),
+])
+def test_rules71_titles_owners_and_remarks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-70"
+RULES_VERSION = "rules-71"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1398,6 +1398,14 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                 and out[i - 1].text in _BEFORE_A_TITLE \
                 and out[i + 1].kind == "WORD" and out[i + 1].text[:1].isupper():
             out[i].kind = "WORD"
+        # "talks about Neither Here Nor There": a capitalised "Neither ... Nor" there is a title's too
+        if out[i].kind == "NEITHER" and out[i].text == "Neither" and id(out[i - 1]) in bare \
+                and out[i - 1].text in _BEFORE_A_TITLE and out[i + 1].kind == "WORD" and out[i + 1].text[:1].isupper():
+            nor = next((j for j in range(i + 2, len(out)) if out[j].kind != "WORD" or not out[j].text[:1].isupper()),
+                       len(out))
+            if nor < len(out) - 1 and out[nor].kind == "NOR" and out[nor].text == "Nor" \
+                    and out[nor + 1].kind == "WORD" and out[nor + 1].text[:1].isupper():
+                out[i].kind = out[nor].kind = "WORD"
     if title_start == "no":   # "no claims bonus protection": the opening "no" is the term's word (below)
         if out and _fold(out[0].text) == "no":
             out[0].kind = "WORD"
@@ -1736,7 +1744,11 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                 words = _strip_prefix(words, [_GENRE_RE])
             owner = _document_owner(words)
             if owner:   # "Procter and Gamble patents on absorbent cores": the owner AND the topic
-                out.extend([_Tok("WORD", " ".join(words[:owner])), _Tok("AND", "and")])
+                first = _owner_alternatives(out)   # "Samsung or LG patents on X": either owner, the same topic
+                if first is not None:
+                    out.insert(first, _Tok("LP", "("))
+                out.extend([_Tok("WORD", " ".join(words[:owner]))] + ([_Tok("RP", ")")] if first is not None else [])
+                           + [_Tok("AND", "and")])
                 words = words[owner + 2:]
             if len(words) == 1 and _fold(words[0]).rstrip(",.!") in ("no", "nope", "noo", "nooo") \
                     and (at_start or (out and out[-1].kind == "SEMI")) \
@@ -1758,6 +1770,19 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
         out.append(t)
         i += 1
     return out
+
+
+def _owner_alternatives(out: list[_Tok]) -> int | None:
+    """Where the names before a document owner's "or" begin ("Samsung or LG patents on X", "Sony, Canon or Nikon
+    reports about Y"): the index of the first name in ``out``, or None when no name and "or" come just before."""
+    i, ors = len(out), 0
+    while i >= 2 and out[i - 1].kind in ("OR", "COMMA") and out[i - 2].kind == "WORD":
+        words = out[i - 2].text.split()
+        if not (len(words) <= 3 and all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL for w in words)):
+            break
+        ors += out[i - 1].kind == "OR"
+        i -= 2
+    return i if ors and out[len(out) - 1].kind == "OR" else None
 
 
 _OWNED_DOCUMENTS = {"patents", "patent", "reports", "papers", "studies", "publications", "research"}   # (not "Supreme
@@ -2665,7 +2690,8 @@ _QUESTION_EXCLUSION_RE = re.compile(
     r"(?:(?:but|and),?\s+)?(?:not\s+interested\s+in|nothing\s+(?:on|about|abt)|excluding|exclude|except|without|"
     r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
-    r"(?:please\s+)?(?:leave\s+out|exclude|skip|ignore)|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b)"
+    r"(?:please\s+)?(?:leave\s+out|exclude|skip|ignore)|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b|"
+    r"(?<!and\s)(?<!and,\s)not\s+(?:the|any)\b(?![^?]*\?))"   # "is the hat in size L? not the kids version"
     r"(?=\s|$)")
 
 
@@ -3698,7 +3724,17 @@ _LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\
 
 
 def _hedged(text: str) -> str:
+    text = _MAYBE_SUGGESTION_RE.sub(lambda m: f", and ({m.group('alts')})", text)
     return _MAYBE_RE.sub(r"\g<who> ", _LONG_SHOT_RE.sub("", text, count=1) if _LONG_SHOT_RE.match(text) else text)
+
+
+# "red wine for lamb, maybe a Rioja or a Côtes du Rhône?": a suggestion after the topic is wanted too (its "or" no
+# alternative of the topic's list); after an exclusion it is _ONLY_AFTER_EXCLUSION_RE's
+_MAYBE_SUGGESTION_RE = re.compile(r"(?<![Nn]ot)(?<![Nn]o)(?<!without)(?<!excluding)(?<!except)"
+                                  r"(?<=[^\W\d_]),\s+(?:maybe|perhaps|possibly)\s+(?:(?:a|an|some)\s+)?"
+                                  r"(?!(?:if|when|as|because|not|no|i|we|you|it|they|that|this|there|something|anything)\b)"
+                                  r"(?P<alts>[^\W\d_][^,;:.!?()\"]{0,60}?\bor\s+[^,;:.!?()\"]{1,60}?)"
+                                  r"(?=\s*(?:[,;:.!?]|$))")
 
 
 def _assignment(text: str) -> str:
@@ -3788,6 +3824,10 @@ _KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'
                             r"(?<!\bthe)(?<!\ba)"
                             r"\s+no\s+(?!(?:longer|more|less|matter|doubt|one|way|to|bake|knead|dig|sew|fee|win|deal|fault|"
                             r"code|show|go|return|man's|mans|limit|limits|cost|charge)\b)(?P<not>[a-z][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3})")
+# "hand tools only no power tools": a "no" right after "only" opens an exclusion (not "the only no-fee account")
+_ONLY_NO_RE = re.compile(r"(?:(?P<det>\b(?:the|a|an|my|your|our|their|his|her|its)\s+)|\b)(?P<only>only),?\s+no\s+"
+                         r"(?!(?:longer|more|less|matter|doubt|idea|one|way|fee|fees|deal|limit|cost|charge)\b)(?=[a-z])",
+                         re.I)
 # "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
 _LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
                            r"(?:stuff|info|information|anything|material|something|papers|articles|documents|sources)\s+"
@@ -3804,6 +3844,10 @@ _HAVE_PLENTY_RE = re.compile(
     r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
     r"(?:plenty|enough|lots|loads|those|that|them|these)(?:\s+(?:on|of|about)\s+(?:that|those|it|them|these))?"
     r"(?:\s+already)?\s*\)?(?=\s*(?:[.!?]|$))", re.I)
+# "skip matilda and the bfg we have those", "not Moana we already have that one": the same without a separator
+_HAVE_THOSE_RE = re.compile(r"(?<=\w)\s+(?:(?:as|since|because|cause|coz|cos)\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:already\s+)?"
+                            r"(?:have|got)\s+(?:that|those|them|these|it)(?:\s+ones?)?(?:\s+already)?"
+                            r"(?=\s*(?:[.!?]|$))", re.I)
 # ", is for my master thesis", ", it's for our NGO report" closing a request: the writer's purpose
 # "I'm writing a grant on X and would be grateful for recent primary research": an ask of documents after the topic
 # names nothing more ("... and would appreciate any papers")
@@ -4063,8 +4107,8 @@ _NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)
 # comma, which would otherwise be one more excluded item of its list
 _ONLY_AFTER_EXCLUSION_RE = re.compile(
     r"(?P<head>\b(?:not|no|nothing|without|excluding|except|neither|nor|never)\b[^.;:!?()]*?,)\s+"
-    r"(?:(?:only|just)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|wanted|need|needed|"
-    r"care)\b)(?P<x>[^\W\d_])"
+    r"(?:(?:only|just|maybe|perhaps|possibly)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|"
+    r"wanted|need|needed|care|not|no|i|we|you|it|they|that|this|there)\b)(?:(?:a|an|some)\s+)?(?P<x>[^\W\d_])"
     r"|(?P<y>[^\W\d_][^,;:.!?()]{0,60}?)\s+only(?=\s*(?:[.;!?]|$)))", re.I)
 _ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+(?:only|ONLY)(?=\s*(?:[,;:.\u2013\u2014]|\s-\s|$))")
 # "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
@@ -4104,8 +4148,9 @@ _EXCLUSION_REASON_RE = re.compile(
     r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,])|(?<=\s)(?=(?:but\s+)?(?:without|excluding|except)\b))"
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
-    r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
-    r"it's|that's|they're|my|our)\b))[^;.]*", re.I)
+    r"our|my|everyone|nobody|nothing|there|this|these|those|he|he's|she|she's|his|her|you|you're|your|their|parents|"
+    r"kids|children|people)\b)|,?\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|it's|that's|they're|my|our)\b))"
+    r"[^;.]*", re.I)
 # "X but not carolina reaper, i'm not insane", "... but not butternut, it never ripens here": a remark about the
 # excluded thing, a clause of its own after the comma (not an ask: "..., it must be Y"), up to the clause's end
 _EXCLUSION_REMARK_RE = re.compile(
@@ -4113,7 +4158,8 @@ _EXCLUSION_REMARK_RE = re.compile(
     r"(?:(?:it|it's|its|i'm|im|i\s+am|they're|that's)\s+(?!(?:must|has\s+to|have\s+to|should|needs?|wants?)\b)"
     r"(?:never|not|always|just|too|so|really|only|all|am|is|are|was|were|doesn't|don't|won't|didn't|can't|isn't|"
     r"aren't|[a-z]+s)|(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
-    r"this|all|every|both))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
+    r"this|all|every|both)|(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|"
+    r"a\s+bad|an?\s+awful|a\s+terrible))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
 _QUALIFIER_ALTERNATIVES_RE = re.compile(
@@ -4879,7 +4925,10 @@ _EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz
                                r"\s+(?:who|which|that)\s+(?:i|we)(?:'ve|\s+have)?\s+(?:already\s+)?(?:studied|read|seen|covered|"
                                r"done|visited|consulted)(?:\s+already)?\s*$|"
                                r"(?:\s+please)?\s+(?:i|we)(?:'ve|\s+have|ve)\s+(?:already\s+)?(?:read|seen|done|got)\s+"
-                               r"(?:it|them|that|those)\b.*$", re.I | re.S)
+                               r"(?:it|them|that|those)\b.*$|"
+                               # "not the applesauce pouches thing I already know about"
+                               r"(?:\s+thing)?\s+(?:(?:that|which)\s+)?(?:i|we)\s+already\s+know\s+(?:about|of)\s*$",
+                               re.I | re.S)
 # a verdict on an excluded topic as a conjunct of its own ("- no Champagne, it blows the budget")
 _EXCLUSION_VERDICT_RE = re.compile(r"(?:it|that|this|they)(?:'s|'re|\s+(?:is|are|was|were|blows|costs|breaks|kills|"
                                    r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds))\b", re.I)
@@ -5129,7 +5178,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # "Should I get a flu jab or not?", "metformin before contrast CT -- still needed or not??": the yes/no
         # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
-    cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
+    cleaned = _HAVE_THOSE_RE.sub("", _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
@@ -5140,6 +5189,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
+    cleaned = _ONLY_NO_RE.sub(lambda m: m.group(0) if m.group("det") else m.group("only") + ", excluding ", cleaned)
     m = _KEYWORD_NO_RE.fullmatch(cleaned.strip())
     if m and len(re.findall(r"\bno\b", cleaned)) == 1:
         cleaned = f"{m.group('what')}, excluding {m.group('not')}"
