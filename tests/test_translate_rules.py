@@ -2772,3 +2772,21 @@ def test_rules70_agents_ignoring_and_no_idea(text, expr):
 ])
 def test_rules71_titles_owners_and_remarks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-72, from writers 78 and 80: qualifiers after a topic's comma are its alternatives, not two more topics
+    ("rain pants, men's or unisex, NOT Frogg Toggs",
+     '("rain pants" AND ("men\'s" OR "unisex") AND NOT "Frogg Toggs")'),
+    ("how to report bullying anonymously, online or by phone",
+     '("report bullying anonymously" AND ("online" OR "by phone"))'),
+    ("parking permits, paper or digital", '("parking permits" AND ("paper" OR "digital"))'),
+    ("Byzantine art, mosaics or icons", '("Byzantine art" OR "mosaics" OR "icons")'),
+    # an alternative with a link of its own: both keep theirs, the head is shared
+    ("electric car charging on board or at the port", '("electric car charging" AND ("on board" OR "at the port"))'),
+    ("sickle cell crisis pain management at home or in school",
+     '("sickle cell crisis pain management" AND ("at home" OR "in school"))'),
+    ("hotels in paris or in rome", '("hotels" AND ("paris" OR "rome"))'),
+])
+def test_rules72_qualifier_and_place_alternatives(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-71"
+RULES_VERSION = "rules-72"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -2358,7 +2358,23 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
     if len(topic) >= 3 and all(len(a) == 1 and not _name_like(a[0]) for a in alts) \
             and _fold(topic[-2]) not in _COMPARED_GROUND_LINKS | {"of", "with", "by", "to", "about"}:
         return make_and([operands[0], make_or(operands[1:])])
+    # ... or qualifiers that name no topic alone: "rain pants, men's or unisex", "report bullying, online or by
+    # phone" (a possessive, an adjective, a manner or a short phrase after a preposition)
+    if all(_qualifier_alternative(a) for a in alts):
+        return make_and([operands[0], make_or(operands[1:])])
     return None
+
+
+_MANNERS = {"online", "offline", "remotely", "anonymously", "in-person", "printed", "digital", "paper", "electronic",
+            "unisex", "mens", "womens"}
+
+
+def _qualifier_alternative(words: list[str]) -> bool:
+    if len(words) == 1:
+        w = words[0].lower()
+        return w.isascii() and (re.fullmatch(r"[a-z]+(?:'s|s')", w) is not None or _adjective_like(w) or w in _MANNERS)
+    return 2 <= len(words) <= 3 and words[0].lower() in {"by", "in", "at", "on", "via", "over", "under"} \
+        and all(w.islower() and w.isalpha() for w in words)
 
 
 def _or_between_commas(operands: list[Node], seps: list[str]) -> Node | None:
@@ -4579,6 +4595,7 @@ _LATIN_AFTER_IN = {"vitro", "vivo", "situ", "silico", "utero", "toto", "vacuo"} 
 _SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
                              r"(?!(?:" + "|".join(_LATIN_AFTER_IN) + r")\b)", re.I)
 # Links before the common ground of two compared topics ("A vs B for C", "A compared with B in C")
+_PLACE_LINKS = {"in", "on", "at", "by", "from", "under", "near", "within"}   # where or how: "on board or at the port"
 _COMPARED_GROUND_LINKS = {"for", "in", "on", "among", "amongst", "during", "from", "at", "across", "within"}
 _MAX_SHARED_ALT = 3     # words of the alternative beside the shared phrase
 _MAX_OTHER_ALT = 4      # words of each other alternative
@@ -4783,6 +4800,15 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
                 and all(len(o.split()) <= _MAX_OTHER_ALT and not _links(o) for o in others) \
                 and not _mixed_case([a] + others):
             return make_and([Term(x), make_or([Term(a)] + [Term(o) for o in others])] + ([tail] if tail else []))
+        # "electric car charging on board or at the port": the other alternative opens with a link of its own, so
+        # both keep theirs
+        other = kids[1].text.split() if len(kids) == 2 and tail is None else []
+        if x and a and 2 <= len(other) <= _MAX_SHARED_ALT and other[0].lower() != link \
+                and other[0].lower() in _PLACE_LINKS and link in _PLACE_LINKS \
+                and len(a.split()) <= 2 and 2 <= len(x.split()) <= _MAX_SHARED_HEAD \
+                and x.split()[-1].lower() not in _NO_SHARED_HEAD_END and not _links(" ".join(other[1:])) \
+                and all(w.islower() for w in a.split() + other):
+            return make_and([Term(x), make_or([Term(f"{m.group(1)} {a}"), kids[1]])])
     # names, the last with a lower-case phrase after it: "Walmart or Target earnings", "3PL or 4PL providers",
     # "Tintin or Asterix albums in French first editions" (the whole phrase is shared, links and all; not
     # lower-case nouns: "dog or cat bites" shares its noun, "milk or peanut butter", "lard or kidney beans" and
