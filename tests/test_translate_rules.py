@@ -2790,3 +2790,23 @@ def test_rules71_titles_owners_and_remarks(text, expr):
 ])
 def test_rules72_qualifier_and_place_alternatives(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-73, from writers 81 and 82: "Which is <any comparative>, A or B?" compares A and B
+    ("Which is sturdier second hand, a solid wood bed frame or an upholstered ottoman bed?",
+     '("solid wood bed frame" AND "upholstered ottoman bed")'),
+    ("Which is more reliable, Toyota or Honda?", '("Toyota" AND "Honda")'),
+    # "doesnt matter which" typed without its apostrophe says nothing either
+    ("looking for a cot or a crib, doesnt matter which, no drop side ones pls",
+     '(("cot" OR "crib") AND NOT "drop side")'),
+    # "I do not need information about X" excludes X
+    ("guidance on payroll. I do not need information about pensions.", '("payroll" AND NOT "pensions")'),
+    # alternatives that each open with "a" share what follows their comma ("A or In mice, B" stays a claim's list)
+    ("a telescope or a planetarium projector, under £50", '(("telescope" OR "planetarium projector") AND "under £50")'),
+    # a remark after an exclusion with a possessive subject names nothing
+    ("funny movies for family night but no animated ones, my teens hate cartoons",
+     '("funny movies for family night" AND NOT "animated")'),
+])
+def test_rules73_comparatives_and_remarks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

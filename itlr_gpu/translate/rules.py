@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-72"
+RULES_VERSION = "rules-73"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -342,7 +342,8 @@ for _who in ("i", "we"):
             _CLAUSE_OPENERS.add(f"{_who} {_neg} want{_obj}")
         for _obj in (" anything on", " anything about", " anything regarding", " stuff on", " stuff about",
                      " material on", " info on", " information on", " studies on", " studies about",
-                     " papers on", " articles on", " articles about"):   # not "we don't need X": a claim
+                     " papers on", " articles on", " articles about", " information about", " info about",
+                     " material about", " papers about", " information regarding"):   # not "we don't need X": a claim
             _CLAUSE_OPENERS.add(f"{_who} {_neg} need{_obj}")
 for _be in ("i'm", "i am", "we're", "we are", ""):
     for _about in ("in", "about", "on"):   # "I am not interested about animal studies" (second language)
@@ -2333,9 +2334,15 @@ def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
             and all(isinstance(o, Term) and len(o.text.split()) <= _MAX_OR_BEFORE_SHARED
                     for o in operands[:alternatives]) \
             and not (isinstance(operands[alternatives - 1], Term)
-                     and operands[alternatives - 1].text.split()[0].lower() in _BOUND_FOLLOWERS):
+                     and operands[alternatives - 1].text.split()[0].lower() in _BOUND_FOLLOWERS
+                     and not _parallel_articles(operands[:alternatives])):
         return make_and([make_or(operands[:alternatives]), *shared])   # (not "A or In mice, B": a claim's opening)
     return None
+
+
+def _parallel_articles(alternatives: list[Node]) -> bool:
+    """Every alternative opens with "a" or "an" ("a telescope or a planetarium projector, under £50")."""
+    return all(isinstance(o, Term) and o.text.split()[0].lower() in ("a", "an") for o in alternatives)
 
 
 def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
@@ -3402,8 +3409,9 @@ _COMPARE_WITH_RE = re.compile(r"\s+(?:with|to|against|and|versus|vs\.?)\s+")
 # the alternatives: _WHICH_BETTER_RE below): two compared topics, as
 # "A vs B (for X)" (the verdict asked for is no topic, and the "or" is no alternative)
 _WHICH_FIRST_RE = re.compile(
-    r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|"
-    r"cheaper|cheapest|safer|safest|healthier|healthiest|faster|fastest|easier|easiest)"
+    r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|worse|worst|"
+    # any comparative, with a word or two of its own ("Which is sturdier second hand, A or B?")
+    r"(?:more|most|less|least)\s+[a-z]+|[a-z]{2,}(?:ier|iest|er|est))(?:\s+(?!(?:for|in|on|at|with)\b)[a-z-]+){0,2}"
     r"(?P<ground>\s+(?:for|in|on|at|with)\s+[^,:;?!.]{1,60}?)?\s*[,:]\s*)"
     r"(?P<a>[^,:;?!.]+?)\s+(?i:or)\s+(?P<b>[^,:;?!.]+?)\s*\?*\s*$")
 
@@ -3768,7 +3776,7 @@ def _assignment(text: str) -> str:
 _BOTH_REQUIRED_RE = re.compile(
     r"(?:(?<=^)|(?<=[,;:.!?(])|\s+[-\u2013\u2014]+)\s*(?:(?:both|all\s+(?:two|three|four|five)|all\s+of\s+them|each\s+of\s+them)"
     r"\s+(?:(?:have|has|need|needs)\s+to|must|should)\s+(?:be\s+(?:in\s+there|there|present|in\s+it|included|mentioned)|"
-    r"appear|show\s+up)|(?:it\s+)?(?:doesn't|does\s+not)\s+matter\s+which(?:\s+one)?|either\s+(?:one\s+)?is\s+fine)"
+    r"appear|show\s+up)|(?:it\s+)?(?:doesn't|doesnt|doesn\u2019t|does\s+not|dont|don't)\s+matter\s+which(?:\s+one)?|either\s+(?:one\s+)?is\s+fine)"
     r"\s*(?:[.!:;)]+|\s[-\u2013\u2014]+|,|$)", re.I)
 # "China or Japan both ok", "Either British or Irish would do", "UK or Iceland ideally": the alternatives are the
 # writer's, the verdict is not
@@ -4174,7 +4182,8 @@ _EXCLUSION_REMARK_RE = re.compile(
     r"(?:(?:it|it's|its|i'm|im|i\s+am|they're|that's)\s+(?!(?:must|has\s+to|have\s+to|should|needs?|wants?)\b)"
     r"(?:never|not|always|just|too|so|really|only|all|am|is|are|was|were|doesn't|don't|won't|didn't|can't|isn't|"
     r"aren't|[a-z]+s)|(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
-    r"this|all|every|both)|(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|"
+    r"this|all|every|both)|(?:my|our|his|her|their)\s+[a-z]+\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
+    r"(?:don't|doesn't|do\s+not|does\s+not)\s+like|(?:is|are)\s+allergic)|(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|"
     r"a\s+bad|an?\s+awful|a\s+terrible))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
