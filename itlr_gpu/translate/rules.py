@@ -4183,8 +4183,10 @@ _EXCLUSION_REMARK_RE = re.compile(
     r"(?:never|not|always|just|too|so|really|only|all|am|is|are|was|were|doesn't|don't|won't|didn't|can't|isn't|"
     r"aren't|[a-z]+s)|(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
     r"this|all|every|both)|(?:my|our|his|her|their)\s+[a-z]+\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
-    r"(?:don't|doesn't|do\s+not|does\s+not)\s+like|(?:is|are)\s+allergic)|(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|"
-    r"a\s+bad|an?\s+awful|a\s+terrible))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
+    r"(?:don't|doesn't|do\s+not|does\s+not)\s+like|(?:is|are)\s+allergic)|"
+    # subjectless: ", had bad luck with both", ", tried them"
+    r"(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|a\s+bad|an?\s+awful|"
+    r"a\s+terrible))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
 _QUALIFIER_ALTERNATIVES_RE = re.compile(
