@@ -2810,3 +2810,61 @@ def test_rules72_qualifier_and_place_alternatives(text, expr):
 ])
 def test_rules73_comparatives_and_remarks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-74, from writers 83 and 84: a search-engine minus after a comma excludes (it was one more topic)
+    ("dairy cow methane emissions, seaweed feed additives, -Asparagopsis",
+     '("dairy cow methane emissions" AND "seaweed feed additives" AND NOT "Asparagopsis")'),
+    ("E2f-1, -2", '("E2f-1" AND "2")'),
+    # what the writer does not mind is neither wanted nor excluded (it was excluded)
+    ("rickenbacker basses. Not bothered about colour but no refinished ones",
+     '("rickenbacker basses" AND NOT "refinished")'),
+    ("rickenbacker basses, not fussed about colour, no refinished ones", '("rickenbacker basses" AND NOT "refinished")'),
+])
+def test_rules74_minus_after_comma_and_indifference(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-74, from an outside review of rules-71 to rules-73: what those rounds read worse than rules-70 reads
+    # as rules-70 did. Nouns in -er are no comparatives ("paper size" is asked for)
+    ("What is the paper size, A4 or Letter?", '("the paper size" AND ("A4" OR "Letter"))'),
+    # "I have it" goes only after an exclusion
+    ("how do I know if I have it", '"know if I have it"'),
+    # a reason needs a subject and a verb ("since his Twitter takeover" is a time); "because of" is a topic's
+    ("flight cancellations, not refunds, because of weather",
+     '("flight cancellations" AND NOT "refunds" AND "because of weather")'),
+    # a "no" phrase with a reason after it still excludes (it is no name: "no claims bonus protection")
+    ("no hotels near the airport, because the noise", 'NOT "hotels near the airport"'),
+    ("no claims bonus protection", '"no claims bonus protection"'),
+    # three parallel items stay three; a list with the topic's own link stays a list
+    ("a nurse or a doctor, a paramedic", '("nurse" OR "doctor" OR "paramedic")'),
+    ("research by harvard, by mit or by stanford", '("research" AND ("harvard" OR "mit" OR "stanford"))'),
+])
+def test_rules74_review_of_rules71_to_73(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, words, excluded", [
+    # (readings left as rules-70 had them; what matters is what they no longer do)
+    ("I like Neither Coke Nor Pepsi, what else is there", "Coke", True),     # still excluded, no title
+    ("not Canon, had no issues with Nikon though", "Nikon", False),          # the brand the writer likes kept
+    ("Elon Musk news, excluding Tesla, since his Twitter takeover", "Twitter takeover", None),   # a time, kept
+    ("is Paris expensive? not the hotels, the food", "the food", False),     # not excluded with the hotels
+    ("I want only no bake desserts", "no bake desserts", False),             # "no bake" is no exclusion
+])
+def test_rules74_review_keeps(text, words, excluded):
+    got = canonical(translate_rules(text))
+    assert words in got
+    if excluded is not None:
+        assert bool(re.search(rf'NOT "[^"]*{re.escape(words)}', got)) == excluded
+
+
+@pytest.mark.parametrize("text, not_this", [
+    ("Alzheimer's or NIH studies on amyloid", '(("Alzheimer\'s" OR "NIH") AND "amyloid")'),
+    ("cheap flights to London, maybe Paris or Amsterdam", '("cheap flights to London" AND ("Paris" OR "Amsterdam"))'),
+    ("lost my cat, maybe stolen or run away", '("lost my cat" AND ("stolen" OR "run") AND "away")'),
+])
+def test_rules74_review_avoids(text, not_this):
+    assert canonical(translate_rules(text)) != canonical(parse(not_this))

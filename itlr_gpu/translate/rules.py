@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-73"
+RULES_VERSION = "rules-74"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1369,7 +1369,9 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                                                             for t in out)
     minus: list[_Tok] = []
     for t in out:
-        if (operator(t, "-") or (searchy and operator(t, "+"))) and minus and minus[-1].kind in ("WORD", "QTERM", "RP"):
+        if (operator(t, "-") or (searchy and operator(t, "+"))) and minus \
+                and minus[-1].kind in ("WORD", "QTERM", "RP", "COMMA", "SEMI") \
+                and not (minus[-1].kind in ("COMMA", "SEMI") and len(minus) < 2):   # ("X, Y, -Z": a field of its own)
             minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
@@ -1401,7 +1403,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             out[i].kind = "WORD"
         # "talks about Neither Here Nor There": a capitalised "Neither ... Nor" there is a title's too
         if out[i].kind == "NEITHER" and out[i].text == "Neither" and id(out[i - 1]) in bare \
-                and out[i - 1].text in _BEFORE_A_TITLE and out[i + 1].kind == "WORD" and out[i + 1].text[:1].isupper():
+                and out[i - 1].text in _BEFORE_A_TITLE - _LIKING and out[i + 1].kind == "WORD" \
+                and out[i + 1].text[:1].isupper():   # (not "I like Neither Coke Nor Pepsi")
             nor = next((j for j in range(i + 2, len(out)) if out[j].kind != "WORD" or not out[j].text[:1].isupper()),
                        len(out))
             if nor < len(out) - 1 and out[nor].kind == "NOR" and out[nor].text == "Nor" \
@@ -1441,6 +1444,7 @@ _BEFORE_A_TITLE = set("is are was were be been have has had got get like love lo
                       "titled play played playing read reading watch watched watching buy bought stock sell find see "
                       "saw "
                       "hear heard listen rent borrow".split())
+_LIKING = {"like", "love", "loved", "get", "got", "have", "has", "had", "is", "are", "was", "were", "be", "been"}
 # what a thing does not do when it is broken ("screen sharing not working", "file syncing not updating")
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
               "updating displaying saving sending receiving launching installing downloading uploading".split())
@@ -1779,7 +1783,8 @@ def _owner_alternatives(out: list[_Tok]) -> int | None:
     i, ors = len(out), 0
     while i >= 2 and out[i - 1].kind in ("OR", "COMMA") and out[i - 2].kind == "WORD":
         words = out[i - 2].text.split()
-        if not (len(words) <= 3 and all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL for w in words)):
+        if not (len(words) <= 3 and all(w[:1].isupper() and _fold(w) not in _TITLE_SMALL for w in words)) \
+                or re.search(r"['\u2019]s?$", words[-1]):   # ("Alzheimer's or NIH studies on X": a topic's name)
             break
         ors += out[i - 1].kind == "OR"
         i -= 2
@@ -2335,14 +2340,16 @@ def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
                     for o in operands[:alternatives]) \
             and not (isinstance(operands[alternatives - 1], Term)
                      and operands[alternatives - 1].text.split()[0].lower() in _BOUND_FOLLOWERS
-                     and not _parallel_articles(operands[:alternatives])):
+                     and not (_parallel_articles(operands[:alternatives])
+                              and not _parallel_articles(shared))):   # ("a nurse or a doctor, a paramedic": three)
         return make_and([make_or(operands[:alternatives]), *shared])   # (not "A or In mice, B": a claim's opening)
     return None
 
 
 def _parallel_articles(alternatives: list[Node]) -> bool:
     """Every alternative opens with "a" or "an" ("a telescope or a planetarium projector, under £50")."""
-    return all(isinstance(o, Term) and o.text.split()[0].lower() in ("a", "an") for o in alternatives)
+    return all(isinstance(o, Term) and o.text.split()[0].lower() in ("a", "an") for o in alternatives) \
+        and bool(alternatives)
 
 
 def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
@@ -2367,7 +2374,9 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
         return make_and([operands[0], make_or(operands[1:])])
     # ... or qualifiers that name no topic alone: "rain pants, men's or unisex", "report bullying, online or by
     # phone" (a possessive, an adjective, a manner or a short phrase after a preposition)
-    if all(_qualifier_alternative(a) for a in alts):
+    if all(_qualifier_alternative(a) for a in alts) \
+            and not {a[0].lower() for a in alts if len(a) > 1} & {w.lower() for w in topic}:   # ("research by
+        # harvard, by mit or by stanford": the topic's own link, a list of three)
         return make_and([operands[0], make_or(operands[1:])])
     return None
 
@@ -2714,7 +2723,10 @@ _QUESTION_EXCLUSION_RE = re.compile(
     r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
     r"(?:please\s+)?(?:leave\s+out|exclude|skip|ignore)|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b|"
-    r"(?<!and\s)(?<!and,\s)not\s+(?:the|any)\b(?![^?]*\?))"   # "is the hat in size L? not the kids version"
+    # "is the hat in size L? not the kids version" (not a contrast, "not the pro, the regular"; nor a remark, "not
+    # the first time", "not any more than tea")
+    r"(?<!and\s)(?<!and,\s)not\s+(?:the|any)\b(?!\s+(?:first|last|end|same|only|point|case|issue|problem|time|more|"
+    r"less|longer|better|worse|kind|way|one)\b)(?![^?]*\?)(?![^,;]*(?:,|;|\bbut\b|\bjust\b|\bonly\b)))"
     r"(?=\s|$)")
 
 
@@ -3408,10 +3420,15 @@ _COMPARE_WITH_RE = re.compile(r"\s+(?:with|to|against|and|versus|vs\.?)\s+")
 # "Which is better, Android or iOS?", "which is best for beginners: yoga or pilates" (the question first; after
 # the alternatives: _WHICH_BETTER_RE below): two compared topics, as
 # "A vs B (for X)" (the verdict asked for is no topic, and the "or" is no alternative)
+_COMPARATIVE_ALTS = "(?:" + "|".join(
+    f"{stem}{end}" for stem in """cheap saf health fast eas strong quick sturd pric old new quiet loud big small light heavy long
+    short warm cool soft hard slow clean green wide thin thick high low nic tough bright dark fresh lean rich simpl clos
+    larg earl tast hand""".split() for end in ("er", "est", "ier", "iest", "r", "st")) + ")"
 _WHICH_FIRST_RE = re.compile(
     r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|worse|worst|"
-    # any comparative, with a word or two of its own ("Which is sturdier second hand, A or B?")
-    r"(?:more|most|less|least)\s+[a-z]+|[a-z]{2,}(?:ier|iest|er|est))(?:\s+(?!(?:for|in|on|at|with)\b)[a-z-]+){0,2}"
+    # a comparative, with a word or two of its own ("Which is sturdier second hand, A or B?"; a list, since many
+    # nouns end in -er: "What is the paper size, A4 or Letter?" asks for a size)
+    r"(?:more|most|less|least)\s+[a-z]+|" + _COMPARATIVE_ALTS + r")(?:\s+(?!(?:for|in|on|at|with)\b)[a-z-]+){0,2}"
     r"(?P<ground>\s+(?:for|in|on|at|with)\s+[^,:;?!.]{1,60}?)?\s*[,:]\s*)"
     r"(?P<a>[^,:;?!.]+?)\s+(?i:or)\s+(?P<b>[^,:;?!.]+?)\s*\?*\s*$")
 
@@ -3747,8 +3764,17 @@ _LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\
                            r"\s*(?:[,:;]|\s[-\u2013\u2014]+)\s*(?:but\s+)?(?=\S)", re.I)
 
 
+_EXCLUSION_CUE_RE = re.compile(r"\b(?:not|no|skip|without|except|excluding|but\s+not)\s+\S", re.I)
+
+
+def _had_excluded(m: re.Match) -> str:
+    """The match of _HAVE_THOSE_RE dropped when an exclusion comes before it in its sentence, else kept."""
+    before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
+    return "" if _EXCLUSION_CUE_RE.search(before) and _EXCLUSION_CUE_RE.search(before).start() > 0 else m.group(0)
+
+
 def _hedged(text: str) -> str:
-    text = _MAYBE_SUGGESTION_RE.sub(lambda m: f", and ({m.group('alts')})", text)
+    text = _MAYBE_SUGGESTION_RE.sub(_suggested, text)
     return _MAYBE_RE.sub(r"\g<who> ", _LONG_SHOT_RE.sub("", text, count=1) if _LONG_SHOT_RE.match(text) else text)
 
 
@@ -3759,6 +3785,31 @@ _MAYBE_SUGGESTION_RE = re.compile(r"(?<![Nn]ot)(?<![Nn]o)(?<!without)(?<!excludi
                                   r"(?!(?:if|when|as|because|not|no|i|we|you|it|they|that|this|there|something|anything)\b)"
                                   r"(?P<alts>[^\W\d_][^,;:.!?()\"]{0,60}?\bor\s+[^,;:.!?()\"]{1,60}?)"
                                   r"(?=\s*(?:[,;:.!?]|$))")
+
+
+def _suggested(m: re.Match) -> str:
+    """_MAYBE_SUGGESTION_RE's alternatives ANDed, unless its sentence is a statement or question of its own ("my son
+    has a rash, maybe measles or chickenpox?": a guess) or the alternatives replace the topic ("..., maybe Boston or
+    Philadelphia instead")."""
+    before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
+    alts = [re.sub(r"^(?:a|an|some)\s+", "", a, flags=re.I).split() for a in re.split(r"\s+or\s+", m.group("alts"),
+                                                                                      flags=re.I)]
+    if _AUX_WORD_RE.search(before) or re.search(r"\binstead\b", m.group("alts"), re.I) \
+            or any(not a or _fold(a[0]).endswith("ed") or _fold(a[0]) in _STATES_OF_THINGS for a in alts) \
+            or len(before.split()) > 1 and before.split()[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts):
+        # (nor a guess at what happened, "lost my cat, maybe stolen or run away", nor names beside the topic's last
+        # name, "flights to London, maybe Paris or Amsterdam": more places of the same kind)
+        return m.group(0)
+    return f", and ({m.group('alts')})"
+
+
+_STATES_OF_THINGS = {"stolen", "broken", "taken", "eaten", "hidden", "run", "gone", "lost", "left", "sick", "ill",
+                     "dead", "injured", "hurt", "missing"}
+
+
+_AUX_WORD_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|do|does|did|can|could|should|would|will|i'm|it's|he's|"
+                          r"she's|they're|we're|won't|can't|don't|doesn't|isn't|aren't|wasn't|didn't|wont|cant|dont|"
+                          r"doesnt|isnt)\b", re.I)
 
 
 def _assignment(text: str) -> str:
@@ -3849,9 +3900,13 @@ _KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'
                             r"\s+no\s+(?!(?:longer|more|less|matter|doubt|one|way|to|bake|knead|dig|sew|fee|win|deal|fault|"
                             r"code|show|go|return|man's|mans|limit|limits|cost|charge)\b)(?P<not>[a-z][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,3})")
 # "hand tools only no power tools": a "no" right after "only" opens an exclusion (not "the only no-fee account")
-_ONLY_NO_RE = re.compile(r"(?:(?P<det>\b(?:the|a|an|my|your|our|their|his|her|its)\s+)|\b)(?P<only>only),?\s+no\s+"
-                         r"(?!(?:longer|more|less|matter|doubt|idea|one|way|fee|fees|deal|limit|cost|charge)\b)(?=[a-z])",
-                         re.I)
+# (only after a topic's word: not "I want only no bake desserts", "states with only no fault divorce", nor after a
+# comma: "cheesecake recipes, only no bake"; not compounds of "no": "no dig", "no sugar added")
+_ONLY_NO_RE = re.compile(r"(?:(?P<det>\b(?:the|a|an|my|your|our|their|his|her|its|want|wants|with|need|needs|have|has|"
+                         r"buy|see|get|show|find|like|use|sell|do|does|is|are)\s+)|(?<=[^\W\d_])\s+)(?P<only>only),?\s+no\s+"
+                         r"(?!(?:longer|more|less|matter|doubt|idea|one|way|fee|fees|deal|limit|cost|charge|bake|dig|sew|fault|"
+                         r"deposit|kill|frills|sugar|code|knead|win|claims?|show|go|return|fuss|strings|touch|smoking)\b)"
+                         r"(?=[a-z])", re.I)
 # "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
 _LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
                            r"(?:stuff|info|information|anything|material|something|papers|articles|documents|sources)\s+"
@@ -3868,7 +3923,14 @@ _HAVE_PLENTY_RE = re.compile(
     r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
     r"(?:plenty|enough|lots|loads|those|that|them|these)(?:\s+(?:on|of|about)\s+(?:that|those|it|them|these))?"
     r"(?:\s+already)?\s*\)?(?=\s*(?:[.!?]|$))", re.I)
-# "skip matilda and the bfg we have those", "not Moana we already have that one": the same without a separator
+# what the writer does not mind ("Not bothered about colour but no refinished ones", "not fussy about the brand,
+# no plastic"): no exclusion, nothing to search for (the "but" after it stays)
+_INDIFFERENT_RE = re.compile(r"(?:(?<=^)|(?<=[,;.!?(\u2013\u2014-]\s)|(?<=[,;.!?(]))\s*"
+                             r"(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:not|nt)\s+(?:too\s+|really\s+|that\s+)?"
+                             r"(?:bothered|fussed|fussy|picky|worried|particular)\s+(?:about|by|with|re|on)\s+"
+                             r"[^,;.!?()]{1,40}?(?:\s*[,;.!]+|(?=\s+but\b)|\s*$)", re.I)
+# "skip matilda and the bfg we have those", "not Moana we already have that one": the same without a separator,
+# after an exclusion in the same sentence (not "how do I know if I have it")
 _HAVE_THOSE_RE = re.compile(r"(?<=\w)\s+(?:(?:as|since|because|cause|coz|cos)\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:already\s+)?"
                             r"(?:have|got)\s+(?:that|those|them|these|it)(?:\s+ones?)?(?:\s+already)?"
                             r"(?=\s*(?:[.!?]|$))", re.I)
@@ -4132,7 +4194,9 @@ _NOT_JUST_RE = re.compile(r"\bnot\s+just\s+(?=[^.;?!]{1,120}?\bbut\s+(?:also\s+)
 _ONLY_AFTER_EXCLUSION_RE = re.compile(
     r"(?P<head>\b(?:not|no|nothing|without|excluding|except|neither|nor|never)\b[^.;:!?()]*?,)\s+"
     r"(?:(?:only|just|maybe|perhaps|possibly)\s+(?!(?:if|when|as|because|once|after|before|until|unless|looking|want|"
-    r"wanted|need|needed|care|not|no|i|we|you|it|they|that|this|there)\b)(?:(?:a|an|some)\s+)?(?P<x>[^\W\d_])"
+    r"wanted|need|needed|care|not|no|i|we|you|it|they|that|this|there|also|even)\b)"
+    # (a further exclusion hedged: "no dairy, perhaps soy as well")
+    r"(?![^,;:.!?()]*\b(?:as\s+well|too|either|also)\b)(?:(?:a|an|some)\s+)?(?P<x>[^\W\d_])"
     r"|(?P<y>[^\W\d_][^,;:.!?()]{0,60}?)\s+only(?=\s*(?:[.;!?]|$)))", re.I)
 _ONLY_AFTER_RE = re.compile(r"(?<=\w)\s+(?:only|ONLY)(?=\s*(?:[,;:.\u2013\u2014]|\s-\s|$))")
 # "something similar to X but without Y", "like X minus Y", "papers similar to work on X": X is the topic
@@ -4172,8 +4236,12 @@ _EXCLUSION_REASON_RE = re.compile(
     r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,])|(?<=\s)(?=(?:but\s+)?(?:without|excluding|except)\b))"
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
-    r"our|my|everyone|nobody|nothing|there|this|these|those|he|he's|she|she's|his|her|you|you're|your|their|parents|"
-    r"kids|children|people)\b)|,?\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|it's|that's|they're|my|our)\b))"
+    r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|"
+    # (with another subject only a present tense: "since parents bring their own", not "since he left the UK"; not
+    # a possessive, whose noun names an event: "since his Twitter takeover")
+    r",\s+(?:because|since|as)\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\s+(?!(?:\w+ed|left|was|were|began|came|became|got|went|took|had|made|moved|lost|won|met|ran|saw|"
+    r"said|told|broke|fell|grew|gave)\b))|"
+    r",\s+because\s+(?!of\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|it's|that's|they're|my|our)\b))"
     r"[^;.]*", re.I)
 # "X but not carolina reaper, i'm not insane", "... but not butternut, it never ripens here": a remark about the
 # excluded thing, a clause of its own after the comma (not an ask: "..., it must be Y"), up to the clause's end
@@ -4185,7 +4253,7 @@ _EXCLUSION_REMARK_RE = re.compile(
     r"this|all|every|both)|(?:my|our|his|her|their)\s+[a-z]+\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
     r"(?:don't|doesn't|do\s+not|does\s+not)\s+like|(?:is|are)\s+allergic)|"
     # subjectless: ", had bad luck with both", ", tried them"
-    r"(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|no|them|it|one|those|these|both|a\s+bad|an?\s+awful|"
+    r"(?:had|hated|disliked|returned|tried)\s+(?!to\b)(?:bad|poor|them|it|one|those|these|both|a\s+bad|an?\s+awful|"
     r"a\s+terrible))\b[^;,.()]*?(?=\s*(?:[;.!?]|$))", re.I)
 # "X, in A or B" / "X, for A or B": a qualifier of X with alternatives (without the comma, "X in A or B" is shared
 # out after parsing: _split_shared)
@@ -5129,9 +5197,10 @@ def _translate_once(text: str) -> Node:
             pass
         return node
     if isinstance(node, Not) and isinstance(node.child, Term) and len(node.child.text.split()) >= 2 \
-            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
+            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)) and not re.search(r"[,;]\s", text):
         # "no claims bonus protection", "no dig gardening", "NO KNEAD BREAD": a text that is one "no" phrase
-        # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes)
+        # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes;
+        # so does "no hotels near the airport, because the noise": the reason after it tells an exclusion)
         return _translate(text, title_start="no")
     return node
 
@@ -5215,7 +5284,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # "Should I get a flu jab or not?", "metformin before contrast CT -- still needed or not??": the yes/no
         # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
-    cleaned = _HAVE_THOSE_RE.sub("", _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
+    cleaned = _HAVE_THOSE_RE.sub(_had_excluded, _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
+    cleaned = _INDIFFERENT_RE.sub("", cleaned)
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
@@ -5226,7 +5296,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
-    cleaned = _ONLY_NO_RE.sub(lambda m: m.group(0) if m.group("det") else m.group("only") + ", excluding ", cleaned)
+    cleaned = _ONLY_NO_RE.sub(lambda m: m.group(0) if m.group("det") else " " + m.group("only") + ", excluding ",
+                              cleaned)
     m = _KEYWORD_NO_RE.fullmatch(cleaned.strip())
     if m and len(re.findall(r"\bno\b", cleaned)) == 1:
         cleaned = f"{m.group('what')}, excluding {m.group('not')}"
