@@ -2868,3 +2868,63 @@ def test_rules74_review_keeps(text, words, excluded):
 ])
 def test_rules74_review_avoids(text, not_this):
     assert canonical(translate_rules(text)) != canonical(parse(not_this))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-75, from writers 85 and 86 (each reading below recurred in older writers' sets): ", please no X"
+    # excludes (it was the wanted phrase "please no X")
+    ("toddler clothes, please no character prints", '("toddler clothes" AND NOT "character prints")'),
+    ("please no spoilers", 'NOT "spoilers"'),
+    # "nothing from X" after a comma excludes
+    ("snowsuit 12-18m, nothing from smoking homes", '("snowsuit 12-18m" AND NOT "smoking homes")'),
+    # "Not asking about X" after a question, or in brackets, excludes X
+    ("Can I bring my CPAP machine on board? Not asking about oxygen concentrators.",
+     '("bring my CPAP machine on board" AND NOT "oxygen concentrators")'),
+    ("luggage delayed (not asking about hotel costs)", '("luggage delayed" AND NOT "hotel costs")'),
+    # "any year except X"; ", something else" after an exclusion; "there's enough of that" after one
+    ("school logbooks from Elm Road Infants, any year except the 1970s",
+     '("school logbooks from Elm Road Infants" AND NOT "the 1970s")'),
+    ("itchy scalp - neither dandruff nor lice, something else", '("itchy scalp" AND NOT "dandruff" AND NOT "lice")'),
+    ("books on bees, not honey, there's plenty on that", '("bees" AND NOT "honey")'),
+])
+def test_rules75_please_no_and_not_asking_about(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-75, from an outside review of rules-74: comparatives are a longer list ("bigger" had been left out)
+    ("Which is bigger, Texas or Alaska?", '("Texas" AND "Alaska")'),
+    # names of signs and "no" compounds stay names ("please" goes only after a separator; a "no" phrase is a name
+    # unless a reason follows it)
+    ("Please No Smoking sign printable", '"No Smoking sign printable"'),
+    ("no code website builder, thanks", '"no code website builder"'),
+    # "Not asking about X" opening a text excludes X (it had become the wanted phrase)
+    ("Not asking about legality, what's the best VPN for Netflix",
+     '(NOT "legality" AND "what\'s the best VPN for Netflix")'),
+    # "we have that one" after an exclusion that opens its sentence; indifference never runs into what follows
+    ("not Moana we already have that one", 'NOT "Moana"'),
+    ("second hand sofa, not fussy about colour just not leather", '("second hand sofa" AND NOT "leather")'),
+    # "as she went last year" is a reason whatever its tense ("since he left" is a time)
+    ("city breaks, not Paris, as she went last year", '("city breaks" AND NOT "Paris")'),
+    ("a laptop or a tablet, a refurbished one", '(("laptop" OR "tablet") AND "refurbished one")'),
+    ("The Kinks vinyl, Something Else", '("The Kinks vinyl" AND "Something Else")'),
+    # a title's own link stays ("Catan or Ticket to Ride"); a place after "from" is still shared
+    ("Catan or Ticket to Ride", '("Catan" OR "Ticket to Ride")'),
+    ("Gewürztraminer, Pinot Gris or Muscat from Alsace",
+     '(("Gewürztraminer" OR "Pinot Gris" OR "Muscat") AND "Alsace")'),
+])
+def test_rules75_review_of_rules74(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, words", [
+    # what the review found excluded that is not: a preference, a prefix's other words, a remark's wanted thing, what
+    # follows a report of no answer
+    ("vintage guitars, any decade but mainly 60s", "mainly 60s"),
+    ("anti-inflammatory, -bacterial and -fungal properties of garlic", "bacterial"),
+    ("vegetarian recipes, no tofu, there's plenty of lentils in the pantry", "lentils"),
+    ("ordered on Amazon, nothing from the seller, refund options", "refund options"),
+])
+def test_rules75_review_not_excluded(text, words):
+    got = canonical(translate_rules(text))
+    assert words in got and not re.search(rf'NOT "[^"]*{re.escape(words)}', got)

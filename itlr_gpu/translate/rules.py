@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-74"
+RULES_VERSION = "rules-75"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1371,12 +1371,20 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     for t in out:
         if (operator(t, "-") or (searchy and operator(t, "+"))) and minus \
                 and minus[-1].kind in ("WORD", "QTERM", "RP", "COMMA", "SEMI") \
-                and not (minus[-1].kind in ("COMMA", "SEMI") and len(minus) < 2):   # ("X, Y, -Z": a field of its own)
+                and not (minus[-1].kind in ("COMMA", "SEMI")
+                         and (len(minus) < 2 or "-" in minus[-2].text)):   # ("X, Y, -Z": a field of its own; not
+        # "anti-inflammatory, -bacterial and -fungal": the prefix's other words)
             minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
     out = minus
-    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start.
+    # "no" negates only where an operand starts: ", no X" / "and no X" / "no X" at the start (", please no X" too:
+    # the "please" goes)
+    out = [t for i, t in enumerate(out)
+           if not (t.kind == "WORD" and _fold(t.text) in ("please", "pls", "plz") and i + 2 < len(out)
+                   and out[i + 1].kind == "WORD" and out[i + 1].text == "no" and out[i + 2].kind in ("WORD", "QTERM")
+                   and _fold(out[i + 2].text) not in _NO_IDIOMS | {"rush", "judgement", "judgment", "pressure"}
+                   and i > 0 and out[i - 1].kind in ("COMMA", "SEMI", "BUT"))]
     for i, t in enumerate(out):
         if t.kind == "WORD" and t.text.lower() == "no" and i + 1 < len(out) and out[i + 1].kind in ("WORD", "QTERM") \
                 and _fold(out[i + 1].text) not in _NO_IDIOMS:   # ("no idea who to contact" excludes nothing)
@@ -2341,7 +2349,9 @@ def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:
             and not (isinstance(operands[alternatives - 1], Term)
                      and operands[alternatives - 1].text.split()[0].lower() in _BOUND_FOLLOWERS
                      and not (_parallel_articles(operands[:alternatives])
-                              and not _parallel_articles(shared))):   # ("a nurse or a doctor, a paramedic": three)
+                              and not (_parallel_articles(shared)   # ("a nurse or a doctor, a paramedic": three;
+                                       and not all(o.text.split()[-1].lower() in ("one", "ones") for o in shared)))):
+        # "a laptop or a tablet, a refurbished one" qualifies both)
         return make_and([make_or(operands[:alternatives]), *shared])   # (not "A or In mice, B": a claim's opening)
     return None
 
@@ -2702,7 +2712,7 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
     r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
     r"(?:do\s+not|don't|dont)\s+show(?:\s+me)?(?:\s+(?:any|anything))?|"
-    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|"
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|not\s+asking\s+about|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
 # of it"): no part of what it excludes
@@ -2719,7 +2729,8 @@ _MAX_EXCLUSION_WORDS = 12
 # After a question, only an unmistakable exclusion ("? no spoilers pls", "? not interested in type 1"): "? no
 # experience with C++", "? not anymore", "? not according to my doctor" answer or qualify the question.
 _QUESTION_EXCLUSION_RE = re.compile(
-    r"(?:(?:but|and),?\s+)?(?:not\s+interested\s+in|nothing\s+(?:on|about|abt)|excluding|exclude|except|without|"
+    r"(?:(?:but|and),?\s+)?(?:not\s+interested\s+in|not\s+asking\s+about|nothing\s+(?:on|about|abt)|excluding|exclude|"
+    r"except|without|"
     r"leave\s+out|skip|avoid|ignore|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+anything\s+(?:on|about|regarding)|"
     r"(?:please\s+)?(?:leave\s+out|exclude|skip|ignore)|no\s+\S+(?:\s+\S+)?\s+(?:please|pls|plz)\b|"
@@ -3420,10 +3431,15 @@ _COMPARE_WITH_RE = re.compile(r"\s+(?:with|to|against|and|versus|vs\.?)\s+")
 # "Which is better, Android or iOS?", "which is best for beginners: yoga or pilates" (the question first; after
 # the alternatives: _WHICH_BETTER_RE below): two compared topics, as
 # "A vs B (for X)" (the verdict asked for is no topic, and the "or" is no alternative)
-_COMPARATIVE_ALTS = "(?:" + "|".join(
-    f"{stem}{end}" for stem in """cheap saf health fast eas strong quick sturd pric old new quiet loud big small light heavy long
-    short warm cool soft hard slow clean green wide thin thick high low nic tough bright dark fresh lean rich simpl clos
-    larg earl tast hand""".split() for end in ("er", "est", "ier", "iest", "r", "st")) + ")"
+_COMPARATIVE_ALTS = "(?:" + "|".join(sorted("""cheaper cheapest safer safest healthier healthiest faster fastest easier
+    easiest stronger strongest quicker quickest sturdier sturdiest pricier priciest older oldest newer newest quieter
+    quietest louder loudest bigger biggest smaller smallest lighter lightest heavier heaviest longer longest shorter
+    shortest warmer warmest cooler coolest colder coldest hotter hottest softer softest harder hardest slower slowest
+    cleaner cleanest greener greenest wider widest thinner thinnest thicker thickest higher highest lower lowest nicer
+    nicest tougher toughest brighter brightest darker darkest fresher freshest richer richest simpler simplest closer
+    closest larger largest earlier earliest tastier tastiest weaker weakest riskier riskiest spicier spiciest greater
+    greatest cuter cutest busier busiest cosier cozier smarter smartest nearer nearest wealthier poorer happier
+    friendlier prettier funnier scarier sweeter saltier crispier juicier""".split(), key=len, reverse=True)) + ")"
 _WHICH_FIRST_RE = re.compile(
     r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|worse|worst|"
     # a comparative, with a word or two of its own ("Which is sturdier second hand, A or B?"; a list, since many
@@ -3770,7 +3786,10 @@ _EXCLUSION_CUE_RE = re.compile(r"\b(?:not|no|skip|without|except|excluding|but\s
 def _had_excluded(m: re.Match) -> str:
     """The match of _HAVE_THOSE_RE dropped when an exclusion comes before it in its sentence, else kept."""
     before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
-    return "" if _EXCLUSION_CUE_RE.search(before) and _EXCLUSION_CUE_RE.search(before).start() > 0 else m.group(0)
+    cue = _EXCLUSION_CUE_RE.search(before)
+    if cue is None or cue.start() == 0 and len(before) == m.start() and _fold(cue.group(0)).startswith("skip"):
+        return m.group(0)
+    return ""
 
 
 def _hedged(text: str) -> str:
@@ -3794,8 +3813,8 @@ def _suggested(m: re.Match) -> str:
     before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
     alts = [re.sub(r"^(?:a|an|some)\s+", "", a, flags=re.I).split() for a in re.split(r"\s+or\s+", m.group("alts"),
                                                                                       flags=re.I)]
-    if _AUX_WORD_RE.search(before) or re.search(r"\binstead\b", m.group("alts"), re.I) \
-            or any(not a or _fold(a[0]).endswith("ed") or _fold(a[0]) in _STATES_OF_THINGS for a in alts) \
+    if _AUX_WORD_RE.search(before) and not _ASK_IN_RE.search(before) or re.search(r"\binstead\b", m.group("alts"), re.I) \
+            or any(not a or _fold(a[0]) in _STATES_OF_THINGS for a in alts) \
             or len(before.split()) > 1 and before.split()[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts):
         # (nor a guess at what happened, "lost my cat, maybe stolen or run away", nor names beside the topic's last
         # name, "flights to London, maybe Paris or Amsterdam": more places of the same kind)
@@ -3804,7 +3823,10 @@ def _suggested(m: re.Match) -> str:
 
 
 _STATES_OF_THINGS = {"stolen", "broken", "taken", "eaten", "hidden", "run", "gone", "lost", "left", "sick", "ill",
-                     "dead", "injured", "hurt", "missing"}
+                     "dead", "injured", "hurt", "missing", "damaged", "infected", "blocked", "cracked", "hacked",
+                     "flooded", "stuck", "poisoned"}
+# an ask in the sentence before the suggestion: "I'm looking for a new sofa, maybe velvet or leather"
+_ASK_IN_RE = re.compile(r"\b(?:looking\s+for|searching\s+for|after|want|need|recommend|suggest|buy|find|get)\b", re.I)
 
 
 _AUX_WORD_RE = re.compile(r"\b(?:is|are|was|were|has|have|had|do|does|did|can|could|should|would|will|i'm|it's|he's|"
@@ -3845,8 +3867,10 @@ _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|hav
                          r"(?:it|them|one|a\s+copy|copies)\b|"
                          r",\s+(?:do\s+)?(?:you|u)\s+(?:still\s+)?(?:have|stock|sell|carry)\s+(?:it|them|one|some|any|these|those)"
                          r"(?=\s*(?:[?.!]|$))", re.I)   # a learner's "..., you have them?"
-_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:brands?|makes?|models?|kinds?|types?|colou?rs?|sizes?|editions?|"
-                          r"versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?P<but>but|besides|bar)\s+)", re.I)
+_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:(?:years?|decades?|periods?|styles?|flavou?rs?)\s+"
+                          r"(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:brands?|makes?|models?|kinds?|types?|"
+                          r"colou?rs?|sizes?|editions?|versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|"
+                          r"(?P<but>but|besides|bar)\s+))", re.I)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
 _WHICHEVER_RE = re.compile(r",?\s+whatever\s+(?:you|u)\s+(?:have|'ve\s+got|got)(?=\s*[.!?:)]*\s*$)|"
                            r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
@@ -3903,7 +3927,7 @@ _KEYWORD_NO_RE = re.compile(r"(?P<what>[a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'
 # (only after a topic's word: not "I want only no bake desserts", "states with only no fault divorce", nor after a
 # comma: "cheesecake recipes, only no bake"; not compounds of "no": "no dig", "no sugar added")
 _ONLY_NO_RE = re.compile(r"(?:(?P<det>\b(?:the|a|an|my|your|our|their|his|her|its|want|wants|with|need|needs|have|has|"
-                         r"buy|see|get|show|find|like|use|sell|do|does|is|are)\s+)|(?<=[^\W\d_])\s+)(?P<only>only),?\s+no\s+"
+                         r"buy|see|get|show|find|like|use|sell|do|does|is|are)\s+)|(?<=[^\W\d_]|[)\"'\u201d])\s+)(?P<only>only),?\s+no\s+"
                          r"(?!(?:longer|more|less|matter|doubt|idea|one|way|fee|fees|deal|limit|cost|charge|bake|dig|sew|fault|"
                          r"deposit|kill|frills|sugar|code|knead|win|claims?|show|go|return|fuss|strings|touch|smoking)\b)"
                          r"(?=[a-z])", re.I)
@@ -3923,12 +3947,22 @@ _HAVE_PLENTY_RE = re.compile(
     r"\s*(?:[-\u2013\u2014]+|,|\()\s*(?:(?:we|i)(?:'ve|\s+have)?\s+|(?:we|i)\s+)?(?:already\s+)?(?:have|got)\s+"
     r"(?:plenty|enough|lots|loads|those|that|them|these)(?:\s+(?:on|of|about)\s+(?:that|those|it|them|these))?"
     r"(?:\s+already)?\s*\)?(?=\s*(?:[.!?]|$))", re.I)
+# "itchy scalp - neither dandruff nor lice, something else": after an exclusion, what is left names nothing
+_SOMETHING_ELSE_RE = re.compile(r"(?<=\w),\s*(?:but\s+)?(?:something|anything)\s+else(?:\s+(?:please|pls|then|instead))?"
+                                r"(?=\s*[.!?]*\s*$)")   # (lower case: "The Kinks vinyl, Something Else" names an album)
+# "snowsuit 12-18m, nothing from smoking homes": the last clause excludes (not "..., nothing from the seller, refund
+# options", "nothing from them": no answer yet)
+_NOTHING_FROM_RE = re.compile(r",\s+nothing\s+from\s+(?!(?:them|him|her|anyone|anybody|the\s+(?:buyer|seller|recruiter|"
+                              r"employer|landlord|company|council|bank|agent|office|school|insurer|airline)s?)\b)"
+                              r"(?=[^,;:.!?]+[.!?]*\s*$)", re.I)
 # what the writer does not mind ("Not bothered about colour but no refinished ones", "not fussy about the brand,
 # no plastic"): no exclusion, nothing to search for (the "but" after it stays)
 _INDIFFERENT_RE = re.compile(r"(?:(?<=^)|(?<=[,;.!?(\u2013\u2014-]\s)|(?<=[,;.!?(]))\s*"
                              r"(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:not|nt)\s+(?:too\s+|really\s+|that\s+)?"
                              r"(?:bothered|fussed|fussy|picky|worried|particular)\s+(?:about|by|with|re|on)\s+"
-                             r"[^,;.!?()]{1,40}?(?:\s*[,;.!]+|(?=\s+but\b)|\s*$)", re.I)
+                             r"(?:the\s+|its\s+|their\s+)?(?:colou?rs?|sizes?|brands?|prices?|styles?|models?|years?|makes?|"
+                             r"condition|age|length|shapes?|materials?|finish|fabric|pattern|design)"
+                             r"(?:\s*[,;.!]+|(?=\s+(?:but|just|only|no|not|as\s+long)\b)|\s*$)", re.I)
 # "skip matilda and the bfg we have those", "not Moana we already have that one": the same without a separator,
 # after an exclusion in the same sentence (not "how do I know if I have it")
 _HAVE_THOSE_RE = re.compile(r"(?<=\w)\s+(?:(?:as|since|because|cause|coz|cos)\s+)?(?:we|i)(?:'ve|\s+have)?\s+(?:already\s+)?"
@@ -4237,9 +4271,11 @@ _EXCLUSION_REASON_RE = re.compile(
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
     r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
     r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|"
-    # (with another subject only a present tense: "since parents bring their own", not "since he left the UK"; not
-    # a possessive, whose noun names an event: "since his Twitter takeover")
-    r",\s+(?:because|since|as)\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\s+(?!(?:\w+ed|left|was|were|began|came|became|got|went|took|had|made|moved|lost|won|met|ran|saw|"
+    # (with another subject, "since" only with a present tense: "since parents bring their own", not "since he left
+    # the UK" ("as she went last year" is a reason); not a possessive, whose noun names an event: "since his Twitter
+    # takeover")
+    r",\s+(?:because|as)\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\b)|"
+    r",\s+since\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\s+(?!(?:\w+ed|left|was|were|began|came|became|got|went|took|had|made|moved|lost|won|met|ran|saw|"
     r"said|told|broke|fell|grew|gave)\b))|"
     r",\s+because\s+(?!of\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|it's|that's|they're|my|our)\b))"
     r"[^;.]*", re.I)
@@ -4249,7 +4285,9 @@ _EXCLUSION_REMARK_RE = re.compile(
     r"(?P<keep>\b(?:but\s+)?(?:not|no|without|except|excluding)\s[^;,.()]{1,80}?),\s+"
     r"(?:(?:it|it's|its|i'm|im|i\s+am|they're|that's)\s+(?!(?:must|has\s+to|have\s+to|should|needs?|wants?)\b)"
     r"(?:never|not|always|just|too|so|really|only|all|am|is|are|was|were|doesn't|don't|won't|didn't|can't|isn't|"
-    r"aren't|[a-z]+s)|(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
+    r"aren't|[a-z]+s)|there(?:'s|\s+is|\s+are)\s+(?:enough|plenty|lots|loads|too\s+much|too\s+many)"
+    r"(?=(?:\s+(?:of|on|about)\s+(?:that|it|those|them|this|these))?(?:\s+already)?\s*(?:[;.!?]|$))|"
+    r"(?:he|she|we|they|i)\s+(?:has|have|had|owns?)\s+(?:them|it|those|these|that|"
     r"this|all|every|both)|(?:my|our|his|her|their)\s+[a-z]+\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
     r"(?:don't|doesn't|do\s+not|does\s+not)\s+like|(?:is|are)\s+allergic)|"
     # subjectless: ", had bad luck with both", ", tried them"
@@ -4947,7 +4985,9 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
         if b and x and len(b.split()) <= _MAX_SHARED_ALT and len(x.split()) <= _MAX_SHARED_PHRASE \
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
-                and b.split()[-1].lower() not in _NO_SHARED_HEAD_END:
+                and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
+                and not (all(w[:1].isupper() for w in b.split() + x.split()) and tails[0].group(1) in ("to", "of", "with", "for")):
+            # (a title's own link stays: "Catan or Ticket to Ride")
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(_shared_phrase(tails[0], x))])
     # two numbers or versions side by side inside a keyword string: "Eurovision 1974 or 1975 full broadcast",
     # "Cummins 5.9 or 6.7 injectors": the words before and after are shared by both
@@ -5011,6 +5051,7 @@ _EXCLUDED_HEAD_RE = re.compile(
     r"(?:the\s+)?ones?\s+(?:with|by|from|containing|using|made\s+(?:by|with|from|of)|focused\s+on|about)|"
     # "not the bit about insurance", "disregarding the section on sale items"
     r"(?:the\s+)?(?:bits?|parts?|sections?|chapters?)\s+(?:about|on|covering|regarding|dealing\s+with)|"
+    r"asking\s+(?:about|for)|"   # "(not asking about hotel costs)"
     r"contains?|containing|(?-i:(?:it's\s+|it\s+has\s+)?got|includes?|including|(?:when|if|where)\s+(?:(?:it's|it\s+is|they're|they\s+are|it\s+was)\s+)?"
     r"(?:caused\s+by|due\s+to|made\s+(?:by|with|from)|from|by)))\s+(?=\S)", re.I)   # (lower case: not a claim's "Including")
 _EXCLUDED_REASON_RE = re.compile(r"^(?P<what>\S+(?:\s+\S+){0,5}?)(?:\s+(?:please|pls|plz))?(?:\s+(?:because|bc|cuz|coz)|"
@@ -5197,7 +5238,8 @@ def _translate_once(text: str) -> Node:
             pass
         return node
     if isinstance(node, Not) and isinstance(node.child, Term) and len(node.child.text.split()) >= 2 \
-            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)) and not re.search(r"[,;]\s", text):
+            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)) \
+            and not re.search(r"[,;]\s*(?:because|since|as|cos|coz|bc|cuz)\b", text, re.I):
         # "no claims bonus protection", "no dig gardening", "NO KNEAD BREAD": a text that is one "no" phrase
         # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes;
         # so does "no hotels near the airport, because the noise": the reason after it tells an exclusion)
@@ -5285,7 +5327,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
     cleaned = _HAVE_THOSE_RE.sub(_had_excluded, _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
-    cleaned = _INDIFFERENT_RE.sub("", cleaned)
+    cleaned = _NOTHING_FROM_RE.sub(", excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
