@@ -2835,8 +2835,9 @@ def test_rules74_minus_after_comma_and_indifference(text, expr):
     # a reason needs a subject and a verb ("since his Twitter takeover" is a time); "because of" is a topic's
     ("flight cancellations, not refunds, because of weather",
      '("flight cancellations" AND NOT "refunds" AND "because of weather")'),
-    # a "no" phrase with a reason after it still excludes (it is no name: "no claims bonus protection")
-    ("no hotels near the airport, because the noise", 'NOT "hotels near the airport"'),
+    # a "no" phrase with a reason after it still excludes (it is no name: "no claims bonus protection"; the reason
+    # stays, as rules-70 read it: a reason without a subject is left alone)
+    ("no hotels near the airport, because the noise", '(NOT "hotels near the airport" AND "because the noise")'),
     ("no claims bonus protection", '"no claims bonus protection"'),
     # three parallel items stay three; a list with the topic's own link stays a list
     ("a nurse or a doctor, a paramedic", '("nurse" OR "doctor" OR "paramedic")'),
@@ -2928,3 +2929,40 @@ def test_rules75_review_of_rules74(text, expr):
 def test_rules75_review_not_excluded(text, words):
     got = canonical(translate_rules(text))
     assert words in got and not re.search(rf'NOT "[^"]*{re.escape(words)}', got)
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-76, from a third outside review (582 requests, rules-70 against rules-75): the comparatives' longer
+    # list only after "which", in lower case ("lower back pain", "Greater London" name a topic)
+    ("What is lower back pain, muscle or kidney?", '("lower back pain" AND ("muscle" OR "kidney"))'),
+    ("Which is the Greater London borough, Croydon or Watford?",
+     '("the Greater London borough" AND ("Croydon" OR "Watford"))'),
+])
+def test_rules76_review_of_rules75(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, words, excluded", [
+    # "X only no Y" only as the last clause of a word or two (the exclusion had run into what followed it)
+    ("dentist, NHS only no private, near Leeds", "near Leeds", False),
+    ("wifi only no cellular iPad mini", "iPad mini", False),
+    # a command's flags are wanted; a reason stops at its clause; a "no" compound before a reason stays a name
+    ("tar command flags, -x, -z, -f explained", "z", False),
+    ("not Ryanair, because the baggage fees, cheap flights to Malaga", "cheap flights to Malaga", False),
+    ("no fault divorce, because we both agree, how long does it take", "no fault divorce", False),
+    # a report of no answer yet; a capitalised "Neither" after "watch" still excludes
+    ("applied for a visa, nothing from the embassy", "the embassy", False),
+    ("my kids watch Neither Netflix Nor YouTube, educational apps", "Netflix", True),
+])
+def test_rules76_review_readings(text, words, excluded):
+    got = canonical(translate_rules(text))
+    assert words in got and bool(re.search(rf'NOT "[^"]*{re.escape(words)}', got)) == excluded
+
+
+@pytest.mark.parametrize("text, not_this", [
+    # more of the same kind after a place or a short lower-case topic are not its narrowing
+    ("hotels in rome, maybe florence or venice", '("hotels in rome" AND ("florence" OR "venice"))'),
+    ("nike pegasus, maybe asics or brooks", '("nike pegasus" AND ("asics" OR "brooks"))'),
+])
+def test_rules76_review_avoids(text, not_this):
+    assert canonical(translate_rules(text)) != canonical(parse(not_this))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-75"
+RULES_VERSION = "rules-76"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1368,12 +1368,14 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     searchy = sum(operator(t, "-+") for t in out) > 1 or any(t.text in ("-", "+") and t.kind in ("NOT", "AND")
                                                             for t in out)
     minus: list[_Tok] = []
+    flags = any(_fold(t.text).strip(".,;:") in _FLAG_WORDS for t in out)
     for t in out:
         if (operator(t, "-") or (searchy and operator(t, "+"))) and minus \
                 and minus[-1].kind in ("WORD", "QTERM", "RP", "COMMA", "SEMI") \
                 and not (minus[-1].kind in ("COMMA", "SEMI")
-                         and (len(minus) < 2 or "-" in minus[-2].text)):   # ("X, Y, -Z": a field of its own; not
-        # "anti-inflammatory, -bacterial and -fungal": the prefix's other words)
+                         and (len(minus) < 2 or "-" in minus[-2].text or len(t.text) < 4 or flags)):
+            # ("X, Y, -Z": a field of its own; not "anti-inflammatory, -bacterial and -fungal", the prefix's other
+            # words, nor a command's flags: "tar command flags, -x, -z", "java heap settings, -Xmx")
             minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
         else:
             minus.append(t)
@@ -1411,8 +1413,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             out[i].kind = "WORD"
         # "talks about Neither Here Nor There": a capitalised "Neither ... Nor" there is a title's too
         if out[i].kind == "NEITHER" and out[i].text == "Neither" and id(out[i - 1]) in bare \
-                and out[i - 1].text in _BEFORE_A_TITLE - _LIKING and out[i + 1].kind == "WORD" \
-                and out[i + 1].text[:1].isupper():   # (not "I like Neither Coke Nor Pepsi")
+                and out[i - 1].text in _BEFORE_NEITHER_TITLE and out[i + 1].kind == "WORD" \
+                and out[i + 1].text[:1].isupper():   # (not "I like Neither Coke Nor Pepsi", "my kids watch Neither ...")
             nor = next((j for j in range(i + 2, len(out)) if out[j].kind != "WORD" or not out[j].text[:1].isupper()),
                        len(out))
             if nor < len(out) - 1 and out[nor].kind == "NOR" and out[nor].text == "Nor" \
@@ -1444,6 +1446,9 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
+_FLAG_WORDS = {"flag", "flags", "option", "options", "switch", "switches", "argument", "arguments", "args", "command",
+               "commands", "cli", "parameter", "parameters", "settings", "setting", "warnings", "compiler", "gcc",
+               "clang"}
 _NO_IDIOMS = {"idea", "clue", "doubt", "matter", "worries"}
 _AGENTS = set("landlord landlords landlady council employer employers boss manager school company agent agency "
               "neighbour neighbours neighbor neighbors government doctor gp insurer bank police partner husband wife "
@@ -1452,7 +1457,7 @@ _BEFORE_A_TITLE = set("is are was were be been have has had got get like love lo
                       "titled play played playing read reading watch watched watching buy bought stock sell find see "
                       "saw "
                       "hear heard listen rent borrow".split())
-_LIKING = {"like", "love", "loved", "get", "got", "have", "has", "had", "is", "are", "was", "were", "be", "been"}
+_BEFORE_NEITHER_TITLE = {"about", "of", "called", "named", "titled", "entitled"}
 # what a thing does not do when it is broken ("screen sharing not working", "file syncing not updating")
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
               "updating displaying saving sending receiving launching installing downloading uploading".split())
@@ -3441,10 +3446,13 @@ _COMPARATIVE_ALTS = "(?:" + "|".join(sorted("""cheaper cheapest safer safest hea
     greatest cuter cutest busier busiest cosier cozier smarter smartest nearer nearest wealthier poorer happier
     friendlier prettier funnier scarier sweeter saltier crispier juicier""".split(), key=len, reverse=True)) + ")"
 _WHICH_FIRST_RE = re.compile(
-    r"(?i:(?:so\s+|ok\s+)?(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|worse|worst|"
-    # a comparative, with a word or two of its own ("Which is sturdier second hand, A or B?"; a list, since many
-    # nouns end in -er: "What is the paper size, A4 or Letter?" asks for a size)
-    r"(?:more|most|less|least)\s+[a-z]+|" + _COMPARATIVE_ALTS + r")(?:\s+(?!(?:for|in|on|at|with)\b)[a-z-]+){0,2}"
+    r"(?i:(?:so\s+|ok\s+)?(?:(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|cheaper|"
+    r"cheapest|safer|safest|healthier|healthiest|faster|fastest|easier|easiest)|"
+    # after "which", any comparative of a list, with a word or two of its own ("Which is sturdier second hand, A or
+    # B?"; a list, since many nouns end in -er: "What is the paper size, A4 or Letter?" asks for a size; and not
+    # after "what": "What is lower back pain, muscle or kidney?")
+    r"which(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?-i:worse|worst|(?:more|most|less|least)\s+[a-z]+|"
+    + _COMPARATIVE_ALTS + r"))(?:\s+(?!(?:for|in|on|at|with)\b)[a-z-]+){0,2}"
     r"(?P<ground>\s+(?:for|in|on|at|with)\s+[^,:;?!.]{1,60}?)?\s*[,:]\s*)"
     r"(?P<a>[^,:;?!.]+?)\s+(?i:or)\s+(?P<b>[^,:;?!.]+?)\s*\?*\s*$")
 
@@ -3780,16 +3788,13 @@ _LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\
                            r"\s*(?:[,:;]|\s[-\u2013\u2014]+)\s*(?:but\s+)?(?=\S)", re.I)
 
 
-_EXCLUSION_CUE_RE = re.compile(r"\b(?:not|no|skip|without|except|excluding|but\s+not)\s+\S", re.I)
+_EXCLUSION_CUE_RE = re.compile(r"\b(?:not|no|without|except|excluding|but\s+not)\s+\S|[,;]\s*skip\s+\S", re.I)
 
 
 def _had_excluded(m: re.Match) -> str:
     """The match of _HAVE_THOSE_RE dropped when an exclusion comes before it in its sentence, else kept."""
     before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
-    cue = _EXCLUSION_CUE_RE.search(before)
-    if cue is None or cue.start() == 0 and len(before) == m.start() and _fold(cue.group(0)).startswith("skip"):
-        return m.group(0)
-    return ""
+    return "" if _EXCLUSION_CUE_RE.search(before) else m.group(0)   # ("skip" only after a comma: "skip hire")
 
 
 def _hedged(text: str) -> str:
@@ -3815,9 +3820,15 @@ def _suggested(m: re.Match) -> str:
                                                                                       flags=re.I)]
     if _AUX_WORD_RE.search(before) and not _ASK_IN_RE.search(before) or re.search(r"\binstead\b", m.group("alts"), re.I) \
             or any(not a or _fold(a[0]) in _STATES_OF_THINGS for a in alts) \
-            or len(before.split()) > 1 and before.split()[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts):
+            or len(before.split()) > 1 and before.split()[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts) \
+            or len(before.split()) > 1 and _fold(before.split()[-2]) in ("in", "to", "from", "near", "around", "visit",
+                                                                          "at") \
+            or len(before.split()) <= 3 and before.strip().islower() and all(a[0].islower() for a in alts) \
+            or re.fullmatch(r"\s*(?:an?|the)\s+\S+(?:\s+\S+)?\s*", before, re.I):
         # (nor a guess at what happened, "lost my cat, maybe stolen or run away", nor names beside the topic's last
-        # name, "flights to London, maybe Paris or Amsterdam": more places of the same kind)
+        # name, "flights to London, maybe Paris or Amsterdam", or a place, "hotels in rome, maybe florence or venice":
+        # more places of the same kind; nor more things like a short topic: "a kindle, maybe a kobo or a nook",
+        # "nike pegasus, maybe asics or brooks")
         return m.group(0)
     return f", and ({m.group('alts')})"
 
@@ -3930,7 +3941,9 @@ _ONLY_NO_RE = re.compile(r"(?:(?P<det>\b(?:the|a|an|my|your|our|their|his|her|it
                          r"buy|see|get|show|find|like|use|sell|do|does|is|are)\s+)|(?<=[^\W\d_]|[)\"'\u201d])\s+)(?P<only>only),?\s+no\s+"
                          r"(?!(?:longer|more|less|matter|doubt|idea|one|way|fee|fees|deal|limit|cost|charge|bake|dig|sew|fault|"
                          r"deposit|kill|frills|sugar|code|knead|win|claims?|show|go|return|fuss|strings|touch|smoking)\b)"
-                         r"(?=[a-z])", re.I)
+                         # (the last clause, a few words: not "wifi only no cellular iPad mini", "NHS only no private,
+                         # near Leeds")
+                         r"(?=[a-z][^\s,;:.!?()]*(?:\s+[^\s,;:.!?()]+)?[.!?]*\s*$)", re.I)
 # "heat stress in dairy cows, looking for stuff on both fans and sprinklers": an ask after the topic adds topics
 _LATER_ASK_RE = re.compile(r",\s+(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:looking|searching)\s+for\s+(?:some\s+)?"
                            r"(?:stuff|info|information|anything|material|something|papers|articles|documents|sources)\s+"
@@ -3952,8 +3965,12 @@ _SOMETHING_ELSE_RE = re.compile(r"(?<=\w),\s*(?:but\s+)?(?:something|anything)\s
                                 r"(?=\s*[.!?]*\s*$)")   # (lower case: "The Kinks vinyl, Something Else" names an album)
 # "snowsuit 12-18m, nothing from smoking homes": the last clause excludes (not "..., nothing from the seller, refund
 # options", "nothing from them": no answer yet)
-_NOTHING_FROM_RE = re.compile(r",\s+nothing\s+from\s+(?!(?:them|him|her|anyone|anybody|the\s+(?:buyer|seller|recruiter|"
-                              r"employer|landlord|company|council|bank|agent|office|school|insurer|airline)s?)\b)"
+_NOTHING_FROM_RE = re.compile(r"^(?P<before>(?:(?!\b(?:applied|sent|emailed|e-mailed|called|rang|phoned|wrote|ordered|reported|"
+                              r"complained|asked|submitted|paid|booked|posted|interviewed|contacted|chased|requested|filed|"
+                              r"returned|messaged|had|got|went|saw|visited|attended)\b)[^.;!?])*?),\s+nothing\s+from\s+(?!(?:them|him|her|anyone|anybody|my|"
+                              r"our|your|the\s+(?:buyer|seller|recruiter|employer|landlord|company|council|bank|agent|office|"
+                              r"school|insurer|airline|embassy|builder|dealer|hospital|court|university|surgery|"
+                              r"consultant|doctor|gp|vet|lawyer|solicitor)s?)\b)"
                               r"(?=[^,;:.!?]+[.!?]*\s*$)", re.I)
 # what the writer does not mind ("Not bothered about colour but no refinished ones", "not fussy about the brand,
 # no plastic"): no exclusion, nothing to search for (the "but" after it stays)
@@ -4269,16 +4286,15 @@ _PREPOSITIONS = ("in", "on", "for", "from", "at", "under", "with", "of", "during
 _EXCLUSION_REASON_RE = re.compile(
     r"(?:(?<=^)|(?<=[;,.]\s)|(?<=[;,])|(?<=\s)(?=(?:but\s+)?(?:without|excluding|except)\b))"
     r"(?P<keep>\s*(?:(?:and|but)\s+)?(?:no|not|without|excluding|skip|leave\s+out|except)\b"
-    r"[^;,.]{1,80}?)(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
-    r"our|my|everyone|nobody|nothing|there|this|these|those)\b)|"
-    # (with another subject, "since" only with a present tense: "since parents bring their own", not "since he left
-    # the UK" ("as she went last year" is a reason); not a possessive, whose noun names an event: "since his Twitter
-    # takeover")
-    r",\s+(?:because|as)\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\b)|"
-    r",\s+since\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\s+(?!(?:\w+ed|left|was|were|began|came|became|got|went|took|had|made|moved|lost|won|met|ran|saw|"
-    r"said|told|broke|fell|grew|gave)\b))|"
-    r",\s+because\s+(?!of\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|it's|that's|they're|my|our)\b))"
-    r"[^;.]*", re.I)
+    r"[^;,.]{1,80}?)(?:(?:,\s+(?:because|since|as)\s+(?=(?:we|we're|we've|i|i'm|i've|it|it's|that|that's|they|they're|"
+    r"our|my|ours|mine|theirs|yours|everyone|nobody|nothing|there|this|these|those)\b)|\s+because\s+|\s+since\s+(?=(?:i've|i'm|we're|we've|"
+    r"it's|that's|they're|my|our)\b))[^;.]*|"
+    # with another subject, to the clause's end ("..., as she went last year", "..., since parents bring their own";
+    # "since" only with a present tense: not "since he left the UK"; not a possessive, whose noun names an event:
+    # "since his Twitter takeover")
+    r"(?:,\s+(?:because|as)\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\b)|"
+    r",\s+since\s+(?=(?:he|he's|she|she's|you|you're|parents|kids|children|people)\s+(?!(?:\w+ed|left|was|were|began|"
+    r"came|became|got|went|took|had|made|moved|lost|won|met|ran|saw|said|told|broke|fell|grew|gave)\b)))[^;.,]*)", re.I)
 # "X but not carolina reaper, i'm not insane", "... but not butternut, it never ripens here": a remark about the
 # excluded thing, a clause of its own after the comma (not an ask: "..., it must be Y"), up to the clause's end
 _EXCLUSION_REMARK_RE = re.compile(
@@ -5238,11 +5254,9 @@ def _translate_once(text: str) -> Node:
             pass
         return node
     if isinstance(node, Not) and isinstance(node.child, Term) and len(node.child.text.split()) >= 2 \
-            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)) \
-            and not re.search(r"[,;]\s*(?:because|since|as|cos|coz|bc|cuz)\b", text, re.I):
+            and _NO_OPENING_RE.match(text.lstrip(_EDGE_PUNCT)):
         # "no claims bonus protection", "no dig gardening", "NO KNEAD BREAD": a text that is one "no" phrase
-        # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes;
-        # so does "no hotels near the airport, because the noise": the reason after it tells an exclusion)
+        # names a thing (a query of one exclusion asks for almost everything; "no spoilers" alone still excludes)
         return _translate(text, title_start="no")
     return node
 
@@ -5327,7 +5341,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
     cleaned = _HAVE_THOSE_RE.sub(_had_excluded, _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
-    cleaned = _NOTHING_FROM_RE.sub(", excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
+    cleaned = _NOTHING_FROM_RE.sub(r"\g<before>, excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
