@@ -3791,10 +3791,14 @@ _LONG_SHOT_RE = re.compile(r"\s*(?:(?:possibly|probably|maybe|perhaps)\s+)?(?:a\
 _EXCLUSION_CUE_RE = re.compile(r"\b(?:not|no|without|except|excluding|but\s+not)\s+\S|[,;]\s*skip\s+\S", re.I)
 
 
+def _sentence_before(m: re.Match) -> str:
+    """What comes before ``m`` in its sentence."""
+    return re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
+
+
 def _had_excluded(m: re.Match) -> str:
     """The match of _HAVE_THOSE_RE dropped when an exclusion comes before it in its sentence, else kept."""
-    before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
-    return "" if _EXCLUSION_CUE_RE.search(before) else m.group(0)   # ("skip" only after a comma: "skip hire")
+    return "" if _EXCLUSION_CUE_RE.search(_sentence_before(m)) else m.group(0)   # ("skip" only after a comma)
 
 
 def _hedged(text: str) -> str:
@@ -3815,15 +3819,15 @@ def _suggested(m: re.Match) -> str:
     """_MAYBE_SUGGESTION_RE's alternatives ANDed, unless its sentence is a statement or question of its own ("my son
     has a rash, maybe measles or chickenpox?": a guess) or the alternatives replace the topic ("..., maybe Boston or
     Philadelphia instead")."""
-    before = re.split(r"[.!?;]\s", m.string[:m.start()])[-1]
+    before = _sentence_before(m)
+    words = before.split()
     alts = [re.sub(r"^(?:a|an|some)\s+", "", a, flags=re.I).split() for a in re.split(r"\s+or\s+", m.group("alts"),
                                                                                       flags=re.I)]
     if _AUX_WORD_RE.search(before) and not _ASK_IN_RE.search(before) or re.search(r"\binstead\b", m.group("alts"), re.I) \
             or any(not a or _fold(a[0]) in _STATES_OF_THINGS for a in alts) \
-            or len(before.split()) > 1 and before.split()[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts) \
-            or len(before.split()) > 1 and _fold(before.split()[-2]) in ("in", "to", "from", "near", "around", "visit",
-                                                                          "at") \
-            or len(before.split()) <= 3 and before.strip().islower() and all(a[0].islower() for a in alts) \
+            or len(words) > 1 and words[-1][:1].isupper() and all(a[0][:1].isupper() for a in alts) \
+            or len(words) > 1 and _fold(words[-2]) in ("in", "to", "from", "near", "around", "visit", "at") \
+            or len(words) <= 3 and before.strip().islower() and all(a[0].islower() for a in alts) \
             or re.fullmatch(r"\s*(?:an?|the)\s+\S+(?:\s+\S+)?\s*", before, re.I):
         # (nor a guess at what happened, "lost my cat, maybe stolen or run away", nor names beside the topic's last
         # name, "flights to London, maybe Paris or Amsterdam", or a place, "hotels in rome, maybe florence or venice":
@@ -5340,7 +5344,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # "Should I get a flu jab or not?", "metformin before contrast CT -- still needed or not??": the yes/no
         # question's claim (typed without its "?", a whether-question stays whole, as the labelled set has it)
         cleaned = _OR_NOT_CLOSING_RE.sub("", cleaned)
-    cleaned = _HAVE_THOSE_RE.sub(_had_excluded, _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned))))
+    cleaned = _HAVE_PLENTY_RE.sub("", _EITHER_FINE_RE.sub("", _BOTH_REQUIRED_RE.sub(" ", cleaned)))
+    cleaned = _HAVE_THOSE_RE.sub(_had_excluded, cleaned)
     cleaned = _NOTHING_FROM_RE.sub(r"\g<before>, excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
