@@ -512,7 +512,7 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("Find me reviews of robot vacuums; ignore Roomba.", '("robot vacuums" AND NOT "Roomba")'),
     ("how to ignore a narcissist", '"ignore a narcissist"'),
     ("It can simply ignore. Nobody cares.", '"It can simply ignore. Nobody cares"'),
-    ("World War II - the Pacific theatre", '"World War II the Pacific theatre"'),
+    ("World War II - the Pacific theatre", '("World War II" AND "the Pacific theatre")'),   # rules-77: a dash ends a term
     # a topic, then a colon or dash, then a group: the topic AND the group (a label is no topic)
     ("electric vehicles: Tesla or BYD", '("electric vehicles" AND ("Tesla" OR "BYD"))'),
     ("Gaming laptops - ASUS or Lenovo", '("Gaming laptops" AND ("ASUS" OR "Lenovo"))'),
@@ -682,8 +682,9 @@ def test_rules10_requests_of_other_registers(text, expr):
     ("no win no fee solicitors", '"no win no fee solicitors"'),
     ("how to get pregnant", '"get pregnant"'),
     ("How to Get Away with Murder season 6", '"How to Get Away with Murder season 6"'),
-    ("Whitney Houston - I Will Always Love You lyrics", '"Whitney Houston I Will Always Love You lyrics"'),
-    ("python list comprehension - my code throws TypeError", '"python list comprehension my code throws TypeError"'),
+    ("Whitney Houston - I Will Always Love You lyrics", '("Whitney Houston" AND "I Will Always Love You lyrics")'),
+    ("python list comprehension - my code throws TypeError",   # rules-77: a dash ends a term
+     '("python list comprehension" AND "my code throws TypeError")'),
     ("books like Dune - I've already read it, so skip it", '"books like Dune"'),
     ("employment law (US)", '"employment law (US)"'),
     ("Spike Jonze movie (Her) soundtrack", '"Spike Jonze movie (Her) soundtrack"'),
@@ -762,7 +763,8 @@ def test_rules11_review_cases(text, expr):
      '("grain exports" AND ("Canada" OR "Australia") AND NOT "tariffs")'),
     ("solar farms \u2014 Spain or Chile \u2014 and battery storage",
      '("solar farms" AND ("Spain" OR "Chile") AND "battery storage")'),
-    ("Whitney Houston - I Will Always Love You - live", '"Whitney Houston I Will Always Love You live"'),
+    ("Whitney Houston - I Will Always Love You - live",   # rules-77: a dash ends a term
+     '("Whitney Houston" AND "I Will Always Love You" AND "live")'),
     # a quote closed inside a term, a placeholder in an excluded term
     ("history of the word 'robot'", '"history of the word \'robot\'"'),
     ("'Ode to Joy' arrangements", '"\'Ode to Joy\' arrangements"'),
@@ -966,7 +968,7 @@ def test_rules21_specs_lists_examples_formal_asks_and_assignments(text, expr):
     # operators typed loosely
     ("oat milk | almond milk | soy milk", '("oat milk" OR "almond milk" OR "soy milk")'),
     ("kayak rolls + cold water - surf kayaking", '("kayak rolls" AND "cold water" AND NOT "surf kayaking")'),
-    ("Whitney Houston - I Will Always Love You lyrics", '"Whitney Houston I Will Always Love You lyrics"'),
+    ("Whitney Houston - I Will Always Love You lyrics", '("Whitney Houston" AND "I Will Always Love You lyrics")'),
     # an acronym's expansion with an "and" inside
     ("Looking for research on COPD (chronic obstructive pulmonary disease) and air pollution",
      '("COPD (chronic obstructive pulmonary disease)" AND "air pollution")'),
@@ -2114,7 +2116,8 @@ def test_rules49_comparisons_and_their_common_ground(text, expr):
     ('quiz nights not held at the Crown', '("quiz nights" AND NOT "the Crown")'),
     ('Please provide your complaints procedure, disregarding the section on refunds.',
      '("complaints procedure" AND NOT "refunds")'),
-    ("camping kit - stove, tent pegs - but not a kettle we've got plenty", '("camping kit stove" AND "tent pegs" AND NOT "kettle")'),
+    ("camping kit - stove, tent pegs - but not a kettle we've got plenty",   # rules-77: a dash ends a term
+     '("camping kit" AND "stove" AND "tent pegs" AND NOT "kettle")'),
     # formal asks: "I request a copy of", "Please advise on"
     ('Dear Sir,\nI request a copy of your tariff for boiler servicing, not including landlord certificates.\nYours faithfully,\nJ. Reed',
      '("tariff for boiler servicing" AND NOT "landlord certificates")'),
@@ -2966,3 +2969,41 @@ def test_rules76_review_readings(text, words, excluded):
 ])
 def test_rules76_review_avoids(text, not_this):
     assert canonical(translate_rules(text)) != canonical(parse(not_this))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # a spaced dash ends a term: each side is read on its own and both are wanted
+    ("garden shed insurance - storm damage to the roof", '"garden shed insurance" AND "storm damage to the roof"'),
+    ("ferry timetable - winter sailings only, not summer", '"ferry timetable" AND "winter sailings" AND NOT "summer"'),
+    ("vegan lasagne \u2013 cashew ricotta or tofu ricotta", '"vegan lasagne" AND ("cashew ricotta" OR "tofu ricotta")'),
+    ("Romeo and Juliet \u2014 the Zeffirelli film", '"Romeo and Juliet" AND "the Zeffirelli film"'),
+    # a question after the dash about what came before it names nothing
+    ("boiler service - what does it include", '"boiler service"'),
+    ("loft insulation grant - is it still open?", '"loft insulation grant"'),
+    # readings that never ran over the dash stay as they were
+    ("Gaming laptops - ASUS or Lenovo", '"Gaming laptops" AND ("ASUS" OR "Lenovo")'),
+    ("urban gardening - ignore hydroponics", '"urban gardening" AND NOT "hydroponics"'),
+    ("Hi there \u2014 do you have reports on venture debt?", '"venture debt"'),
+    # a tokeniser's spaced hyphen inside a word is no dash
+    ("Long - range transport of dust", '"Long range transport of dust"'),
+    ("CTLA - 4 blockade in melanoma", '"CTLA 4 blockade in melanoma"'),
+    ("mismatch repair - deficient tumours", '"mismatch repair deficient tumours"'),
+    # what is got is the topic; "get" stays where it makes the task
+    ("How do I get a parking permit for my street?", '"parking permit for my street"'),
+    ("can I get a refund for a lost bus pass", '"refund for a lost bus pass"'),
+    ("how do I get my money back from a seller", '"get my money back from a seller"'),
+    ("how do I get the late fee reversed", '"get the late fee reversed"'),
+    ("how to get rid of moss on a lawn", '"get rid of moss on a lawn"'),
+    ("how to get pregnant after 40", '"get pregnant after 40"'),
+])
+def test_rules77_dash_segments_and_things_got(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+def test_rules77_prose_keeps_its_dashes():
+    # a long text is prose: its dashes are its sentences' own, never a cut into wanted terms
+    text = ("Allowing regulators to decide what may be said - or printed - is not something with a happy history, "
+            "and the long record of censorship boards shows why the power tends to grow once it is granted to them")
+    assert len(text) > 200
+    terms = [t for t in re.findall(r'"([^"]*)"', canonical(translate_rules(text)))]
+    assert not any(t.startswith(("or printed", "is not something")) for t in terms)

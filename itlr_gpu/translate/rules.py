@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-76"
+RULES_VERSION = "rules-77"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1725,6 +1725,27 @@ _DO_KEPT = {"not", "it", "this", "that", "so", "well", "more", "less", "nothing"
             "your", "my", "our", "his", "her", "their", "one's"}
 
 
+# "How do I get wheelchair seats for Hamilton?", "Can I get a discount for paying by direct debit?": what is got
+# is the topic; "get" stays where it makes the task ("get pregnant", "get rid of X", "get my deposit back")
+_GET_KEPT_NEXT = {"rid", "to", "into", "out", "over", "through", "back", "started", "pregnant", "married", "divorced",
+                  "involved", "better", "used", "fit", "paid", "it", "them", "him", "her", "this", "that", "there",
+                  "away", "off", "on", "in", "up", "around", "round", "ahead", "along", "by", "past", "home", "one"}
+_GET_KEPT_LAST = {"back", "reversed", "refunded", "fixed", "removed", "changed", "replaced", "repaired", "done",
+                  "taken", "sorted", "cancelled", "canceled", "reimbursed", "approved", "signed", "updated", "off"}
+
+
+def _thing_got(words: list[str], rest: list[_Tok], opener: str) -> list[str]:
+    """``words`` without an opening "get" whose object is the thing asked for (see ``_GET_KEPT_NEXT``); not
+    after "should" ("Should I get a flu jab?" asks whether to do it)."""
+    if len(words) < 2 or "should" in opener.split() or words[0].lower() != "get" or _fold(words[1]) in _GET_KEPT_NEXT or _fold(words[1]).endswith("ed"):
+        return words
+    if any(_fold(w).strip(_EDGE_PUNCT) == "back" for w in words[2:]):
+        return words   # "get my money back from the seller"
+    if (not rest or rest[0].kind != "WORD") and _fold(words[-1]).strip(_EDGE_PUNCT) in _GET_KEPT_LAST:
+        return words   # the clause ends with what is done to it: "get the charge reversed"
+    return words[1:]
+
+
 def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
     """Remove request filler at the start and genre filler at the start of every term."""
     out: list[_Tok] = []
@@ -1743,13 +1764,14 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                 words = words[len(howto.group(0).split()):]   # the task, as the user typed it
                 if len(words) > 1 and words[0] == "do" and words[1].lower() not in _DO_KEPT:
                     words = words[1:]   # "how to do eczema wet wraps": the thing done (not "how to do it")
+                words = _thing_got(words, toks[j:], howto.group(0))
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
                 stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
                 own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
                 if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
-                    stripped = words[len(own.group(0).split()):]
+                    stripped = _thing_got(words[len(own.group(0).split()):], toks[j:], own.group(0))
                 words = stripped
                 if [_fold(w) for w in words] == ["need"] and j < len(toks) and toks[j].kind in ("EITHER", "BOTH"):
                     words = []   # "omg need either X or Y"
@@ -5222,12 +5244,83 @@ overflowed float32 at search time)."""
 
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
-    node = _translate_once(text)
+    node = _translate_segments(text)
     count = sum(1 for _ in _terms(node))
     if count > MAX_RULE_TERMS:
         raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "
                         "a request (embed it whole with --field text, or use an LLM translator)")
     return node
+
+
+# A spaced dash between two parts of a one-line request ("tonsillectomy recovery diet - what can they eat",
+# "WW1 service records - officers only, not other ranks") ends a term: writers never run one phrase across it.
+_SEGMENT_DASH_RE = re.compile(r"(?<=\S)\s+(?:-{1,2}|\u2013|\u2014)\s+(?=\S)")
+_MAX_SEGMENTED = 200   # characters: a longer text is prose, whose dashes are its sentences' own
+_SEGMENT_OPENS_EXCLUSION_RE = re.compile(rf"(?:{_EXCLUDING}|but|and|or|apart|other\s+than|ideally)\b", re.I)
+
+
+# second halves of hyphenated words that a tokeniser spaced out ("recombination - defective cells")
+_COMPOUND_SECOND = set("defective deficient associated dependent independent induced mediated related specific derived "
+                       "resistant sensitive range scale wide term based".split())
+
+
+def _dash_segments(text: str) -> list[str]:
+    if len(text) > _MAX_SEGMENTED or "\n" in text or "\r" in text or '"' in text or "(" in text or re.search(r"\s[+|]\s", text):
+        return [text]
+    parts = _SEGMENT_DASH_RE.split(text)
+    if len(parts) < 2:
+        return [text]
+    out = [parts[0]]
+    for p in parts[1:]:
+        if _SEGMENT_OPENS_EXCLUSION_RE.match(p) or p[:1].isupper() and out[-1].rstrip()[-1:].isalnum() and False:
+            out[-1] = out[-1] + " - " + p
+        else:
+            out.append(p)
+    return out
+
+
+def _runs_over_dash(node: Node, text: str) -> bool:
+    kids = node.children if isinstance(node, And) else [node]
+    terms = [_fold(k.text).lower() for k in kids if isinstance(k, Term)]
+    for m in _SEGMENT_DASH_RE.finditer(text):
+        before = re.findall(r"[\w'&.+/-]+", text[:m.start()])
+        after = re.findall(r"[\w'&.+/-]+", text[m.end():])
+        if before and after:
+            a, b = before[-1].strip('.'), after[0].strip('.')
+            if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
+                    or b.lower() in _COMPOUND_SECOND:
+                continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
+            pair = f"{a} {b}".lower()
+            if any(pair in t for t in terms):
+                return True
+    return False
+
+
+def _translate_segments(text: str) -> Node:
+    node = _translate_once(text)
+    parts = _dash_segments(text)
+    if len(parts) < 2 or not _runs_over_dash(node, text):
+        return node
+    # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
+    parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p)]
+    try:
+        nodes = [_translate_once(p) for p in parts]
+    except RuleError:
+        return node
+    return make_and(nodes)
+
+
+_IT_WORDS = {"it", "they", "them", "this", "that", "these", "those", "he", "she", "one"}
+_QUESTION_FRAME_WORDS = _IT_WORDS | {"what", "which", "how", "why", "when", "where", "who", "does",
+                                                      "anyone", "anybody", "know", "still", "really", "ever", "their",
+                                                      "its", "any", "u", "r"}
+
+
+def _question_about_it(part: str) -> bool:
+    words = [w.strip(_EDGE_PUNCT) for w in _fold(part).split()]
+    words = [w for w in words if w]
+    frame = _QUESTION_FRAME_WORDS | _CLAUSE_WORDS
+    return bool(set(words) & _IT_WORDS) and sum(w not in frame for w in words) <= 1
 
 
 def _opens_with_title(text: str) -> bool:
