@@ -3007,3 +3007,26 @@ def test_rules77_prose_keeps_its_dashes():
     assert len(text) > 200
     terms = [t for t in re.findall(r'"([^"]*)"', canonical(translate_rules(text)))]
     assert not any(t.startswith(("or printed", "is not something")) for t in terms)
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-78, from an outside review of rules-77: a dash that joins its two words is no break
+    ("anti - inflammatory diet for arthritis", '"anti inflammatory diet for arthritis"'),
+    ("Spanish - German phrasebook", '"Spanish German phrasebook"'),
+    ("cheap Leeds - York train tickets", '"cheap Leeds York train tickets"'),
+    ("second hand Rolls - Royce Silver Shadow", '"second hand Rolls Royce Silver Shadow"'),
+    ("gym opening hours Mon - Fri", '"gym opening hours Mon Fri"'),
+    ("nurse - patient ratios", '"nurse patient ratios"'),
+    # the break stays where two topics meet
+    ("heat pump grants - eligibility for flats", '"heat pump grants" AND "eligibility for flats"'),
+    ("bomb damage maps WW1 \u2014 Hull, not Leeds", '"bomb damage maps WW1" AND "Hull" AND NOT "Leeds"'),
+    # "get" stays where it is the task: removal, causatives, idioms, what is done to the thing
+    ("how do I get my cat to stop scratching the sofa", '"get my cat to stop scratching the sofa"'),
+    ("how do I get red wine out of a rug", '"get red wine out of a rug"'),
+    ("how can I get hold of the council planning officer", '"get hold of the council planning officer"'),
+    ("how do I get my boiler serviced quickly", '"get my boiler serviced quickly"'),
+    ("how to get healthier after 50", '"get healthier after 50"'),
+    ("what can I get my sister for her birthday", '"get my sister for her birthday"'),
+])
+def test_rules78_review_of_rules77(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-77"
+RULES_VERSION = "rules-78"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -1736,14 +1736,35 @@ _GET_KEPT_LAST = {"back", "reversed", "refunded", "fixed", "removed", "changed",
 
 def _thing_got(words: list[str], rest: list[_Tok], opener: str) -> list[str]:
     """``words`` without an opening "get" whose object is the thing asked for (see ``_GET_KEPT_NEXT``); not
-    after "should" ("Should I get a flu jab?" asks whether to do it)."""
-    if len(words) < 2 or "should" in opener.split() or words[0].lower() != "get" or _fold(words[1]) in _GET_KEPT_NEXT or _fold(words[1]).endswith("ed"):
+    after "should" ("Should I get a flu jab?" asks whether to do it) or "what" ("what can I get my dad")."""
+    if len(words) < 2 or {"should", "what", "wat"} & set(opener.split()) or words[0].lower() != "get":
         return words
-    if any(_fold(w).strip(_EDGE_PUNCT) == "back" for w in words[2:]):
-        return words   # "get my money back from the seller"
+    second = _fold(words[1]).strip(_EDGE_PUNCT)
+    if second in _GET_KEPT_NEXT or second.endswith(("ed", "er")) or second in _GET_BECOMES:
+        return words   # "get pregnant", "get taller", "get hold of X", "get the hang of X"
+    clause = []
+    for w in words[1:]:   # the object, up to a clause of its own ("if I quit my job", "for a cancelled flight")
+        low = _fold(w).strip(_EDGE_PUNCT)
+        if low in _GET_OBJECT_ENDS:
+            break
+        clause.append(low)
+    if set(clause[1:]) & _GET_PARTICLES or clause[:2] == ["the", "hang"]:
+        return words   # "get my money back", "get my dog to stop barking", "get ink out of a carpet"
+    if any(w.endswith("ed") for w in clause[1:]) or len(clause) > 1 and clause[-1].endswith("en") \
+            or clause and clause[-1] in _GET_KEPT_LAST:
+        return words   # what is done to it: "get the charge reversed", "get my passport renewed"
     if (not rest or rest[0].kind != "WORD") and _fold(words[-1]).strip(_EDGE_PUNCT) in _GET_KEPT_LAST:
-        return words   # the clause ends with what is done to it: "get the charge reversed"
+        return words
     return words[1:]
+
+
+_GET_BECOMES = {"hold", "ready", "sober", "rich", "high", "laid", "life", "drunk", "lost", "sick", "ill", "well", "worse",
+                "fit", "dressed", "going", "moving", "working", "organised", "organized", "even", "ahead", "together"}
+_GET_PARTICLES = {"to", "back", "out", "off", "down", "up", "into", "onto", "away", "over", "through", "round",
+                  "around", "across", "rid", "started", "going", "working", "fixed", "done", "hold", "together",
+                  "again", "life", "word"}
+_GET_OBJECT_ENDS = {"if", "when", "for", "because", "after", "before", "while", "since", "so", "as", "on", "at", "in",
+                    "from", "with", "without", "by"}
 
 
 def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
@@ -3466,7 +3487,7 @@ _COMPARATIVE_ALTS = "(?:" + "|".join(sorted("""cheaper cheapest safer safest hea
     nicest tougher toughest brighter brightest darker darkest fresher freshest richer richest simpler simplest closer
     closest larger largest earlier earliest tastier tastiest weaker weakest riskier riskiest spicier spiciest greater
     greatest cuter cutest busier busiest cosier cozier smarter smartest nearer nearest wealthier poorer happier
-    friendlier prettier funnier scarier sweeter saltier crispier juicier""".split(), key=len, reverse=True)) + ")"
+    friendlier prettier funnier scarier sweeter saltier crispier juicier rarer rarest""".split(), key=len, reverse=True)) + ")"
 _WHICH_FIRST_RE = re.compile(
     r"(?i:(?:so\s+|ok\s+)?(?:(?:which|what)(?:\s+one)?(?:\s+is|'s|\s+would\s+be)\s+(?:the\s+)?(?:better|best|cheaper|"
     r"cheapest|safer|safest|healthier|healthiest|faster|fastest|easier|easiest)|"
@@ -4532,14 +4553,24 @@ _COMPARED = (r"(?P<a>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)\s+(?:or|vs\.?|versus
              r"(?P<b>[^\s,;:?!.]+(?:\s+[^\s,;:?!.]+){0,5}?)")
 _BETTER = (r"(?:better|best|easier|cheaper|safer|worse|faster|stronger|more\s+effective|healthier|quicker)"
            r"(?:\s+(?:for|to)\s+(?:me|us|you)|")   # (the verdict's ground follows, or "for me": no topic)
-_WHICH_BETTER_RE = re.compile(_COMPARED + r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?"
+_WHICH_BETTER_RE = re.compile(_COMPARED + r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?*\s+)which\s+(?:one\s+)?(?:"
                               r"(?:is|are|'s|works)\s+" + _BETTER +
                               r"\s+(?:(?:for|on|in|with|to(?!\s+[^\s,;:?!.]+$))|if\s+(?:you're|you\s+are|i'm|i\s+am|we're|we\s+are))\s+"
                               r"(?:a\s+|an\s+|the\s+)?(?P<c>[^,;:?!.]{1,60})"
                               r"|\s+to\s+[^\s,;:?!.]+"   # "which is cheaper to run": no topic
                               r"|\s+(?P<c1>(?!(?:for|on|in|to|with|if|and|or|but|now|here|overall|really|tbh|imo|imho|"
                               r"honestly|guys|folks|lol|pls|please|anyway|though|btw|mate|thanks|ty|thx|then)\b)"
-                              r"[^\s,;:?!.]+))?")
+                              r"[^\s,;:?!.]+))?"
+                              # "which is rarer", "which one do I need for C", "which has lower fees", "which to read
+                              # first", "which lasts longer": the verdict asked for, its ground kept
+                              r"|(?:(?:is|are|'s)\s+(?:more\s+[a-z]+|" + _COMPARATIVE_ALTS + r")"
+                              r"|(?:do|does|should|would|will|can)\s+(?:i|we|you|u|[a-z]+)\s+(?:need|use|get|buy|choose|"
+                              r"pick|take|want|recommend)"
+                              r"|to\s+(?:read|learn|buy|get|choose|pick|watch|play|use|take|try|start)(?:\s+first)?"
+                              r"|(?:lasts|reads|saves|photographs|works|sounds|looks|tastes|performs|holds)\s+"
+                              r"(?:better|longer|more|best)|(?:has|have)\s+(?P<c3>(?:better|lower|higher|more|less|fewer|"
+                              r"cheaper|longer|shorter|bigger|smaller)\s+[^\s,;:?!.]+))"
+                              r"(?:\s+for\s+(?:a\s+|an\s+|the\s+)?(?P<c2>[^,;:?!.]{1,60}))?)")
 # "Is cycling or swimming better for knee osteoarthritis?", "are e-bikes or scooters safer in cities": a comparison
 # asked as a yes/no question, two compared topics and what for
 _IS_BETTER_RE = re.compile(r"(?:is|are|would|will)\s+(?!(?:there|it|you|we|i|they|this|that|these|those)\b)"
@@ -5290,10 +5321,36 @@ def _runs_over_dash(node: Node, text: str) -> bool:
             if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
                     or b.lower() in _COMPOUND_SECOND:
                 continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
+            if _hyphen_joins(text[:m.start()], a, b, m.group(0).strip() == "-"):
+                continue
             pair = f"{a} {b}".lower()
             if any(pair in t for t in terms):
                 return True
     return False
+
+
+_HYPHEN_PREFIXES = set("anti non pre post co re self semi multi inter intra over under well low high full part long "
+                       "short cross ex sub ultra mid pro counter de un bi tri mono poly pan trans extra neo micro macro "
+                       "mini super hyper state".split())
+_RANGE_WORDS = set("mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday "
+                   "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june july august "
+                   "september october november december spring summer autumn fall winter".split())
+
+
+def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:
+    """A dash that joins its two words rather than parting two topics: the first word stands alone since
+    the text's start or its last stop ("London - Paris train times", "French - English dictionary", "doctor -
+    patient confidentiality", "state - of - the - art"), a prefix ("anti - inflammatory"), a range ("1980s -
+    1990s", "Mon - Fri", "9am - 5pm") or, with a plain hyphen, a one-word name ("Rolls - Royce", "US - China",
+    "NF - kB")."""
+    part = re.split(r"[,;:.!?()]|\s[-\u2013\u2014]+\s", before)[-1].split()
+    if len(part) <= 1 or a.lower() in _HYPHEN_PREFIXES:
+        return True
+    numeric = lambda w: any(c.isdigit() for c in w) or w.lower() in _RANGE_WORDS
+    if numeric(a) and numeric(b):
+        return True
+    upper = lambda w: any(c.isupper() for c in w)
+    return hyphen and upper(a) and upper(b) and not upper(part[-2]) and b not in ("I", "A")
 
 
 def _translate_segments(text: str) -> Node:
