@@ -2538,7 +2538,7 @@ def test_rules61_asks_made_for_someone_else(text, expr):
     ("can the council refuse a dropped kerb", '"the council refuse a dropped kerb"'),
     ("Official reports on the Grenfell fire", '"Official reports on the Grenfell fire"'),
     ("NASA reports on Mars dust storms", '("NASA" AND "Mars dust storms")'),
-    ("Release notes: Firefox 120", '"Release notes Firefox 120"'),
+    ("Release notes: Firefox 120", '("Release notes" AND "Firefox 120")'),   # rules-79: a colon ends a term
     ("coffee vs tea before bed", '("coffee" AND "tea" AND "before bed")'),
     ("disclosure of HIV status to sexual partners", '"disclosure of HIV status to sexual partners"'),
     ("Looking for earlier disclosures of a folding stroller", '"folding stroller"'),
@@ -3029,4 +3029,33 @@ def test_rules77_prose_keeps_its_dashes():
     ("what can I get my sister for her birthday", '"get my sister for her birthday"'),
 ])
 def test_rules78_review_of_rules77(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-79: a colon between a topic and its facet ends a term, as a dash does
+    ("coastal erosion: managed retreat, not sea walls", '"coastal erosion" AND "managed retreat" AND NOT "sea walls"'),
+    ("Viking trade routes: Baltic amber", '"Viking trade routes" AND "Baltic amber"'),
+    # a title's or a label's colon stays
+    ("Attention Is Not All You Need: Pure Attention Loses Rank", '"Attention Is Not All You Need Pure Attention Loses Rank"'),
+    ("Vitamin C: Separating fact from fiction", '"Vitamin C Separating fact from fiction"'),
+    # a question's opening names nothing: "when is", "what time does", "how long is", "what counts as", "do you take"
+    ("when is the deadline for the spring photography competition", '"the deadline for the spring photography competition"'),
+    ("What time does the museum cafe close on Sundays?", '"the museum cafe close on Sundays"'),
+    ("how long is the waiting list for allotments", '"the waiting list for allotments"'),
+    ("what counts as a reasonable adjustment at work", '"reasonable adjustment at work"'),
+    ("Do you take Visa or Mastercard?", '"Visa" OR "Mastercard"'),
+    ("When Harry Met Sally soundtrack", '"When Harry Met Sally soundtrack"'),
+    ("when is it too late to prune roses", '"when is it too late to prune roses"'),
+    # a topic of three words or more, longer than each alternative after it, is their topic
+    ("Bathroom extractor fans, ducted or inline, quiet", '"Bathroom extractor fans" AND ("ducted" OR "inline") AND "quiet"'),
+    ("Norwegian knitting patterns, Selbu or Setesdal", '"Norwegian knitting patterns" AND ("Selbu" OR "Setesdal")'),
+    ("garden office cabins, insulated or uninsulated", '"garden office cabins" AND ("insulated" OR "uninsulated")'),
+    # a list of like items, names, claims, or a list asked for as such, keeps its shape
+    ("otters, beavers or water voles", '"otters" OR "beavers" OR "water voles"'),
+    ("The Kinks, Blur or Oasis", '"The Kinks" OR "Blur" OR "Oasis"'),
+    ("anything on coastal flood defences, dune planting or saltmarsh restoration",
+     '"coastal flood defences" OR "dune planting" OR "saltmarsh restoration"'),
+])
+def test_rules79_colons_question_openers_and_topics_before_alternatives(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

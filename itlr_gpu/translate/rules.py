@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-78"
+RULES_VERSION = "rules-79"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -584,6 +584,14 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:about|regarding|re|for|on)\b",
     # "where is the insulin sliding scale": the thing (not "where is X in relation to Y": a question of two)
     r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
+    # "wheres the impound lot" (typed without its "is")
+    r"where'?s\s+(?=(?:the|a|an|our|my)\s)",
+    # "what time does the visitor centre close", "when is the objection deadline", "how long is the wait for X",
+    # "what counts as X", "do you take X or Y": the thing asked about
+    r"(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
+    r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)(?=\S)",
+    r"what\s+counts\s+as\s+(?=\S)",
+    r"do\s+(?:you|u)\s+(?:take|accept)\s+(?=\S)",
     # "anything with / by / featuring X" as the whole ask
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
@@ -2129,9 +2137,10 @@ class _Parser:
     item, a parenthesised query or an either / both / neither / anything-but group.
     """
 
-    def __init__(self, toks: list[_Tok]):
+    def __init__(self, toks: list[_Tok], listed: bool = False):
         self.toks = toks
         self.i = 0
+        self.listed = listed   # the request opens by asking for documents on a list ("anything on A, B or C")
 
     @property
     def kind(self) -> str:
@@ -2317,8 +2326,9 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_shared_after_or(part_operands, part_seps) or _topic_then_names(part_operands, part_seps)
-                 or _or_between_commas(part_operands, part_seps)
+        nodes = [_shared_after_or(part_operands, part_seps)
+                 or _topic_then_names(part_operands, part_seps, self.listed)
+                 or _or_between_commas(part_operands, part_seps, self.listed)
                  or _precedence(part_operands, _resolve_commas(part_seps))
                  for part_operands, part_seps in parts]
         return _precedence(nodes, high_ops)
@@ -2410,7 +2420,7 @@ def _parallel_articles(alternatives: list[Node]) -> bool:
         and bool(alternatives)
 
 
-def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
+def _topic_then_names(operands: list[Node], seps: list[str], listed: bool = False) -> Node | None:
     """A lower-case topic, then two names as alternatives: "signed modern firsts, Seamus Heaney or Ted Hughes",
     "metrical books from Przemyśl, Greek-Catholic or Roman-Catholic" (the topic in either); or two single words
     after a longer topic (below). Else a list of three topics keeps its shape ("vitamin d benefits, gene
@@ -2418,6 +2428,8 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
     if seps != ["COMMA", "OR"] or not all(isinstance(o, Term) for o in operands):
         return None
     topic, *alts = [o.text.split() for o in operands]
+    if not listed and _longer_topic(topic, alts):
+        return make_and([operands[0], make_or(operands[1:])])
     if len(topic) < 2 or not topic[0][:1].islower() or not topic[0][:1].isalpha() or _name_like(topic[-1]):
         return None   # (a topic ending in a name is the list's first item: "medieval castles in Wales, Scotland or Ireland")
     if all(1 <= len(a) <= _MAX_SHARED_ALT and all(w[:1].isupper() and not w.isupper() or len(w) > 1 and w.isupper()
@@ -2439,6 +2451,27 @@ def _topic_then_names(operands: list[Node], seps: list[str]) -> Node | None:
     return None
 
 
+# a request that opens by asking for documents on what follows ("anything on A, B or C", "documents about A, B or
+# C"): a list of topics follows, whatever their lengths
+_LIST_ASK_RE = re.compile(r"\s*(?:(?:find|show|get|give)\s+(?:me\s+|us\s+)?)?(?:(?:any|all|some)\s+)?(?:documents?|texts?|"
+                          r"articles?|papers?|anything|something|stuff|material|sources|reports?)\s+(?:about|on|discussing|"
+                          r"regarding|concerning|covering|mentioning)\s|\s*(?:all|any|either|each)\s+of\s", re.I)
+
+
+def _longer_topic(topic: list[str], alts: list[list[str]]) -> bool:
+    """A topic of three words or more, then single words as alternatives, is their topic, not the first of a list,
+    whatever its case and theirs: "TV 55 inch, OLED or QLED", "R&D tax credits, UK or Canada", "Carabus type
+    specimens, Japan or Korea" (below, a lower-case topic with lower-case kinds had been read so already). Not
+    names only ("The Beatles, Stones or Kinks"), a topic of more than eight words (claims' sentences), nor a topic
+    whose list starts after its link ("methane emissions from rice, cattle or landfills") or that ends in a name
+    ("castles in Wales, Scotland or Ireland"); a list of multi-word topics keeps its shape, as the composed
+    requests need ("vitamin d benefits, sleep quality or insulin resistance")."""
+    if not 3 <= len(topic) <= _MAX_OR_BEFORE_SHARED or any(len(a) != 1 for a in alts) or _name_like(topic[-1]) \
+            or _fold(topic[-2]) in _COMPARED_GROUND_LINKS | {"of", "with", "by", "to", "about", "like", "and", "or"}:
+        return False
+    return not all(_name_like(w) for w in topic)
+
+
 _MANNERS = {"online", "offline", "remotely", "anonymously", "in-person", "printed", "digital", "paper", "electronic",
             "unisex", "mens", "womens"}
 
@@ -2451,7 +2484,7 @@ def _qualifier_alternative(words: list[str]) -> bool:
         and all(w.islower() and w.isalpha() for w in words)
 
 
-def _or_between_commas(operands: list[Node], seps: list[str]) -> Node | None:
+def _or_between_commas(operands: list[Node], seps: list[str], listed: bool = False) -> Node | None:
     """Alternatives in the middle of comma-separated fields: "hiking boots with ankle support, Merrell or Salomon,
     waterproof" is the boots AND either brand AND waterproof; the comma after the alternatives ends them (a bare
     comma there took the "or" before it: four alternatives).  What comes before them is read as
@@ -2462,7 +2495,7 @@ def _or_between_commas(operands: list[Node], seps: list[str]) -> Node | None:
     if k == 0 or k == len(seps) - 1 or not all(isinstance(o, Term) for o in operands) \
             or any(len(o.text.split()) > _MAX_OR_BEFORE_SHARED for o in operands[:k + 2]):   # claims' sentences
         return None
-    head = _topic_then_names(operands[:k + 2], seps[:k + 1]) or make_or(operands[:k + 2])
+    head = _topic_then_names(operands[:k + 2], seps[:k + 1], listed) or make_or(operands[:k + 2])
     after = operands[k + 2:]
     if not all(len(o.text.split()) <= _MAX_SHARED_AFTER_OR for o in after):
         return None
@@ -5283,9 +5316,10 @@ def translate_rules(text: str) -> Node:
     return node
 
 
-# A spaced dash between two parts of a one-line request ("tonsillectomy recovery diet - what can they eat",
-# "WW1 service records - officers only, not other ranks") ends a term: writers never run one phrase across it.
-_SEGMENT_DASH_RE = re.compile(r"(?<=\S)\s+(?:-{1,2}|\u2013|\u2014)\s+(?=\S)")
+# A spaced dash or a colon between two parts of a one-line request ("tonsillectomy recovery diet - what can they
+# eat", "WW1 service records - officers only, not other ranks", "medieval leprosy: hospitals, not the theology of
+# disease") ends a term: writers never run one phrase across it.
+_SEGMENT_BREAK_RE = re.compile(r"(?<=\S)\s+(?:-{1,2}|\u2013|\u2014)\s+(?=\S)|(?<=[^\W_]):\s+(?=\S)")
 _MAX_SEGMENTED = 200   # characters: a longer text is prose, whose dashes are its sentences' own
 _SEGMENT_OPENS_EXCLUSION_RE = re.compile(rf"(?:{_EXCLUDING}|but|and|or|apart|other\s+than|ideally)\b", re.I)
 
@@ -5293,39 +5327,67 @@ _SEGMENT_OPENS_EXCLUSION_RE = re.compile(rf"(?:{_EXCLUDING}|but|and|or|apart|oth
 # second halves of hyphenated words that a tokeniser spaced out ("recombination - defective cells")
 _COMPOUND_SECOND = set("defective deficient associated dependent independent induced mediated related specific derived "
                        "resistant sensitive range scale wide term based".split())
+_WORD_RE = re.compile(r"[\w'&.+/-]+")
 
 
-def _dash_segments(text: str) -> list[str]:
-    if len(text) > _MAX_SEGMENTED or "\n" in text or "\r" in text or '"' in text or "(" in text or re.search(r"\s[+|]\s", text):
-        return [text]
-    parts = _SEGMENT_DASH_RE.split(text)
-    if len(parts) < 2:
-        return [text]
-    out = [parts[0]]
-    for p in parts[1:]:
-        if _SEGMENT_OPENS_EXCLUSION_RE.match(p) or p[:1].isupper() and out[-1].rstrip()[-1:].isalnum() and False:
-            out[-1] = out[-1] + " - " + p
+def _segment_breaks(text: str) -> list[re.Match]:
+    """The dashes and colons of ``text`` that part two topics (see ``_hyphen_joins``, ``_title_colon``)."""
+    if len(text) > _MAX_SEGMENTED or "\n" in text or "\r" in text or '"' in text or "(" in text \
+            or re.search(r"\s[+|]\s", text):
+        return []
+    breaks = []
+    for m in _SEGMENT_BREAK_RE.finditer(text):
+        before, after = _WORD_RE.findall(text[:m.start()]), _WORD_RE.findall(text[m.end():])
+        if not before or not after:
+            continue
+        a, b = before[-1].strip("."), after[0].strip(".")
+        if m.group(0).startswith(":"):
+            if not _title_colon(before, after):
+                breaks.append(m)
+            continue
+        if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
+                or b.lower() in _COMPOUND_SECOND:
+            continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
+        if not _hyphen_joins(text[:m.start()], a, b, m.group(0).strip() == "-"):
+            breaks.append(m)
+    return breaks
+
+
+def _title_colon(before: list[str], after: list[str]) -> bool:
+    """A colon inside a title or a message: a capitalised word before it and title-cased words after it
+    ("Biodiversity and Ecosystem Functioning: Current Knowledge", "Don't Stop Pretraining: Adapt Language
+    Models", "Anti-Angiogenesis: Cutting Off Tumor Supply Lines"), or a field's label before it ("wtd: X")."""
+    def capitalised(words: list[str]) -> bool:
+        return sum(w[:1].isupper() for w in words) >= 1 + (not any(w[:1].isdigit() for w in words)) \
+            and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _TITLE_SMALL for w in words)
+    # (a title's subtitle may be in sentence case after a capitalised name: "Vitamin D: Shedding some light on ...")
+    return len(before) == 1 or before[-1][:1].isupper() and (capitalised(after[:2]) or after[0][:1].isupper()
+                                                             and capitalised(before[-2:]))
+
+
+def _dash_segments(text: str, breaks: list[re.Match]) -> list[str]:
+    """``text`` cut at ``breaks``; a part that opens with an exclusion stays with the part before it."""
+    out, start = [], 0
+    for m in breaks + [None]:
+        part = text[start:m.start() if m else len(text)]
+        if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
+            out[-1] = out[-1] + text[prev_end - len(prev_sep):prev_end] + part
         else:
-            out.append(p)
+            out.append(part)
+        if m:
+            start, prev_end, prev_sep = m.end(), m.end(), m.group(0)
     return out
 
 
-def _runs_over_dash(node: Node, text: str) -> bool:
+def _runs_over_dash(node: Node, text: str, breaks: list[re.Match]) -> bool:
+    """Whether a wanted term of ``node`` runs over one of ``breaks``."""
     kids = node.children if isinstance(node, And) else [node]
     terms = [_fold(k.text).lower() for k in kids if isinstance(k, Term)]
-    for m in _SEGMENT_DASH_RE.finditer(text):
-        before = re.findall(r"[\w'&.+/-]+", text[:m.start()])
-        after = re.findall(r"[\w'&.+/-]+", text[m.end():])
-        if before and after:
-            a, b = before[-1].strip('.'), after[0].strip('.')
-            if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
-                    or b.lower() in _COMPOUND_SECOND:
-                continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
-            if _hyphen_joins(text[:m.start()], a, b, m.group(0).strip() == "-"):
-                continue
-            pair = f"{a} {b}".lower()
-            if any(pair in t for t in terms):
-                return True
+    for m in breaks:
+        a, b = _WORD_RE.findall(text[:m.start()])[-1], _WORD_RE.findall(text[m.end():])[0]
+        pair = f"{a.strip('.')} {b.strip('.')}".lower()
+        if any(pair in t for t in terms):
+            return True
     return False
 
 
@@ -5355,9 +5417,10 @@ def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:
 
 def _translate_segments(text: str) -> Node:
     node = _translate_once(text)
-    parts = _dash_segments(text)
-    if len(parts) < 2 or not _runs_over_dash(node, text):
+    breaks = _segment_breaks(text)
+    if not breaks or not _runs_over_dash(node, text, breaks):
         return node
+    parts = _dash_segments(text, breaks)
     # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
     parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p)]
     try:
@@ -5566,7 +5629,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         toks = _normalise(_parentheticals(toks))
         if not toks:
             raise RuleError("nothing to search for")
-        node = _drop_articles(_drop_placeholders(_Parser(toks).parse()), quoted)
+        node = _drop_articles(_drop_placeholders(_Parser(toks, bool(_LIST_ASK_RE.match(cleaned))).parse()), quoted)
         # a comma before "or" keeps alternatives apart ("either X in A, or B"); the last comma of a list lets a
         # phrase after the list be shared ("statins, aspirin, or beta blockers for stroke prevention", as without
         # that comma), not one before it ("X for A, B, or C": where the head ends, the list does not tell)
