@@ -3059,3 +3059,25 @@ def test_rules78_review_of_rules77(text, expr):
 ])
 def test_rules79_colons_question_openers_and_topics_before_alternatives(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-80, from an outside review of rules-79: titles' colons, titles that open like a question, "&" names
+    ("harry potter: the half-blood prince audiobook", '"harry potter the half-blood prince audiobook"'),
+    ("The Witcher 3: Wild Hunt mods", '"The Witcher 3 Wild Hunt mods"'),
+    ("The Legend of Zelda: Tears of the Kingdom walkthrough", '"The Legend of Zelda Tears of the Kingdom walkthrough"'),
+    ("Ben & Jerry's: new flavours", '"Ben & Jerry\'s new flavours"'),
+    ("How Long Is a Piece of String", '"How Long Is a Piece of String"'),
+    ("Where's the Beef advert", '"Where\'s the Beef advert"'),
+    ("do you take omeprazole before food", '"do you take omeprazole before food"'),
+    ("what counts as evidence in a tribunal", '"evidence in a tribunal"'),
+    ("info on Crohn's disease flare ups, fatigue or anaemia", '"Crohn\'s disease flare ups" OR "fatigue" OR "anaemia"'),
+    # a one-word want label goes
+    ("WANTED: oak dining table for eight, no veneer", '"oak dining table for eight" AND NOT "veneer"'),
+    ("wtb: road bike 56cm frame", '"road bike 56cm frame"'),
+    # "which gives better X" after a comparison: both, and the better thing
+    ("Cairngorms or Lake District, which gives better winter walking?",
+     '"Cairngorms" AND "Lake District" AND "better winter walking"'),
+])
+def test_rules80_review_of_rules79(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

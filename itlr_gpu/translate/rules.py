@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-79"
+RULES_VERSION = "rules-80"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -584,14 +584,6 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:about|regarding|re|for|on)\b",
     # "where is the insulin sliding scale": the thing (not "where is X in relation to Y": a question of two)
     r"where\s+(?:is|are)\s+(?=(?:the|a|an|our|my)\s)",
-    # "wheres the impound lot" (typed without its "is")
-    r"where'?s\s+(?=(?:the|a|an|our|my)\s)",
-    # "what time does the visitor centre close", "when is the objection deadline", "how long is the wait for X",
-    # "what counts as X", "do you take X or Y": the thing asked about
-    r"(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
-    r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)(?=\S)",
-    r"what\s+counts\s+as\s+(?=\S)",
-    r"do\s+(?:you|u)\s+(?:take|accept)\s+(?=\S)",
     # "anything with / by / featuring X" as the whole ask
     r"anything\s+(?:with|by|featuring|starring)\s+(?=\S)",
     # "how many calories in a mango lassi": the quantity's topic
@@ -837,6 +829,31 @@ _HOWTO = [r"how\s+(?:(?:do|can|could|should|would)\s+(?:i|we|one|u)|do\s+you)", 
           r"what\s+do\s+(?:i|we|you)\s+need\s+to",   # "what do I need to open a sidewalk cafe"
           r"when\s+(?:should|do|can|could)\s+(?:i|we|one)", r"how\s+to"]
 _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(?=\S)")
+# A question's opening that names nothing: "what time does the visitor centre close", "when is the objection
+# deadline", "how long is the wait for X", "wheres the impound lot", "what counts as X", "do you take Visa or
+# Amex" (every writer's label drops it). Typed in sentence case only: in title case it opens a title ("How Long Is
+# a Piece of String", "When Is a Door Not a Door", "Where's My Cow"); "do you take" before a name only ("do you
+# take omeprazole before food" asks how it is taken)
+_QUESTION_OPENER_RE = re.compile(
+    r"(?:(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
+    r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)|where'?s\s+(?=(?:the|a|an|our|my)\s)|what\s+counts\s+as\s+|"
+    r"do\s+(?:you|u)\s+(?P<take>take|accept)\s+)(?=\S)")
+
+
+def _question_opener(words: list[str]) -> list[str]:
+    """``words`` without a question's opening (``_QUESTION_OPENER_RE``), where it is no title's."""
+    m = _QUESTION_OPENER_RE.match(_fold(" ".join(words)))
+    if not m:
+        return words
+    n = len(m.group(0).split())
+    if n >= len(words) or any(w[:1].isupper() for w in words[1:n]) or words[n][:1].isupper() and (
+            n == 1 or m.group("take") == "accept" or m.group("take") is None and words[n].lower() in _TITLE_SMALL):
+        return words   # (a title: "How Long Is a Piece of String", "Where's My Cow", "When Is A Door ...")
+    if m.group("take") == "take" and not words[n][:1].isupper():
+        return words   # "do you take omeprazole before food"
+    if words[0].lower().startswith("where") and n + 1 < len(words) and words[n + 1][:1].isupper():
+        return words   # "Where's the Beef advert", "Where's the Line podcast"
+    return words[n:]
 # a yes/no question about the writer's own task: "Can I deduct my home office if I rent?", "do I need planning
 # permission for a fence", "wat can i sub for buttermilk" (the task is the topic; after the ask openers: "can u
 # find stuff on X" asks for documents)
@@ -1797,7 +1814,10 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
-                stripped = _strip_prefix(words, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
+                asked = _question_opener(words)
+                # ("what counts as evidence in court": what follows the question's opening is the topic whole)
+                stripped = asked if _fold(" ".join(words[:3])) == "what counts as" and asked != words \
+                    else _strip_prefix(asked, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
                 own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
                 if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
                     stripped = _thing_got(words[len(own.group(0).split()):], toks[j:], own.group(0))
@@ -2454,7 +2474,8 @@ def _topic_then_names(operands: list[Node], seps: list[str], listed: bool = Fals
 # a request that opens by asking for documents on what follows ("anything on A, B or C", "documents about A, B or
 # C"): a list of topics follows, whatever their lengths
 _LIST_ASK_RE = re.compile(r"\s*(?:(?:find|show|get|give)\s+(?:me\s+|us\s+)?)?(?:(?:any|all|some)\s+)?(?:documents?|texts?|"
-                          r"articles?|papers?|anything|something|stuff|material|sources|reports?)\s+(?:about|on|discussing|"
+                          r"articles?|papers?|anything|something|stuff|material|sources|reports?|info|information|"
+                          r"research|books?|studies|literature|resources)\s+(?:about|on|discussing|"
                           r"regarding|concerning|covering|mentioning)\s|\s*(?:all|any|either|each)\s+of\s", re.I)
 
 
@@ -3023,7 +3044,7 @@ _HEAD_STOPS = {"or", "and", "not", "but", "nor", "no", "with", "without", "excep
                "neither", "vs", "versus"}
 _LABELS = {"topic", "topics", "query", "question", "q", "request", "search", "subject", "keywords", "keyword", "re",
            "title", "task", "terms", "search terms", "looking for", "interested in", "need", "note", "nb", "fyi",
-           "example", "examples", "context", "background", "tldr"}
+           "example", "examples", "context", "background", "tldr", "wanted", "wtd", "wtb", "iso", "seeking"}
 # a head that says who asks or what kind of search it is ("Prior art search:", "Market research ask from product:",
 # "Newsroom library request:", "Quick ask for the science desk:", "PM here --", "Grant writer here:")
 _FRAMING_HEAD_RE = re.compile(
@@ -4601,8 +4622,8 @@ _WHICH_BETTER_RE = re.compile(_COMPARED + r"(?:\s*,\s*|\s+[-\u2013\u2014]+\s+|\?
                               r"pick|take|want|recommend)"
                               r"|to\s+(?:read|learn|buy|get|choose|pick|watch|play|use|take|try|start)(?:\s+first)?"
                               r"|(?:lasts|reads|saves|photographs|works|sounds|looks|tastes|performs|holds)\s+"
-                              r"(?:better|longer|more|best)|(?:has|have)\s+(?P<c3>(?:better|lower|higher|more|less|fewer|"
-                              r"cheaper|longer|shorter|bigger|smaller)\s+[^\s,;:?!.]+))"
+                              r"(?:better|longer|more|best)|(?:has|have|gives|offers|gets|uses)\s+(?P<c3>(?:better|lower|"
+                              r"higher|more|less|fewer|cheaper|longer|shorter|bigger|smaller)\s+[^\s,;:?!.]+(?:\s+(?!for\b)[^\s,;:?!.]+){0,2}))"
                               r"(?:\s+for\s+(?:a\s+|an\s+|the\s+)?(?P<c2>[^,;:?!.]{1,60}))?)")
 # "Is cycling or swimming better for knee osteoarthritis?", "are e-bikes or scooters safer in cities": a comparison
 # asked as a yes/no question, two compared topics and what for
@@ -5341,6 +5362,9 @@ def _segment_breaks(text: str) -> list[re.Match]:
         if not before or not after:
             continue
         a, b = before[-1].strip("."), after[0].strip(".")
+        part = re.split(r"[,;.!?()]|\s[-\u2013\u2014]+\s|:\s", text[:m.start()])[-1]
+        if "&" in part and len(part.split()) <= 4:
+            continue   # a name with "&" is read whole only in its context ("Marks & Spencer: opening hours")
         if m.group(0).startswith(":"):
             if not _title_colon(before, after):
                 breaks.append(m)
@@ -5354,15 +5378,19 @@ def _segment_breaks(text: str) -> list[re.Match]:
 
 
 def _title_colon(before: list[str], after: list[str]) -> bool:
-    """A colon inside a title or a message: a capitalised word before it and title-cased words after it
-    ("Biodiversity and Ecosystem Functioning: Current Knowledge", "Don't Stop Pretraining: Adapt Language
-    Models", "Anti-Angiogenesis: Cutting Off Tumor Supply Lines"), or a field's label before it ("wtd: X")."""
-    def capitalised(words: list[str]) -> bool:
-        return sum(w[:1].isupper() for w in words) >= 1 + (not any(w[:1].isdigit() for w in words)) \
-            and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _TITLE_SMALL for w in words)
-    # (a title's subtitle may be in sentence case after a capitalised name: "Vitamin D: Shedding some light on ...")
-    return len(before) == 1 or before[-1][:1].isupper() and (capitalised(after[:2]) or after[0][:1].isupper()
-                                                             and capitalised(before[-2:]))
+    """A colon inside a title or a message: an article after it, or a capitalised word (or a number after one) before it and title-cased
+    words after it ("Biodiversity and Ecosystem Functioning: Current Knowledge", "The Witcher 3: Wild Hunt", "The
+    Legend of Zelda: Tears of the Kingdom", "Star Wars: the Empire Strikes Back"), a capitalised name and a
+    sentence-case subtitle ("Vitamin D: Shedding some light on ..."), or a field's label ("wtd: X")."""
+    def title_words(words: list[str]) -> bool:
+        return all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _TITLE_SMALL for w in words) \
+            and any(w[:1].isupper() and w.lower() not in _TITLE_SMALL for w in words)
+    if len(before) == 1 or after[0].lower() in ("the", "a", "an"):
+        return True   # (a subtitle opens with an article: "star wars: the last jedi", "machine learning: a
+    last = before[-1]  # probabilistic perspective"; a facet after a colon seldom does)
+    if not (last[:1].isupper() or last[:1].isdigit() and before[-2][:1].isupper()):
+        return False
+    return title_words(after[:2]) or after[0][:1].isupper() and all(w[:1].isupper() for w in before[-2:])
 
 
 def _dash_segments(text: str, breaks: list[re.Match]) -> list[str]:
