@@ -5393,7 +5393,7 @@ def _title_colon(before: list[str], after: list[str]) -> bool:
     return title_words(after[:2]) or after[0][:1].isupper() and all(w[:1].isupper() for w in before[-2:])
 
 
-def _dash_segments(text: str, breaks: list[re.Match]) -> list[str]:
+def _segments(text: str, breaks: list[re.Match]) -> list[str]:
     """``text`` cut at ``breaks``; a part that opens with an exclusion stays with the part before it."""
     out, start = [], 0
     for m in breaks + [None]:
@@ -5407,7 +5407,7 @@ def _dash_segments(text: str, breaks: list[re.Match]) -> list[str]:
     return out
 
 
-def _runs_over_dash(node: Node, text: str, breaks: list[re.Match]) -> bool:
+def _runs_over_break(node: Node, text: str, breaks: list[re.Match]) -> bool:
     """Whether a wanted term of ``node`` runs over one of ``breaks``."""
     kids = node.children if isinstance(node, And) else [node]
     terms = [_fold(k.text).lower() for k in kids if isinstance(k, Term)]
@@ -5444,11 +5444,13 @@ def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:
 
 
 def _translate_segments(text: str) -> Node:
+    """The reading of ``text``; where a wanted term of it runs over a dash or a colon that parts two topics, the
+    reading of each part, ANDed."""
     node = _translate_once(text)
     breaks = _segment_breaks(text)
-    if not breaks or not _runs_over_dash(node, text, breaks):
+    if not breaks or not _runs_over_break(node, text, breaks):
         return node
-    parts = _dash_segments(text, breaks)
+    parts = _segments(text, breaks)
     # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
     parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p)]
     try:
@@ -5459,12 +5461,12 @@ def _translate_segments(text: str) -> Node:
 
 
 _IT_WORDS = {"it", "they", "them", "this", "that", "these", "those", "he", "she", "one"}
-_QUESTION_FRAME_WORDS = _IT_WORDS | {"what", "which", "how", "why", "when", "where", "who", "does",
-                                                      "anyone", "anybody", "know", "still", "really", "ever", "their",
-                                                      "its", "any", "u", "r"}
+_QUESTION_FRAME_WORDS = _IT_WORDS | {"what", "which", "how", "why", "when", "where", "who", "does", "anyone", "anybody",
+                                     "know", "still", "really", "ever", "their", "its", "any", "u", "r"}
 
 
 def _question_about_it(part: str) -> bool:
+    """A question about what came before it, with a content word at most ("what can they eat", "is it back")."""
     words = [w.strip(_EDGE_PUNCT) for w in _fold(part).split()]
     words = [w for w in words if w]
     frame = _QUESTION_FRAME_WORDS | _CLAUSE_WORDS
