@@ -3081,3 +3081,17 @@ def test_rules79_colons_question_openers_and_topics_before_alternatives(text, ex
 ])
 def test_rules80_review_of_rules79(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-81: a closing question of the thing's status names nothing
+    ("late checkout possible?", '"late checkout"'),
+    ("family rooms for the 12th still available?", '"family rooms for the 12th"'),
+    ("Ticket to Ride Europe back in stock?", '"Ticket to Ride Europe"'),
+    ("gluten free base if possible", '"gluten free base"'),
+    # a title or a name with "and" read on its own side of a dash stays one
+    ("Simon and Garfunkel - The Boxer chords", '"Simon and Garfunkel" AND "The Boxer chords"'),
+    ("Pride and Prejudice - the 1995 series", '"Pride and Prejudice" AND "the 1995 series"'),
+])
+def test_rules81_status_questions_and_titles_beside_a_dash(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -93,7 +93,7 @@ from .spans import strip_terminal_escapes
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION"]
 
-RULES_VERSION = "rules-80"
+RULES_VERSION = "rules-81"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""
 
 
@@ -3975,6 +3975,11 @@ _OR_FINE_RE = re.compile(r"(\bor\s+[^\s,;:.!?]+(?:\s+[^\s,;:.!?]+){0,3}?)\s+(?:i
 # it"), and "any brand except X": the availability and the "any" are no topic
 _HELD_TAIL_RE = re.compile(r"(\b(?:do|does)\s+(?:you|u|the\s+\w+)\s+(?:still\s+)?(?:have|stock|sell|carry)\b[^?.!]*?)\s+"
                            r"(?:in\s+stock|available|at\s+the\s+moment|right\s+now|currently)(?=\s*[?.!]|\s*$)", re.I)
+# a closing question of the thing's status: "late checkout possible?", "day tickets for saturday still available?",
+# "SKU BP-44871 back in stock?", "transferring membership — possible?" (every writer's label but two drops it)
+_STATUS_TAIL_RE = re.compile(r"(?<=\w)(?<!\bif)(?<!\bwhere)(?<!\bwhen)(?:\s*[,\u2013\u2014]\s*|\s+-+\s+|\s+)"
+                             r"(?:(?:is|are)\s+(?:it|they|these|those)\s+)?"
+                             r"(?:still\s+|back\s+|currently\s+)?(?:possible|available|in\s+stock)(?=\s*\?*\s*$)", re.I)
 _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|have|hold|holds|stock|stocks|keep|keeps)\s+"
                          r"(?:it|them|one|a\s+copy|copies)\b|"
                          r",\s+(?:do\s+)?(?:you|u)\s+(?:still\s+)?(?:have|stock|sell|carry)\s+(?:it|them|one|some|any|these|those)"
@@ -5398,6 +5403,10 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
     out, start = [], 0
     for m in breaks + [None]:
         part = text[start:m.start() if m else len(text)]
+        bare = part.strip(" ?!.")
+        if re.search(r"\s(?:and|&|or)\s", bare) and len(bare.split()) <= 6 and _title_cased(bare, least=2) \
+                and '"' not in bare:
+            part = f'"{bare}"'   # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm")
         if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
             out[-1] = out[-1] + text[prev_end - len(prev_sep):prev_end] + part
         else:
@@ -5440,7 +5449,8 @@ def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:
     if numeric(a) and numeric(b):
         return True
     upper = lambda w: any(c.isupper() for c in w)
-    return hyphen and upper(a) and upper(b) and not upper(part[-2]) and b not in ("I", "A")
+    return hyphen and upper(a) and upper(b) and not upper(part[-2]) and part[-2].lower() not in _TITLE_SMALL \
+        and b not in ("I", "A")   # ("Mice and Mystics - Heart of Glorm": a title's last word)
 
 
 def _translate_segments(text: str) -> Node:
@@ -5592,7 +5602,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _NOTHING_FROM_RE.sub(r"\g<before>, excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
     cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
-                               _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", cleaned)))
+                               _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", _STATUS_TAIL_RE.sub("", cleaned))))
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
