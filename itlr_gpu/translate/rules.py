@@ -5383,10 +5383,10 @@ def _segment_breaks(text: str) -> list[re.Match]:
 
 
 def _title_colon(before: list[str], after: list[str]) -> bool:
-    """A colon inside a title or a message: an article after it, or a capitalised word (or a number after one) before it and title-cased
-    words after it ("Biodiversity and Ecosystem Functioning: Current Knowledge", "The Witcher 3: Wild Hunt", "The
-    Legend of Zelda: Tears of the Kingdom", "Star Wars: the Empire Strikes Back"), a capitalised name and a
-    sentence-case subtitle ("Vitamin D: Shedding some light on ..."), or a field's label ("wtd: X")."""
+    """A colon inside a title or a message: an article after it ("star wars: the last jedi"), a capitalised word
+    (or a number after one) before it and title-cased words after it ("Biodiversity and Ecosystem Functioning:
+    Current Knowledge", "The Witcher 3: Wild Hunt", "The Legend of Zelda: Tears of the Kingdom"), a capitalised name
+    and a sentence-case subtitle ("Vitamin D: Shedding some light on ..."), or a field's label ("wtd: X")."""
     def title_words(words: list[str]) -> bool:
         return all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _TITLE_SMALL for w in words) \
             and any(w[:1].isupper() and w.lower() not in _TITLE_SMALL for w in words)
