@@ -5356,8 +5356,9 @@ _COMPOUND_SECOND = set("defective deficient associated dependent independent ind
 _WORD_RE = re.compile(r"[\w'&.+/-]+")
 
 
-def _segment_breaks(text: str) -> list[re.Match]:
-    """The dashes and colons of ``text`` that part two topics (see ``_hyphen_joins``, ``_title_colon``)."""
+def _segment_breaks(text: str) -> list[tuple[re.Match, str]]:
+    """The dashes and colons of ``text`` that part two topics (see ``_hyphen_joins``, ``_title_colon``), each with
+    the two words beside it as a term would hold them ("diet what")."""
     if len(text) > _MAX_SEGMENTED or "\n" in text or "\r" in text or '"' in text or "(" in text \
             or re.search(r"\s[+|]\s", text):
         return []
@@ -5370,15 +5371,16 @@ def _segment_breaks(text: str) -> list[re.Match]:
         part = re.split(r"[,;.!?()]|\s[-\u2013\u2014]+\s|:\s", text[:m.start()])[-1]
         if "&" in part and len(part.split()) <= 4:
             continue   # a name with "&" is read whole only in its context ("Marks & Spencer: opening hours")
+        pair = f"{a} {b}".lower()
         if m.group(0).startswith(":"):
             if not _title_colon(before, after):
-                breaks.append(m)
+                breaks.append((m, pair))
             continue
         if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
                 or b.lower() in _COMPOUND_SECOND:
             continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
         if not _hyphen_joins(text[:m.start()], a, b, m.group(0).strip() == "-"):
-            breaks.append(m)
+            breaks.append((m, pair))
     return breaks
 
 
@@ -5400,7 +5402,7 @@ def _title_colon(before: list[str], after: list[str]) -> bool:
 
 def _segments(text: str, breaks: list[re.Match]) -> list[str]:
     """``text`` cut at ``breaks``; a part that opens with an exclusion stays with the part before it."""
-    out, start = [], 0
+    out, start, sep = [], 0, ""
     for m in breaks + [None]:
         part = text[start:m.start() if m else len(text)]
         bare = part.strip(" ?!.")
@@ -5408,24 +5410,19 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
                 and '"' not in bare:
             part = f'"{bare}"'   # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm")
         if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
-            out[-1] = out[-1] + text[prev_end - len(prev_sep):prev_end] + part
+            out[-1] = out[-1] + sep + part
         else:
             out.append(part)
         if m:
-            start, prev_end, prev_sep = m.end(), m.end(), m.group(0)
+            start, sep = m.end(), m.group(0)
     return out
 
 
-def _runs_over_break(node: Node, text: str, breaks: list[re.Match]) -> bool:
-    """Whether a wanted term of ``node`` runs over one of ``breaks``."""
+def _runs_over_break(node: Node, pairs: list[str]) -> bool:
+    """Whether a wanted term of ``node`` holds one of ``pairs``, the words beside a break: it runs over it."""
     kids = node.children if isinstance(node, And) else [node]
-    terms = [_fold(k.text).lower() for k in kids if isinstance(k, Term)]
-    for m in breaks:
-        a, b = _WORD_RE.findall(text[:m.start()])[-1], _WORD_RE.findall(text[m.end():])[0]
-        pair = f"{a.strip('.')} {b.strip('.')}".lower()
-        if any(pair in t for t in terms):
-            return True
-    return False
+    terms = [_fold(k.text) for k in kids if isinstance(k, Term)]
+    return any(pair in t for pair in pairs for t in terms)
 
 
 _HYPHEN_PREFIXES = set("anti non pre post co re self semi multi inter intra over under well low high full part long "
@@ -5458,9 +5455,9 @@ def _translate_segments(text: str) -> Node:
     reading of each part, ANDed."""
     node = _translate_once(text)
     breaks = _segment_breaks(text)
-    if not breaks or not _runs_over_break(node, text, breaks):
+    if not breaks or not _runs_over_break(node, [pair for _, pair in breaks]):
         return node
-    parts = _segments(text, breaks)
+    parts = _segments(text, [m for m, _ in breaks])
     # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
     parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p)]
     try:
