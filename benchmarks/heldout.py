@@ -34,7 +34,8 @@ from itlr_gpu.io import read_table  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import canonical, parse  # noqa: E402
 from itlr_gpu.translate import translate  # noqa: E402
-from itlr_gpu.translate.rules import RULES_VERSION, _split_shared  # noqa: E402
+from itlr_gpu.translate.rules import RULES_VERSION  # noqa: E402
+from itlr_gpu.translate.rules.tree import _split_shared  # noqa: E402
 
 FILES = sorted((ROOT / "benchmarks" / "data").glob("heldout-*.jsonl"),
                key=lambda p: (len(p.name), p.name))   # writer2 ... writer10

@@ -46,3 +46,18 @@ def test_the_top_level_name_kernels_goes_to_an_installed_package_of_that_name(tm
             installed = importlib.machinery.PathFinder.find_spec(
                 "kernels", [p for p in sys.path if Path(p or os.curdir).resolve() != ROOT])
             assert found == (Path(installed.origin) if installed else ROOT / "kernels" / "__init__.py")
+
+
+def test_pyproject_lists_every_package_of_the_source_tree():
+    """setuptools installs only the packages pyproject.toml names: a subpackage left out of the list works in the
+    editable install the tests use and is missing from a wheel (``pip install .``)."""
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(conf["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "itlr_gpu").rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    found.add("itlr_gpu.kernels")   # kernels/ at the top level, mapped by package-dir
+    assert (ROOT / "kernels" / "__init__.py").is_file()
+    assert found - listed == set(), f"packages missing from pyproject.toml: {sorted(found - listed)}"
+    assert listed - found == set(), f"pyproject.toml lists packages that do not exist: {sorted(listed - found)}"

@@ -2437,7 +2437,7 @@ def test_rules55_any_help_appreciated_is_no_ask():
 @given(st.lists(st.sampled_from(["Rent", "arrears", "housing", "Prof.", "Dr.", "e.g.", "Wow!", "it", "is", "x.",
                                  "12.", "etc.", "no", "sleep?", "Noise"]), min_size=1, max_size=12))
 def test_term_sentences_give_back_the_words(words):
-    from itlr_gpu.translate.rules import _term_sentences
+    from itlr_gpu.translate.rules.pipeline import _term_sentences
 
     text = " ".join(words)
     parts = _term_sentences(text)

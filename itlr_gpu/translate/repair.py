@@ -52,7 +52,9 @@ from functools import lru_cache
 
 from ..query import And, Node, Not, Or, Term, canonical, parse
 from ..query.ast import terms as _terms
-from .rules import _MARKERS, _split_shared, try_translate_rules
+from .rules import try_translate_rules
+from .rules.lexicon import _MARKERS
+from .rules.tree import _split_shared
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
@@ -63,7 +65,7 @@ LONG_REQUEST = 60
 """Content words (not connectives or function words) from which a request counts as long."""
 KEEPS_LITTLE = "keeps under half of a long request's words"
 
-# Marker kinds of the rules' lexicon that negate (rules.py: EXCL, NOT, ...), and those that
+# Marker kinds of the rules' lexicon that negate (rules/lexicon.py: EXCL, NOT, ...), and those that
 # open an exclusion clause: one of these inside a term means the clause was not split off.
 _NEGATING = {"EXCL", "NOT", "NOR", "NEITHER", "ALLBUT", "ANDNOT", "ORNOT"}
 _CLAUSE = {"EXCL", "ALLBUT", "ANDNOT", "NEITHER"}

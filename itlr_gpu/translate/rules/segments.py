@@ -1,0 +1,135 @@
+"""Segments: where a spaced dash or a colon followed by a space parts two topics, and whether a reading
+runs a term over such a break (then each side is read on its own)."""
+
+from __future__ import annotations
+
+import re
+
+from ...query import Node, Term
+from ...query.ast import And
+from .lexicon import _EDGE_PUNCT, _fold, _title_cased, _TITLE_SMALL
+from .sentences import _EXCLUDING
+
+# A spaced dash or a colon between two parts of a one-line request ("tonsillectomy recovery diet - what can they
+# eat", "WW1 service records - officers only, not other ranks", "medieval leprosy: hospitals, not the theology of
+# disease") ends a term: writers never run one phrase across it.
+_SEGMENT_BREAK_RE = re.compile(r"(?<=\S)\s+(?:-{1,2}|\u2013|\u2014)\s+(?=\S)|(?<=[^\W_]):\s+(?=\S)")
+_MAX_SEGMENTED = 200   # characters: a longer text is prose, whose dashes are its sentences' own
+_SEGMENT_OPENS_EXCLUSION_RE = re.compile(rf"(?:{_EXCLUDING}|but|and|or|apart|other\s+than|ideally)\b", re.I)
+
+
+# second halves of hyphenated words that a tokeniser spaced out ("recombination - defective cells")
+_COMPOUND_SECOND = set("defective deficient associated dependent independent induced mediated related specific derived "
+                       "resistant sensitive range scale wide term based".split())
+_WORD_RE = re.compile(r"[\w'&.+/-]+")
+
+
+def _segment_breaks(text: str) -> list[tuple[re.Match, str]]:
+    """The dashes and colons of ``text`` that part two topics (see ``_hyphen_joins``, ``_title_colon``), each with
+    the two words beside it as a term would hold them ("diet what")."""
+    if len(text) > _MAX_SEGMENTED or "\n" in text or "\r" in text or '"' in text or "(" in text \
+            or re.search(r"\s[+|]\s", text):
+        return []
+    breaks = []
+    for m in _SEGMENT_BREAK_RE.finditer(text):
+        before, after = _WORD_RE.findall(text[:m.start()]), _WORD_RE.findall(text[m.end():])
+        if not before or not after:
+            continue
+        a, b = before[-1].strip("."), after[0].strip(".")
+        part = re.split(r"[,;.!?()]|\s[-\u2013\u2014]+\s|:\s", text[:m.start()])[-1]
+        if "&" in part and len(part.split()) <= 4:
+            continue   # a name with "&" is read whole only in its context ("Marks & Spencer: opening hours")
+        pair = f"{a} {b}".lower()
+        if m.group(0).startswith(":"):
+            if not _title_colon(before, after):
+                breaks.append((m, pair))
+            continue
+        if len(a) < 2 or len(b) < 2 and b not in ("I", "A", "a") or a.isdigit() or b.isdigit() \
+                or b.lower() in _COMPOUND_SECOND:
+            continue   # a tokeniser's spaced hyphen: "CTLA - 4", "the G - quadruplex", "Long - range"
+        if not _hyphen_joins(text[:m.start()], a, b, m.group(0).strip() == "-"):
+            breaks.append((m, pair))
+    return breaks
+
+
+def _title_colon(before: list[str], after: list[str]) -> bool:
+    """A colon inside a title or a message: an article after it ("star wars: the last jedi"), a capitalised word
+    (or a number after one) before it and title-cased words after it ("Biodiversity and Ecosystem Functioning:
+    Current Knowledge", "The Witcher 3: Wild Hunt", "The Legend of Zelda: Tears of the Kingdom"), a capitalised name
+    and a sentence-case subtitle ("Vitamin D: Shedding some light on ..."), or a field's label ("wtd: X")."""
+    def title_words(words: list[str]) -> bool:
+        return all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _TITLE_SMALL for w in words) \
+            and any(w[:1].isupper() and w.lower() not in _TITLE_SMALL for w in words)
+    if len(before) == 1 or after[0].lower() in ("the", "a", "an"):
+        return True   # (a subtitle opens with an article: "star wars: the last jedi", "machine learning: a
+    last = before[-1]  # probabilistic perspective"; a facet after a colon seldom does)
+    if not (last[:1].isupper() or last[:1].isdigit() and before[-2][:1].isupper()):
+        return False
+    return title_words(after[:2]) or after[0][:1].isupper() and all(w[:1].isupper() for w in before[-2:])
+
+
+def _segments(text: str, breaks: list[re.Match]) -> list[str]:
+    """``text`` cut at ``breaks``; a part that opens with an exclusion stays with the part before it."""
+    out, start, sep = [], 0, ""
+    for m in breaks + [None]:
+        part = text[start:m.start() if m else len(text)]
+        bare = part.strip(" ?!.")
+        if re.search(r"\s(?:and|&|or)\s", bare) and len(bare.split()) <= 6 and _title_cased(bare, least=2) \
+                and '"' not in bare:
+            part = f'"{bare}"'   # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm")
+        if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
+            out[-1] = out[-1] + sep + part
+        else:
+            out.append(part)
+        if m:
+            start, sep = m.end(), m.group(0)
+    return out
+
+
+def _runs_over_break(node: Node, pairs: list[str]) -> bool:
+    """Whether a wanted term of ``node`` holds one of ``pairs``, the words beside a break: it runs over it."""
+    kids = node.children if isinstance(node, And) else [node]
+    terms = [_fold(k.text) for k in kids if isinstance(k, Term)]
+    return any(pair in t for pair in pairs for t in terms)
+
+
+_HYPHEN_PREFIXES = set("anti non pre post co re self semi multi inter intra over under well low high full part long "
+                       "short cross ex sub ultra mid pro counter de un bi tri mono poly pan trans extra neo micro macro "
+                       "mini super hyper state".split())
+_RANGE_WORDS = set("mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday "
+                   "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june july august "
+                   "september october november december spring summer autumn fall winter".split())
+
+
+def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:
+    """A dash that joins its two words rather than parting two topics: the first word stands alone since
+    the text's start or its last stop ("London - Paris train times", "French - English dictionary", "doctor -
+    patient confidentiality", "state - of - the - art"), a prefix ("anti - inflammatory"), a range ("1980s -
+    1990s", "Mon - Fri", "9am - 5pm") or, with a plain hyphen, a one-word name ("Rolls - Royce", "US - China",
+    "NF - kB")."""
+    part = re.split(r"[,;:.!?()]|\s[-\u2013\u2014]+\s", before)[-1].split()
+    if len(part) <= 1 or a.lower() in _HYPHEN_PREFIXES:
+        return True
+    numeric = lambda w: any(c.isdigit() for c in w) or w.lower() in _RANGE_WORDS
+    if numeric(a) and numeric(b):
+        return True
+    upper = lambda w: any(c.isupper() for c in w)
+    return hyphen and upper(a) and upper(b) and not upper(part[-2]) and part[-2].lower() not in _TITLE_SMALL \
+        and b not in ("I", "A")   # ("Mice and Mystics - Heart of Glorm": a title's last word)
+
+
+_IT_WORDS = {"it", "they", "them", "this", "that", "these", "those", "he", "she", "one"}
+_QUESTION_FRAME_WORDS = _IT_WORDS | {"what", "which", "how", "why", "when", "where", "who", "does", "anyone", "anybody",
+                                     "know", "still", "really", "ever", "their", "its", "any", "u", "r"}
+
+
+def _question_about_it(part: str) -> bool:
+    """A question about what came before it, with a content word at most ("what can they eat", "is it back")."""
+    words = [w.strip(_EDGE_PUNCT) for w in _fold(part).split()]
+    words = [w for w in words if w]
+    frame = _QUESTION_FRAME_WORDS | _CLAUSE_WORDS
+    return bool(set(words) & _IT_WORDS) and sum(w not in frame for w in words) <= 1
+# words of a clause: with one of them the sentences are a statement or a story, not keyword fragments
+_CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "has", "have", "had", "can",
+                 "could", "will", "would", "should", "may", "might", "must", "i", "i'm", "i've", "we", "we're", "you",
+                 "it", "it's", "they", "he", "she", "them", "this", "that", "if", "there", "there's", "my", "our"}
