@@ -2,7 +2,7 @@
 
 ``benchmarks/data/heldout-writer*.jsonl`` hold requests (``id``, ``text``) and their writer's logical form
 (``expr``), written by people who had seen neither the labelled set (``tests/data``) nor the rules; the
-rules were changed after each file was first scored (docs/translation.md, "Rules-9", "Rules-10 to
+rules were changed after each file was first scored (docs/translation-rounds.md, "Rules-9", "Rules-10 to
 rules-14", "Rules-15"), so today's figures are no longer held out for those changes.  A form counts as right when it is
 the same boolean function over the same terms as the writer's (terms compared without case and a leading
 "the": ``translate.equivalent``).
