@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 
+# (Here, the lowest module, so that every stage can raise it without importing another.)
 class RuleError(ValueError):
     """The text cannot be translated by the rules (message is one line)."""
 
