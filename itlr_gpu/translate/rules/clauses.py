@@ -9,6 +9,7 @@ import re
 from .lexicon import _AUX_STRONG, _AUX_WEAK, _fold, _title_cased
 from .lexer import _ASKED, _Tok
 
+
 def _has_aux(toks: list[_Tok]) -> bool:
     """Whether the words left after the filler hold an auxiliary or modal verb
     (``is``, ``should``, ``does``...): the query is (or holds) a sentence."""

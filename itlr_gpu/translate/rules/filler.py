@@ -22,6 +22,7 @@ from .lexicon import (
 )
 from .lexer import _adjective_like, _INITIALS_RE, _Tok
 
+
 def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     """Drop leading words matched (at word boundaries) by any pattern, repeatedly."""
     changed = True

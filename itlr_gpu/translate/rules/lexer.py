@@ -41,6 +41,7 @@ from .lexicon import (
     _word_run_end,
 )
 
+
 @dataclass
 class _Tok:
     kind: str  # WORD QTERM LP RP COMMA + marker kinds
@@ -58,6 +59,8 @@ _LEX_RE = re.compile(
 # a typed emoticon between blanks ("he has them all :) Thx, Priya"): decoration, and where a capitalised word
 # follows it the end of a sentence, as the writer meant it
 _EMOTICON_RE = re.compile(r"(?<=\s)(?:[:;=]-?[()DPp\]\[/|]|\^_\^)(?=\s|$)(?P<next>(?=\s+[A-Z]))?")
+
+
 # ("XD" and "<3" are left: "Adobe XD", "an xD card", "babies <3 months old")
 def _emoticon(m: re.Match) -> str:
     return "." if m.group("next") is not None else " "

@@ -396,6 +396,7 @@ def _is_number(word: str) -> bool:
     w = word.lower().strip(".,;:!?")
     return w in _NUMBER_WORDS or re.fullmatch(r"[$€£]?\d[\d,.]*(?:%|[a-z°/]{0,4})?", w) is not None
 
+
 # Auxiliaries, modals and copulas: a text that still holds one after the filler is
 # stripped is a sentence (a claim, a question) rather than a list of topics.  The
 # weak ones are also nouns ("free will", "tin can", "May Day") and count only inside
@@ -762,6 +763,8 @@ def _question_opener(words: list[str]) -> list[str]:
     if words[0].lower().startswith("where") and n + 1 < len(words) and words[n + 1][:1].isupper():
         return words   # "Where's the Beef advert", "Where's the Line podcast"
     return words[n:]
+
+
 # a yes/no question about the writer's own task: "Can I deduct my home office if I rent?", "do I need planning
 # permission for a fence", "wat can i sub for buttermilk" (the task is the topic; after the ask openers: "can u
 # find stuff on X" asks for documents)
@@ -876,6 +879,8 @@ def _fold(text: str) -> str:
     if len(low) != len(text):
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     return low.replace("\u2019", "'")
+
+
 _TITLE_SMALL = {"a", "an", "the", "and", "or", "of", "in", "on", "for", "to", "from", "at", "by", "with", "as", "vs",
                 "vs.", "into", "over", "than"}
 

@@ -11,6 +11,7 @@ from .lexicon import _BOUND_FOLLOWERS, _fold, RuleError, _TITLE_SMALL
 from .lexer import _adjective_like, _COMPARED_GROUND_LINKS, _Tok
 from .normalise import _ITEM_START, _SEPS, _STRONG
 
+
 class _Parser:
     """Recursive descent over the normalised tokens.
 
@@ -419,6 +420,8 @@ def _precedence(operands: list[Node], ops: list[str]) -> Node:
         else:
             groups[-1].append(operand)
     return make_or([make_and(g) for g in groups])
+
+
 _MAX_SHARED_ALT = 3     # words of the alternative beside the shared phrase
 
 

@@ -129,6 +129,8 @@ def _question_about_it(part: str) -> bool:
     words = [w for w in words if w]
     frame = _QUESTION_FRAME_WORDS | _CLAUSE_WORDS
     return bool(set(words) & _IT_WORDS) and sum(w not in frame for w in words) <= 1
+
+
 # words of a clause: with one of them the sentences are a statement or a story, not keyword fragments
 _CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "has", "have", "had", "can",
                  "could", "will", "would", "should", "may", "might", "must", "i", "i'm", "i've", "we", "we're", "you",

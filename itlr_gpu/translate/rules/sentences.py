@@ -27,6 +27,8 @@ def _preamble_limit(sentences: list[str], request: int) -> int:
         return _MAX_PREAMBLE
     personal = sum(1 for x in before if _FIRST_PERSON_RE.search(_fold(x)))
     return _MAX_LETTER_PREAMBLE if 2 * personal >= len(before) else _MAX_PREAMBLE
+
+
 _REQUEST_RE = re.compile(r"(?:(?:please|so|now|ok|okay),?\s+){0,2}(?:" + "|".join(_ASKS + _HOWTO) + r")")
 
 
@@ -164,6 +166,8 @@ def _telegraphic(sentences: list[str]) -> bool:
         return _fragment(x) or bool(_EXCLUSION_SENTENCE_RE.match(low)) and len(x.split()) <= _MAX_FRAGMENT_WORDS \
             or bool(lead and lead.group("lead") in ("also", "or") and _fragment(x[lead.end():]))
     return len(sentences) >= 3 and all(note(x) for x in sentences)
+
+
 # "I don't need the Airbnb tax discussion though.": a sentence of its own after a request ("we don't need X" is
 # often a claim elsewhere)
 _DONT_NEED_RE = re.compile(r"(?:but\s+|and\s+)?(?:i|we)\s+(?:don't|do\s+not|dont)\s+(?:really\s+)?need\s+"
@@ -235,6 +239,8 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         else:
             out.append(s)
     return out
+
+
 _MAX_LETTER = 1500   # a longer text is prose, not a letter asking for documents
 _QUOTES = "\"\u201c\u201d\u201e\u00ab\u00bb"
 _WORD = r"[^\s,;:?!.\u2013\u2014-][^\s,;:?!.\u2013\u2014]*"   # no separator inside, no dash alone
@@ -536,6 +542,8 @@ def _mutual(sentence: str) -> str:
     group = "pair" if m.group("pair") is not None else "pair2"
     start = len(sentence) - len(sentence.lstrip())
     return sentence[start + m.start(group):start + m.end(group)]
+
+
 _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
@@ -572,6 +580,8 @@ def _source_preference(sentence: str) -> bool:
     named = set(words) & _PREFERS or (set(words) & _SOURCE_WORDS) - {"ones"}
     return bool(words) and len(words) <= 12 and bool(named) \
         and all(w in _SOURCE_WORDS or w in _PREFERENCE_WORDS for w in words)
+
+
 # a ticket's or a newsroom's closing chatter: no topic ("Please advise.", "Nothing urgent.", "Deadline is 4pm.",
 # "Ticket priority: low.", "Exec review Friday.", "Need it for a pricing review.", "Running an explainer next week.")
 _CHATTER_SENTENCE_RE = re.compile(
@@ -622,6 +632,8 @@ def _closing_circumstance(sentences: list[str]) -> bool:
         return False
     prev = _fold(sentences[-2]).strip()
     return (prev.endswith("?") or _REQUEST_RE.match(prev) is not None) and _own_statement(sentences[-1])
+
+
 _EXCLUDING = "not|no|nothing|none|never|without|except|excluding|avoid|skip|ignore|rather|instead|neither|nor|don't|dont"
 _EXCLUDING_WORDS_RE = re.compile(rf"\b(?:{_EXCLUDING}|but)\b")
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|we've|our|us)\b")
@@ -660,4 +672,6 @@ def _has_strong_aux(sentence: str) -> bool:
 def _has_any_aux(text: str) -> bool:
     """Whether the words hold an auxiliary or a modal (``is``, ``can``, ``has`` ...): a sentence, not notes."""
     return any(_fold(w.strip(".,;:!?\"'()")) in _AUX for w in text.split())
+
+
 _MAX_FRAGMENT_WORDS = 8   # a longer sentence is prose (a query-by-document), one text

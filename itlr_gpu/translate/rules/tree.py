@@ -547,6 +547,8 @@ def _drop_leading_link(node: Node, quoted: set[str]) -> Node:
             or not 2 <= len(node.child.text.split()) <= _MAX_EXCLUDED_PLACE:
         return node
     return Not(Term(node.child.text[m.end():]))
+
+
 _MAX_SHARED_TAIL = 6   # words of a lower-case noun shared by names
 _DETERMINERS = {"my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those", "some", "any",
                 "no", "every", "each"}
