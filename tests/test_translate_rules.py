@@ -3095,3 +3095,74 @@ def test_rules80_review_of_rules79(text, expr):
 ])
 def test_rules81_status_questions_and_titles_beside_a_dash(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-82: every exclusion of a bracketed aside, and "(not interested in X)"
+    ("ground cover for dry shade (not ivy, not vinca)", '"ground cover for dry shade" AND NOT "ivy" AND NOT "vinca"'),
+    ("hotels in Rome (no pools, no spas)", '"hotels in Rome" AND NOT "pools" AND NOT "spas"'),
+    ("board games (nothing with small pieces, our baby crawls)", '"board games" AND NOT "small pieces"'),
+    ("climbers for a fence (no thorns, no roses - too spiky)", '"climbers for a fence" AND NOT "thorns" AND NOT "roses"'),
+    ("wedding dresses (no rush, no pressure)", '"wedding dresses"'),
+    ("cheap holidays in Majorca (no kids, not sure about the dates)", '"cheap holidays in Majorca" AND NOT "kids"'),
+    ("Heat exhaustion on summer hikes (not interested in desert trekking)",
+     '"Heat exhaustion on summer hikes" AND NOT "desert trekking"'),
+    # punctuation dictated as words, in a text without typed marks
+    ("search for pharmacokinetics of tramadol in horses after oral dosing full stop",
+     '"pharmacokinetics of tramadol in horses after oral dosing"'),
+    ("how much does shoe rental cost for the day question mark", '"shoe rental cost for the day"'),
+    ("search blood culture rates versus the wards comma excluding paediatrics full stop",
+     '"blood culture rates" AND "the wards" AND NOT "paediatrics"'),
+    # ... not the punctuation as a topic, a name or a phrase, nor a text that ends otherwise
+    ("how to insert a new line in Excel cell", '"insert a new line in Excel cell"'),
+    ("I said full stop and it typed full stop", '"I said full stop" AND "it typed full stop"'),
+    ("songs by Question Mark and the Mysterians", '"songs by Question Mark" AND "the Mysterians"'),
+    ("Full Stop Full Stop - the Boyzone single", '"Full Stop Full Stop" AND "the Boyzone single"'),
+    ("oxford comma rules", '"oxford comma rules"'),
+    # "could you tell me which ...": the question asked
+    ("Could you tell me which trails allow dogs on leash?", '"trails allow dogs on leash"'),
+    ("could you tell me which is cheaper, Aldi or Lidl", '"tell me which is cheaper" AND "Aldi or Lidl"'),
+    # a topic, a dash and a question: the topic and what the question names
+    ("travel insurance - is it mandatory or optional??", '"travel insurance" AND ("mandatory" OR "optional")'),
+    ("prohibited items list - are umbrellas or camping chairs allowed?",
+     '"prohibited items list" AND ("umbrellas" OR "camping chairs")'),
+    ("visiting hours PICU - are siblings allowed?", '"visiting hours PICU" AND "siblings allowed"'),
+    ("oxygen concentrator on board - what paperwork do I need", '"oxygen concentrator on board" AND "paperwork"'),
+    ("will writing / lasting power of attorney - who can help?", '"will writing" OR "lasting power of attorney"'),
+    ("Delay Repay 15 or Delay Repay 30 - which one does Southeastern use?",
+     '("Delay Repay 15" OR "Delay Repay 30") AND "Southeastern"'),
+    ("SOC 215 Gender and Society - is it offered in fall?", '"SOC 215 Gender and Society" AND "fall"'),
+    ("tonsillectomy recovery diet - what can they eat", '"tonsillectomy recovery diet"'),
+    ("Peloton bike - is it back in stock?", '"Peloton bike"'),
+    ("Turkey - is it safe to travel?", '"Turkey" AND "safe to travel"'),
+    ("Glastonbury - are umbrellas allowed or banned?", '"Glastonbury" AND "umbrellas"'),
+    ("Bananarama - Is It Safe?", '"Bananarama Is It Safe"'),
+    ("Bob Dylan or Joan Baez — which is better for protest songs?", '"Bob Dylan" AND "Joan Baez" AND "protest songs"'),
+    ("Hi there — do you have reports on venture debt? Thx", '"venture debt"'),
+    # the writer's reason after an excluded item
+    ("travel vaccinations for India, not rabies as I had that one in 2021",
+     '"travel vaccinations for India" AND NOT "rabies"'),
+    ("caring for a PICC line at home but not the chemo ones, my dad has his for IV antibiotics",
+     '"caring for a PICC line at home" AND NOT "the chemo"'),
+    ("shade-loving perennials, but nothing poisonous please as we have a new puppy",
+     '"shade-loving perennials" AND NOT "poisonous"'),
+    ("hymns excluding Just as I Am", '"hymns" AND NOT "Just as I Am"'),
+    ("UK trade statistics, excluding the years since we left the EU",
+     '"UK trade statistics" AND NOT "the years since we left the EU"'),
+    # "without going to / having / joining X"
+    ("agency worker holiday pay without going to a tribunal", '"agency worker holiday pay" AND NOT "tribunal"'),
+    ("how to keep fit without going to bed late", '"keep fit" AND NOT "going to bed late"'),
+    ("why did he leave without having a word", '"why did he leave" AND NOT "having a word"'),
+    # "is it ok to X" asks about X; "is it safe to X" keeps its verdict; a whether-question stays whole
+    ("Is it possible to brew a non-alcoholic beer at home?", '"brew a non-alcoholic beer at home"'),
+    ("is it legal to keep bees in a back garden in Leeds", '"legal to keep bees in a back garden in Leeds"'),
+    ("is it ok to swim after getting a tattoo or not", '"is it ok to swim after getting a tattoo or not"'),
+    ("is it wise to buy a house now or wait", '"is it wise to buy a house now or wait"'),
+    ("Is It Safe To Eat Raw Cookie Dough", '"Is It Safe To Eat Raw Cookie Dough"'),
+    # a leaflet or a factsheet named as the kind of document
+    ("knee replacement recovery leaflet", '"knee replacement recovery"'),
+    ("leaflets on diet for type 2 diabetes in Polish or Urdu", '"diet for type 2 diabetes" AND ("Polish" OR "Urdu")'),
+    ("12V LED navigation lights, Hella Marine or Lopolight", '"12V LED navigation lights" AND ("Hella Marine" OR "Lopolight")'),
+])
+def test_rules82_asides_dictation_topic_questions_and_reasons(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -139,7 +139,8 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
-                asked = _question_opener(words)
+                # (an "is it ok to X" opening only before nothing else: not "... or not", "... now or wait")
+                asked = _question_opener(words, bool(_fold(" ".join(x.text for x in toks[j:])).strip(" ?.!")))
                 # ("what counts as evidence in court": what follows the question's opening is the topic whole)
                 stripped = asked if _fold(" ".join(words[:3])) == "what counts as" and asked != words \
                     else _strip_prefix(asked, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])

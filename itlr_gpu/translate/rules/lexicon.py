@@ -510,6 +510,10 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:you|u)\s+have\s+(?!(?:to|been|a\s+right|no|not|never)\b)(?:got\s+)?(?:(?:any|some)\s+)?(?=\S)",
     # "have u got the new X", "have you got any X"
     r"(?:have|has)\s+(?:you|u|ya)\s+got\s+(?:(?:any|some)\s+)?",
+    # "Could you tell me which trails allow dogs", "please tell me how to register X": the question asked (its
+    # "which" / "how to" read as the question's own opening)
+    r"(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?|(?:please|pls|plz)\s+)?tell\s+(?:me|us)\s+"
+    r"(?=(?:which|how|when|where|what|who)\b)(?!(?:which|what)(?:\s+one)?\s+(?:is|are|'s|would\s+be)\b)",
     # "tell me everything (filed) about X", "tell me all you know about X"
     r"tell\s+(?:me|us)\s+(?:everything|all|anything)\s+(?:(?:filed|published|written|known|you\s+(?:have|know|can\s+find))\s+)?"
     r"(?:about|on|regarding|concerning)\b",
@@ -746,13 +750,19 @@ _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(
 _QUESTION_OPENER_RE = re.compile(
     r"(?:(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
     r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)|where'?s\s+(?=(?:the|a|an|our|my)\s)|what\s+counts\s+as\s+|"
-    r"do\s+(?:you|u)\s+(?P<take>take|accept)\s+)(?=\S)")
+    r"do\s+(?:you|u)\s+(?P<take>take|accept)\s+|"
+    # "is it ok to swim after a tattoo", "Is it possible to brew X": the task; "is it safe to drive after X", "is
+    # it legal to keep bees": the verdict asked about is the topic's (every writer's label keeps it)
+    # (not "is it worth X-ing": _drop_question_aux; nor one that goes on: "... or not", "... now or wait")
+    r"(?P<is_it>is\s+it\s+(?:(?:ok|okay|alright|possible|normal|common|usual)\s+(?:to\s+)?|"
+    r"(?=(?:safe|legal|illegal|dangerous|wise|necessary|allowed|advisable)\s+to\s))))(?=\S)")
 
 
-def _question_opener(words: list[str]) -> list[str]:
-    """``words`` without a question's opening (``_QUESTION_OPENER_RE``), where it is no title's."""
+def _question_opener(words: list[str], more: bool = False) -> list[str]:
+    """``words`` without a question's opening (``_QUESTION_OPENER_RE``), where it is no title's (nor an "is it"
+    question that goes on after ``words``: ``more``)."""
     m = _QUESTION_OPENER_RE.match(_fold(" ".join(words)))
-    if not m:
+    if not m or more and m.group("is_it"):
         return words
     n = len(m.group(0).split())
     if n >= len(words) or any(w[:1].isupper() for w in words[1:n]) or words[n][:1].isupper() and (
@@ -819,6 +829,7 @@ _GENRE = (
     r"patents?|abstracts|rulings|filings|transcripts|notes|judg(?:e)?ments|e-?mails|memos|case\s+law|jurisprudence|"
     r"theses|thesis|tesis|dissertations?|recipe|standards|case\s+stud(?:y|ies)|reporting|briefings?|briefing\s+papers?|guidelines?|protocols?|videos?|"
     r"podcasts?|episodes?|photos?|pics|shots|preprints?|e-?books?|documentar(?:y|ies)|"
+    r"leaflets?|factsheets?|fact\s+sheets?|brochures?|booklets?|pamphlets?|handouts?|"   # "leaflets on X"
     r"(?:earlier|existing|previous|prior|any)\s+disclosures?|"   # (a patent search's; "disclosure of HIV status" is a topic)
     r"(?:the\s+)?(?:latest\s+|current\s+|local\s+|trust\s+|council\s+)?polic(?:y|ies)|"
     r"good\s+reads)"   # "reads" alone is also a noun of sequencing ("reads on chromosome 7")

@@ -315,7 +315,10 @@ def _topic_then_names(operands: list[Node], seps: list[str], listed: bool = Fals
     topic, *alts = [o.text.split() for o in operands]
     if not listed and _longer_topic(topic, alts):
         return make_and([operands[0], make_or(operands[1:])])
-    if len(topic) < 2 or not topic[0][:1].islower() or not topic[0][:1].isalpha() or _name_like(topic[-1]):
+    # (a topic may open with a number or a size: "12V LED navigation lights, Hella Marine or Lopolight")
+    lower_start = topic[0][:1].islower() and topic[0][:1].isalpha() \
+        or topic[0][:1].isdigit() and any(w[:1].islower() for w in topic[1:])
+    if len(topic) < 2 or not lower_start or _name_like(topic[-1]):
         return None   # (a topic ending in a name is the list's first item: "medieval castles in Wales, Scotland or Ireland")
     if all(1 <= len(a) <= _MAX_SHARED_ALT and all(w[:1].isupper() and not w.isupper() or len(w) > 1 and w.isupper()
                                                    or k > 0 and w.isdigit() for k, w in enumerate(a)) for a in alts):

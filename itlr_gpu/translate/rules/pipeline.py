@@ -47,11 +47,18 @@ from .rewrites import (
     _rephrase,
     _restrictions,
     _spec,
+    _dictated_marks,
     _spoken,
     _which_better,
 )
-from .tree import _drop_articles, _drop_placeholders, _excluded_asides, _excluded_place, _split_shared
-from .segments import _CLAUSE_WORDS, _question_about_it, _runs_over_break, _segment_breaks, _segments
+from .tree import (
+    _drop_articles,
+    _drop_placeholders,
+    _excluded_asides,
+    _excluded_place,
+    _split_shared,
+)
+from .segments import _CLAUSE_WORDS, _question_about_it, _runs_over_break, _segment_breaks, _segments, _topic_question
 
 _RESEARCHING_RE = re.compile(r"(?:(?:hi|hello|hey)\W+)?(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:currently\s+)?"
                              r"(?:researching|studying|writing\s+(?:about|on|a|an)|working\s+on)\b")
@@ -260,6 +267,12 @@ def translate_rules(text: str) -> Node:
 def _translate_segments(text: str) -> Node:
     """The reading of ``text``; where a wanted term of it runs over a dash or a colon that parts two topics, the
     reading of each part, ANDed."""
+    asked = _topic_question(text)
+    if asked is not None:
+        try:
+            return make_and([_translate_once(part) for part in asked if part])
+        except RuleError:
+            pass   # read as one text below
     node = _translate_once(text)
     breaks = _segment_breaks(text)
     if not breaks or not _runs_over_break(node, [pair for _, pair in breaks]):
@@ -382,7 +395,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     if symbol:
         raise RuleError(f"a term of emoji or symbols only ({symbol!r}): the rules read words, and leaving it out would "
                         "change the logic (write it in words, quote it, or use an LLM translator)")
-    cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(cleaned))))))
+    cleaned = _IN_EACH_CASE_RE.sub(r"\g<but> ", _assignment(_numbered(_spec(_pico(_spoken(_dictated_marks(cleaned)))))))
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)   # runs of blanks: the closing-clause patterns below stay linear
     if cleaned.rstrip().endswith("?") and (_QUESTION_START_RE.match(cleaned) or _OR_NOT_ASKED_RE.search(cleaned)):
         # "Should I get a flu jab or not?", "metformin before contrast CT -- still needed or not??": the yes/no

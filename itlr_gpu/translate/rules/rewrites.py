@@ -170,6 +170,38 @@ _FILLER_LIKE_RE = re.compile(r"(?:^|(?<=\s)|\b(?P<before>so|you|not|just|and|but
                              r"like\b,?\s+")
 
 
+# Punctuation dictated as words ("... for the Munros full stop", "... to Belfast question mark", "the wards comma
+# excluding paediatrics full stop"): a text with no typed mark that ends with a spoken stop, question mark or
+# exclamation mark after a word of its topic is dictated, and its spoken marks are marks.  Not after a determiner or a
+# verb of writing ("a full stop", "the question mark symbol", "it typed full stop"), so the punctuation itself, a
+# name ("Question Mark and the Mysterians") or a phrase ("a new line of credit") stays a topic.
+# (in lower case, as dictation writes them: "Full Stop Full Stop" is a title)
+_DICTATED_MARK_RE = re.compile(r"(?<=\w)\s+(?P<mark>full\s+stop|question\s+mark|exclamation\s+(?:mark|point)|"
+                               r"new\s+(?:line|paragraph)|comma)(?=\s*$|\s+(?P<next>\w+))")
+_DICTATED_END_RE = re.compile(r"\s(?:full\s+stop|question\s+mark|exclamation\s+(?:mark|point))\s*$")
+_NO_MARK_BEFORE = set("a an the my your his her its our their this that any no one each every big little small first "
+                      "last new old said say says saying type typed types typing write writes writing wrote dictate "
+                      "dictated dictating use using used insert inserting put putting add adding draw drawing "
+                      "call called calls keeps mean means oxford serial inverted".split())
+
+
+def _dictated_marks(text: str) -> str:
+    if re.search(r"[.,?!;:]", text) or not _DICTATED_END_RE.search(text):
+        return text
+
+    def mark(m: re.Match) -> str:
+        before = _fold(text[:m.start()]).split()[-1]
+        nxt = _fold(m.group("next") or "")
+        if before in _NO_MARK_BEFORE or nxt in ("splice", "splices", "symbol", "key", "sign", "character", "of"):
+            return m.group(0)
+        kind = _fold(m.group("mark")).split()[0]
+        if kind == "comma" and m.group("next") is None:
+            return m.group(0)
+        return {"comma": ",", "full": ".", "question": "?", "exclamation": "!", "new": "."}[kind]
+    marked = _DICTATED_MARK_RE.sub(mark, text)
+    return marked if _DICTATED_END_RE.search(text) and not _DICTATED_END_RE.search(marked) else text
+
+
 def _spoken(text: str) -> str:
     wake = _WAKE_RE.match(text)
     if not wake and not _HESITATION_RE.search(text):

@@ -8,7 +8,7 @@ import re
 from ...query import Node, Term
 from ...query.ast import And
 from .lexicon import _EDGE_PUNCT, _fold, _title_cased, _TITLE_SMALL
-from .sentences import _EXCLUDING
+from .sentences import _EXCLUDING, _REQUEST_RE
 
 # A spaced dash or a colon between two parts of a one-line request ("tonsillectomy recovery diet - what can they
 # eat", "WW1 service records - officers only, not other ranks", "medieval leprosy: hospitals, not the theology of
@@ -135,3 +135,83 @@ def _question_about_it(part: str) -> bool:
 _CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "has", "have", "had", "can",
                  "could", "will", "would", "should", "may", "might", "must", "i", "i'm", "i've", "we", "we're", "you",
                  "it", "it's", "they", "he", "she", "them", "this", "that", "if", "there", "there's", "my", "our"}
+
+
+# A question after a topic and a dash ("travel insurance - is it mandatory or optional?", "visiting hours PICU - are
+# siblings allowed?", "oxygen concentrator on board - what paperwork do I need"): the topic, and what the question
+# names once its frame is gone (its question word, auxiliary, pronouns, "do I need", a status word after a choice);
+# a question that names nothing ("- who can help?", "- which is safer?") adds nothing.
+_TOPIC_QUESTION_RE = re.compile(r"^(?P<topic>[^?\u2013\u2014]*?[^\W_][^\w?]*)\s+(?:-{1,2}|\u2013|\u2014)\s+"
+                                r"(?P<question>(?:is|are|was|were|will|would|can|could|do|does|did|should|has|have|"
+                                r"which|what|whats|what's|who|where|when|how)\b[^-\u2013\u2014]*)$", re.I)
+_QUESTION_FRAME = set("is are was were will would can could do does did should has have be been which what whats "
+                      "what's who where when how much many long often far else it it's that this they you u i we "
+                      "there one ones either".split())
+_QUESTION_VERBS = set("cover covers deliver delivers ship ships serve serves stock stocks sell sells offer offers take "
+                      "takes accept accepts allow allows include includes go goes run runs apply applies put pay get "
+                      "find need use buy book bring wear".split())
+# a participle or a verdict that opens what is left, before a preposition ("is it offered in fall", "is either
+# enough for coming down X"): the phrase after the preposition is the topic
+_QUESTION_LEADS = set("offered available open held run sold shown allowed covered included needed required enough "
+                      "good suitable".split())
+_QUESTION_PREPOSITIONS = set("in on to for about with at of into from".split())
+_QUESTION_TAIL = set("need get use buy choose pick take do does i we you they should can would it is are be".split())
+_CHOICE_STATUS = set("allowed covered included available permitted ok okay accepted required needed fine "
+                     "better cheaper safer".split())
+_NAMES_NOTHING = set("help safer better best worse cheaper easier more important enough right good ok okay possible "
+                     "pay cost costs first needed necessary recommended suitable worth it one wrong back still on open "
+                     "true real normal legit in stock available sold out now yet again".split())
+_MAX_QUESTION_WORDS = 12
+_EITHER_STATUS_RE = re.compile(r"\s+(?:allowed|permitted|ok|okay|accepted)\s+or\s+(?:not|banned|forbidden|prohibited|"
+                               r"refused)$", re.I)
+_GREETING_RE = re.compile(r"(?:hi|hello|hey|hiya|dear|good\s+(?:morning|afternoon|evening)|quick\s+(?:q|question|one))\b")
+_COMPARATIVE_RE = re.compile(r"better|worse|best|worst|more|less|[a-z]{3,}er|[a-z]{3,}est")
+
+
+def _topic_question(text: str) -> tuple[str, str] | None:
+    """``(topic, what the question names)`` of "topic - question?" ("" where it names nothing); None for any
+    other text."""
+    if len(text) > _MAX_SEGMENTED or text.count("?") > 2 or "\n" in text:
+        return None
+    m = _TOPIC_QUESTION_RE.match(text.strip())
+    if not m or re.search(r"\s(?:-{1,2}|\u2013|\u2014)\s", m.group("topic")):
+        return None
+    question = re.sub(r"[\s?!.]*(?:\b(?:thx|thanks|ta|pls|please)\b[\s?!.]*)*$", "", m.group("question"))
+    words = question.split()
+    if not words or len(words) > _MAX_QUESTION_WORDS or any(c in question for c in ",;:()\"") \
+            or _title_cased(question, 2):
+        return None   # (a title after the dash: "Bananarama - Is It Safe?", "Cat Stevens - Where Do the Children Play?")
+    question = _EITHER_STATUS_RE.sub("", question)   # "are umbrellas allowed or banned"
+    words = question.split()
+    low = [_fold(w) for w in words]
+    if _GREETING_RE.match(_fold(m.group("topic"))) \
+            or low[0] not in ("which", "what", "whats", "what's", "who", "when") and _REQUEST_RE.match(" ".join(low)):
+        return None   # "Hi, quick q - where do I find X", "Hi there - do you have X": the question is the request
+    if low[0] == "which" and any(_COMPARATIVE_RE.fullmatch(w) for w in low[1:4]) \
+            and not set(low) & {"or", "and"}:
+        # "A or B - which is better for C": two compared (read so on the whole text); nothing after the
+        # comparative ("- which is safer?") names nothing
+        if re.fullmatch(r"which(?:\s+one)?\s+(?:is|are|'s|would\s+be|will\s+be)\s+\S+(?:\s+for\s+(?:me|us|you))?",
+                        " ".join(low)):
+            return m.group("topic").strip(), ""
+        return None
+    if _question_about_it(question):
+        return m.group("topic").strip(), ""   # "- what can they eat", "- is it back?"
+    start = 0
+    while start < len(low) and low[start] in _QUESTION_FRAME:
+        start += 1
+    if 0 < start < len(low) and {"do", "does", "did"} & set(low[:start]) and low[start] in _QUESTION_VERBS:
+        start += 1   # "do you cover Harrogate or Knaresborough"
+    if start + 1 < len(low) and low[start] in _QUESTION_LEADS and low[start + 1] in _QUESTION_PREPOSITIONS:
+        start += 1
+    if start + 1 < len(low) and low[start] in _QUESTION_PREPOSITIONS:
+        start += 1   # "do you deliver to X", "what else is there on X"
+    end = len(low)
+    while end > start and low[end - 1] in _QUESTION_TAIL:
+        end -= 1
+    if end > start + 2 and "or" in low[start:end] and low[end - 1] in _CHOICE_STATUS:
+        end -= 1   # "are umbrellas or camping chairs allowed" (one thing's "are siblings allowed" keeps it)
+    rest = low[start:end]
+    if all(w in _NAMES_NOTHING for w in rest):
+        return m.group("topic").strip(), ""
+    return m.group("topic").strip(), " ".join(words[start:end])

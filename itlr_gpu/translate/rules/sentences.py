@@ -367,7 +367,7 @@ def _topic_head(sentence: str) -> str:
 # for the lexer (an acronym "(ALS)", a group "and (A or B)", "401(k)").
 _ASIDE_RE = re.compile(r"(?<=[^\s(\[{])(?P<gap>\s+)\((?P<body>[^()\[\]{}\"\u201c\u201d]{1,160})\)(?=[\s,;.!?]|$)")
 _ASIDE_EXCLUSION_RE = re.compile(
-    r"(?:but\s+)?(?:not(?:\s+including|\s+involving|\s+about|\s+related\s+to)?|no|nothing(?:\s+(?:with|about|on|"
+    r"(?:but\s+)?(?:not(?:\s+including|\s+involving|\s+about|\s+related\s+to|\s+interested\s+in)?|no|nothing(?:\s+(?:with|about|on|"
     r"involving|related\s+to|using))?|except(?:\s+for)?|excluding|apart\s+from|aside\s+from|other\s+than|outside(?:"
     r"\s+of)?|without|ignoring|(?:anything|everything)\s+(?:but|except)|any\s+\w+\s+(?:except|but|other\s+than|"
     r"apart\s+from))\s+(?=\S)")
@@ -385,6 +385,13 @@ _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostl
 # (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
                    "without", "to", "a", "an", "the", "AND", "OR", "NOT"}
+
+
+_ASIDE_DASH_RE = re.compile(r"\s+[-\u2013\u2014]+\s+")
+# what a writer does not mind, said like an exclusion: "(no rush, no pressure)", "(not fussy, no preference)"
+_ASIDE_HEDGE_RE = re.compile(r"(?:no|not)\s+(?:rush|hurry|pressure|worries|worry|problem|problems|stress|preference|"
+                             r"idea|clue|fuss|bother|biggie|big\s+deal|urgent|fussy|sure|bothered|picky|particular|"
+                             r"essential|important|a\s+scam|spam|a\s+problem|too\s+fussed)\b")
 
 
 def _asides(text: str) -> str:
@@ -406,7 +413,20 @@ def _asides(text: str) -> str:
                 continue
             if joined == ", or " and (_fold(first[cue.end():]).split() or [""])[0] in _NO_ALTERNATIVE:
                 return ""   # "(or lack thereof)", "(or so)": a remark
+            if joined == ", but not " and _ASIDE_HEDGE_RE.match(low) and clause_end:
+                return ""   # "(no rush, no pressure)", "(not fussy)": what the writer does not mind
             phrase = _ASIDE_TOO_RE.sub("", first[cue.end():].strip()) if joined == ", and " else first[cue.end():]
+            if joined == ", but not ":
+                # "(not driving, not charity shops)", "(no pools, no spas - too noisy)": each further phrase that
+                # opens with a lower-case exclusion is one more excluded item, up to a dash (the reason); the first
+                # that does not ("I've read Y", "not sure about the dates", "Not Going Out": a title) ends the list
+                phrase = _ASIDE_DASH_RE.split(phrase)[0]
+                for more in re.split(r"\s*[,;]\s*", body)[1:]:
+                    again = pattern.match(_fold(more))
+                    if not again or len(more) <= again.end() or not more[:1].islower() \
+                            or _ASIDE_HEDGE_RE.match(_fold(more)):
+                        break
+                    phrase += ", but not " + _ASIDE_DASH_RE.split(more[again.end():].strip())[0]
             return joined + phrase.strip() if clause_end else m.group(0)
         # the writer's words: a pronoun or a preference typed in lower case ("I" aside) in an aside of two words
         # or more ("(US)", "(ME)", "(Her)", "(Mostly Harmless)" are acronyms and titles)

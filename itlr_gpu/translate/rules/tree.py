@@ -100,6 +100,9 @@ _PODCAST_KEPT = set("a an the my your our his her their its this that these thos
                     "monetise monetize apple google spotify amazon pocket".split())
 
 
+_KINDS_SEARCHED = {"podcast", "podcasts", "leaflet", "leaflets", "factsheet", "factsheets"}
+
+
 def _drop_articles(node: Node, quoted: set[str], negated: bool = False) -> Node:
     """"without an ND filter", "not a router problem", "a loft or a basement": every writer of the labelled and
     held-out sets leaves a term's leading "a" / "an" out (none of their terms starts with one); "A Tale of Two
@@ -117,9 +120,10 @@ def _drop_articles(node: Node, quoted: set[str], negated: bool = False) -> Node:
         if node.text not in quoted and 1 < len(words) <= _MAX_ARTICLE_TERM and words[0] in ("some", "any") \
                 and words[1].lower() not in _QUANTIFIER_KEPT:   # "some shade-loving perennials" (not "some like it hot")
             return Term(" ".join(words[1:]))
-        if not negated and node.text not in quoted and len(words) > 1 and words[-1] in ("podcast", "podcasts") \
+        if not negated and node.text not in quoted and len(words) > 1 and words[-1] in _KINDS_SEARCHED \
                 and _fold(words[-2]).strip(",.;:") not in _PODCAST_KEPT and words[-2][-1:].isalnum():
-            return Term(" ".join(words[:-1]))   # "true crime podcasts", "Joe Rogan podcast": the kind searched
+            # "true crime podcasts", "Joe Rogan podcast", "knee replacement recovery leaflet": the kind searched
+            return Term(" ".join(words[:-1]))
         return node
     if isinstance(node, Not):   # (an excluded "political podcasts" excludes the podcasts: the kind stays there)
         return Not(_drop_articles(node.child, quoted, not negated))
@@ -485,6 +489,13 @@ _EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz
                                # "not the applesauce pouches thing I already know about"
                                r"(?:\s+thing)?\s+(?:(?:that|which)\s+)?(?:i|we)\s+already\s+know\s+(?:about|of)\s*$",
                                re.I | re.S)
+# a clause of the writer's own after an excluded item ("not the chemo ones, my dad has his for IV antibiotics", "not
+# rabies as I had that one in 2021", "Nothing about pacemakers please, he already has one"): a reason, not excluded
+# (a title's words after it keep their capitals: "Just as I Am"; "since" is mostly a time: "the years since we left")
+_EXCLUDED_CLAUSE_RE = re.compile(r"(?:,\s+|\s+[-\u2013\u2014]+\s+)(?:he|she|they|we|i|it|that|my|our|his|her|their)"
+                                 r"(?:'s|'ve|'re|'d|'m|\u2019s|\u2019ve|\u2019re|\u2019d|\u2019m|\s)(?!\s*(?-i:[A-Z]))|"
+                                 r"\s+(?:as|because|cos|coz|cause)\s+(?:it|it's|they|they're|he|she|we|i|i've|"
+                                 r"we've|that|there|my|our)\b(?!\s*(?-i:[A-Z]))", re.I)
 # a verdict on an excluded topic as a conjunct of its own ("- no Champagne, it blows the budget")
 _EXCLUSION_VERDICT_RE = re.compile(r"(?:it|that|this|they)(?:'s|'re|\s+(?:is|are|was|were|blows|costs|breaks|kills|"
                                    r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds))\b", re.I)
@@ -509,9 +520,9 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
             continue   # "- no Champagne, it blows the budget"
         if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
             text = c.child.text
-            m = _EXCLUDED_ASIDE_RE.search(text) or _EXCLUDED_HAVE_RE.search(text)
+            m = _EXCLUDED_ASIDE_RE.search(text) or _EXCLUDED_HAVE_RE.search(text) or _EXCLUDED_CLAUSE_RE.search(text)
             if m and m.start() > 0:
-                text = text[:m.start()]
+                text = re.sub(r"\s+(?:please|pls|plz)$", "", text[:m.start()], flags=re.I)
             head = _EXCLUDED_HEAD_RE.match(text)
             if head and head.end() < len(text):
                 text = text[head.end():]
@@ -533,7 +544,10 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
 
 
 _MAX_EXCLUDED_PLACE = 6   # words
-_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via|near|using|held\s+(?:at|in))\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
+_EXCLUDED_LINK_RE = re.compile(r"(in|during|for|from|at|through|via|near|using|held\s+(?:at|in)|"
+                               # "without going to a tribunal": the light verb and its article (not "going to
+                               # bed", "going to the dogs")
+                               r"going\s+to\s+(?:a|an|the)(?!\s+(?:dogs|wall|extremes?|pieces|town|waste)\b))\s+(?!(?:vitro|vivo|situ|silico|utero|toto|vacuo|respect|terms|spite|lieu|"
                                r"addition|favou?r|case|general|particular|short|brief|example|instance|sure|all|least|most|once|first|times)\b)(?=\S)", re.I)
 
 
