@@ -3166,3 +3166,26 @@ def test_rules81_status_questions_and_titles_beside_a_dash(text, expr):
 ])
 def test_rules82_asides_dictation_topic_questions_and_reasons(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-83: an exclusion after a dash reads as a clause after a comma
+    ("immigration article 8 family life — skip deportation of foreign criminals",
+     '"immigration article 8 family life" AND NOT "deportation of foreign criminals"'),
+    ("hanging basket plants - skip fuchsias and petunias",
+     '"hanging basket plants" AND NOT "fuchsias" AND NOT "petunias"'),
+    # years, or names joined by slashes, after a topic
+    ("unfair dismissal, 2019 or 2020", '"unfair dismissal" AND ("2019" OR "2020")'),
+    ("population statistics, 1990s or 2000s", '"population statistics" AND ("1990s" OR "2000s")'),
+    ("pages 12, 13 or 14", '"pages 12" OR "13" OR "14"'),
+    ("chinrest fitting, Guarneri/Flesch/Kaufman", '"chinrest fitting" AND ("Guarneri" OR "Flesch" OR "Kaufman")'),
+    # a sign-off, an example in brackets and what the writer knows, after an exclusion
+    ("Could someone point me to raptor records except the common buzzard and kestrel ones?\nMuch obliged,\nGraham",
+     '"raptor records" AND NOT "the common buzzard" AND NOT "kestrel"'),
+    ("toothpastes, neither the ones with milk protein (like Tooth Mousse) nor anything with SLS",
+     '"toothpastes" AND NOT "milk protein" AND NOT "SLS"'),
+    ("escaped cage birds?? no parakeets pls we know about those", '"escaped cage birds" AND NOT "parakeets"'),
+    ("songs, not I Know About You", '"songs" AND NOT "I Know About You"'),
+])
+def test_rules83_dash_exclusions_years_slashes_and_sign_offs(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

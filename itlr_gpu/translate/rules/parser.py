@@ -310,9 +310,14 @@ def _topic_then_names(operands: list[Node], seps: list[str], listed: bool = Fals
     "metrical books from Przemyśl, Greek-Catholic or Roman-Catholic" (the topic in either); or two single words
     after a longer topic (below). Else a list of three topics keeps its shape ("vitamin d benefits, gene
     expression or insulin resistance")."""
-    if seps != ["COMMA", "OR"] or not all(isinstance(o, Term) for o in operands):
+    # (two alternatives or more joined by slashes: "chinrest fitting, Guarneri/Flesch/Kaufman")
+    if len(seps) < 2 or seps[0] != "COMMA" or any(sep != "OR" for sep in seps[1:]) \
+            or not all(isinstance(o, Term) for o in operands):
         return None
     topic, *alts = [o.text.split() for o in operands]
+    if len(topic) >= 2 and not topic[-1][:1].isdigit() \
+            and all(len(a) == 1 and re.fullmatch(r"(?:1[5-9]|20)\d\ds?|'?\d0s", a[0]) for a in alts):
+        return make_and([operands[0], make_or(operands[1:])])   # years: "unfair dismissal, 2019 or 2020"
     if not listed and _longer_topic(topic, alts):
         return make_and([operands[0], make_or(operands[1:])])
     # (a topic may open with a number or a size: "12V LED navigation lights, Hella Marine or Lopolight")

@@ -78,7 +78,8 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
                 and '"' not in bare:
             part = f'"{bare}"'   # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm")
         if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
-            out[-1] = out[-1] + sep + part
+            # (joined as a clause after a comma: "family life - skip deportation cases" reads as "..., skip ...")
+            out[-1] = out[-1] + (", " if sep.strip() in ("-", "--", "\u2013", "\u2014") else sep) + part
         else:
             out.append(part)
         if m:

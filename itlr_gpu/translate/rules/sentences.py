@@ -568,7 +568,7 @@ _SIGN_OFF_RE = re.compile(
     r"(?:(?:many|a\s+lot\s+of|huge|big|massive)\s+)?(?:thanks|thank\s+you)\b(?!\s+to\b)(?:,?\s+[^\s]+){0,8}|"
     r"(?:cheers|best|best\s+(?:regards|wishes)|kind(?:est)?\s+regards|warm(?:est)?\s+regards|regards|sincerely|"
     r"with\s+(?:many\s+|my\s+)?(?:thanks|gratitude|best\s+wishes|(?:kind|warm|best)\s+regards|regards)|all\s+the\s+best|"
-    r"thanking\s+you(?:\s+in\s+(?:anticipation|advance))?|"
+    r"thanking\s+you(?:\s+in\s+(?:anticipation|advance))?|(?:much\s+|most\s+)?obliged|"
     r"yours\s+(?:sincerely|truly|faithfully)|take\s+care|thx|ty|tia|ta|(?:please\s+|kindly\s+)?do\s+the\s+needful|"
     # thanks in the writer's first language
     r"asante(?:\s+sana)?|merci(?:\s+d'avance|\s+beaucoup)?|gracias|saludos|cordialement|atentamente|danke(?:\s+sch(?:\u00f6|oe)n)?|obrigad[oa]|shukran|"

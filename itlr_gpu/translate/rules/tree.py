@@ -486,8 +486,11 @@ _EXCLUDED_HAVE_RE = re.compile(r"(?:\s*,\s*|\s+)(?:(?:as|since|because|cause|coz
                                r"done|visited|consulted)(?:\s+already)?\s*$|"
                                r"(?:\s+please)?\s+(?:i|we)(?:'ve|\s+have|ve)\s+(?:already\s+)?(?:read|seen|done|got)\s+"
                                r"(?:it|them|that|those)\b.*$|"
-                               # "not the applesauce pouches thing I already know about"
-                               r"(?:\s+thing)?\s+(?:(?:that|which)\s+)?(?:i|we)\s+already\s+know\s+(?:about|of)\s*$",
+                               # "not the applesauce pouches thing I already know about", "no parakeets pls we
+                               # know about those"
+                               r"(?:\s+thing)?\s+(?:(?:that|which)\s+)?(?:i|we)\s+already\s+know\s+(?:about|of)\s*$|"
+                               r"(?:\s+(?:pls|please|plz))?\s+(?:i|we)\s+(?:already\s+)?know\s+(?:about|of)\s+"
+                               r"(?:those|that|them|it|these)\b.*$",
                                re.I | re.S)
 # a clause of the writer's own after an excluded item ("not the chemo ones, my dad has his for IV antibiotics", "not
 # rabies as I had that one in 2021", "Nothing about pacemakers please, he already has one"): a reason, not excluded
@@ -520,6 +523,8 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
             continue   # "- no Champagne, it blows the budget"
         if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
             text = c.child.text
+            # an example in brackets names one of what is excluded: "the ones with milk protein (like Tooth Mousse)"
+            text = re.sub(r"\s*\((?:like|e\.g\.|eg|such\s+as|for\s+example)\s[^()]*\)", "", text).strip() or text
             m = _EXCLUDED_ASIDE_RE.search(text) or _EXCLUDED_HAVE_RE.search(text) or _EXCLUDED_CLAUSE_RE.search(text)
             if m and m.start() > 0:
                 text = re.sub(r"\s+(?:please|pls|plz)$", "", text[:m.start()], flags=re.I)
