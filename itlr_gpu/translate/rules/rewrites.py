@@ -194,12 +194,12 @@ def _dictated_marks(text: str) -> str:
         nxt = _fold(m.group("next") or "")
         if before in _NO_MARK_BEFORE or nxt in ("splice", "splices", "symbol", "key", "sign", "character", "of"):
             return m.group(0)
-        kind = _fold(m.group("mark")).split()[0]
+        kind = m.group("mark").split()[0]   # (the pattern matches lower case only)
         if kind == "comma" and m.group("next") is None:
             return m.group(0)
         return {"comma": ",", "full": ".", "question": "?", "exclamation": "!", "new": "."}[kind]
     marked = _DICTATED_MARK_RE.sub(mark, text)
-    return marked if _DICTATED_END_RE.search(text) and not _DICTATED_END_RE.search(marked) else text
+    return text if _DICTATED_END_RE.search(marked) else marked   # (dictated only where its closing mark was read)
 
 
 def _spoken(text: str) -> str:

@@ -13,7 +13,8 @@ from .sentences import _EXCLUDING, _REQUEST_RE
 # A spaced dash or a colon between two parts of a one-line request ("tonsillectomy recovery diet - what can they
 # eat", "WW1 service records - officers only, not other ranks", "medieval leprosy: hospitals, not the theology of
 # disease") ends a term: writers never run one phrase across it.
-_SEGMENT_BREAK_RE = re.compile(r"(?<=\S)\s+(?:-{1,2}|\u2013|\u2014)\s+(?=\S)|(?<=[^\W_]):\s+(?=\S)")
+_DASH = r"(?:-{1,2}|\u2013|\u2014)"   # a spaced dash: hyphens, an en or an em dash
+_SEGMENT_BREAK_RE = re.compile(rf"(?<=\S)\s+{_DASH}\s+(?=\S)|(?<=[^\W_]):\s+(?=\S)")
 _MAX_SEGMENTED = 200   # characters: a longer text is prose, whose dashes are its sentences' own
 _SEGMENT_OPENS_EXCLUSION_RE = re.compile(rf"(?:{_EXCLUDING}|but|and|or|apart|other\s+than|ideally)\b", re.I)
 
@@ -142,7 +143,7 @@ _CLAUSE_WORDS = {"is", "are", "was", "were", "be", "been", "am", "do", "does", "
 # siblings allowed?", "oxygen concentrator on board - what paperwork do I need"): the topic, and what the question
 # names once its frame is gone (its question word, auxiliary, pronouns, "do I need", a status word after a choice);
 # a question that names nothing ("- who can help?", "- which is safer?") adds nothing.
-_TOPIC_QUESTION_RE = re.compile(r"^(?P<topic>[^?\u2013\u2014]*?[^\W_][^\w?]*)\s+(?:-{1,2}|\u2013|\u2014)\s+"
+_TOPIC_QUESTION_RE = re.compile(rf"^(?P<topic>[^?\u2013\u2014]*?[^\W_][^\w?]*)\s+{_DASH}\s+"
                                 r"(?P<question>(?:is|are|was|were|will|would|can|could|do|does|did|should|has|have|"
                                 r"which|what|whats|what's|who|where|when|how)\b[^-\u2013\u2014]*)$", re.I)
 _QUESTION_FRAME = set("is are was were will would can could do does did should has have be been which what whats "
@@ -175,8 +176,9 @@ def _topic_question(text: str) -> tuple[str, str] | None:
     if len(text) > _MAX_SEGMENTED or text.count("?") > 2 or "\n" in text:
         return None
     m = _TOPIC_QUESTION_RE.match(text.strip())
-    if not m or re.search(r"\s(?:-{1,2}|\u2013|\u2014)\s", m.group("topic")):
+    if not m or re.search(rf"\s{_DASH}\s", m.group("topic")):
         return None
+    topic = m.group("topic").strip()
     question = re.sub(r"[\s?!.]*(?:\b(?:thx|thanks|ta|pls|please)\b[\s?!.]*)*$", "", m.group("question"))
     words = question.split()
     if not words or len(words) > _MAX_QUESTION_WORDS or any(c in question for c in ",;:()\"") \
@@ -185,7 +187,7 @@ def _topic_question(text: str) -> tuple[str, str] | None:
     question = _EITHER_STATUS_RE.sub("", question)   # "are umbrellas allowed or banned"
     words = question.split()
     low = [_fold(w) for w in words]
-    if _GREETING_RE.match(_fold(m.group("topic"))) \
+    if _GREETING_RE.match(_fold(topic)) \
             or low[0] not in ("which", "what", "whats", "what's", "who", "when") and _REQUEST_RE.match(" ".join(low)):
         return None   # "Hi, quick q - where do I find X", "Hi there - do you have X": the question is the request
     if low[0] == "which" and any(_COMPARATIVE_RE.fullmatch(w) for w in low[1:4]) \
@@ -194,10 +196,10 @@ def _topic_question(text: str) -> tuple[str, str] | None:
         # comparative ("- which is safer?") names nothing
         if re.fullmatch(r"which(?:\s+one)?\s+(?:is|are|'s|would\s+be|will\s+be)\s+\S+(?:\s+for\s+(?:me|us|you))?",
                         " ".join(low)):
-            return m.group("topic").strip(), ""
+            return topic, ""
         return None
     if _question_about_it(question):
-        return m.group("topic").strip(), ""   # "- what can they eat", "- is it back?"
+        return topic, ""   # "- what can they eat", "- is it back?"
     start = 0
     while start < len(low) and low[start] in _QUESTION_FRAME:
         start += 1
@@ -214,5 +216,5 @@ def _topic_question(text: str) -> tuple[str, str] | None:
         end -= 1   # "are umbrellas or camping chairs allowed" (one thing's "are siblings allowed" keeps it)
     rest = low[start:end]
     if all(w in _NAMES_NOTHING for w in rest):
-        return m.group("topic").strip(), ""
-    return m.group("topic").strip(), " ".join(words[start:end])
+        return topic, ""
+    return topic, " ".join(words[start:end])

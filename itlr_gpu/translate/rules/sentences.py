@@ -401,7 +401,8 @@ def _asides(text: str) -> str:
             return m.group(0)
         body = m.group("body").strip()
         low = _fold(body)
-        first = re.split(r"\s*[,;]\s*", body, maxsplit=1)[0]   # the aside's first phrase ("not X, I've read Y")
+        phrases = re.split(r"\s*[,;]\s*", body)
+        first = phrases[0]   # the aside's first phrase ("not X, I've read Y")
         clause_end = re.match(r"\s*(?:[,;.!?]|$)", text[m.end():]) is not None
         known = _already_known(body)
         if known is not None:
@@ -421,10 +422,11 @@ def _asides(text: str) -> str:
                 # opens with a lower-case exclusion is one more excluded item, up to a dash (the reason); the first
                 # that does not ("I've read Y", "not sure about the dates", "Not Going Out": a title) ends the list
                 phrase = _ASIDE_DASH_RE.split(phrase)[0]
-                for more in re.split(r"\s*[,;]\s*", body)[1:]:
-                    again = pattern.match(_fold(more))
+                for more in phrases[1:]:
+                    more_low = _fold(more)
+                    again = pattern.match(more_low)
                     if not again or len(more) <= again.end() or not more[:1].islower() \
-                            or _ASIDE_HEDGE_RE.match(_fold(more)):
+                            or _ASIDE_HEDGE_RE.match(more_low):
                         break
                     phrase += ", but not " + _ASIDE_DASH_RE.split(more[again.end():].strip())[0]
             return joined + phrase.strip() if clause_end else m.group(0)
