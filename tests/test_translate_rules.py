@@ -3189,3 +3189,72 @@ def test_rules82_asides_dictation_topic_questions_and_reasons(text, expr):
 ])
 def test_rules83_dash_exclusions_years_slashes_and_sign_offs(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-84: a dash ends a term inside alternatives too ("A or B - C": the OR group, then C)
+    ("market trader licence or street trading consent - fees?",
+     '("market trader licence" OR "street trading consent") AND "fees"'),
+    ("shift work or jet lag - how to reset body clock", '("shift work" OR "jet lag") AND "reset body clock"'),
+    ("bronchiolitis or croup in babies under 6 months - signs of breathing difficulty",
+     '("bronchiolitis" OR "croup in babies under 6 months") AND "signs of breathing difficulty"'),
+    # ... and inside an excluded term ("X, avoid A and B - C")
+    ("bread without yeast - soda bread or flatbread?", '"bread" AND NOT "yeast" AND ("soda bread" OR "flatbread")'),
+    # a part of names with an "or" is alternatives, not one title
+    ("grass seed mix for horse paddocks, low sugar - Germinal or Cotswold Seeds",
+     '"grass seed mix for horse paddocks" AND "low sugar" AND ("Germinal" OR "Cotswold Seeds")'),
+    ("Mice and Mystics - Heart of Glorm", '"Mice and Mystics" AND "Heart of Glorm"'),
+    # the writer's own circumstance after a dash names nothing; a title or a name after it does
+    ("vaccines for Kenya, not yellow fever - had it last year", '"vaccines for Kenya" AND NOT "yellow fever"'),
+    ("cats or starlight express, not evita — taking my nan and she hated evita lol",
+     '("cats" OR "starlight express") AND NOT "evita"'),
+    ("Whitney Houston - I Will Always Love You lyrics", '"Whitney Houston" AND "I Will Always Love You lyrics"'),
+    ("python list comprehension - my code throws TypeError",
+     '"python list comprehension" AND "my code throws TypeError"'),
+    # "avoid" / "avoiding" after a comma or a dash excludes; not as advice's aim, nor in a title
+    ("kids bike safety check, avoid weekends", '"kids bike safety check" AND NOT "weekends"'),
+    ("Action Man - avoid 1990s relaunch figures", '"Action Man" AND NOT "1990s relaunch figures"'),
+    ("family SUV, want to avoid anything with a CVT gearbox", '"family SUV" AND NOT "CVT gearbox"'),
+    ("winter gullies in Glen Coe, grade II to III, avoiding avalanche-prone slopes",
+     '"winter gullies in Glen Coe" AND "grade II to III" AND NOT "avalanche-prone slopes"'),
+    ("car maintenance tips, avoid costly repairs", '"car maintenance tips" AND "avoid costly repairs"'),
+    ("IGF-1 but none of spearmint, Avoiding Cooked Meat Carcinogens or salmon",
+     '"IGF-1" AND NOT "spearmint" AND NOT "Avoiding Cooked Meat Carcinogens" AND NOT "salmon"'),
+    ("strategies for avoiding burnout", '"strategies for avoiding burnout"'),
+    # a sentence of "Skip the X", "skipping anything that recommends X", "exc."
+    ("avian influenza in wild birds. Skip the poultry papers.",
+     '"avian influenza in wild birds" AND NOT "poultry papers"'),
+    ("members' DWV recovery, skipping anything that recommends requeening or shook swarms please",
+     '"members\' DWV recovery" AND NOT "requeening" AND NOT "shook swarms"'),
+    ("impressionist landscapes exc. Monet", '"impressionist landscapes" AND NOT "Monet"'),
+    # what the writer already has, in brackets after an excluded item
+    ("Anything by Barbara Pym except Excellent Women (already have it)",
+     '"Barbara Pym" AND NOT "Excellent Women"'),
+    # asks: "find out about / how / what", "who wrote the article about", "has anyone published on / used",
+    # "the guide on", "your guidance on", "the current evidence on", "catalogue entries for", "decisions on"
+    ("Where can I find out about redress schemes?", '"redress schemes"'),
+    ("where can i find out how to appeal a parking fine", '"appeal a parking fine"'),
+    ("Who wrote the article about Kittiwakes on the Tyne Bridge?", '"Kittiwakes on the Tyne Bridge"'),
+    ("Has anyone used Apiguard or Api-Bioxal for varroa in a poly hive?",
+     '("Apiguard" OR "Api-Bioxal") AND "varroa in a poly hive"'),
+    ("hi yes I need the guide on a tenant dying during a fixed term tenancy thank you",
+     '"tenant dying during a fixed term tenancy"'),
+    ("I would like your guidance on right to rent checks", '"right to rent checks"'),
+    ("What is the current evidence on tafenoquine for vivax malaria?", '"tafenoquine for vivax malaria"'),
+    ("Could you point me to catalogue entries for toy kitchens?", '"toy kitchens"'),
+    ("i need decisions about holiday lets or shepherds huts in the cotswolds AONB",
+     '("holiday lets" OR "shepherds huts") AND "the cotswolds AONB"'),
+    ("planning applications on Mill Lane", '"planning applications on Mill Lane"'),
+    ("treatment decisions for elderly patients", '"treatment decisions for elderly patients"'),
+    # "how long / early do I need to X": the task; a title keeps its words
+    ("How early do I need to check in for the Liverpool to Douglas ferry with a caravan?",
+     '"check in for the Liverpool to Douglas ferry with a caravan"'),
+    ("How Long Do You Need to Boil an Egg", '"How Long Do You Need to Boil an Egg"'),
+    # a learner's closing "you have?", "it is possible?"; "is it the same for A or B" after a dash
+    ("I search article about White Stork population in Europe, you have?", '"White Stork population in Europe"'),
+    ("Wheelchair assistance from check-in to gate - is it the same for Ryanair or easyJet?",
+     '"Wheelchair assistance from check-in to gate" AND ("Ryanair" OR "easyJet")'),
+    ("toy soldiers made by anyone except Britains", '"toy soldiers made by anyone" AND NOT "Britains"'),
+])
+def test_rules84_dashes_in_alternatives_avoid_and_asks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

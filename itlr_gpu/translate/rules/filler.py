@@ -64,6 +64,7 @@ _DISCOURSE_RE = re.compile(
     r"(?:(?:any|a|the|some)\s+)?(?:mentions?\s+of|mentioning|discussions?\s+of|discussing|involving|covering|"
     r"addressing|referencing|citing|references?\s+to|touching\s+(?:on|upon)|talking\s+about|dealing\s+with|"
     r"focusing\s+on|relating\s+to|related\s+to|having\s+to\s+do\s+with|"
+    r"(?:that|which)\s+(?:recommends?|mentions?|discusses?|covers?|involves?|suggests?|uses?)|"   # "skipping anything that recommends X"
     r"(?:if|when)\s+(?:it's|it\s+is|they're|they\s+are)\s+(?:about|on|for))\b")   # "but not if it's about X"
 _NEGATING = {"EXCL", "NOT", "NOR", "NEITHER", "ANDNOT", "ORNOT", "ALLBUT"}
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",
@@ -140,10 +141,17 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
                 # (an "is it ok to X" opening only before nothing else: not "... or not", "... now or wait")
-                asked = _question_opener(words, bool(_fold(" ".join(x.text for x in toks[j:])).strip(" ?.!")))
+                more = bool(_fold(" ".join(x.text for x in toks[j:])).strip(" ?.!"))
+                asked = _question_opener(words, more)
                 # ("what counts as evidence in court": what follows the question's opening is the topic whole)
                 stripped = asked if _fold(" ".join(words[:3])) == "what counts as" and asked != words \
                     else _strip_prefix(asked, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
+                if stripped != asked:   # the question after the ask ("where can I find out how to X", "... what
+                    stripped = _question_opener(stripped, more)   # counts as X")
+                    howto = _HOWTO_RE.match(_fold(" ".join(stripped)))
+                    if howto and len(stripped) > len(howto.group(0).split()) \
+                            and stripped[len(howto.group(0).split())][:1].islower():
+                        stripped = stripped[len(howto.group(0).split()):]
                 own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
                 if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
                     stripped = _thing_got(words[len(own.group(0).split()):], toks[j:], own.group(0))

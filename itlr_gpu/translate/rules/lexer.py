@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..spans import strip_terminal_escapes
 from .lexicon import (
+    _ADVICE_NOUNS,
     _AUX,
     _BETWEEN_OPERANDS,
     _BINOMIALS,
@@ -330,14 +331,21 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                 # or a plural noun only: "jobs anywhere but London", not "work from anywhere except the office")
                 t.kind = "WORD"   # (a state: "a drug that is not approved in Europe"; a title: "Kramer vs. Kramer")
         elif t.kind == "EXCL" and low in _CLAUSE_OPENERS:
-            # "ignore" only after a comma or semicolon ("email filtering and ignore lists" names a thing), a bare
-            # "avoid" only opening a sentence of its own ("vegan recipes. Avoid soy."; "tips, avoid costly repairs")
-            openers = {"ignore": ("COMMA", "SEMI"), "disregard": ("COMMA", "SEMI"), "avoid": ("SEMI",), "nothing": ("COMMA", "SEMI"),
-                       "nothing with": ("COMMA", "SEMI")}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
+            # "ignore", "avoid" and "avoiding" only after a comma or semicolon ("email filtering and ignore lists"
+            # names a thing; "vegan recipes. Avoid soy."; "routes to Cardiff, avoiding Newport")
+            after_stop = ("COMMA", "SEMI")
+            openers = {"ignore": after_stop, "disregard": after_stop, "avoid": after_stop, "avoiding": after_stop,
+                       "nothing": after_stop, "nothing with": after_stop}.get(low, ("COMMA", "SEMI", "BUT", "AND"))
             # before a name "save for" excludes wherever it stands ("teddy bears save for Steiff"; "save for
             # retirement" is a task)
             named = low == "save for" and nxt == "WORD" and out[i + 1].text[:1].isupper()
-            if (prev not in openers and not named) or nxt not in ("WORD", "QTERM", "LP") \
+            # "avoid" / "avoiding" after a comma excludes ("kids bike safety check, avoid weekends"), but not as a
+            # title's word ("..., Avoiding Cooked Meat Carcinogens") nor as the aim of advice ("car maintenance
+            # tips, avoid costly repairs")
+            aim = low.startswith("avoid") and prev == "COMMA" and (
+                not t.text[:1].islower() or i < 2 or out[i - 2].kind != "WORD"
+                or _fold(out[i - 2].text).split()[-1].strip(".,;:!?") in _ADVICE_NOUNS)
+            if (prev not in openers and not named) or aim or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
                         and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
                                  and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes

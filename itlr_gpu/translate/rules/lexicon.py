@@ -31,7 +31,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
     ("must not be about", "EXCL"), ("should not be about", "EXCL"), ("must not include", "EXCL"),
-    ("excl.", "EXCL"), ("excl", "EXCL"), ("but excl.", "EXCL"),
+    ("excl.", "EXCL"), ("excl", "EXCL"), ("but excl.", "EXCL"), ("exc.", "EXCL"), ("exc", "EXCL"),
 
     # conditions that exclude: "X, unless it's about Y", "X is fine as long as it isn't about Y", "X, except when
     # the focus is Y"
@@ -218,6 +218,10 @@ def _plural_noun(word: str) -> bool:
     return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is")) and low not in _AUX
 
 
+# the nouns of advice: an "avoid X" after them is the advice's aim ("car maintenance tips, avoid costly repairs")
+_ADVICE_NOUNS = {"tips", "advice", "guide", "guidance", "ways", "strategies", "hacks", "tricks", "help"}
+
+
 def _modifies(word: str) -> bool:
     """An adverb or participle before "combined with" ("best / often / taken combined with") makes it a
     phrase of its own, not a conjunction (the words of _NO_OPERAND_END are checked beside it)."""
@@ -231,6 +235,9 @@ def _modifies(word: str) -> bool:
 # ("skip hire", "skip counting" are nouns: "skip" only with what it skips; "we don't need X" is often a claim)
 _CLAUSE_OPENERS: set[str] = {"leave out", "skip anything", "skip everything", "skip any", "skip all", "skip the",
                              "ignore", "avoid", "avoid anything", "avoid any", "avoid all", "avoid everything",
+                             # "routes to Cardiff, avoiding Newport"; "family SUV, want to avoid anything with a CVT"
+                             "avoiding", "avoiding anything", "avoiding any", "want to avoid", "want to avoid anything",
+                             "skipping anything", "skipping any",
                              "save for",   # "X, save for those relating to Y" (not "how to save for retirement")
                              # a librarian's instructions: "Pull X; drop anything that mentions Y"
                              "drop anything", "drop everything", "weed out", "weed out anything", "throw out",
@@ -524,7 +531,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
     r"(?:(?:i|we)(?:'m|\s+am|\s+are|'re)\s+)?looking\s+(?=\d)",
     # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
-    r"(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
+    r"(?:is|are)\s+there\s+(?:still\s+)?(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
     r"association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|information)\b)(?=\S)",
     # homework: "for my homework I need to find out about X", "My teacher says we need 3 sources about X"
     r"(?:for\s+(?:my|our)\s+(?:homework|assignment|class|project|essay|report)\s*,?\s*)?(?:(?:i|we)\s+)?(?:need|have)\s+"
@@ -661,8 +668,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"evidence|literature)\s+(?:on|about|into)\b",
     r"(?:don't|do)\s+(?:we|you)\s+have\s+(?:anything|something|any\s+\w+)\s+(?:on|about)\b",
     r"point\s+(?:me|us)\s+(?:towards?|to|at|in\s+the\s+direction\s+of)\b",
-    r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find|get|read\s+about|look\s+up|"
-    r"search\s+for|learn\s+about)\b",
+    r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find\s+out\s+(?:more\s+)?about|find\s+out(?=\s+(?:what|how|whether|if|when|where|which|who)\b)|find|get|"
+    r"read\s+about|look\s+up|search\s+for|learn\s+about)\b",
+    # a forum's "Has anyone used Apiguard or Api-Bioxal for varroa?", "has anybody tried X": what was used
+    r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:here\s+)?(?:used|tried)\b",
+    # "Who wrote the article about X?", "Has anyone published on X?": the article's topic
+    r"who\s+wrote\s+(?:the|that|an?)\s+(?:article|paper|piece|book|study|report|review|post)\s+(?:about|on)\b",
+    r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:published|written)\s+(?:anything\s+)?(?:on|about)\b",
     # "where do i book the X", "where can we buy X": the thing
     r"where\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:book|buy|order|get\s+tickets\s+for|sign\s+up\s+for|"
     r"register\s+for|enrol+\s+(?:on|in|for)|apply\s+for)\b",
@@ -750,6 +762,9 @@ _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(
 _QUESTION_OPENER_RE = re.compile(
     r"(?:(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
     r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)|where'?s\s+(?=(?:the|a|an|our|my)\s)|what\s+counts\s+as\s+|"
+    # "how early do I need to check in for X", "How long do you keep X": the task
+    r"how\s+(?:long|early|late|soon|often|far\s+in\s+advance)\s+(?:do|should|must|can|would|will)\s+(?:i|we|you|u)\s+"
+    r"(?:(?:need|have)\s+to\s+)?|"
     r"do\s+(?:you|u)\s+(?P<take>take|accept)\s+|"
     # "is it ok to swim after a tattoo", "Is it possible to brew X": the task; "is it safe to drive after X", "is
     # it legal to keep bees": the verdict asked about is the topic's (every writer's label keeps it)
@@ -765,7 +780,7 @@ def _question_opener(words: list[str], more: bool = False) -> list[str]:
     if not m or more and m.group("is_it"):
         return words
     n = len(m.group(0).split())
-    if n >= len(words) or any(w[:1].isupper() for w in words[1:n]) or words[n][:1].isupper() and (
+    if n >= len(words) or any(w[:1].isupper() and w != "I" for w in words[1:n]) or words[n][:1].isupper() and (
             n == 1 or m.group("take") == "accept" or m.group("take") is None and words[n].lower() in _TITLE_SMALL):
         return words   # (a title: "How Long Is a Piece of String", "Where's My Cow", "When Is A Door ...")
     if m.group("take") == "take" and not words[n][:1].isupper():
@@ -800,14 +815,16 @@ _RELATION_INTRO_RE = re.compile(r"(?:(?:the|a|an|any)\s+)?" + _RELATION + r"\s+b
 # ("clinical notes with tick bites")
 _TYPED_DOCUMENTS = (
     r"(?:forum|product|customer|user|support|help[- ]?desk|service|bug|incident|wire|press|policy|court|"
-    r"clinical|patent|legal|government|regulatory|consumer|app|hotel|earnings|analyst|hospital|discharge)\s+"
+    r"clinical|patent|legal|government|regulatory|consumer|app|hotel|earnings|analyst|hospital|discharge|appeal|"
+    r"inspector'?s?'?)\s+"
     r"(?:posts?|reviews?|tickets?|notes|stories|documents?|docs|reports?|decisions?|rulings?|opinions?|"
     r"judg(?:e)?ments?|releases?|transcripts?|filings?|records?|threads?|complaints?|e-?mails?|applications?|"
     r"papers?|articles?)")
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
-    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|good|new|latest|more|most|other|one|two|three|four|"
+    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|current|good|new|latest|more|most|other|one|two|three|four|"
+    r"catalogue|catalog|"   # "catalogue entries for X"
     r"(?:the\s+)?(?:archive|library|paper|newspaper|desk)'s|original|"
     r"five|at\s+least|"
     r"scientific|academic|medical|research|news|blog|web|online|published|peer[- ]reviewed|useful|"
@@ -820,7 +837,7 @@ _GENRE = (
     r"tickets(?=\s+(?:about|abt|re|regarding|mentioning|on|that|which)\b)|"
     r"(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
-    r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|"
+    r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|decisions|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|lists?|"
     r"those|anything|something|everything|stuff|information|info|works?(?!\s+from\s+(?:home|anywhere)\b)|research|writings?|reading|"
     r"resources?|references?|records?|hits|passages?|sites?|websites?|links?|data|facts|details|evidence|readings|"
@@ -850,7 +867,7 @@ _GENRE = (
 # Advice words are scaffolding too, with a relation that names a topic ("tips on X", "advice for X",
 # "explanations of X"; not "tips of the iceberg", "recommendations of the 9/11 commission")
 _ADVICE = (
-    r"(?:(?:a|an|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
+    r"(?:(?:a|an|the|your|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
     r"concerning)\b|guides?\s+to\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )
@@ -867,7 +884,11 @@ _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheer
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
                     "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
-                    "what can i do", "what to do", "what now", "idk"}
+                    "what can i do", "what to do", "what now", "idk",
+                    # a learner's closing ask after the topic ("White Stork population in Europe, you have?")
+                    "you have", "do you have", "have you got", "you have it", "do you have it",
+                    # "..., it is possible?" (a learner's)
+                    "it is possible", "is it possible", "is possible"}
 # (not "tia", which is also a transient ischaemic attack; nor after a title's "called" / "named": "songs called
 # thank you very much"); the longest first, so that "many thanks" does not leave "many"
 _FILLERS_LONGEST_FIRST = sorted(_TRAILING_FILLER, key=len, reverse=True)

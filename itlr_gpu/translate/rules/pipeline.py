@@ -58,7 +58,7 @@ from .tree import (
     _excluded_place,
     _split_shared,
 )
-from .segments import _CLAUSE_WORDS, _question_about_it, _runs_over_break, _segment_breaks, _segments, _topic_question
+from .segments import _CLAUSE_WORDS, _own_circumstance, _question_about_it, _runs_over_break, _segment_breaks, _segments, _topic_question
 
 _RESEARCHING_RE = re.compile(r"(?:(?:hi|hello|hey)\W+)?(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:currently\s+)?"
                              r"(?:researching|studying|writing\s+(?:about|on|a|an)|working\s+on)\b")
@@ -279,7 +279,8 @@ def _translate_segments(text: str) -> Node:
         return node
     parts = _segments(text, [m for m, _ in breaks])
     # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
-    parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p)]
+    # nor does the writer's own circumstance ("- I'm 70")
+    parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p) and not _own_circumstance(p)]
     try:
         nodes = [_translate_once(p) for p in parts]
     except RuleError:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from ...query import Node, Term
-from ...query.ast import And
+from ...query.ast import And, Or
+from ...query.ast import terms as terms_of
 from .lexicon import _EDGE_PUNCT, _fold, _title_cased, _TITLE_SMALL
 from .sentences import _EXCLUDING, _REQUEST_RE
 
@@ -75,9 +76,11 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
     for m in breaks + [None]:
         part = text[start:m.start() if m else len(text)]
         bare = part.strip(" ?!.")
-        if re.search(r"\s(?:and|&|or)\s", bare) and len(bare.split()) <= 6 and _title_cased(bare, least=2) \
-                and '"' not in bare:
-            part = f'"{bare}"'   # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm")
+        if re.search(r"\s(?:and|&)\s", bare) and not re.search(r"\sor\s", bare) and len(bare.split()) <= 6 \
+                and _title_cased(bare, least=2) and '"' not in bare:
+            # a title or a name read alone is still one ("Mice and Mystics - Heart of Glorm"); with an "or" the
+            # part is alternatives ("Germinal or Cotswold Seeds", "Snakes and Ladders or Pachisi")
+            part = f'"{bare}"'
         if out and _SEGMENT_OPENS_EXCLUSION_RE.match(part):
             # (joined as a clause after a comma: "family life - skip deportation cases" reads as "..., skip ...")
             out[-1] = out[-1] + (", " if sep.strip() in ("-", "--", "\u2013", "\u2014") else sep) + part
@@ -89,9 +92,10 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
 
 
 def _runs_over_break(node: Node, pairs: list[str]) -> bool:
-    """Whether a wanted term of ``node`` holds one of ``pairs``, the words beside a break: it runs over it."""
-    kids = node.children if isinstance(node, And) else [node]
-    terms = [_fold(k.text) for k in kids if isinstance(k, Term)]
+    """Whether a wanted term of ``node``, alone or among alternatives, holds one of ``pairs``, the words beside a
+    break: it runs over it ("gravel or road bikes - tyre pressure" read as one alternative "road bikes tyre
+    pressure")."""
+    terms = [_fold(t) for t in terms_of(node)]
     return any(pair in t for pair in pairs for t in terms)
 
 
@@ -131,6 +135,24 @@ def _question_about_it(part: str) -> bool:
     words = [w for w in words if w]
     frame = _QUESTION_FRAME_WORDS | _CLAUSE_WORDS
     return bool(set(words) & _IT_WORDS) and sum(w not in frame for w in words) <= 1
+
+
+# the writer's own circumstance after a dash ("- I'm 70", "- my supervisor says it's been done to death",
+# "- taking my nan and she hated evita"): it names no topic
+_OWN_CIRCUMSTANCE_RE = re.compile(r"(?:i|i'm|im|i've|i'd|i\s+am|we|we're|we've|my|our|taking\s+my|"
+                                  r"(?:had|done|got|seen|read)\s+(?:it|that|them|those))\b")
+
+
+def _own_circumstance(part: str) -> bool:
+    """(in lower case but for "I": a title is read, "- I Will Always Love You", and so is a clause with a name, "- my
+    code throws TypeError"; and one that goes on to exclude or to ask, "- I've read the 2020 guidance, so neither
+    that nor X")"""
+    words = part.strip(" " + _EDGE_PUNCT).split()
+    if any(w.lower() != w and w.strip(_EDGE_PUNCT) not in ("I", "I'm", "I've", "I'd") for w in words[1:]):
+        return False
+    low = _fold(" ".join(words))
+    return bool(_OWN_CIRCUMSTANCE_RE.match(low)) and not re.search(rf"\b(?:{_EXCLUDING}|skip|or|care|after|want|need|already|"
+                                                                    r"looking|interested)\b", low)
 
 
 # words of a clause: with one of them the sentences are a statement or a story, not keyword fragments
@@ -205,6 +227,8 @@ def _topic_question(text: str) -> tuple[str, str] | None:
         start += 1
     if 0 < start < len(low) and {"do", "does", "did"} & set(low[:start]) and low[start] in _QUESTION_VERBS:
         start += 1   # "do you cover Harrogate or Knaresborough"
+    if start + 2 < len(low) and low[start:start + 2] == ["the", "same"] and low[start + 2] in _QUESTION_PREPOSITIONS:
+        start += 2   # "is it the same for Ryanair or easyJet"
     if start + 1 < len(low) and low[start] in _QUESTION_LEADS and low[start + 1] in _QUESTION_PREPOSITIONS:
         start += 1
     if start + 1 < len(low) and low[start] in _QUESTION_PREPOSITIONS:

@@ -74,7 +74,7 @@ def _closing_chatter(sentence: str) -> bool:
 _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and|also|and\s+also|please),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
-    r"leave\s+out|skip\s+(?:anything|everything|any|all)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
+    r"leave\s+out|skip\s+(?:anything|everything|any|all|the)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+(?:anything|stuff|material|papers|articles|info|information)\s+"
     r"(?:on|about|regarding)|"
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
@@ -381,6 +381,7 @@ _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ou
                       "she his her they they're their".split())
 _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|if\s+possible|"
                                   r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
+                                  r"already\s+(?:have|got|own|read|seen|done)|"   # "except Excellent Women (already have it)"
                                   r"please|lol)\b|(?:hint|btw|fyi|ps|p\.s\.|side\s+note|note)\s*:)")
 # (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
