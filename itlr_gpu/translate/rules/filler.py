@@ -64,7 +64,8 @@ _DISCOURSE_RE = re.compile(
     r"(?:(?:any|a|the|some)\s+)?(?:mentions?\s+of|mentioning|discussions?\s+of|discussing|involving|covering|"
     r"addressing|referencing|citing|references?\s+to|touching\s+(?:on|upon)|talking\s+about|dealing\s+with|"
     r"focusing\s+on|relating\s+to|related\s+to|having\s+to\s+do\s+with|"
-    r"(?:that|which)\s+(?:recommends?|mentions?|discusses?|covers?|involves?|suggests?|uses?)|"   # "skipping anything that recommends X"
+    # "skipping anything that recommends X"
+    r"(?:that|which)\s+(?:recommends?|mentions?|discusses?|covers?|involves?|suggests?|uses?)|"
     r"(?:if|when)\s+(?:it's|it\s+is|they're|they\s+are)\s+(?:about|on|for))\b")   # "but not if it's about X"
 _NEGATING = {"EXCL", "NOT", "NOR", "NEITHER", "ANDNOT", "ORNOT", "ALLBUT"}
 _AFTER_SEP = {"AND", "OR", "ORELSE", "COMMA", "SEMI", "BUT", "EXCL", "NOR", "ANDNOT", "ORNOT", "EITHER", "BOTH",

@@ -531,8 +531,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
     r"(?:(?:i|we)(?:'m|\s+am|\s+are|'re)\s+)?looking\s+(?=\d)",
     # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
-    r"(?:is|are)\s+there\s+(?:still\s+)?(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|correlation|"
-    r"association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|information)\b)(?=\S)",
+    r"(?:is|are)\s+there\s+(?:still\s+)?(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|"
+    r"correlation|association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|"
+    r"information)\b)(?=\S)",
     # homework: "for my homework I need to find out about X", "My teacher says we need 3 sources about X"
     r"(?:for\s+(?:my|our)\s+(?:homework|assignment|class|project|essay|report)\s*,?\s*)?(?:(?:i|we)\s+)?(?:need|have)\s+"
     r"to\s+(?:find\s+out|learn|research|read\s+up|write)\s+(?:about|on)\b",
@@ -668,8 +669,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"evidence|literature)\s+(?:on|about|into)\b",
     r"(?:don't|do)\s+(?:we|you)\s+have\s+(?:anything|something|any\s+\w+)\s+(?:on|about)\b",
     r"point\s+(?:me|us)\s+(?:towards?|to|at|in\s+the\s+direction\s+of)\b",
-    r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find\s+out\s+(?:more\s+)?about|find\s+out(?=\s+(?:what|how|whether|if|when|where|which|who)\b)|find|get|"
-    r"read\s+about|look\s+up|search\s+for|learn\s+about)\b",
+    r"(?:where|how)\s+(?:can|could|do|would|should)\s+(?:i|we|one)\s+(?:find\s+out\s+(?:more\s+)?about|"
+    r"find\s+out(?=\s+(?:what|how|whether|if|when|where|which|who)\b)|find|get|read\s+about|look\s+up|"
+    r"search\s+for|learn\s+about)\b",
     # a forum's "Has anyone used Apiguard or Api-Bioxal for varroa?", "has anybody tried X": what was used
     r"(?:has|have)\s+(?:anyone|anybody|someone|somebody)\s+(?:here\s+)?(?:used|tried)\b",
     # "Who wrote the article about X?", "Has anyone published on X?": the article's topic
@@ -823,7 +825,8 @@ _TYPED_DOCUMENTS = (
 
 # Generic document words with their relation, at the start of any term.
 _GENRE = (
-    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|current|good|new|latest|more|most|other|one|two|three|four|"
+    r"(?:(?:some|any|all|the|a|an|few|a\s+few|several|relevant|recent|current|good|new|latest|more|most|other|"
+    r"one|two|three|four|"
     r"catalogue|catalog|"   # "catalogue entries for X"
     r"(?:the\s+)?(?:archive|library|paper|newspaper|desk)'s|original|"
     r"five|at\s+least|"
@@ -867,7 +870,8 @@ _GENRE = (
 # Advice words are scaffolding too, with a relation that names a topic ("tips on X", "advice for X",
 # "explanations of X"; not "tips of the iceberg", "recommendations of the 9/11 commission")
 _ADVICE = (
-    r"(?:(?:a|an|the|your|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|plain[- ]language|step[- ]by[- ]step)"
+    r"(?:(?:a|an|the|your|some|any|good|practical|simple|easy|quick|short|brief|expert|basic|detailed|"
+    r"plain[- ]language|step[- ]by[- ]step)"
     r"\s+)*(?:(?:advice|tips|guides?|guidance|recommendations?|suggestions?|fixes)\s+(?:on|about|for|regarding|"
     r"concerning)\b|guides?\s+to\b|(?:explanations?|overviews?)\s+(?:of|on|about)\b|(?:intros?|introductions?|primers?)\s+(?:to|on)\b)"
 )

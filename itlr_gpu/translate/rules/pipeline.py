@@ -58,7 +58,15 @@ from .tree import (
     _excluded_place,
     _split_shared,
 )
-from .segments import _CLAUSE_WORDS, _own_circumstance, _question_about_it, _runs_over_break, _segment_breaks, _segments, _topic_question
+from .segments import (
+    _CLAUSE_WORDS,
+    _own_circumstance,
+    _question_about_it,
+    _runs_over_break,
+    _segment_breaks,
+    _segments,
+    _topic_question,
+)
 
 _RESEARCHING_RE = re.compile(r"(?:(?:hi|hello|hey)\W+)?(?:i|we)(?:'m|\s+am|\s+are|'re)\s+(?:currently\s+)?"
                              r"(?:researching|studying|writing\s+(?:about|on|a|an)|working\s+on)\b")

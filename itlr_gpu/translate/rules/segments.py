@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...query import Node, Term
-from ...query.ast import And, Or
+from ...query import Node
 from ...query.ast import terms as terms_of
 from .lexicon import _EDGE_PUNCT, _fold, _title_cased, _TITLE_SMALL
 from .sentences import _EXCLUDING, _REQUEST_RE
@@ -92,8 +91,8 @@ def _segments(text: str, breaks: list[re.Match]) -> list[str]:
 
 
 def _runs_over_break(node: Node, pairs: list[str]) -> bool:
-    """Whether a wanted term of ``node``, alone or among alternatives, holds one of ``pairs``, the words beside a
-    break: it runs over it ("gravel or road bikes - tyre pressure" read as one alternative "road bikes tyre
+    """Whether a term of ``node`` (wanted, an alternative or excluded) holds one of ``pairs``, the words beside a
+    break: it runs over it ("gravel or road bikes - tyre pressure" read with an alternative "road bikes tyre
     pressure")."""
     terms = [_fold(t) for t in terms_of(node)]
     return any(pair in t for pair in pairs for t in terms)
@@ -137,22 +136,21 @@ def _question_about_it(part: str) -> bool:
     return bool(set(words) & _IT_WORDS) and sum(w not in frame for w in words) <= 1
 
 
-# the writer's own circumstance after a dash ("- I'm 70", "- my supervisor says it's been done to death",
-# "- taking my nan and she hated evita"): it names no topic
 _OWN_CIRCUMSTANCE_RE = re.compile(r"(?:i|i'm|im|i've|i'd|i\s+am|we|we're|we've|my|our|taking\s+my|"
                                   r"(?:had|done|got|seen|read)\s+(?:it|that|them|those))\b")
+_GOES_ON_RE = re.compile(rf"\b(?:{_EXCLUDING}|skip|or|care|after|want|need|already|looking|interested)\b")
 
 
 def _own_circumstance(part: str) -> bool:
-    """(in lower case but for "I": a title is read, "- I Will Always Love You", and so is a clause with a name, "- my
-    code throws TypeError"; and one that goes on to exclude or to ask, "- I've read the 2020 guidance, so neither
-    that nor X")"""
+    """The writer's own circumstance after a dash ("- I'm 70", "- my supervisor says it's been done to death",
+    "- taking my nan and she hated evita"), which names no topic: in lower case but for "I" (a title is read, "- I
+    Will Always Love You", and so is a clause with a name, "- my code throws TypeError"), and saying nothing more
+    (one that goes on to exclude or to ask is read: "- I've read the 2020 guidance, so neither that nor X")."""
     words = part.strip(" " + _EDGE_PUNCT).split()
     if any(w.lower() != w and w.strip(_EDGE_PUNCT) not in ("I", "I'm", "I've", "I'd") for w in words[1:]):
         return False
     low = _fold(" ".join(words))
-    return bool(_OWN_CIRCUMSTANCE_RE.match(low)) and not re.search(rf"\b(?:{_EXCLUDING}|skip|or|care|after|want|need|already|"
-                                                                    r"looking|interested)\b", low)
+    return bool(_OWN_CIRCUMSTANCE_RE.match(low)) and not _GOES_ON_RE.search(low)
 
 
 # words of a clause: with one of them the sentences are a statement or a story, not keyword fragments

@@ -381,7 +381,8 @@ _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ou
                       "she his her they they're their".split())
 _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|if\s+possible|"
                                   r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
-                                  r"already\s+(?:have|got|own|read|seen|done)|"   # "except Excellent Women (already have it)"
+                                  # "except Excellent Women (already have it)"
+                                  r"already\s+(?:have|got|own|read|seen|done)|"
                                   r"please|lol)\b|(?:hint|btw|fyi|ps|p\.s\.|side\s+note|note)\s*:)")
 # (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
