@@ -3258,3 +3258,39 @@ def test_rules83_dash_exclusions_years_slashes_and_sign_offs(text, expr):
 ])
 def test_rules84_dashes_in_alternatives_avoid_and_asks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-85: a quoted title after "the preprint titled / called" names the thing
+    ('Looking for the preprint titled “Itch and Scratch: a diary study”', '"Itch and Scratch: a diary study"'),
+    ('Where is the preprint called "Rivers and Roads: Culvert Design"?', '"Rivers and Roads: Culvert Design"'),
+    # a wanted "any" beside a topic names nothing; alone beside exclusions it stays
+    ("parent coffee mornings - any except Reigate", '"parent coffee mornings" AND NOT "Reigate"'),
+    ("Mario Kart (any except Double Dash)", '"Mario Kart" AND NOT "Double Dash"'),
+    ("documents about both tower and Anything", '"tower" AND "Anything"'),
+    # "xcept"; a reason after an excluded item ("he really hates it")
+    ("choral pieces by ola gjeilo xcept northern lights", '"choral pieces by ola gjeilo" AND NOT "northern lights"'),
+    ("Activities for siblings aged 8-12. Nothing craft based please, he really hates it.",
+     '"Activities for siblings aged 8-12" AND NOT "craft based"'),
+    # asks: "I am wanting know about", "I am search about", "what does the evidence say about", "anything
+    # published on", "do we have any" / "do we own" (not "do we have to"); "how long does X take"
+    ("I am wanting know about eye drop for allergy, without steroid in it please",
+     '"eye drop for allergy" AND NOT "steroid"'),
+    ("I am search about Singer sewing machines", '"Singer sewing machines"'),
+    ("what does the evidence say about eggs and cholesterol?", '"eggs" AND "cholesterol"'),
+    ("Could you point me to anything published on the DASH diet in pregnancy?", '"the DASH diet in pregnancy"'),
+    ("do we have any Eric Whitacre that isn't Lux Aurumque or Sleep",
+     '"Eric Whitacre" AND NOT "Lux Aurumque" AND NOT "Sleep"'),
+    ("Do we have a file on cryptocurrency regulation?", '"cryptocurrency regulation"'),
+    ("do we have to pay for parking", '"do we have to pay for parking"'),
+    ("How long does a standard eye examination take?", '"standard eye examination"'),
+    # a link written before each alternative marks where they start
+    ("Brahms German Requiem in English or in German?", '"Brahms German Requiem" AND ("English" OR "German")'),
+    ("gold nuggets from the Yukon or from Victoria in Australia",
+     '"gold nuggets" AND ("the Yukon" OR "Victoria in Australia")'),
+    ("guided climbing in the Cairngorms or in Glen Coe for intermediate level",
+     '"guided climbing" AND ("the Cairngorms" OR "Glen Coe") AND "intermediate level"'),
+    ("city tours by boat or by bus with step-free access", '"city tours" AND ("boat" OR "bus") AND "step-free access"'),
+])
+def test_rules85_titles_any_asks_and_repeated_links(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

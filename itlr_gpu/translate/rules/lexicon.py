@@ -31,7 +31,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("with the exception of", "EXCL"), ("without", "EXCL"), ("other than", "EXCL"),
     ("rather than", "EXCL"), ("apart from", "EXCL"), ("aside from", "EXCL"), ("instead of", "EXCL"),
     ("must not be about", "EXCL"), ("should not be about", "EXCL"), ("must not include", "EXCL"),
-    ("excl.", "EXCL"), ("excl", "EXCL"), ("but excl.", "EXCL"), ("exc.", "EXCL"), ("exc", "EXCL"),
+    ("excl.", "EXCL"), ("excl", "EXCL"), ("but excl.", "EXCL"), ("exc.", "EXCL"), ("exc", "EXCL"), ("xcept", "EXCL"),
 
     # conditions that exclude: "X, unless it's about Y", "X is fine as long as it isn't about Y", "X, except when
     # the focus is Y"
@@ -443,7 +443,7 @@ _SEARCH_NOUNS = (r"(?:engines?|and\s+rescue|results?\s+pages?|warrants?|ads|adve
                  r"frictions?|models?|fund(?:s|ing)?|firms?|fees?)")
 _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|observatory|society|bookshop|club|"
           r"centre|center|gym|cinema|foundation|trust|council|garden\s+centre))\s+"
-          r"(?:still\s+)?(?:have|has|hold|holds|sell|sells|stock|stocks|carry|carries|keep|keeps|"
+          r"(?:still\s+)?(?:have|has|hold|holds|own|owns|sell|sells|stock|stocks|carry|carries|keep|keeps|"
           r"subscribe\s+to|subscribes\s+to|offer|offers|do(?=\s+(?!it\b|that\b|this\b|so\b|not\b)))(?:\s+(?!to\b)|$)"
           r"(?:(?:anything|something)\s+(?:by|on|about|from|of)\s+|(?:any|some)\s+)?")
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|omg|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
@@ -616,7 +616,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     # a learner's asks: "Please to find documents about X", "I am wanting informations about X", "I want know about
     # X", "Where I can find the researches on X", "Give me please the articles of X", "I am need texts about X"
     r"(?:please\s+)?to\s+find\b",
-    r"(?:i|we)\s+(?:am|are)\s+(?:wanting|needing|need|want|searching|looking)\b",
+    r"(?:i|we)\s+(?:am|are)\s+(?:(?:wanting|needing)(?:\s+(?:to\s+)?know\s+about)?|need|want|"
+    r"(?:searching|looking)(?:\s+(?:about|for))?|search\s+(?:about|for))\b",
+    # "what does the evidence say about X", "what does the research show on X": X
+    r"what\s+does\s+the\s+(?:evidence|research|literature|science|data)\s+(?:say|show|tell\s+us)\s+"
+    r"(?:about|on|regarding)\b",
     r"(?:i|we)\s+want\s+(?:to\s+)?know\s+(?:about|on)\b",
     r"where\s+(?:i|we)\s+can\s+(?:find|get|read)\b",
     r"give\s+(?:me|us)\s+please\b",
@@ -728,6 +732,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:is|are)\s+there\s+already\s+(?=(?:a|an|any)\s)",
     # "what helps period pain", "whats good for a sore throat"
     r"what(?:'s|s|\s+is)?\s+(?:helps?|good|best|works?)\s+(?:(?:with|for|against)\s+)?(?=[a-z0-9])",
+    # a librarian's own collection: "do we have any Eric Whitacre", "Do we own Alexander's Feast?" (not "do we
+    # have to pay"; after the asks that take "a file on X")
+    r"do\s+we\s+(?:still\s+)?(?:have|own|hold|stock)\s+(?!to\b)(?:(?:any|some)\s+)?(?=\S)",
 ]
 # the writer's own work names the topic ("I'm writing a thesis on X"): stripped, but no ask that makes the
 # sentences before it a preamble ("I'm writing an essay on X. Find sources on Y.")
@@ -789,6 +796,8 @@ def _question_opener(words: list[str], more: bool = False) -> list[str]:
         return words   # "do you take omeprazole before food"
     if words[0].lower().startswith("where") and n + 1 < len(words) and words[n + 1][:1].isupper():
         return words   # "Where's the Beef advert", "Where's the Line podcast"
+    if _fold(words[0]) == "how" and len(words) > n + 1 and _fold(words[-1]).strip(_EDGE_PUNCT) in ("take", "last"):
+        return words[n:-1]   # "how long does a standard eye examination take": the examination
     return words[n:]
 
 
@@ -839,6 +848,7 @@ _GENRE = (
     r"(?:" + _TYPED_DOCUMENTS + "|"
     r"tickets(?=\s+(?:about|abt|re|regarding|mentioning|on|that|which)\b)|"
     r"(?:anything|everything|whatever)\s+(?:(?:that\s+)?you\s+(?:can|could)(?:\s+find)?|you\s+have|you've\s+got|"
+    r"(?:(?:recently|already)\s+)?(?:published|written)|"   # "anything published on X"
     r"we\s+have|we've\s+got)|background|clippings|(?:market|competitive)\s+(?:research|data)|prior\s+art|"
     r"documents?|docs?|papers?|articles?|texts?|posts?|pages?|studies|study|reports?|news|stories|decisions|"
     r"story|publications?|literature|sources?|results?|content|materials?|items?|entries|entry|ones|books|informations|documentation|lists?|"

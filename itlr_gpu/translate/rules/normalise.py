@@ -31,6 +31,11 @@ _AND_TAIL_RE = re.compile(r"\s+(?:together|combined|jointly|at\s+once|at\s+the\s
                           re.IGNORECASE)
 
 
+# a thing named by the quoted title after it ("the preprint titled", "a song called", "the paper entitled")
+_NAMED_THING_RE = re.compile(r"(?:(?:the|a|an|this|that)\s+)?(?:[\w'-]+\s+){1,3}(?:called|titled|entitled|named)",
+                             re.IGNORECASE)
+
+
 def _normalise(toks: list[_Tok]) -> list[_Tok]:
     """Merge words into terms and resolve context-dependent markers."""
     # 1. adjacent WORD / QTERM runs -> TERM
@@ -41,7 +46,10 @@ def _normalise(toks: list[_Tok]) -> list[_Tok]:
             text = _term_text(t.text) if t.kind == "WORD" else " ".join(t.text.split())
             if not text:
                 continue
-            if merged and merged[-1].kind == "TERM":
+            if merged and merged[-1].kind == "TERM" and t.kind == "QTERM" \
+                    and _NAMED_THING_RE.fullmatch(merged[-1].text):
+                merged[-1].text = text   # "the preprint titled "X"": the title names it
+            elif merged and merged[-1].kind == "TERM":
                 merged[-1].text += punct + (" " if t.spaced else "") + text
             else:
                 merged.append(_Tok("TERM", text))

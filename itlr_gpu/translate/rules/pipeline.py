@@ -53,6 +53,7 @@ from .rewrites import (
 )
 from .tree import (
     _drop_articles,
+    _drop_bare_any,
     _drop_placeholders,
     _excluded_asides,
     _excluded_place,
@@ -264,7 +265,7 @@ overflowed float32 at search time)."""
 
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
-    node = _translate_segments(text)
+    node = _drop_bare_any(_translate_segments(text))
     count = sum(1 for _ in _terms(node))
     if count > MAX_RULE_TERMS:
         raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "

@@ -90,7 +90,8 @@ _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(
                         # "..., that's covered", "..., that's a separate workstream", "..., my players hate it"
                         r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:(?:already\s+)?covered\b.*|"
                         r"(?:a\s+)?(?:separate|different|another)\b[^()]*)|"
-                        r"(?:i|we|they|(?:my|our)\s+\w+)\s+(?:hate|hates|dislike|dislikes|can't\s+stand|"
+                        r"(?:i|we|they|he|she|(?:my|our)\s+\w+)\s+(?:really\s+|just\s+)?(?:hate|hates|dislike|dislikes|"
+                        r"can't\s+stand|"
                         r"(?:don't|doesn't|do\s+not|does\s+not)\s+like)\s+(?:it|them|that|those|this)\b[^()]*)$",   # (an aside's own)
                         re.S)
 _MAX_EXCLUSION_WORDS = 12

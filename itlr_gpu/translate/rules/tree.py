@@ -79,6 +79,18 @@ def _drop_placeholders(node: Node) -> Node:
     return node
 
 
+_ANY_WORDS = {"any", "any one", "any of them", "either", "either one", "whichever"}
+
+
+def _drop_bare_any(node: Node) -> Node:
+    """"parent coffee mornings - any except Reigate", "Mario Kart (any except Double Dash)": a wanted "any" ANDed
+    with a wanted topic names nothing (alone beside exclusions it stays: the reading has nothing else wanted)."""
+    if not isinstance(node, And):
+        return node
+    kids = [c for c in node.children if not (isinstance(c, Term) and c.text in _ANY_WORDS)]
+    if len(kids) == len(node.children) or all(isinstance(c, Not) for c in kids):
+        return node
+    return kids[0] if len(kids) == 1 else And(tuple(kids))
 _ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
 _QUANTIFIER_KEPT = {"like", "of", "more", "other", "time", "times", "day", "days", "kind", "sort", "way", "ways", "one",
                     "longer", "how", "where", "people", "body", "thing", "things"}
@@ -178,6 +190,36 @@ def _mixed_case(alternatives: list[str]) -> bool:
     kinds = {"cap" if w[:1].isupper() and w[1:2].islower() else "low" if w[:1].islower() and w.islower() else None
              for w in firsts}
     return {"cap", "low"} <= kinds
+
+
+_REPEATED_LINKS = ("in", "on", "at", "from", "for", "with", "by", "to")
+
+
+def _repeated_link(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
+    """"X L A or L B" with the same link L before every other alternative ("Brahms German Requiem in English or in
+    German", "gold nuggets from the Yukon or from Victoria in Australia"): X AND (A OR B), the link written twice
+    marking where the alternatives start; None for any other alternatives."""
+    if not all(isinstance(c, Term) and c.text not in quoted for c in kids):
+        return None
+    first, others = kids[0].text, [c.text.split() for c in kids[1:]]
+    link = others[0][0].lower() if others[0] else ""
+    if link not in _REPEATED_LINKS or any(len(o) < 2 or o[0].lower() != link for o in others) \
+            or any(len(o) - 1 > _MAX_SHARED_ALT + 2 for o in others):
+        return None
+    m = re.search(rf"^(?P<x>.+?)\s+{link}\s+(?P<a>\S.*)$", first, re.I)
+    if not m or len(m.group("x").split()) > _MAX_SHARED_HEAD or len(m.group("a").split()) > _MAX_SHARED_ALT + 2 \
+            or m.group("x").split()[-1].lower() in _NO_SHARED_HEAD_END \
+            or re.search(rf"\s{link}\s", m.group("a"), re.I):
+        return None
+    alternatives = [m.group("a")] + [" ".join(o[1:]) for o in others]
+    # a phrase after the last one that all of them share: "city tours by boat or by bus with step-free access",
+    # "guided climbing in the Cairngorms or in Glen Coe for intermediate level" (not a place's own "in":
+    # "Victoria in Australia")
+    tail = re.search(r"^(?P<b>.+?)\s+(?:for|with|without|under|over)\s+(?P<t>\S.*)$", alternatives[-1], re.I)
+    shared: list[Node] = []
+    if tail and len(tail.group("t").split()) <= _MAX_SHARED_PHRASE:
+        alternatives[-1], shared = tail.group("b"), [Term(tail.group("t"))]
+    return make_and([Term(m.group("x")), make_or([Term(a) for a in alternatives])] + shared)
 
 
 def _links(text: str) -> list[re.Match]:
@@ -290,6 +332,9 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     codes = _codes_after_head(kids, quoted) if heads else None
     if codes is not None:   # (before the titles' guard: a product's name may be title-cased, "Samsung Galaxy S22")
         return codes
+    repeated = _repeated_link(kids, quoted) if heads else None
+    if repeated is not None:   # (before the titles' guard too: "Brahms German Requiem in English or in German")
+        return repeated
     if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids) \
             and not _names_after_a_link(kids, quoted, heads):
         return make_or([_split_shared(c, quoted, heads) for c in kids])
