@@ -3294,3 +3294,45 @@ def test_rules84_dashes_in_alternatives_avoid_and_asks(text, expr):
 ])
 def test_rules85_titles_any_asks_and_repeated_links(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-86 (an outside review of rules-84 and rules-85, and writers 111 to 114): the writer's status after a
+    # dash is a facet; an age or a story names nothing
+    ("flu jab - I'm pregnant", '"flu jab" AND "pregnant"'),
+    ("eviction notice - I'm a lodger", '"eviction notice" AND "lodger"'),
+    ("driving abroad - I have a provisional licence", '"driving abroad" AND "provisional licence"'),
+    ("pneumococcal vaccine info, but not for children — I'm 70", '"pneumococcal vaccine info" AND NOT "children"'),
+    # a title's words are no ask
+    ("The Guide to Getting It On", '"The Guide to Getting It On"'),
+    ("Where Can I Find Out About You - song", '"Where Can I Find Out About You" AND "song"'),
+    ("Do We Have Any Time - poem", '"Do We Have Any Time" AND "poem"'),
+    ("Your Guide to Menopause - book", '"Your Guide to Menopause" AND "book"'),
+    ("Is It Possible? - Stevie Wonder", '"Is It Possible"'),
+    ("Do you have The Hobbit", '"The Hobbit"'),
+    # "avoid X" after advice anywhere in the clause is its aim
+    ("tips for first time buyers, avoid gazumping", '"first time buyers" AND "avoid gazumping"'),
+    ("how to lose weight, avoid sugar", '"lose weight" AND "avoid sugar"'),
+    ("kids bike safety check, avoid weekends", '"kids bike safety check" AND NOT "weekends"'),
+    # "exc." before a capital; "been twice" after a "Skip the X" sentence
+    ("all the Beatles albums exc. Let It Be", '"all the Beatles albums" AND NOT "Let It Be"'),
+    ("Things to do in York. Skip the Minster, been twice.", '"Things to do in York" AND NOT "Minster"'),
+    # a phrase with "about / during / at" after repeated links is shared
+    ("letters from Mum or from Dad during the war", '"letters" AND ("Mum" OR "Dad") AND "the war"'),
+    ("pay by card or by cash at the tip", '"pay" AND ("card" OR "cash") AND "the tip"'),
+    # a verdict or the writer's own circumstance after an excluded item
+    ("masking fluid - any brand except Pebeo, it ruined my brushes", '"masking fluid" AND NOT "Pebeo"'),
+    ("kayaking safety leaflets but not for sea kayaks, we paddle on estuaries",
+     '"kayaking safety" AND NOT "sea kayaks"'),
+    ("Coral bleaching recovery without the Great Barrier Reef (too many already)",
+     '"Coral bleaching recovery" AND NOT "the Great Barrier Reef"'),
+    # "an either way offence"; "not drinking games" (a thing, not a state: "smart meter not sending readings")
+    ("the difference between a summary only offence and an either way offence",
+     '"summary only offence" AND "either way offence"'),
+    ("party games 8+ players adults not drinking games", '"party games 8+ players adults" AND NOT "drinking games"'),
+    ("smart meter not sending readings", '"smart meter not sending readings"'),
+    # "how early do the gates open", a question whose content is in the sentence before it
+    ("How early do the gates open on Derby Day?", '"the gates open on Derby Day"'),
+])
+def test_rules86_status_titles_advice_and_reasons(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

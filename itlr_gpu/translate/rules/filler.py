@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .lexicon import (
+    _CLOSING_ASKS,
     _EDGE_PUNCT,
     _FILLERS_LONGEST_FIRST,
     _fold,
@@ -43,11 +44,21 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
                     break
                 covered += 1 + len(w)
                 consumed += 1
+            if consumed >= 2 and _title_words(words[1:consumed]):
+                continue   # a title's own words: "Where Can I Find Out About You", "The Guide to Getting It On"
             if consumed:
                 words = words[consumed:]
                 changed = True
                 break
     return words
+
+
+def _title_words(words: list[str]) -> bool:
+    """Words after a title's first, capitalised as a title's are ("Can I Find Out About", "Guide to", "We Have
+    Any"): two capitals at least ("I" aside), and no lower-case word but the small ones."""
+    big = [w for w in words if w not in ("I", "I'm", "I'd", "I've") and w.lower() not in _TITLE_SMALL]
+    return len(big) >= 1 and all(w[:1].isupper() for w in big) and sum(w[:1].isupper() for w in words) >= 2 \
+        or len(big) == 1 and big[0][:1].isupper() and len(words) >= 2 and words[-1].lower() in _TITLE_SMALL
 
 
 _REL_RE = re.compile(r"(?:about|abt|on|regarding|concerning)\b")  # "not on X", "or about Y"
@@ -271,8 +282,8 @@ def _term_text(text: str) -> str:
         elif raw.lstrip(" .,;:!?").startswith(q) and closed > opened:
             text = q + text
     low = text.lower()
-    if low in _TRAILING_FILLER:
-        return ""
+    if low in _TRAILING_FILLER and not (low in _CLOSING_ASKS and all(w[:1].isupper() for w in text.split())):
+        return ""   # (a title: "Is It Possible?")
     stripped = True
     while stripped:   # "what do i do pls help": one filler after another, in any order
         stripped = False

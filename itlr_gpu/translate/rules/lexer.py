@@ -154,6 +154,25 @@ def _error_messages(raw: list[_Tok]) -> list[_Tok]:
     return out
 
 
+def _modifies_plural(out: list[_Tok], at: int) -> bool:
+    """An -ing word other than a device's state that modifies the plural noun after it, ending the text ("... not
+    drinking games", "... not mining impacts", "... not superconducting qubits"): a thing excluded, not a state
+    ("smart meter not sending readings")."""
+    if _fold(out[at].text).strip(".,;:!?") in _STATES or at + 2 != len(out) or out[at + 1].kind != "WORD":
+        return False
+    return _plural_noun(out[at + 1].text.strip(".,;:!?"))
+
+
+def _advice_clause(out: list[_Tok], end: int) -> bool:
+    """The words before ``end`` back to the last stop ask for advice ("tips for first time buyers", "how to lose
+    weight", "strategies to stop smoking"): an "avoid X" after them is the advice's aim."""
+    start = end
+    while start > 0 and out[start - 1].kind not in ("COMMA", "SEMI"):
+        start -= 1
+    words = [w.strip(".,;:!?") for t in out[start:end] if t.kind == "WORD" for w in _fold(t.text).split()]
+    return bool(set(words) & _ADVICE_NOUNS) or "how to" in " ".join(words) or "best practice" in " ".join(words)
+
+
 def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
@@ -343,13 +362,15 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             # title's word ("..., Avoiding Cooked Meat Carcinogens") nor as the aim of advice ("car maintenance
             # tips, avoid costly repairs")
             aim = low.startswith("avoid") and prev == "COMMA" and (
-                not t.text[:1].islower() or i < 2 or out[i - 2].kind != "WORD"
-                or _fold(out[i - 2].text).split()[-1].strip(".,;:!?") in _ADVICE_NOUNS)
+                not t.text[:1].islower() or i < 2 or out[i - 2].kind != "WORD" or _advice_clause(out, i - 1))
             if (prev not in openers and not named) or aim or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
                         and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
                                  and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes
                 t.kind = "WORD"
+        elif t.kind == "EITHER" and low == "either" and prev == "WORD" \
+                and _fold(out[i - 1].text).split()[-1] in ("a", "an", "the"):
+            t.kind = "WORD"   # a noun's modifier: "an either way offence"
         elif t.kind == "EITHER" and low in ("whether", "whichever of"):
             later = [u.kind for u in out[i + 1:]]
             if prev not in (None, "COMMA", "SEMI", "LP") or nxt == "OR" or "OR" not in later:
@@ -456,7 +477,8 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         elif t.kind == "NOT" and t.text.lower() == "not" and 0 < i < len(out) - 1 and out[i - 1].kind == "WORD" \
                 and out[i + 1].kind == "WORD" and _fold(out[i + 1].text).strip(".,;:!?").endswith("ing") \
                 and (not _fold(out[i - 1].text).strip(".,;:!?").endswith("ing")
-                     or _fold(out[i + 1].text).strip(".,;:!?") in _STATES) and len(out[i + 1].text) > 5:
+                     or _fold(out[i + 1].text).strip(".,;:!?") in _STATES) and len(out[i + 1].text) > 5 \
+                and not _modifies_plural(out, i + 1):
             t.kind = "WORD"   # ("screen sharing not working": a state after an -ing noun too)
         # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \

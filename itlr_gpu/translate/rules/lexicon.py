@@ -219,7 +219,8 @@ def _plural_noun(word: str) -> bool:
 
 
 # the nouns of advice: an "avoid X" after them is the advice's aim ("car maintenance tips, avoid costly repairs")
-_ADVICE_NOUNS = {"tips", "advice", "guide", "guidance", "ways", "strategies", "hacks", "tricks", "help"}
+_ADVICE_NOUNS = {"tips", "advice", "guide", "guidance", "ways", "strategies", "hacks", "tricks", "help", "ideas",
+                 "practice"}
 
 
 def _modifies(word: str) -> bool:
@@ -531,6 +532,7 @@ _ASKS = [  # a sentence that starts so asks for documents
     # a learner's "looking 3 room flat ..." (without its "for"; only before a number)
     r"(?:(?:i|we)(?:'m|\s+am|\s+are|'re)\s+)?looking\s+(?=\d)",
     # "is there a stud finder that isn't X", "is there a cure for X": a question of one thing
+    r"(?:is|are)\s+there\s+still\s+(?=[A-Za-z])(?!(?:a|an|any|some|no|none|time|room|hope|a\s+chance)\b)|"
     r"(?:is|are)\s+there\s+(?:still\s+)?(?:a|an|any|some)\s+(?!(?:link|links|relationship|connection|difference|"
     r"correlation|association|evidence|proof|research|studies|study|data|literature|papers?|articles?|info|"
     r"information)\b)(?=\S)",
@@ -769,7 +771,7 @@ _HOWTO_RE = re.compile(r"(?:" + "|".join(_HOWTO) + r")\s+(?!(?:not|never|be)\b)(
 # a Piece of String", "When Is a Door Not a Door", "Where's My Cow"); "do you take" before a name only ("do you
 # take omeprazole before food" asks how it is taken)
 _QUESTION_OPENER_RE = re.compile(
-    r"(?:(?:what\s+time|when|how\s+long)\s+(?:is|are|does|do|did|will|was|were)\s+"
+    r"(?:(?:what\s+time|when|how\s+(?:long|early|late|soon))\s+(?:is|are|does|do|did|will|was|were)\s+"
     r"(?!(?:i|we|you|u|it|there|that|this|they|he|she)\b)|where'?s\s+(?=(?:the|a|an|our|my)\s)|what\s+counts\s+as\s+|"
     # "how early do I need to check in for X", "How long do you keep X": the task
     r"how\s+(?:long|early|late|soon|often|far\s+in\s+advance)\s+(?:do|should|must|can|would|will)\s+(?:i|we|you|u)\s+"
@@ -898,11 +900,12 @@ _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheer
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
                     "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
-                    "what can i do", "what to do", "what now", "idk",
-                    # a learner's closing ask after the topic ("White Stork population in Europe, you have?")
-                    "you have", "do you have", "have you got", "you have it", "do you have it",
-                    # "..., it is possible?" (a learner's)
-                    "it is possible", "is it possible", "is possible"}
+                    "what can i do", "what to do", "what now", "idk"}
+# a learner's closing ask after the topic ("White Stork population in Europe, you have?", "..., it is possible?"):
+# filler at a term's end only (alone it is a title's: "Is It Possible?")
+_CLOSING_ASKS = {"you have", "do you have", "have you got", "you have it", "do you have it", "it is possible",
+                 "is it possible", "is possible"}
+_TRAILING_FILLER |= _CLOSING_ASKS
 # (not "tia", which is also a transient ischaemic attack; nor after a title's "called" / "named": "songs called
 # thank you very much"); the longest first, so that "many thanks" does not leave "many"
 _FILLERS_LONGEST_FIRST = sorted(_TRAILING_FILLER, key=len, reverse=True)

@@ -61,7 +61,7 @@ from .tree import (
 )
 from .segments import (
     _CLAUSE_WORDS,
-    _own_circumstance,
+    _circumstance_topic,
     _question_about_it,
     _runs_over_break,
     _segment_breaks,
@@ -288,8 +288,9 @@ def _translate_segments(text: str) -> Node:
         return node
     parts = _segments(text, [m for m, _ in breaks])
     # a question after the dash about what came before it ("- what can they eat", "- is it back?") names nothing
-    # nor does the writer's own circumstance ("- I'm 70")
-    parts = parts[:1] + [p for p in parts[1:] if not _question_about_it(p) and not _own_circumstance(p)]
+    # nor does the writer's own circumstance ("- I'm 70"), but for a status ("- I'm a lodger": "lodger")
+    parts = parts[:1] + [c for p in parts[1:] if not _question_about_it(p)
+                         for c in [_circumstance_topic(p)] if c is not None]
     try:
         nodes = [_translate_once(p) for p in parts]
     except RuleError:
@@ -334,6 +335,7 @@ def _translate_once(text: str) -> Node:
 
 # an ask whose topic is a pronoun: "show me the articles about this", "Are there any real studies on that??"
 _ANAPHORIC_ASK_RE = re.compile(r"\b(?:articles?|papers?|studies|study|research|information|info|anything|something|stuff|"
+                               r"threads?|posts?|advice|tips|ideas|experiences?|"
                                r"materials?|documents?|literature|evidence|sources?|books?|reading)\s+(?:[\w-]+\s+)?"
                                r"(?:about|on|regarding|concerning|for|of|into)\s+(?:this|that|it|them|these|those)"
                                r"(?:\s+(?:topic|subject|issue|question|one|area|matter))?[\s?!.:;)(*]*$", re.I)

@@ -141,6 +141,26 @@ _OWN_CIRCUMSTANCE_RE = re.compile(r"(?:i|i'm|im|i've|i'd|i\s+am|we|we're|we've|m
 _GOES_ON_RE = re.compile(rf"\b(?:{_EXCLUDING}|skip|or|care|after|want|need|already|looking|interested)\b")
 
 
+# "- I'm a lodger", "- I'm pregnant", "- I have a provisional licence": the writer's status is a facet of the
+# topic (what follows "I'm a" is kept); "- I'm 70" (an age) names nothing
+_STATUS_RE = re.compile(r"(?:i'm|im|i\s+am|we're|we\s+are|i\s+have|i've\s+got|we\s+have)\s+(?:(?:a|an|the)\s+)?"
+                        r"(?P<what>[^\s,;.!?].*)$")
+_AGE_RE = re.compile(r"(?:\d+|in\s+my\s+\d+s|over\s+\d+|under\s+\d+)(?:\s+(?:years?|yrs?|months?)(?:\s+old)?)?")
+_MAX_STATUS_WORDS = 4
+
+
+def _circumstance_topic(part: str) -> str | None:
+    """What a part after a dash names when it is the writer's own circumstance: its status ("- I'm a lodger" ->
+    "lodger"), nothing (None) for an age or a story, the part itself for anything else."""
+    if not _own_circumstance(part):
+        return part
+    bare = part.strip(" " + _EDGE_PUNCT)
+    m = _STATUS_RE.match(_fold(bare))
+    if m and not _AGE_RE.fullmatch(m.group("what")) and len(m.group("what").split()) <= _MAX_STATUS_WORDS:
+        return bare[m.start("what"):]
+    return None
+
+
 def _own_circumstance(part: str) -> bool:
     """The writer's own circumstance after a dash ("- I'm 70", "- my supervisor says it's been done to death",
     "- taking my nan and she hated evita"), which names no topic: in lower case but for "I" (a title is read, "- I

@@ -12,7 +12,8 @@ from .lexer import _NO_GROUP_START, _slash_parts
 # after an initial ("J. Smith", "U.S. Army") or a common abbreviation.
 _SENTENCE_END_RE = re.compile(r"(?<=[.?!])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]*[A-Z])")
 _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "prof", "vs", "etc", "e.g", "i.e", "no", "fig", "al", "inc", "ltd",
-                  "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev"}
+                  "co", "jr", "sr", "mt", "approx", "ca", "cf", "vol", "pp", "ed", "eds", "gen", "col", "sgt", "rev",
+                  "exc", "excl", "incl"}   # ("all the Beatles albums exc. Let It Be")
 # A sentence that asks for documents: a later one makes what comes before it a preamble.
 _MAX_PREAMBLE, _MAX_REQUEST = 3, 2  # sentences of context before a request, sentences of the request
 _MAX_LETTER_PREAMBLE = 8   # a letter's context: the writer's own circumstances, in a text of at most _MAX_LETTER
@@ -87,6 +88,9 @@ _EXCLUSION_SENTENCE_RE = re.compile(
 _REASON_RE = re.compile(r",\s+(?:(?:since|because|bc|cause|cuz|coz|cos|as(?!\s+(?:well|in|of|for|with|to|a|an|the|"
                         r"opposed)\b))\s+.*|(?:it's|it\s+has|that's|they've|those\s+have)\s+been\s+(?:done|covered)\b.*|"
                         r"which\s+(?:we|i|they)(?:'ve|\s+have)\s+(?:already\s+)?(?:covered|done|got|seen|read)\b.*|"
+                        # "Skip the Minster, been twice."
+                        r"(?:(?:i've|we've)\s+)?(?:been|done|seen|read|had|tried)\s+(?:it|that|them|those|there|twice|"
+                        r"already|before)\b.*|"
                         # "..., that's covered", "..., that's a separate workstream", "..., my players hate it"
                         r"(?:that's|that\s+is|it's|it\s+is|those\s+are|they're|they\s+are)\s+(?:(?:already\s+)?covered\b.*|"
                         r"(?:a\s+)?(?:separate|different|another)\b[^()]*)|"
@@ -383,7 +387,7 @@ _ASIDE_PERSONAL = set("i i'm i've i'd i'll me my mine we we're we've we'd our ou
 _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostly|mainly|if\s+possible|"
                                   r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
                                   # "except Excellent Women (already have it)"
-                                  r"already\s+(?:have|got|own|read|seen|done)|"
+                                  r"already\s+(?:have|got|own|read|seen|done)|too\s+many(?:\s+already)?|"
                                   r"please|lol)\b|(?:hint|btw|fyi|ps|p\.s\.|side\s+note|note)\s*:)")
 # (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",

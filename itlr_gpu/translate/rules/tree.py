@@ -213,9 +213,10 @@ def _repeated_link(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
         return None
     alternatives = [m.group("a")] + [" ".join(o[1:]) for o in others]
     # a phrase after the last one that all of them share: "city tours by boat or by bus with step-free access",
-    # "guided climbing in the Cairngorms or in Glen Coe for intermediate level" (not a place's own "in":
-    # "Victoria in Australia")
-    tail = re.search(r"^(?P<b>.+?)\s+(?:for|with|without|under|over)\s+(?P<t>\S.*)$", alternatives[-1], re.I)
+    # "guided climbing in the Cairngorms or in Glen Coe for intermediate level", "letters from Mum or from Dad
+    # during the war" (not a place's own "in", "on" or "of": "Victoria in Australia")
+    tail = re.search(r"^(?P<b>.+?)\s+(?:for|with|without|under|over|about|during|at|before|after)\s+(?P<t>\S.*)$",
+                     alternatives[-1], re.I)
     shared: list[Node] = []
     if tail and len(tail.group("t").split()) <= _MAX_SHARED_PHRASE:
         alternatives[-1], shared = tail.group("b"), [Term(tail.group("t"))]
@@ -546,7 +547,11 @@ _EXCLUDED_CLAUSE_RE = re.compile(r"(?:,\s+|\s+[-\u2013\u2014]+\s+)(?:he|she|they
                                  r"we've|that|there|my|our)\b(?!\s*(?-i:[A-Z]))", re.I)
 # a verdict on an excluded topic as a conjunct of its own ("- no Champagne, it blows the budget")
 _EXCLUSION_VERDICT_RE = re.compile(r"(?:it|that|this|they)(?:'s|'re|\s+(?:is|are|was|were|blows|costs|breaks|kills|"
-                                   r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds))\b", re.I)
+                                   r"ruins|goes|takes|makes|gets|looks|tastes|feels|sounds|ruined|broke|blew|killed|"
+                                   r"leaked|stained|snapped|cracked|hurt|irritates|irritated|gave|gives))\b|"
+                                   # the writer's own circumstance: "- not sea kayaks, we paddle on estuaries"
+                                   r"(?:we|i)\s+(?!(?:want|need|would|like|prefer|am|are|have|had|don't|do|can't|"
+                                   r"only|just|also|really)\b)[a-z]+(?:s|ed)?\s+(?:on|in|at|with|from|to)\b", re.I)
 _ASIDE_ONLY_RE = re.compile(_RELATIVE_ASIDE, re.I)
 
 
@@ -563,9 +568,9 @@ def _excluded_asides(node: Node, quoted: set[str]) -> Node:
                 and _ASIDE_ONLY_RE.match(term.text) and (term is c or any(isinstance(k, Not) for k in kids)) \
                 and not _EXCLUDED_HEAD_RE.match(term.text):
             continue   # "X but not Y, which has been covered": a conjunct NOT "which has been covered"
-        if i > 0 and c is term and isinstance(term, Term) and term.text not in quoted and term.text[:1].islower() \
+        if i > 0 and isinstance(term, Term) and term.text not in quoted and term.text[:1].islower() \
                 and isinstance(kids[-1] if kids else None, Not) and _EXCLUSION_VERDICT_RE.match(term.text):
-            continue   # "- no Champagne, it blows the budget"
+            continue   # "- no Champagne, it blows the budget", "except Pebeo, it ruined my brushes" (read as one more)
         if isinstance(c, Not) and isinstance(c.child, Term) and c.child.text not in quoted:
             text = c.child.text
             # an example in brackets names one of what is excluded: "the ones with milk protein (like Tooth Mousse)"
