@@ -91,6 +91,8 @@ def _drop_bare_any(node: Node) -> Node:
     if len(kids) == len(node.children) or all(isinstance(c, Not) for c in kids):
         return node
     return kids[0] if len(kids) == 1 else And(tuple(kids))
+
+
 _ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
 _QUANTIFIER_KEPT = {"like", "of", "more", "other", "time", "times", "day", "days", "kind", "sort", "way", "ways", "one",
                     "longer", "how", "where", "people", "body", "thing", "things"}
