@@ -3336,3 +3336,21 @@ def test_rules85_titles_any_asks_and_repeated_links(text, expr):
 ])
 def test_rules86_status_titles_advice_and_reasons(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-87: "(avoid X)"; a reason in brackets ("(too pricey)"); "if at all possible"
+    ("brass handles cleaned (avoid lacquer)", '"brass handles cleaned" AND NOT "lacquer"'),
+    ("flight sim for practice on PC, skip RealFlight (too pricey)", '"flight sim for practice on PC" AND NOT "RealFlight"'),
+    ("dental options, I'd rather avoid extraction if at all possible", '"dental options" AND NOT "extraction"'),
+    # asks: "what's the consensus on X", "What has the Ombudsman said about X", "I'd rather skip X"
+    ("what's the consensus on fast radio burst origins – magnetars or neutron star mergers?",
+     '"fast radio burst origins" AND ("magnetars" OR "neutron star mergers")'),
+    ("What has the Ombudsman said about landlords recording tenants' vulnerabilities?",
+     '"landlords recording tenants\' vulnerabilities"'),
+    ("Sgr A images, I'd rather skip the M87 papers", '"Sgr A images" AND NOT "the M87 papers"'),
+    # a state after "not" stays one term
+    ("dishwasher not draining", '"dishwasher not draining"'),
+])
+def test_rules87_asides_and_asks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -267,7 +267,8 @@ for _be in ("i'm", "i am", "we're", "we are", ""):
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
 for _who in ("i", "we"):
     for _would in (" would", "'d"):
-        for _verb in ("prefer to avoid", "rather avoid", "like to avoid", "like to exclude", "prefer to exclude",
+        for _verb in ("prefer to avoid", "rather avoid", "rather skip", "like to skip", "like to avoid", "like to exclude",
+                  "prefer to exclude",
                       "like to leave out", "prefer to leave out"):
             _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
 for _obj in ("", " any", " anything"):   # typed "X, dont want Y", "X but I dont want Y" (after a comma or "but":
@@ -620,6 +621,11 @@ _ASKS = [  # a sentence that starts so asks for documents
     r"(?:please\s+)?to\s+find\b",
     r"(?:i|we)\s+(?:am|are)\s+(?:(?:wanting|needing)(?:\s+(?:to\s+)?know\s+about)?|need|want|"
     r"(?:searching|looking)(?:\s+(?:about|for))?|search\s+(?:about|for))\b",
+    # "What has the Ombudsman said about X?", "what have the courts said on X": X
+    r"what\s+(?:has|have|did)\s+(?:the\s+)?[\w'-]+\s+(?:said|written|ruled|decided)\s+(?:about|on|regarding)\b",
+    # "what's the consensus on X", "what is the latest thinking on X": X
+    r"(?:what's|whats|what\s+is)\s+the\s+(?:consensus|latest\s+thinking|current\s+thinking|state\s+of\s+the\s+art)\s+"
+    r"(?:on|about|regarding)\b",
     # "what does the evidence say about X", "what does the research show on X": X
     r"what\s+does\s+the\s+(?:evidence|research|literature|science|data)\s+(?:say|show|tell\s+us)\s+"
     r"(?:about|on|regarding)\b",
@@ -900,7 +906,7 @@ _TRAILING_FILLER = {"please", "thanks", "thank you", "pls", "plz", "thx", "cheer
                     "any ideas", "help pls", "pls help", "plz help", "please help", "help me pls", "help me please",
                     # the writer's own plight after the topic ("dog ate a sock what do i do")
                     "what do i do", "what do i do now", "what should i do", "what do we do", "what should we do",
-                    "what can i do", "what to do", "what now", "idk"}
+                    "what can i do", "what to do", "what now", "idk", "if at all possible", "if at all"}
 # a learner's closing ask after the topic ("White Stork population in Europe, you have?", "..., it is possible?"):
 # filler at a term's end only (alone it is a title's: "Is It Possible?")
 _CLOSING_ASKS = {"you have", "do you have", "have you got", "you have it", "do you have it", "it is possible",

@@ -374,7 +374,8 @@ _ASIDE_RE = re.compile(r"(?<=[^\s(\[{])(?P<gap>\s+)\((?P<body>[^()\[\]{}\"\u201c
 _ASIDE_EXCLUSION_RE = re.compile(
     r"(?:but\s+)?(?:not(?:\s+including|\s+involving|\s+about|\s+related\s+to|\s+interested\s+in)?|no|nothing(?:\s+(?:with|about|on|"
     r"involving|related\s+to|using))?|except(?:\s+for)?|excluding|apart\s+from|aside\s+from|other\s+than|outside(?:"
-    r"\s+of)?|without|ignoring|(?:anything|everything)\s+(?:but|except)|any\s+\w+\s+(?:except|but|other\s+than|"
+    r"\s+of)?|without|ignoring|avoid(?:ing)?(?:\s+(?:any|anything))?|(?:anything|everything)\s+(?:but|except)|"
+    r"any\s+\w+\s+(?:except|but|other\s+than|"
     r"apart\s+from))\s+(?=\S)")
 _ASIDE_ALTERNATIVE_RE = re.compile(r"or(?:\s+maybe|\s+perhaps|\s+possibly)?\s+(?=\S)")
 _ASIDE_ADDITION_RE = re.compile(r"(?:and|plus)(?:\s+also)?\s+(?=\S)")   # "(and antibody engineering too)"
@@ -388,6 +389,7 @@ _ASIDE_PREFERENCE_RE = re.compile(r"(?:.*\b(?:preferred|preferably|ideally|mostl
                                   r"is\s+fine|are\s+fine|either\s+way|asking\s+for|just\s+curious|thanks|"
                                   # "except Excellent Women (already have it)"
                                   r"already\s+(?:have|got|own|read|seen|done)|too\s+many(?:\s+already)?|"
+                                  r"too\s+(?:pricey|expensive|dear|costly|much|far|big|small|heavy)|"
                                   r"please|lol)\b|(?:hint|btw|fyi|ps|p\.s\.|side\s+note|note)\s*:)")
 # (case-sensitive: "(Mostly Harmless)" is a title; "(hint: there isn't one)", "(btw: ...)" are remarks)
 _ASIDE_AFTER_NO = {"and", "or", "but", "not", "nor", "either", "both", "neither", "of", "in", "on", "for", "with",
