@@ -53,6 +53,14 @@ def _strip_prefix(words: list[str], patterns: list[re.Pattern]) -> list[str]:
     return words
 
 
+def _task_opening(pattern: re.Pattern, words: list[str]) -> str | None:
+    """The opening of ``words`` that ``pattern`` matches ("how do I", "can I"), where a lower-case word (the task)
+    follows it; None otherwise ("How to Train Your Dragon" is a title)."""
+    m = pattern.match(_fold(" ".join(words)))
+    n = len(m.group(0).split()) if m else 0
+    return m.group(0) if m and len(words) > n and words[n][:1].islower() else None
+
+
 def _title_words(words: list[str]) -> bool:
     """Words after a title's first, capitalised as a title's are ("Can I Find Out About", "Guide to", "We Have
     Any"): two capitals at least ("I" aside), and no lower-case word but the small ones."""
@@ -143,12 +151,12 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
             words = [w.text for w in toks[i:j]]
             # Words that are markers inside a filler ("documents that mention both")
             # were lexed as markers: filler patterns see only this run of words.
-            howto = _HOWTO_RE.match(_fold(" ".join(words))) if at_start else None
-            if howto and len(words) > len(howto.group(0).split()) and words[len(howto.group(0).split())][:1].islower():
-                words = words[len(howto.group(0).split()):]   # the task, as the user typed it
+            howto = _task_opening(_HOWTO_RE, words) if at_start else None
+            if howto:
+                words = words[len(howto.split()):]   # the task, as the user typed it
                 if len(words) > 1 and words[0] == "do" and words[1].lower() not in _DO_KEPT:
                     words = words[1:]   # "how to do eczema wet wraps": the thing done (not "how to do it")
-                words = _thing_got(words, toks[j:], howto.group(0))
+                words = _thing_got(words, toks[j:], howto)
             elif at_start and not (len(words) > 1 and _fold(words[0]) in ("hi", "hello", "hey", "yo")
                                    and words[1][:1].isupper() and words[1] not in ("I", "I'm", "I'd", "I've")):
                 # (not "Hello Kitty", "Hey Jude": titles)
@@ -160,13 +168,12 @@ def _strip_filler(toks: list[_Tok]) -> list[_Tok]:
                     else _strip_prefix(asked, _INTRO_RE + [_GENRE_RE, _OPENING_GENRE_RE])
                 if stripped != asked:   # the question after the ask ("where can I find out how to X", "... what
                     stripped = _question_opener(stripped, more)   # counts as X")
-                    howto = _HOWTO_RE.match(_fold(" ".join(stripped)))
-                    if howto and len(stripped) > len(howto.group(0).split()) \
-                            and stripped[len(howto.group(0).split())][:1].islower():
-                        stripped = stripped[len(howto.group(0).split()):]
-                own = _OWN_TASK_RE.match(_fold(" ".join(words))) if stripped == words else None
-                if own and len(words) > len(own.group(0).split()) and words[len(own.group(0).split())][:1].islower():
-                    stripped = _thing_got(words[len(own.group(0).split()):], toks[j:], own.group(0))
+                    howto = _task_opening(_HOWTO_RE, stripped)
+                    if howto:
+                        stripped = stripped[len(howto.split()):]
+                own = _task_opening(_OWN_TASK_RE, words) if stripped == words else None
+                if own:
+                    stripped = _thing_got(words[len(own.split()):], toks[j:], own)
                 words = stripped
                 if [_fold(w) for w in words] == ["need"] and j < len(toks) and toks[j].kind in ("EITHER", "BOTH"):
                     words = []   # "omg need either X or Y"
