@@ -533,7 +533,8 @@ def cmd_eval(args) -> int:
     # what a first stage (BM25, ...) writes
     if looks_like_qrels(args.results):
         raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
-                         "a result file, a result folder or a TREC run")
+                         "a result file, a result folder or a TREC run; results headed as BEIR qrels are, with "
+                         "whole-number scores, told from qrels by a rank column")
     if args.json:  # before any work, like every -o
         check_output(args.json, (".json",), inputs={"results": args.results, "qrels": args.qrels}, flag="--json")
     # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated

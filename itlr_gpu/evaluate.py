@@ -64,14 +64,16 @@ def looks_like_qrels(path: PathLike) -> bool:
     if not p.is_file() or p.name.lower().endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
         return False
     try:
-        fmt, seen, grade_at = None, 0, -1
+        fmt, seen, grade_at = None, 0, 2
         for _, line in text_lines(p, "text"):
             if not line.strip():
                 continue
             if fmt is None:
                 fmt = _qrels_format(line)
                 names = _named_header(line)
-                if fmt != "beir" and names and "rank" not in names:
+                if names and "rank" in names:   # a result's column, whatever the other names (BEIR's included)
+                    return False
+                if fmt != "beir" and names:
                     # named columns whose grade column says so ("relevance", not a result's "score")
                     grades = [i for i, n in enumerate(names) if n in CSV_COLUMNS["grade"] and n != "score"]
                     if len(grades) != 1:
@@ -81,9 +83,10 @@ def looks_like_qrels(path: PathLike) -> bool:
                 if fmt != "beir":
                     return fmt == "trec" and line.split()[1] == "0"
                 continue
-            # a BEIR header over scores that are not grades (0.354...) heads a result file, not qrels
-            fields = line.split("\t") if grade_at >= 0 else line.split()
-            score = fields[grade_at].strip() if -len(fields) <= grade_at < len(fields) else ""
+            # a BEIR header (its grade the third column, as read_qrels reads it) over scores that are not grades
+            # (0.354...) heads a result file, not qrels
+            fields = line.split("\t") if "\t" in line else line.split()
+            score = fields[grade_at].strip() if grade_at < len(fields) else ""
             if not re.fullmatch(r"[+-]?\d+", score):
                 return False
             seen += 1
@@ -144,12 +147,12 @@ def _text_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
             continue
         if fmt is None:
             fmt = _qrels_format(line)
-            names = _named_header(line) if fmt != "beir" else []
-            if names:   # "query_id<TAB>doc_id<TAB>relevance" (pandas, sep="\t")
+            names = _named_header(line)
+            if "rank" in names:
+                raise InputError("a results table (its header has a rank column), not qrels", where,
+                                 "qrels: itlr eval takes RESULTS first, then QRELS")
+            if names and fmt != "beir":   # "query_id<TAB>doc_id<TAB>relevance" (pandas, sep="\t")
                 named = _header_columns(line.split("\t"), where)
-                if "rank" in names:
-                    raise InputError("a results table (its header has a rank column), not qrels", where,
-                                     "qrels: itlr eval takes RESULTS first, then QRELS")
                 fmt = "named"
             if fmt in ("beir", "named"):
                 width = len(line.split("\t") if "\t" in line else line.split())

@@ -409,6 +409,19 @@ def test_a_beir_headed_file_of_scores_is_results_not_qrels(tmp_path):
     results.write_text("query-id\tcorpus-id\tscore\nq1\td1\t0.354\nq1\td2\t0.2\n")
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td3\t0\n")
     assert not looks_like_qrels(results) and looks_like_qrels(qrels)
+    # more columns after BEIR's three: the grade is still the third (as read_qrels reads it), and a rank column
+    # is a result's, whatever its scores (itlr rerank reads such a file as candidates)
+    results.write_text("query-id\tcorpus-id\tscore\trank\nq1\td1\t0.83\t1\nq1\td2\t0.51\t2\n")
+    assert not looks_like_qrels(results)
+    results.write_text("query-id\tcorpus-id\tscore\trank\nq1\td1\t12\t1\nq1\td2\t7\t2\n")
+    assert not looks_like_qrels(results)
+    qrels.write_text("query-id\tcorpus-id\tscore\tnote\nq1\td1\t1\t0.5\n")
+    assert looks_like_qrels(qrels)
+    qrels.write_text("query-id corpus-id score\nq1 d1 1\n")   # spaces, as some exports write it
+    assert looks_like_qrels(qrels)
+    results.write_text("query-id\tcorpus-id\tscore\trank\nq1\td1\t1\t1\n")
+    with pytest.raises(InputError, match="a results table .its header has a rank column., not qrels"):
+        read_qrels(results)
 
 
 @given(st.data())
