@@ -183,6 +183,22 @@ def test_a_foreign_file_in_a_job_folder_is_refused_on_resume(index_dir, tmp_path
     assert ds.dataset(out, format="parquet", exclude_invalid_files=False).to_table().num_rows == want.num_rows
 
 
+def test_a_finished_folder_with_a_foreign_file_is_not_read(index_dir, tmp_path):
+    """A part of another job copied into a finished folder (a part number beyond the job's, or any other name) is
+    what pyarrow.dataset would add to the results: read_results (itlr eval of the folder) refuses it, naming it,
+    rather than score results other than the folder's dataset."""
+    import shutil
+
+    out = tmp_path / "out"
+    want = _reference(index_dir, out)
+    shutil.copy(out / "part-00000.parquet", out / "part-00099.parquet")
+    with pytest.raises(InputError, match=r"also holds part-00099\.parquet, which is not a part of this job .*then "
+                                         r"read it again"):
+        read_results(out)
+    (out / "part-00099.parquet").rename(out / "_kept_aside.parquet")   # readers skip names starting with '_'
+    assert read_results(out).equals(want)
+
+
 def test_cli_folder_output_resumes(index_dir, tmp_path, monkeypatch, capsys):
     import itlr_gpu.cli_common as cli_common
 

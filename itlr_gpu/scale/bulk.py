@@ -489,16 +489,7 @@ def _open_manifest(out: Path, job: dict[str, Any], num_parts: int) -> dict[str, 
             raise InputError(f"job file has num_parts {manifest.get('num_parts')!r}", str(jp), f"{num_parts}")
         if not isinstance(manifest.get("parts"), dict):
             manifest["parts"] = {}
-        # the folder is read whole as one dataset (pyarrow.dataset, DuckDB, Polars): a file of another kind that
-        # came in while the job was stopped would make it unreadable once the job finishes
-        own = {PART_FILE.format(p, job["part_format"]) for p in range(num_parts)} | {JOB_FILE, LOCK_FILE}
-        others = sorted(n for n in os.listdir(out) if n not in own and not is_temp_name(n)
-                        and not n.startswith(("_", ".")))   # readers skip those: "_errors.arrow" may stay
-        if others:
-            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
-            raise InputError(f"the job's folder also holds {shown}, which is not a part of this job", str(out),
-                             "only the job's part files, _itlr_job.json and names starting with '_' (move the "
-                             "others out, then rerun to resume)")
+        check_no_foreign_files(out, num_parts, job["part_format"], "then rerun to resume")
         return manifest
     if out.exists():
         remove_stale_temps(out)
@@ -536,6 +527,21 @@ def _read_part(out: Path, entry: Any, name: str) -> pa.Table:
     return read(out / name, data=data)
 
 
+def check_no_foreign_files(out: Path, num_parts: int, part_format: str, then: str) -> None:
+    """Refuse a job's folder that holds files the job did not write.  The folder is read whole as one dataset
+    (pyarrow.dataset, DuckDB, Polars): a file of another kind would make it unreadable, another part file would
+    add its rows to what those readers see.  Names starting with '_' or '.' are skipped by those readers
+    ("_errors.arrow" may stay), and so are this package's temporaries."""
+    own = {PART_FILE.format(p, part_format) for p in range(num_parts)} | {JOB_FILE, LOCK_FILE}
+    others = sorted(n for n in os.listdir(out) if n not in own and not is_temp_name(n)
+                    and not n.startswith(("_", ".")))
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise InputError(f"the job's folder also holds {shown}, which is not a part of this job", str(out),
+                         f"only the job's part files, {JOB_FILE} and names starting with '_' (move the others out, "
+                         f"{then})")
+
+
 def read_results(output_dir: str | os.PathLike) -> pa.Table:
     """The whole result table of a finished bulk job, parts in order, each checked against the checksum the
     job file records."""
@@ -555,6 +561,7 @@ def read_results(output_dir: str | os.PathLike) -> pa.Table:
     fmt = manifest.get("job", {}).get("part_format") if isinstance(manifest.get("job"), dict) else None
     if fmt not in PART_FORMATS:
         raise InputError(f"job file has part_format {fmt!r}", str(mp), " or ".join(PART_FORMATS))
+    check_no_foreign_files(out, n, fmt, "then read it again")
     # the parts the job wrote, not files changed or swapped since (a resume recomputes those)
     tables = [_read_part(out, parts[str(p)], PART_FILE.format(p, fmt)) for p in range(n)]
     return pa.concat_tables(tables) if tables else RESULT_SCHEMA.empty_table()
