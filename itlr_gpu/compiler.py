@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from .errors import InputError, QuerySyntaxError
 from .query import And, Node, Not, Or, Term, parse
+from .query.parser import check_term
 
 PUSH, AND, OR, NOT = 0, 1, 2, 3
 OPCODE_NAMES = ("PUSH", "AND", "OR", "NOT")
@@ -122,11 +123,7 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
             operands.append(-1)
             depth -= 1 if item in (AND, OR) else 0
         elif isinstance(item, Term):
-            if not isinstance(item.text, str):
-                raise InputError(f"a term of the query AST is a {type(item.text).__name__} ({item.text!r})", "query",
-                                 "Term(text) with a string")
-            if not item.text.strip():
-                raise InputError("empty term in query AST", "query", "a non-empty string")
+            check_term(item.text)
             index = term_index.setdefault(item.text, len(term_index))
             opcodes.append(PUSH)
             operands.append(index)

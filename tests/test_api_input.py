@@ -115,7 +115,8 @@ def test_index_load_of_a_sharded_index_names_the_loader_that_reads_it(tmp_path, 
 
 def test_canonical_parses_a_string_and_refuses_what_no_expression_spells():
     assert itlr.canonical("a and b or not c") == '(("a" AND "b") OR NOT "c")'
-    for bad, message in ((itlr.Term(""), "term '' in query AST"), (itlr.Term(5), "term 5 in query AST"),
+    for bad, message in ((itlr.Term(""), "empty term '' in query AST"),
+                          (itlr.Term(5), r"a term of the query AST is a int \(5\)"),
                          (itlr.And(()), "empty And in query AST"), (None, "not a query node: NoneType")):
         with pytest.raises(InputError, match=message):
             itlr.canonical(bad)

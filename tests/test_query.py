@@ -1,7 +1,7 @@
 """Query language: precedence, chains, case, escapes, round trip and every error with its position."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, settings, strategies as st
 
 from itlr_gpu import QuerySyntaxError, canonical, parse
 from itlr_gpu.query import MAX_DEPTH, MAX_QUERY_CHARS, And, Not, Or, Term, count_negations, terms
@@ -214,6 +214,35 @@ def test_canonical_form_of_any_accepted_query_parses_back():
 @settings(max_examples=200, deadline=None)
 def test_parse_of_canonical_is_a_fixed_point(ast):
     assert canonical(parse(canonical(ast))) == canonical(ast)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a\tb", r"holds '\\t'"), ("line1\nline2", r"holds '\\n'"), ("a\u2028b", r"holds '\\u2028'"),
+    ("a\x01b", r"holds '\\x01'"), ("a\ud800", r"holds '\\ud800'"), ("\u200b", "only invisible characters"),
+    ("\u200b \u00a0", "only invisible characters"), ("  ", "empty term"),
+])
+def test_a_hand_built_term_no_expression_can_spell_is_refused(text, message):
+    """canonical() and the compiler (so search()) refuse a Term whose canonical form would not parse back to it: an
+    expression reads a tab or a line break as a space, and refuses other control characters and invisible terms."""
+    from itlr_gpu import InputError, compile_queries
+
+    with pytest.raises(InputError, match=message):
+        canonical(And((Term("x"), Term(text))))
+    with pytest.raises(InputError, match=message):
+        compile_queries([Not(Term(text))])
+
+
+@given(st.text(min_size=1, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_hand_built_term_is_refused_or_parses_back(text):
+    """Any text: canonical(Term(text)) is an InputError or parses back to Term(text)."""
+    from itlr_gpu import InputError
+
+    try:
+        form = canonical(Term(text))
+    except InputError:
+        return
+    assert parse(form) == Term(text)
 
 
 def test_operators_apostrophes_and_invisible_characters():

@@ -196,6 +196,27 @@ def _check_visible(text: str, query: str, pos: int) -> None:
                                "a term with letters, digits or symbols")
 
 
+def check_term(text: object) -> None:
+    """Refuse the text of a term built by hand (an AST's ``Term``) that no expression can spell, so that its
+    canonical form would not parse back to it: not a string, empty, only invisible characters, or holding a tab, a
+    line break (an expression reads them as spaces), another control character or a lone surrogate."""
+    if not isinstance(text, str):
+        raise InputError(f"a term of the query AST is a {type(text).__name__} ({text!r})", "query",
+                         "Term(text) with a string")
+    if text.isprintable() and text.strip():   # the common case, at C speed: letters, digits, symbols, spaces
+        return
+    if not text.strip():
+        raise InputError(f"empty term {text!r} in query AST", "query", "a non-empty string")
+    for ch in text:
+        if ch in _BREAKS or unicodedata.category(ch) in ("Cc", "Cs"):
+            raise InputError(f"term {text!r} in query AST holds {ch!r}", "query",
+                             "one line of text without control characters (an expression reads a tab or a line "
+                             "break as a space)")
+    if all(ch.isspace() or unicodedata.category(ch) in _INVISIBLE for ch in text):
+        raise InputError(f"term {text!r} in query AST has only invisible characters", "query",
+                         "a term with letters, digits or symbols")
+
+
 def _read_quoted(query: str, start: int) -> tuple[tuple[str, int], int]:
     """Read a quoted term starting at ``start``; returns ((text, start), next index)."""
     out: list[str] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .ast import And, Node, Not, Or, Term
+from .parser import check_term, parse
 
 
 def quote(text: str) -> str:
@@ -18,10 +19,8 @@ def quote(text: str) -> str:
 def canonical(node: Node | str) -> str:
     """The canonical form of a query (iterative: no recursion limit to hit); an expression string is parsed
     first.  A node that no expression could spell (an empty term, an operator without operands, not a node)
-    is an InputError: its form would not parse back."""
+    is an InputError: its form would not parse back (a term as :func:`~itlr_gpu.query.parser.check_term` says)."""
     if isinstance(node, str):
-        from .parser import parse
-
         node = parse(node)
     out: list[str] = []
     stack: list[Node | str] = [node]
@@ -30,8 +29,7 @@ def canonical(node: Node | str) -> str:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Term):
-            if not isinstance(item.text, str) or not item.text.strip():
-                raise InputError(f"term {item.text!r} in query AST", "query", "a non-empty string")
+            check_term(item.text)
             out.append(quote(item.text))
         elif isinstance(item, Not):
             # The grammar has no NOT NOT: a negated negation needs its parentheses.
