@@ -103,6 +103,8 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
     c = sims.shape[1]
     k = top_s.shape[1]
     one = np.float32(1.0)
+    zero = np.float32(0.0)
+    inf = np.float32(np.inf)
     for q in numba.prange(q_count):
         n_kept = top_n[q]
         if offsets[q + 1] - offsets[q] == 1 and mix.shape[0] == 0:
@@ -179,11 +181,13 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                 thr = top_s[q, 0]
                 hits = 0
                 for j in range(nb):
-                    hits += top[j] > thr
+                    hits += (top[j] > thr) | (top[j] - top[j] != zero)   # (x - x is NaN for inf and NaN)
                 if hits == 0:
                     continue
             for j in range(nb):
                 x = top[j]
+                if x - x != zero:
+                    x = inf                  # a score out of float32's range ranks first, whatever k, so it is seen
                 if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
                     n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + b0 + j)
         top_n[q] = n_kept

@@ -314,10 +314,13 @@ def fused_logical_topk_kernel(
             score = score * mix_l[None, :] + w * mix_w[None, :] + mix_c[None, :]
 
         # ---- fold the tile into the per-lane running top-k -------------------------------------
-        # Fast float pre-filter (thr_s <= the score of the lane's threshold key; NaN passes), then
-        # the exact int64 keys only for tiles where some lane may have a candidate.
+        # A score out of float32's range (NaN, +-inf: an overflowing composition) ranks first as +inf,
+        # whatever k, so the result shows it and the host refuses the search, as on every backend.
+        score = tl.where(score - score == 0.0, score, float("inf"))
+        # Fast float pre-filter (thr_s <= the score of the lane's threshold key), then the exact
+        # int64 keys only for tiles where some lane may have a candidate.
         thr_s = _key_score(thr)
-        maybe = ((score >= thr_s[None, :]) | (score != score)) & row_ok[:, None] & lane_ok[None, :]
+        maybe = (score >= thr_s[None, :]) & row_ok[:, None] & lane_ok[None, :]
         if tl.max(tl.max(maybe.to(tl.int32), axis=1), axis=0) > 0:
             # (score, row) -> order-preserving unique int64 key
             bits = score.to(tl.int32, bitcast=True)

@@ -39,6 +39,43 @@ def test_scores_beyond_float32_are_refused_on_every_backend(index, backend):
     assert np.isfinite(out["score"].to_numpy()).all()
 
 
+class BasisEncoder:
+    """Term "a" as axis 20, "tI" as axis 1 + I (32 dimensions)."""
+
+    def encode(self, texts):
+        eye = np.eye(32, dtype=np.float32)
+        return np.array([eye[20] if t == "a" else eye[1 + int(t[1:])] for t in texts])
+
+
+@pytest.mark.parametrize("path", ["torch", "numba", "rerank"])
+@pytest.mark.parametrize("case", ["nan", "-inf"])
+@pytest.mark.parametrize("k", [3, 20])
+def test_a_score_out_of_range_is_refused_whatever_k_on_every_path(path, case, k):
+    """One document of 20 scores NaN (1000 ** 13 = inf, times a similarity of 0) or -inf (times a negative one), far
+    below the other documents' scores: refused even where it would fall outside the top k (numba's heap once kept
+    only documents above its k-th score, so a NaN was dropped; a -inf was refused only with k = N)."""
+    if path == "numba":
+        pytest.importorskip("numba")
+    docs = np.zeros((20, 32), np.float32)
+    docs[:, 0] = 1.0
+    docs[:, 1:14] = 0.5    # every t similar: the reciprocal NOTs stay small
+    docs[:, 20] = 0.5      # "a" similar
+    docs[15] = np.eye(32, dtype=np.float32)[0] - (0.5 if case == "-inf" else 0.0) * np.eye(32, dtype=np.float32)[20]
+    corpus = itlr.Index.from_arrays(docs, [f"d{i}" for i in range(20)], dtype="float32")
+    query = " AND ".join(f"NOT t{i}" for i in range(13)) + " AND a"
+    with pytest.raises(InputError, match=r"query 'q0' scores some documents inf or NaN.*overflows float32"):
+        if path == "rerank":
+            import pyarrow as pa
+
+            from itlr_gpu.scale.rerank import rerank
+
+            cands = pa.table({"query_id": ["q0"] * 20, "doc_id": [f"d{i}" for i in range(20)]})
+            rerank(corpus, [query], ["q0"], cands, BasisEncoder(), k=k, ops="product,sum,reciprocal", device="cpu")
+        else:
+            itlr.search(corpus, [query], encoder=BasisEncoder(), k=k, ops="product,sum,reciprocal", backend=path,
+                        device="cpu")
+
+
 @pytest.mark.parametrize("query_ids, message", [
     ([None], "query id None at row 0 is a NoneType"),
     ([""], "empty query_id at row 0"),

@@ -360,6 +360,23 @@ def test_backend_contract():
     assert_topk_matches((s, r), want, docs, terms, program, Ops(), *tolerance("float16"))
 
 
+@needs_kernel
+@pytest.mark.parametrize("negative", [False, True], ids=["nan", "-inf"])
+def test_a_score_out_of_range_ranks_first_whatever_k(negative):
+    """A document scoring NaN (1000 ** 13 = inf times a similarity of 0) or -inf (times a negative one) ranks first
+    as +inf in the kernel as in the torch reference, so that the engine refuses the search whatever k."""
+    eye = np.eye(32, dtype=np.float32)
+    docs = np.zeros((40, 32), np.float32)
+    docs[:, 0], docs[:, 1:14], docs[:, 20] = 1.0, 0.5, 0.5
+    docs[15] = eye[0] - (0.5 if negative else 0.0) * eye[20]
+    program = compile_queries([" AND ".join(f"NOT t{i}" for i in range(13)) + " AND a"])
+    terms = np.stack([eye[1 + int(t[1:])] if t != "a" else eye[20] for t in program.terms])
+    ops = Ops("product", "sum", "reciprocal")
+    (gs, gr), (ws, wr) = run_both(torch.from_numpy(docs), terms, program, ops, 3, **SMALL)
+    assert gs[0, 0] == ws[0, 0] == np.inf and gr[0, 0] == wr[0, 0] == 15
+    assert np.isfinite(gs[0, 1:]).all()
+
+
 # ------------------------------------------------------------------------------------------------
 # Scoring options (calibration, guard, hybrid, OR as max) in the kernel: per-literal affine maps and a
 # per-query epilogue from itlr_gpu.scoring.linearize, against the chunked torch definition.

@@ -20,6 +20,7 @@ T x C similarity block within :data:`CPU_SIMS_BYTES`, so that scoring reads it f
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -113,6 +114,9 @@ class RunningTopK:
         self.rows = torch.empty((num_queries, 0), dtype=torch.int64, device=device)
 
     def add(self, chunk_scores: torch.Tensor, first_row: int) -> None:
+        # A score out of float32's range (NaN, +-inf: an overflowing composition) ranks first as +inf, whatever k,
+        # so that the result shows it and the search is refused (engine.check_finite), as on every backend.
+        torch.nan_to_num_(chunk_scores, nan=math.inf, posinf=math.inf, neginf=math.inf)
         scores, cols = chunk_top(chunk_scores, min(self.k, chunk_scores.shape[1]))
         all_scores = torch.cat((self.scores, scores), dim=1)
         all_rows = torch.cat((self.rows, cols + first_row), dim=1)

@@ -24,6 +24,7 @@ ids missing from the queries file) are counted and reported, or refused with
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,6 +242,8 @@ def rerank(
                 docs = block[torch.as_tensor(np.searchsorted(wanted, pad), device=dev)]          # (G, M, d)
                 scores = _group_scores(docs, vectors, group, eval_ops, None if coef is None else coef[gi],
                                        None if mix is None else mix[group.start: group.start + len(members)])
+                # a score out of float32's range ranks first as +inf, whatever k, so check_results refuses it
+                scores = torch.nan_to_num(scores, nan=math.inf, posinf=math.inf, neginf=math.inf)
                 scores = scores.masked_fill(~torch.as_tensor(valid, device=dev), float("-inf"))
                 # rows ascend within a query: a stable descending sort sends ties to the lower row
                 top = torch.sort(scores, dim=1, descending=True, stable=True).indices.cpu().numpy()
