@@ -126,7 +126,8 @@ def _as_string(table: pa.Table, name: str, where: str, fill_null: str | None = N
 def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, spelling: bool = True) -> None:
     """Raise InputError naming the first null, empty or duplicate id and its 0-based row; with ``spelling``
     (ids as they come in, not those of a saved index) also one with white space at an end or a control
-    character (a tab, a line break): no qrels or run line can name it, so evaluation would score it 0."""
+    character (a tab, a line break, U+0085, U+2028): no qrels or run line can name it, so evaluation would score
+    it 0."""
     if ids.null_count:
         row = pc.index(pc.is_null(ids), True).as_py()
         raise InputError(f"null {kind} at row {row}", where, f"a non-empty {kind} on every row")
@@ -136,11 +137,14 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, 
         raise InputError(f"empty {kind} at row {row}", where, f"a non-empty {kind} on every row")
     if spelling and len(ids):
         odd = pc.or_(pc.not_equal(pc.utf8_trim_whitespace(ids), ids),
-                     pc.match_substring_regex(ids, "[\\x00-\\x1f\\x7f]"))
+                     # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: a TREC
+                     # line splits on them (str.split, str.splitlines)
+                     pc.match_substring_regex(ids, "[\\x00-\\x1f\\x7f-\\x9f\\x{2028}\\x{2029}]"))
         if pc.any(odd).as_py():
             row = pc.index(odd, True).as_py()
             raise InputError(f"{kind} {ids[row].as_py()!r} at row {row} has white space at an end or a control character",
-                             where, f"{kind}s without leading or trailing white space, tabs or line breaks")
+                             where, f"{kind}s without leading or trailing white space, tabs, line breaks (U+2028 "
+                                    "and U+2029 included) or other control characters")
     if _has_duplicates(ids):
         seen: dict[str, int] = {}
         for row, value in enumerate(ids.to_pylist()):

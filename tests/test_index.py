@@ -503,12 +503,14 @@ def test_an_ids_file_with_a_header_line_says_so(tmp_path):
         Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.csv")
 
 
-@pytest.mark.parametrize("bad", ["b ", " b", "b\tc", "b\nc", "b\x00"])
+@pytest.mark.parametrize("bad", ["b ", " b", "b\tc", "b\nc", "b\x00", "b\x7fc", "b\x85c", "b\x9fc", "b\u2028c",
+                                 "b\u2029c"])
 def test_ids_with_white_space_at_an_end_or_control_characters_are_refused(tmp_path, bad):
     """No qrels or run line can name such an id, so `itlr eval` would score the run 0 without a word."""
     with pytest.raises(InputError, match=r"row 1 has white space at an end or a control character"):
         Index.from_arrays(rand(2, 3), ["a", bad])
     assert Index.from_arrays(rand(2, 3), ["a", "b c"]).doc_ids.to_pylist() == ["a", "b c"]   # inside: kept
+    assert Index.from_arrays(rand(2, 3), ["a", "b\xa0c\u00e9"]).doc_ids.to_pylist() == ["a", "b\xa0c\u00e9"]
 
 
 def test_torch_tensors_of_any_float_dtype_are_accepted():
