@@ -224,13 +224,14 @@ def make_encoder(model: str | None, device: str = "cpu", **settings: Any) -> Any
 def check_encoder(encoder: Any) -> None:
     """Settle an encoder's settings and device before any file is read: a combination that cannot work
     (``--precision int8 --encoder-backend torch``, ``--max-length`` above the model's limit) is a usage
-    error (exit 2), a device this machine lacks an input error naming ``--device``."""
+    error (exit 2), a device or an encoder backend's package this machine lacks an input error (exit 1)."""
+    from .encode_runtime import RuntimeMissing
     from .errors import UsageError
 
     try:
         getattr(encoder, "settings", None)
     except InputError as e:
-        if e.where in ("--precision", "--encoder-backend", "--max-length"):
+        if e.where in ("--precision", "--encoder-backend", "--max-length") and not isinstance(e, RuntimeMissing):
             raise UsageError(e.what, e.where, e.expected) from e
         raise
     check = getattr(encoder, "check_device", None)

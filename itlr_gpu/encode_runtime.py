@@ -85,11 +85,16 @@ def runtime_available(backend: str) -> bool:
     return True
 
 
+class RuntimeMissing(InputError):
+    """An encoder backend whose package this machine lacks: what the machine has, not a command line that cannot
+    work (exit 1, as a --device this machine lacks)."""
+
+
 def require_runtime(backend: str) -> None:
-    """An InputError unless ``backend``'s runtime is installed and imports (:func:`runtime_available`)."""
+    """A :class:`RuntimeMissing` unless ``backend``'s runtime is installed and imports (:func:`runtime_available`)."""
     if not runtime_available(backend):
         pkg = "onnxruntime" if backend == "onnx" else "openvino"
-        raise InputError(f"encoder backend {backend} needs the package {pkg} (not installed, or it does not import)",
+        raise RuntimeMissing(f"encoder backend {backend} needs the package {pkg} (not installed, or it does not import)",
                          "--encoder-backend", f"pip install {pkg} (in the repository: pip install -e '.[{backend}]'), "
                          "or --encoder-backend torch")
 

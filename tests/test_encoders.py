@@ -410,6 +410,19 @@ def test_runtime_backend_without_its_package_is_a_clear_error(monkeypatch):
         enc.encode(["x"])
 
 
+def test_itlr_index_with_a_backend_whose_package_is_missing_exits_1(monkeypatch, tmp_path, capsys):
+    """What the machine lacks (as a --device it has not) is exit 1, not a usage error (2), and nothing is read or
+    written."""
+    from itlr_gpu import cli, encode_runtime
+
+    monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
+    (tmp_path / "c.tsv").write_text("doc_id\ttext\nd1\thello world\n")
+    assert cli.main(["index", str(tmp_path / "c.tsv"), "-o", str(tmp_path / "idx"), "--encoder-backend", "openvino"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("itlr: error:") == 1 and "encoder backend openvino needs the package openvino" in err
+    assert not (tmp_path / "idx").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnx", "openvino"])
 def test_runtime_encoders_match_torch(backend, request, monkeypatch):
