@@ -27,6 +27,7 @@ import io
 import json
 import os
 import re
+import sys
 import tokenize
 import zlib
 from collections.abc import Collection, Iterator, Sequence
@@ -153,7 +154,11 @@ def parse_json_line(line: str, where: str, expected: str = "one JSON object per 
         raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels", where, expected) from e
     except json.JSONDecodeError as e:
         raise InputError(f"malformed JSON ({e.msg}, column {e.colno})", where, expected) from e
-    except ValueError as e:  # NaN / Infinity
+    except ValueError as e:  # NaN / Infinity, or an integer longer than Python reads
+        digits = re.search(r"value has (\d+) digits", str(e))
+        if digits:
+            raise InputError(f"a JSON integer of {int(digits.group(1)):,} digits", where,
+                             f"integers of at most {sys.get_int_max_str_digits():,} digits (Python's limit)") from e
         raise InputError(f"malformed JSON ({e})", where, expected) from e
     if _depth(obj) > MAX_JSON_DEPTH:
         raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels", where, expected)

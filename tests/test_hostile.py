@@ -244,6 +244,9 @@ HOSTILE_QUERIES = {
     "corrupt arrow": lambda p: (p / "q.arrow").write_bytes(b"ARROW1\x00\x00" + bytes(range(256)) * 4) and p / "q.arrow",
     "nan constant": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": "x", "w": NaN}']),
     "invisible expr": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a", "expr": "\\u3000 AND \\u200b"}']),
+    "huge integer": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": ' + "9" * 5000 + ', "expr": "x"}']),
+    "C1 control id": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a\\u0085b", "expr": "x"}']),
+    "line separator id": lambda p: _jsonl(p / "q.jsonl", ['{"query_id": "a\\u2028b", "expr": "x"}']),
 }
 
 
@@ -261,6 +264,13 @@ def test_6_hostile_query_files_give_one_error_line(base, tmp_path, capsys, case)
     rc, _, err = run_cli(["translate", q, "-o", out / "t.arrow"], capsys)
     assert_clean_failure(rc, err)
     assert os.listdir(out) == []
+
+
+def test_6_a_json_integer_past_pythons_limit_says_so(base, tmp_path, capsys):
+    _, idx, _ = base
+    q = _jsonl(tmp_path / "q.jsonl", ['{"query_id": ' + "9" * 5000 + ', "expr": "t0"}'])
+    rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "r.arrow"], capsys)
+    assert rc == 1 and "q.jsonl:1: a JSON integer of 5,000 digits (expected integers of at most 4,300 digits" in err
 
 
 def test_6_big_query_id_is_text(base, tmp_path, capsys):
