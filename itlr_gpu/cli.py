@@ -352,7 +352,8 @@ def cmd_index(args) -> int:
             index.check_encoder(encoder)  # its dimension, now rather than at the first search
     elif args.corpus:
         if args.ids:
-            raise UsageError("--ids only goes with --embeddings", "itlr index")
+            raise UsageError("--ids only goes with --embeddings", "itlr index",
+                             "CORPUS (its ids are its doc_id / _id column), or --embeddings EMB --ids IDS")
         settings = {k: v for k, v in (("backend", args.encoder_backend), ("max_length", args.max_length),
                                       ("precision", args.precision)) if v not in (None, "auto")}
         encoder = cli_common.make_encoder(args.model, args.device, **settings)

@@ -194,7 +194,7 @@ def backend_list(text: str) -> str | list[str]:
                                          f"(expected auto or one or more of {', '.join(BENCH_BACKENDS)})")
     repeated = sorted({b for b in names if names.count(b) > 1})
     if repeated:
-        raise argparse.ArgumentTypeError(f"backend {repeated[0]!r} is listed twice")
+        raise argparse.ArgumentTypeError(f"backend {repeated[0]!r} is listed twice (expected each backend once)")
     return names
 
 

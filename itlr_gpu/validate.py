@@ -336,6 +336,11 @@ def read_parquet_file(path: Path, expected: str = "a Parquet file", data: bytes 
     return table
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
                   fill_null: str | None = None) -> pa.Table:
     """Column ``name`` cast to ``string``; anything but text (binary, float, list, bool...) is refused.
@@ -350,7 +355,10 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
             ok = True
         if not ok:
             expected = "strings or integers" if ids else "strings"
-            raise InputError(f"column '{name}' has type {t}", where, expected)
+            valid = pc.is_valid(col)
+            first = pc.index(valid, True).as_py() if col.null_count < len(col) else -1
+            shown = f" (row {first}: {_short(col[first].as_py())})" if first >= 0 else ""
+            raise InputError(f"column '{name}' has type {t}{shown}", where, expected)
         col = pc.cast(col, pa.string())
     if fill_null is not None and col.null_count:
         col = pc.fill_null(col, fill_null)

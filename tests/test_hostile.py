@@ -266,6 +266,13 @@ def test_6_hostile_query_files_give_one_error_line(base, tmp_path, capsys, case)
     assert os.listdir(out) == []
 
 
+def test_6_a_column_of_another_type_names_its_first_value(base, tmp_path, capsys):
+    _, idx, _ = base
+    q = _jsonl(tmp_path / "q.jsonl", ['{"query_id": "a", "text": null}', '{"query_id": "b", "text": 5}'])
+    rc, _, err = run_cli(["translate", q, "-o", tmp_path / "t.arrow"], capsys)
+    assert rc == 1 and "q.jsonl: column 'text' has type int64 (row 1: 5) (expected strings)" in err
+
+
 def test_6_a_json_integer_past_pythons_limit_says_so(base, tmp_path, capsys):
     _, idx, _ = base
     q = _jsonl(tmp_path / "q.jsonl", ['{"query_id": ' + "9" * 5000 + ', "expr": "t0"}'])
