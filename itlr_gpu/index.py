@@ -26,7 +26,7 @@ from .encoders import Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
-from .validate import load_npy, read_arrow_file, read_json_file, strings_to_arrow
+from .validate import load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading, strings_to_arrow
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -721,6 +721,9 @@ def _id_column(table: pa.Table, where: str, *, allow_single: bool) -> str:
                      "a 'doc_id' or '_id' column" + (" or a single column" if allow_single else " or an ids file"))
 
 
+_ODD_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _read_id_file(path: Path) -> pa.Array | list[str]:
     """Ids from an Arrow/Parquet/JSONL table, or from a text file with one id per line."""
     if not path.is_file():
@@ -729,7 +732,7 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
     if name.endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
         table = read_table(path)
         return table.column(_id_column(table, str(path), allow_single=True))
-    with open(path, "rb") as f:
+    with reading(path, "a UTF-8 text file, one id per line"), open_maybe_gzip(path) as f:   # (.gz as elsewhere)
         data = f.read()
     try:
         text = data.decode("utf-8-sig")
@@ -747,6 +750,10 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
     for lineno, doc_id in enumerate(ids, start=1):   # a text file's places are lines (counted from 1)
         if not doc_id.strip():
             raise InputError("blank line", f"{path}:{lineno}", "one non-empty id per line")
+        if doc_id != doc_id.strip() or _ODD_ID.search(doc_id):   # (check_ids' rule, named by its line here)
+            raise InputError(f"doc_id {doc_id!r} has white space at an end or a control character", f"{path}:{lineno}",
+                             "ids without leading or trailing white space, tabs, line breaks (U+2028 and U+2029 "
+                             "included) or other control characters")
         if doc_id in first:
             raise InputError(f"duplicate doc_id {doc_id!r} (first on line {first[doc_id]})", f"{path}:{lineno}",
                              "unique ids")

@@ -503,6 +503,21 @@ def test_an_ids_file_with_a_header_line_says_so(tmp_path):
         Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.csv")
 
 
+def test_an_ids_text_file_names_the_line_of_an_odd_id_and_may_be_gzipped(tmp_path):
+    import gzip
+
+    np.save(tmp_path / "e.npy", rand(3, 3))
+    (tmp_path / "ids.txt").write_text("a\nb \nc\n")
+    with pytest.raises(InputError, match=r"ids\.txt:2: doc_id 'b ' has white space at an end or a control character"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.txt")
+    (tmp_path / "ids.txt").write_text("a\nb\u2028x\nc\n")
+    with pytest.raises(InputError, match=r"ids\.txt:2: doc_id 'b\\u2028x'"):
+        Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.txt")
+    with gzip.open(tmp_path / "ids.txt.gz", "wt") as f:
+        f.write("a\nb\nc\n")
+    assert Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.txt.gz").doc_ids.to_pylist() == ["a", "b", "c"]
+
+
 @pytest.mark.parametrize("bad", ["b ", " b", "b\tc", "b\nc", "b\x00", "b\x7fc", "b\x85c", "b\x9fc", "b\u2028c",
                                  "b\u2029c"])
 def test_ids_with_white_space_at_an_end_or_control_characters_are_refused(tmp_path, bad):
