@@ -245,6 +245,15 @@ def test_a_hand_built_term_is_refused_or_parses_back(text):
     assert parse(form) == Term(text)
 
 
+def test_full_width_parentheses_group_and_full_width_quotes_quote():
+    """CJK input methods type （ ） and ＂: read as word characters they changed the grouping without a word."""
+    assert parse("\uff08a OR b\uff09 AND c") == And((Or((Term("a"), Term("b"))), Term("c")))
+    assert parse("\uff02a AND b\uff02 OR c") == Or((Term("a AND b"), Term("c")))
+    with pytest.raises(QuerySyntaxError, match="unexpected '\uff08' at position 2"):
+        parse("\u6771\u4eac\uff08\u65e5\u672c\uff09")   # a term holding them is quoted
+    assert parse('"\u6771\u4eac\uff08\u65e5\u672c\uff09"') == Term("\u6771\u4eac\uff08\u65e5\u672c\uff09")
+
+
 def test_operators_apostrophes_and_invisible_characters():
     # an apostrophe's closing quote is not looked for past an operator in capitals: two terms
     assert parse("'s-Hertogenbosch history AND NOT farmers' markets") == \

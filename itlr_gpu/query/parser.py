@@ -6,9 +6,9 @@ Grammar (the paper's, with n-ary chains)::
     W -> term | "(" T ")"
 
 Precedence NOT > AND > OR; keywords are case-insensitive.  A term is either a
-double-quoted string (escapes ``\\"`` and ``\\\\``; typographic quotes such as “...”, „...“
-and «...» also quote, without escapes) or a run of bare words that are
-not keywords; white space inside a bare run collapses to one space, so
+double-quoted string (escapes ``\\"`` and ``\\\\``; typographic quotes such as “...”, „...“,
+«...» and the full-width ＂...＂ also quote, without escapes) or a run of bare words that are
+not keywords (full-width parentheses group as ASCII ones do); white space inside a bare run collapses to one space, so
 ``vitamin D benefits AND NOT bone health`` has two terms.  Tabs, newlines and
 Unicode spaces (``str.isspace``, e.g. U+3000) count as white space; every other
 control character is an error, and so is a term of only invisible characters
@@ -84,9 +84,9 @@ def tokenize(query: str) -> list[Token]:
         ch = query[i]
         if ch.isspace():
             i += 1
-        elif ch in "()":
+        elif ch in _PARENS:
             flush()
-            tokens.append(Token(ch, i))
+            tokens.append(Token(_PARENS[ch], i, ch))
             i += 1
         elif ch == '"':
             flush()
@@ -130,8 +130,11 @@ def _keyword(word: str) -> str:
 
 # Typographic double quotes (pasted from a word processor) quote a term like '"': each opening mark with the
 # marks that may close it (English, German, French usage).
-_TYPOGRAPHIC = {"\u201c": "\u201d", "\u201e": "\u201c\u201d", "\u00ab": "\u00bb"}   # not \u201d: an inch mark
-_WORD_END = '()"' + "".join(_TYPOGRAPHIC)
+_TYPOGRAPHIC = {"\u201c": "\u201d", "\u201e": "\u201c\u201d", "\u00ab": "\u00bb",   # not \u201d: an inch mark
+               "\uff02": "\uff02"}   # the full-width quote of CJK input methods
+# Parentheses, the full-width ones of CJK input methods too: read as words they would change the grouping unseen
+_PARENS = {"(": "(", ")": ")", "\uff08": "(", "\uff09": ")"}
+_WORD_END = '"' + "".join(_PARENS) + "".join(_TYPOGRAPHIC)
 
 
 def _read_typographic(query: str, start: int) -> tuple[tuple[str, int], int]:
@@ -172,7 +175,7 @@ def _single_quoted(query: str, start: int, word: str) -> bool:
         stripped = nxt.rstrip(")")
         if stripped.endswith(closing) and len(stripped) > 1:
             return True
-        if any(c in nxt for c in '()"') or any(c in nxt for c in _TYPOGRAPHIC) or nxt in KEYWORDS:
+        if any(c in nxt for c in _WORD_END) or nxt in KEYWORDS:
             return False   # "'s-Hertogenbosch AND NOT farmers' markets": two terms (an operator in capitals
             # ends the search; "'rock and roll'" is still one single-quoted phrase)
     return False
@@ -372,7 +375,7 @@ class _Parser:
             return f"term {tok.text!r}"
         if tok.kind == "END":
             return "end of query"
-        return f"'{tok.kind}'" if tok.kind in "()" else tok.kind
+        return f"'{tok.text or tok.kind}'" if tok.kind in "()" else tok.kind
 
 
 def parse(query: str | Node) -> Node:
