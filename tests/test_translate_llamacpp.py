@@ -422,6 +422,20 @@ def test_llamacpp_translator_rows_and_cache_key(tmp_path):
     assert translate([long], translator="llamacpp", engine=wider, cache_dir=tmp_path)[0].expr == '"word"'
 
 
+def test_a_window_below_the_shared_prompt_is_one_usage_error(tmp_path):
+    """--max-model-len that not even the shared prompt head and max_tokens fit would fail every request: one
+    usage error before any generation, not a batch of error rows."""
+    from itlr_gpu.errors import UsageError
+
+    eng = LlamaCppTranslator(llm=EchoEngine({"c": '"c"'}), max_model_len=10)
+    with pytest.raises(UsageError, match=r"--max-model-len: max_model_len 10 is below what every request needs: "
+                                         r"\d+ tokens of the prompt's shared part and \d+ of translation"):
+        translate(["c", "d"], translator="llamacpp", engine=eng, cache_dir=tmp_path)
+    assert eng.llm.calls == []
+    # only texts that never reach the model (empty): their error rows, no refusal
+    assert translate([""], translator="llamacpp", engine=eng, cache_dir=tmp_path)[0].error == "empty text"
+
+
 def test_lazy_engine_loads_only_when_a_request_is_not_cached(tmp_path):
     starts = []
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import InputError, QuerySyntaxError
+from ..errors import InputError, QuerySyntaxError, UsageError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from ..query.ast import terms as _terms
 from . import grammar as _grammar
@@ -588,6 +588,15 @@ class VllmTranslator:
                 sent.add(i)
                 on_result(i, r)
 
+        if self.max_model_len and self._tokenizer is not None and any(text_error(t) is None for t in texts):
+            # every prompt starts with the shared head and leaves room for max_tokens: a window below that
+            # fails every request, an option value that cannot work rather than a batch of error rows
+            least = self._prompt_tokens(self.shared_head()) + self.max_tokens
+            if least > self.max_model_len:
+                raise UsageError(f"max_model_len {self.max_model_len} is below what every request needs: "
+                                 f"{least - self.max_tokens} tokens of the prompt's shared part and "
+                                 f"{self.max_tokens} of translation", "--max-model-len",
+                                 f"at least {least}, or fewer --examples")
         prompts: list[str | None] = []
         budgets = [self.max_tokens] * len(texts)
         for i, t in enumerate(texts):
