@@ -148,14 +148,9 @@ def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], ope
 def query_list(queries: Iterable[str | Node]) -> list[str | Node]:
     """``queries`` as a list (an Arrow column: its values); one string, or something not iterable, is an
     InputError."""
-    from .validate import python_values
+    from .validate import value_list
 
-    queries = python_values(queries)
-    if isinstance(queries, (str, bytes)):
-        raise InputError("queries must be a list of expressions, not one string", "queries", "a list")
-    if not isinstance(queries, Iterable):
-        raise InputError(f"queries is a {type(queries).__name__}", "queries", "a list of expressions or query ASTs")
-    return list(queries)
+    return value_list(queries, "queries", "a list of expressions or query ASTs")
 
 
 def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | None = None) -> Program:
@@ -166,12 +161,10 @@ def compile_queries(queries: Iterable[str | Node], query_ids: Sequence[str] | No
     queries = query_list(queries)
     if query_ids is None:
         query_ids = [f"q{i}" for i in range(len(queries))]
-    elif isinstance(query_ids, (str, bytes)) or not isinstance(query_ids, Iterable):
-        raise InputError(f"query_ids is a {type(query_ids).__name__}", "query_ids", "a list of ids, one per query")
     else:   # the rules of every id: a string (or an integer), none empty, none twice, no white space at an end
-        from .validate import python_values
+        from .validate import value_list
 
-        query_ids = list(python_values(query_ids))
+        query_ids = value_list(query_ids, "query_ids", "a list of ids, one per query")
         bad = next((i for i, q in enumerate(query_ids)
                     if not isinstance(q, (str, int, np.integer)) or isinstance(q, bool)), None)
         if bad is not None:

@@ -17,7 +17,7 @@ from .io import RESULT_SCHEMA
 from .ops import Ops
 from .query import Node, natural_text, parse as parse_query
 from .scoring import RECOMMENDED, ScoreOptions
-from .validate import python_values
+from .validate import value_list
 
 
 def search(
@@ -79,7 +79,7 @@ def search(
     named_ops, ops = ops, Ops.parse(ops)   # (an OR family named with the recommended preset replaces its max)
     options = check_score_options(score_options, named_ops).override(
         hybrid=hybrid, neg_hybrid=neg_hybrid, conj_hybrid=conj_hybrid, calibration=calibration, guard=guard)
-    whole_queries = python_values(whole_queries)   # an Arrow column: its texts
+    whole_queries = whole_query_list(whole_queries)
     check_whole_queries(whole_queries, len(queries), options)
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
@@ -234,6 +234,12 @@ def check_score_options(options: ScoreOptions | str | None, ops: str | Ops | Non
                          f"score_options is a {type(options).__name__}", "score_options",
                          'a ScoreOptions, "recommended" or None')
     return options or ScoreOptions()
+
+
+def whole_query_list(whole_queries) -> list | None:
+    """None, or the whole-query texts as a list (a generator, an Arrow column: its texts)."""
+    return None if whole_queries is None else value_list(whole_queries, "whole_queries",
+                                                          "a list with one text per query")
 
 
 def check_whole_queries(whole_queries: Sequence[str] | None, n: int, options: ScoreOptions) -> None:

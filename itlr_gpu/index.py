@@ -26,7 +26,8 @@ from .encoders import Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
-from .validate import load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading, strings_to_arrow
+from .validate import (is_textual, load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading,
+                       strings_to_arrow)
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -123,8 +124,7 @@ def _ids_array(doc_ids: Any, where: str) -> pa.Array:
         except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
             raise InputError(f"doc ids are not all strings ({e})", where, "a sequence of string ids") from e
     if not pa.types.is_string(doc_ids.type):
-        if not (pa.types.is_large_string(doc_ids.type) or pa.types.is_integer(doc_ids.type)
-                or pa.types.is_null(doc_ids.type)):
+        if not (is_textual(doc_ids.type) or pa.types.is_integer(doc_ids.type) or pa.types.is_null(doc_ids.type)):
             raise InputError(f"doc ids have type {doc_ids.type}", where, "strings")
         doc_ids = pc.cast(doc_ids, pa.string())
     check_ids(doc_ids, where, "doc_id")

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .output import atomic_file, check_output_file
-from .validate import (iter_json_lines, plain_float, plain_int, read_arrow_file, read_parquet_file, read_delimited_rows,
-                       string_column, strings_to_arrow, table_from_rows, text_lines)
+from .validate import (is_textual, iter_json_lines, plain_float, plain_int, read_arrow_file, read_delimited_rows,
+                       read_parquet_file, string_column, strings_to_arrow, table_from_rows, text_lines)
 
 __all__ = [
     "RESULT_SCHEMA",
@@ -429,7 +429,7 @@ def _run_ids(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -
             if pa.types.is_dictionary(col.type):
                 col = col.dictionary_decode()   # a pandas "category" column
             if not pa.types.is_string(col.type):
-                if not (pa.types.is_integer(col.type) or pa.types.is_large_string(col.type)):
+                if not (pa.types.is_integer(col.type) or is_textual(col.type)):
                     raise InputError(f"column '{name}' has type {col.type}", where, "string or integer ids")
                 col = pc.cast(col, pa.string())
             if col.null_count:

@@ -30,7 +30,7 @@ import re
 import sys
 import tokenize
 import zlib
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -241,6 +241,26 @@ def python_values(values: Any) -> Any:
     return values
 
 
+def value_list(values: Any, name: str, expected: str, where: str | None = None) -> list[Any]:
+    """One value per row, as a list: a list, tuple, generator, numpy array, pandas Series or an Arrow array /
+    table column (its Python values).  A whole table (pyarrow, pandas: iterating one yields its column names), a
+    mapping (its keys), a set (no order to match ids by), one string or a non-iterable is an InputError
+    (``name`` the argument, ``where`` the place, default ``name``)."""
+    values = python_values(values)
+    where = where or name
+    kind = type(values).__name__
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"{name} is one {kind}, not a list", where, expected)
+    if isinstance(values, pa.Table) or (hasattr(values, "columns") and hasattr(values, "iloc")):
+        raise InputError(f"{name} is a {kind} (a whole table)", where,
+                         f"{expected}: one of its columns, e.g. table['expr']")
+    if isinstance(values, (Mapping, AbstractSet)):
+        raise InputError(f"{name} is a {kind}", where, f"{expected} (a {kind} has no row order)")
+    if not isinstance(values, Iterable):
+        raise InputError(f"{name} is a {kind}", where, expected)
+    return list(values)
+
+
 def strings_to_arrow(values: Sequence[Any], where: str, what: str) -> pa.Array:
     """``pa.array(values, string)``; a lone surrogate is an InputError naming the row."""
     try:
@@ -341,6 +361,11 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def is_textual(t: pa.DataType) -> bool:
+    """An Arrow string type: string, large_string or string_view (pandas 3 and Polars write the last two)."""
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
 def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
                   fill_null: str | None = None) -> pa.Table:
     """Column ``name`` cast to ``string``; anything but text (binary, float, list, bool...) is refused.
@@ -350,8 +375,8 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
     col = table.column(name)
     t = col.type
     if not pa.types.is_string(t):
-        ok = pa.types.is_large_string(t) or pa.types.is_null(t) or (ids and pa.types.is_integer(t))
-        if pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
+        ok = is_textual(t) or pa.types.is_null(t) or (ids and pa.types.is_integer(t))
+        if pa.types.is_dictionary(t) and is_textual(t.value_type):   # a pandas "category" column
             ok = True
         if not ok:
             expected = "strings or integers" if ids else "strings"

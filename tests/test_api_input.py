@@ -81,7 +81,7 @@ def test_a_score_out_of_range_is_refused_whatever_k_on_every_path(path, case, k)
     ([""], "empty query_id at row 0"),
     (["a\tb"], "has white space at an end or a control character"),
     ([" x"], "has white space at an end or a control character"),
-    ("x", "query_ids is a str"),
+    ("x", "query_ids is one str, not a list"),
     ([1.5], "query id 1.5 at row 0 is a float"),
 ])
 def test_query_ids_follow_the_rules_of_every_id(index, query_ids, message):
@@ -299,6 +299,58 @@ def test_api_inputs_that_pyarrow_or_torch_would_refuse_with_their_own_exceptions
     for dtype, grad in ((torch.float32, True), (torch.bfloat16, False)):
         got = itlr.search(index, ["a AND NOT c"], encoder=TensorEncoder(dtype, grad), k=3)
         assert got.column("doc_id").equals(want.column("doc_id"))
+
+
+def test_a_whole_table_a_mapping_or_a_set_is_no_list_of_queries(index):
+    """Iterating a table gives its column names and a dict its keys, and a set has no order to match ids to: each
+    is one InputError wherever a list of rows is taken (queries, query ids, whole-query texts, translate's texts);
+    a generator and an Arrow column are lists of rows."""
+    import pyarrow as pa
+
+    from itlr_gpu.scale.rerank import rerank
+    from itlr_gpu.translate import translate
+
+    table = pa.table({"query_id": ["x"], "expr": ["a AND NOT c"]})
+    for bad, message in ((table, r"queries is a Table \(a whole table\) \(expected .*: one of its columns"),
+                         ({"x": "a"}, r"queries is a dict \(expected .*\(a dict has no row order\)"),
+                         ({"a", "c"}, r"queries is a set"), ("a", "queries is one str, not a list")):
+        with pytest.raises(InputError, match=message):
+            itlr.search(index, bad, encoder=AxisEncoder())
+        with pytest.raises(InputError, match=message):
+            rerank(index, bad, ["x"], pa.table({"query_id": ["x"], "doc_id": ["d0"]}), AxisEncoder(), device="cpu")
+    with pytest.raises(InputError, match="query_ids is a set"):
+        itlr.search(index, ["a"], encoder=AxisEncoder(), query_ids={"x"})
+    with pytest.raises(InputError, match="texts is a set"):
+        translate({"a or b"})
+    with pytest.raises(InputError, match="whole_queries is a Table"):
+        itlr.search(index, ["a"], encoder=AxisEncoder(), hybrid=0.5, whole_queries=table)
+    # a generator of whole-query texts and an Arrow column of texts are lists of rows
+    kw = dict(encoder=AxisEncoder(), k=2, score_options="recommended")
+    assert itlr.search(index, ["a"], whole_queries=(t for t in ["a"]), **kw).equals(
+        itlr.search(index, ["a"], whole_queries=["a"], **kw))
+    rows = translate(pa.table({"text": ["coffee but not tea"]}).column("text"))
+    assert rows[0].text == "coffee but not tea" and rows[0].expr == '("coffee" AND NOT "tea")'
+
+
+def test_a_pandas_data_frame_is_no_list_of_queries(index):
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(InputError, match="queries is a DataFrame"):
+        itlr.search(index, pd.DataFrame({"query_id": ["x"], "expr": ["a"]}), encoder=AxisEncoder())
+    assert itlr.search(index, pd.Series(["a"]), encoder=AxisEncoder(), k=1).num_rows == 1
+
+
+def test_string_view_and_large_string_category_columns_are_strings():
+    """pandas 3 writes a "category" column as dictionary<large_string> and Polars strings as string_view."""
+    import pyarrow as pa
+
+    class Enc:
+        def encode(self, texts):
+            return np.ones((len(texts), 3), np.float32)
+
+    for ids, text in ((pa.array(["x", "y"], pa.large_string()).dictionary_encode(), pa.array(["cat", "dog"])),
+                      (pa.array(["x", "y"], pa.string_view()), pa.array(["cat", "dog"], pa.string_view()))):
+        built = itlr.Index.build(pa.table({"doc_id": ids, "text": text}), encoder=Enc())
+        assert built.doc_ids.to_pylist() == ["x", "y"]
 
 
 def test_translate_refuses_what_is_not_a_text_row_by_row():

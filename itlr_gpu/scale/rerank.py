@@ -37,8 +37,9 @@ import torch
 
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder
-from ..engine import check_results, check_score_options, check_whole_queries, whole_query_embeddings
-from ..validate import python_values
+from ..engine import (check_results, check_score_options, check_whole_queries, whole_query_embeddings,
+                      whole_query_list)
+from ..validate import value_list
 from ..errors import InputError
 from ..index import Index
 from ..io import RESULT_SCHEMA, RUN_EXTENSIONS, read_run, run_columns
@@ -145,7 +146,9 @@ def rerank(
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
         raise InputError(f"k={k!r}", "-k", "a positive integer")
-    queries, query_ids, whole_queries = (python_values(v) for v in (queries, query_ids, whole_queries))
+    queries = value_list(queries, "queries", "a list of expressions or query ASTs")
+    query_ids = value_list(query_ids, "query_ids", "a list of ids, one per query")
+    whole_queries = whole_query_list(whole_queries)
     checked = check_score_options(score_options, ops)
     options = checked if checked.active else None
     if options is not None and options.calibration == "percentile":

@@ -63,6 +63,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InputError
+from ..validate import value_list
 from ..query import canonical, parse
 from .rules import try_translate_rules
 
@@ -168,7 +169,8 @@ def translate(
         kind = "a single string" if isinstance(texts, (str, bytes)) else "None" if texts is None \
             else f"of type {type(texts).__name__}"
         raise InputError(f"texts is {kind}", "translate()", "a list of texts (translate([text]) for one)")
-    texts = list(texts)
+    # an Arrow column: its texts; a whole table or a set: an error
+    texts = value_list(texts, "texts", "a list of texts (translate([text]) for one)", "translate()")
     _check(translator, mode)
     if translator == "rules":
         if opts:
