@@ -180,6 +180,16 @@ ops_st = st.builds(Ops, st.sampled_from(["product", "sum", "min"]), st.sampled_f
 MIN_WELL_CONDITIONED_SAMPLE = 8
 
 
+def guard_cancels(node) -> bool:
+    """The guard regresses a negated literal on the mean of the query's positive literals: where that mean is the
+    negated term itself (its only positive term, e.g. "a OR NOT a"), the guarded literal is a constant plus float
+    rounding, and the hybrid's spread and agreement on the sample are rounding, which float32 and float64 weigh
+    differently (found by hypothesis: a weight of 0.44 against 1)."""
+    signs = literal_signs(node)
+    positive = {t for t, neg in signs if not neg}
+    return len(positive) == 1 and any(neg and t in positive for t, neg in signs)
+
+
 def setup(nodes, n, seed):
     rng = np.random.default_rng(seed)
     docs = unit_rows(rng, n, 16)
@@ -196,6 +206,7 @@ def setup(nodes, n, seed):
 def test_dense_scores_equal_numpy(nodes, ops, opt, n, seed):
     # float32 vs float64 on a sample with a near-zero spread differs arbitrarily (see below).
     assume(opt.calibration is None and opt.hybrid is None or min(n, opt.sample_size) >= MIN_WELL_CONDITIONED_SAMPLE)
+    assume(not (opt.guard and opt.hybrid is not None and any(guard_cancels(node) for node in nodes)))
     docs, vocab, whole, program, terms = setup(nodes, n, seed)
     got = score_dense(docs, terms, program, ops, opt, whole)
     want = np_scores(docs, vocab, nodes, ops, opt, whole.astype(np.float64))
