@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="documents per call to the encoder (default 256; the progress bar's step and the length "
                         "sort's window): each call runs forward passes of up to the encoder's own batch, so a "
                         "smaller --batch-size than that also shrinks the passes (and slows encoding)")
-    s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps)")
+    s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps; default cpu)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
                    help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed; "
                         "else onnx (int8) when ONNX Runtime is installed; else torch (bf16 where the CPU has it); "
@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("parse", help="print the canonical form and postfix program of a query")
-    s.add_argument("expr")
+    s.add_argument("expr", help="a query, quoted for the shell (itlr parse -- '-a OR b' for one starting with -)")
     s.set_defaults(func=cmd_parse, loads_torch=False)
 
     s = sub.add_parser("search", help="score queries against an index, write top-k as Arrow/Parquet")
@@ -240,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--backend", choices=("auto", "torch", "triton", "numba"), default="auto",
                    help="auto: the fused Triton kernel on a GPU, the fused numba loop on a CPU (torch without numba)")
-    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where the search runs (default auto: cuda when there is one)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--skip-invalid", action="store_true",
@@ -294,10 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto (default: every one available here) or comma-separated: "
                         + ", ".join(cli_common.BENCH_BACKENDS))
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
-    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported)")
+    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported; default 3)")
     s.add_argument("--warmup", type=non_negative_int, default=1,
-                   help="untimed runs per backend first (with 0 the first timed run includes the numba JIT compile "
-                        "and first-touch costs)")
+                   help="untimed runs per backend first (default 1; with 0 the first timed run includes the numba "
+                        "JIT compile and first-touch costs)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--json", metavar="OUT", help="also write the results as JSON (atomically)")
     cli_common.add_fallback_argument(s)
@@ -312,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
                    default=400, help="documents in the generated corpus (2 to 100,000)")
     s.add_argument("--per-template", type=cli_common.int_in(1, 1_000, "a demo, not a benchmark"), default=4,
                    help="queries per template (at most 1,000)")
-    s.add_argument("--seed", type=non_negative_int, default=0)
+    s.add_argument("--seed", type=non_negative_int, default=0, help="the corpus's and queries' seed (default 0)")
     s.add_argument("--model", help="encoder folder (default: bundled all-MiniLM-L6-v2)")
     s.set_defaults(func=cmd_demo)
     return p

@@ -233,13 +233,14 @@ class Index:
     @classmethod
     def build(cls, corpus: PathLike | pa.Table, encoder: Encoder | None = None, *,
               dtype: str = "float16", batch_size: int = 256, keep_empty: bool = False,
-              not_in: Index | None = None) -> Index:
+              not_in: Index | None = None, progress: bool = True) -> Index:
         """Encode a corpus (a path :func:`read_corpus` accepts, or a table) into an index.
 
         Documents without text (empty title and text) are left out with a warning: the vector of an empty
         string is close to every short term, so such documents would top OR queries.  ``keep_empty=True``
         embeds each as an empty string (their ids kept in the index).  ``not_in``: an index the new documents
-        are for (:meth:`append`); an id already in it is refused before anything is encoded."""
+        are for (:meth:`append`); an id already in it is refused before anything is encoded.  ``progress``: a
+        progress bar on standard error once encoding takes over 2 s (False: none)."""
         from tqdm.auto import tqdm
 
         dt = _dtype(dtype)
@@ -295,7 +296,7 @@ class Index:
         # call), and a batch too long for memory fails at the start.  Rows go back to corpus order.
         order = np.argsort([-len(t) for t in texts], kind="stable")
         # shown once encoding has run 2 s (a few hundred documents can take minutes on a small CPU), not for less
-        with tqdm(total=n, unit="doc", desc="encoding", delay=2.0, disable=n <= 1) as bar:
+        with tqdm(total=n, unit="doc", desc="encoding", delay=2.0, disable=n <= 1 or not progress) as bar:
             for start in range(0, n, batch_size):
                 rows = order[start : start + batch_size]
                 batch = [texts[i] for i in rows]
