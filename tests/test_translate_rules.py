@@ -566,6 +566,16 @@ def test_rules8_clause_exclusions_and_questions_of_a_link(text, expr):
     ("wifi not connecting after update", '"wifi not connecting after update"'),
     ("running not swimming", '("running" AND NOT "swimming")'),
     ("Python not Java", '("Python" AND NOT "Java")'),
+    # rules-88 (an outside audit of misreadings): a problem's state ("not received", "not found") straight after a
+    # word and "not to" + a verb are the request's topic, no exclusion; "not paid work", "not to Paris" exclude
+    ("refund not received after 30 days", '"refund not received after 30 days"'),
+    ("module not found error python", '"module not found error python"'),
+    ("package not received but marked delivered", '("package not received" AND "marked delivered")'),
+    ("foods not to eat when pregnant", '"foods not to eat when pregnant"'),
+    ("places not to miss in Rome", '"places not to miss in Rome"'),
+    ("volunteering not paid work", '("volunteering" AND NOT "paid work")'),
+    ("flights to Europe, not to Paris", '("flights to Europe" AND NOT "to Paris")'),
+    ("cars not made in China", '("cars" AND NOT "made in China")'),
     ("Schengen visa requirements, skip the transit visa", '("Schengen visa requirements" AND NOT "transit visa")'),
     ("Is Bitcoin a hedge against inflation?", '"Bitcoin a hedge against inflation"'),
     ("Is it true that cats purr?", '"Is it true that cats purr"'),

@@ -480,6 +480,17 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                      or _fold(out[i + 1].text).strip(".,;:!?") in _STATES) and len(out[i + 1].text) > 5 \
                 and not _modifies_plural(out, i + 1):
             t.kind = "WORD"   # ("screen sharing not working": a state after an -ing noun too)
+        # "foods not to eat when pregnant", "things not to do in Japan": "not to" + a verb negates the verb of the
+        # phrase, no topic; "not to Paris" (a place after "to") stays an exclusion
+        elif t.kind == "NOT" and t.text.lower() == "not" and 0 < i < len(out) - 2 and out[i - 1].kind == "WORD" \
+                and _fold(out[i + 1].text) == "to" and out[i + 2].kind == "WORD" \
+                and _fold(out[i + 2].text).strip(".,;:!?") in _PLAIN_VERBS:
+            t.kind = "WORD"
+        # a problem's state ("refund not received", "module not found error", "404 not found"): a past participle
+        # straight after a word, no comma, is what the request is about, no exclusion
+        elif t.kind == "NOT" and t.text.lower() == "not" and 0 < i < len(out) - 1 and out[i - 1].kind == "WORD" \
+                and out[i + 1].kind == "WORD" and _fold(out[i + 1].text).strip(".,;:!?") in _PROBLEM_STATES:
+            t.kind = "WORD"
         # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
                 and _is_hedge(out[i + 1].text, out[i + 2].text if i + 2 < len(out) else ""):
@@ -585,6 +596,13 @@ _BEFORE_A_TITLE = set("is are was were be been have has had got get like love lo
                       "hear heard listen rent borrow".split())
 _BEFORE_NEITHER_TITLE = {"about", "of", "called", "named", "titled", "entitled"}
 # what a thing does not do when it is broken ("screen sharing not working", "file syncing not updating")
+# verbs of "not to" + a verb ("foods not to eat", "places not to miss", "what not to wear")
+_PLAIN_VERBS = set("do eat drink wear say buy use miss visit see watch read try take make get go ask put give "
+                   "invest hire trust plant feed mix wash store pack book forget skip sign".split())
+# past participles that name a problem's state ("refund not received", "module not found")
+_PROBLEM_STATES = set("received found returned delivered accepted recognized recognised detected shown "
+                      "displayed updated saved sent refunded credited processed approved installed loaded "
+                      "registered supported responding filed vested".split())
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
               "updating displaying saving sending receiving launching installing downloading uploading".split())
 
