@@ -535,6 +535,12 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
     if len(out) > 2 and out[0].kind == "NOT" and out[0].text == "No" and out[1].text[:1].isupper() \
             and sum(t.text[:1].isupper() for t in out[1:4]) >= 2 and all(t.kind == "WORD" for t in out[1:]):
         out[0].kind = "WORD"
+    # "no obesity or diabetes" opening the request excludes both, as "excluding obesity or diabetes" does (a
+    # request-initial "not" keeps the grammar's reading: "not coffee or tea" is (NOT coffee) OR tea)
+    if out and out[0].kind == "NOT" and _fold(out[0].text) == "no" and len(out) > 3 and out[1].kind == "WORD":
+        nxt = next((u.kind for u in out[2:] if u.kind != "WORD"), "END")
+        if nxt in ("OR", "COR"):
+            out[0].kind = "EXCL"
     # "landlord ignoring repair requests": after someone who ignores, "ignoring" is the verb, no exclusion
     for i in range(1, len(out)):
         if out[i].kind == "EXCL" and _fold(out[i].text) == "ignoring" and out[i - 1].kind == "WORD" \

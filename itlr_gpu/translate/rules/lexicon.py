@@ -345,6 +345,7 @@ _BINOMIALS = {
         "odds and ends", "dos and don'ts", "do's and don'ts", "arts and humanities", "mind and body",
         "the birds and the bees", "wind and solar", "state and local", "federal and state", "whether or not",
         "with or without",   # "cats with or without dogs": dogs do not matter, no exclusion
+        "with and without", "with versus without", "with vs without", "with vs. without",   # a comparison of both
         # pairs of names known as one ("the Lewis and Clark expedition")
         "lewis and clark", "antony and cleopatra", "tristan and isolde", "hansel and gretel", "jekyll and hyde",
         "sense and sensibility", "beauty and the beast", "laurel and hardy", "gilbert and sullivan",

@@ -280,6 +280,8 @@ def _compare(sentence: str) -> str:
     if not m or _has_strong_aux(sentence):
         return sentence
     rest = sentence[m.end():]
+    if re.search(r"\bwith\s+(?:and|or|vs\.?|versus)\s+without\b", _fold(rest)):
+        return sentence   # "comparing schools with and without uniforms": one topic, seen both ways
     links = list(_COMPARE_WITH_RE.finditer(_fold(rest)))
     if len(links) != 1 or re.search(r"\b(?:and|or|not|but)\b", _fold(rest[:links[0].start()] + rest[links[0].end():])):
         return sentence
