@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,3 +80,16 @@ def check_stem(ap: argparse.ArgumentParser, stem: Path | str, option: str = "--o
     if stem.is_dir():
         ap.error(f"{option} {stem}: is a folder; expected a file stem such as {stem / 'name'}")
     check_writable(ap, stem.parent, option, shown=stem)
+
+
+TRIAL_HELP = (" (default: benchmarks/results/{name} with the default settings; with others a stem in the system's "
+              "temporary folder, so that a trial or a smoke run never replaces the committed table)")
+
+
+def default_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str,
+                 ignore: Collection[str] = ()) -> str:
+    """Where a script writes when ``--out`` is left out: ``benchmarks/results/NAME`` with its default settings,
+    else ``itlr-NAME-trial`` in the system's temporary folder.  ``ignore``: settings that say where data or
+    caches are, or how many processes work, not what is measured."""
+    trial = any(value != ap.get_default(key) for key, value in vars(args).items() if key not in {"out", *ignore})
+    return str(Path(tempfile.gettempdir()) / f"itlr-{name}-trial" if trial else ROOT / "benchmarks" / "results" / name)

@@ -28,7 +28,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,13 +37,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, check_stem, non_negative_int, positive_int, seconds  # noqa: E402
+from benchmarks import TRIAL_HELP, check_stem, default_stem, non_negative_int, positive_int, seconds  # noqa: E402
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend, resolve_device  # noqa: E402
 from itlr_gpu.backends.reference import chunk_for_budget  # noqa: E402
 from itlr_gpu.cpuinfo import cpu_name  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def unit_rows(rng, n, d, dtype=np.float32, block=1 << 18):
@@ -140,13 +138,9 @@ def main() -> None:
                     help="seconds of quiet before each timed case (0 = back to back, as before)")
     ap.add_argument("--big-n", type=non_negative_int, default=2_000_000, help="rows of the float16 memory test (0 = skip)")
     ap.add_argument("--out", default=None,
-                    help=STEM_HELP + " (default: benchmarks/results/cpu_search at the default sizes; at other sizes "
-                         "a file in the system's temporary directory, so that a trial never replaces the committed "
-                         "table)")
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="cpu_search"))
     args = ap.parse_args()
-    if args.out is None:
-        trial = any(value != ap.get_default(name) for name, value in vars(args).items() if name != "out")
-        args.out = str(Path(tempfile.gettempdir()) / "itlr-cpu_search-trial" if trial else RESULTS / "cpu_search")
+    args.out = args.out or default_stem(ap, args, "cpu_search")
     check_stem(ap, args.out)
 
     rng = np.random.default_rng(0)

@@ -38,11 +38,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import DATA_DIR, STEM_HELP, check_stem, positive_int, positive_int_list, seconds  # noqa: E402
+from benchmarks import DATA_DIR, TRIAL_HELP, check_stem, default_stem, positive_int, positive_int_list, seconds  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, cpu_native_bf16, l2_normalize  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 SCIFACT = DATA_DIR / "scifact"   # --data-dir overrides
 
 OPTIONS = [  # (label, backend, max_length, precision)
@@ -145,10 +144,12 @@ def main() -> None:
     ap.add_argument("--no-ndcg", action="store_true", help="skip the nDCG@10 runs (whole corpus per option)")
     ap.add_argument("--ndcg", help="comma-separated option-label prefixes that get an nDCG@10 run (default: all)")
     ap.add_argument("--only", help="comma-separated option labels' prefixes to run (default: all available)")
-    ap.add_argument("--out", default=str(RESULTS / "encode"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="encode"))
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR,
                     help="folder holding scifact/ in BEIR layout (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
+    args.out = args.out or default_stem(ap, args, "encode", ignore=("data_dir",))
     check_stem(ap, args.out)
     global SCIFACT
     SCIFACT = args.data_dir / "scifact"

@@ -38,13 +38,12 @@ if str(ROOT) not in sys.path:
 import ir_measures  # noqa: E402
 from ir_measures import P, nDCG  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, STEM_HELP, cache_dir, check_stem, non_negative_int, positive_int, unit_float  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, TRIAL_HELP, cache_dir, check_stem, default_stem, non_negative_int, positive_int, unit_float  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from itlr_gpu import Index, RECOMMENDED, ScoreOptions, Term, search  # noqa: E402
 from itlr_gpu.bench import machine_info  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 # (name, query kind, options): "not" = "A AND NOT B", "pos" = "A", "text" = "A but not B" embedded whole
 CONFIGS = [
     ("A alone (no exclusion)", "pos", None),
@@ -150,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
                          "thresholds apply to the sample)")
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
     ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
-    ap.add_argument("--out", type=Path, default=RESULTS / "exclusion", help=STEM_HELP)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="exclusion"))
     args = ap.parse_args(argv)
+    args.out = args.out or Path(default_stem(ap, args, "exclusion", ignore=("data_dir", "cache_dir")))
     args.cache_dir = args.cache_dir or cache_dir()
     check_stem(ap, args.out)
     if not any((args.data_dir / "reuters21578").glob("reut2-*.sgm.gz")):

@@ -329,8 +329,10 @@ def main(argv=None) -> int:
                          "table (budget plus depth x k sweeps; default), issue (every dtype x op family x option set)")
     ap.add_argument("--workers", type=int, default=max(1, min(4, os.cpu_count() or 1)),
                     help="parallel compile processes (default %(default)s)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "kernel_registers"),
-                    help="output stem (.json and .md are added)")
+    ap.add_argument("--out", default=None,
+                    help="output stem (.json and .md are added; default: benchmarks/results/kernel_registers for "
+                         "--matrix table with the default tiles, otherwise a stem in the system's temporary folder, so "
+                         "that a what-if table never replaces the committed one)")
     ap.add_argument("--reuse", default=None, metavar="JSON",
                     help="take the rows of specialisations that an earlier table of the same kernel source, "
                          "triton and ptxas compiled (marked 'reused'); the tests never reuse")
@@ -339,8 +341,9 @@ def main(argv=None) -> int:
                          "other tiles; its budget verdicts are about those tiles, not the defaults")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from benchmarks import check_stem
+    from benchmarks import check_stem, default_stem
 
+    args.out = args.out or default_stem(ap, args, "kernel_registers", ignore=("workers", "reuse"))
     check_stem(ap, args.out)
     if args.workers < 1:
         ap.error(f"--workers {args.workers}: at least 1")

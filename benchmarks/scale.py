@@ -32,11 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:        # also runs as a file: python benchmarks/scale.py
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, check_stem  # noqa: E402
+from benchmarks import TRIAL_HELP, check_stem, default_stem  # noqa: E402
 from itlr_gpu.bench import blas_summary, machine_info  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 TEMPLATES = ["{a} AND NOT {b}", "{a} OR {b}", "({a} OR {b}) AND NOT {c}", "{a} AND {b} AND {c}", "{a}",
              "NOT {a} AND ({b} OR {c})"]
 
@@ -213,8 +212,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes (50,000 / 120,000 documents), a smoke test: its figures are no result")
-    ap.add_argument("--out", default=str(RESULTS / "scale"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="scale"))
     args = ap.parse_args(argv)
+    args.out = args.out or default_stem(ap, args, "scale")
     check_stem(ap, args.out)
     d = 384
     # Large enough that a Ray task (~0.1-0.3 s of scheduling and start-up) is small beside its work.

@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import check_stem, check_writable, positive_int_list, seconds  # noqa: E402
+from benchmarks import check_stem, check_writable, default_stem, positive_int_list, seconds  # noqa: E402
 from benchmarks.quality.report import seeds_link  # noqa: E402
 
 
@@ -32,6 +32,22 @@ def test_positive_int_list_and_seconds_refuse_bad_values():
     for text in ("-1", "nan", "inf", "soon"):
         with pytest.raises(argparse.ArgumentTypeError):
             seconds(text)
+
+
+def test_a_trial_run_without_out_never_writes_the_committed_table():
+    """--out left out: benchmarks/results/NAME with the default settings, a temporary stem with any other (a quick
+    or smaller run), whatever the settings named in ignore (where data lives, how many processes)."""
+    import tempfile
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=None)
+    committed = str(ROOT / "benchmarks" / "results" / "scale")
+    assert default_stem(ap, ap.parse_args([]), "scale") == committed
+    assert default_stem(ap, ap.parse_args(["--workers", "4"]), "scale", ignore=("workers",)) == committed
+    trial = default_stem(ap, ap.parse_args(["--quick"]), "scale")
+    assert trial == str(Path(tempfile.gettempdir()) / "itlr-scale-trial")
 
 
 def _error(check, *args) -> str:
