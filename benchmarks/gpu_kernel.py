@@ -78,17 +78,12 @@ def parse_args(argv=None):
                     help="with --profile-launch: the kernel's per-step form (default: the push-batched form)")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.n = args.n or [600]
-        args.d = args.d or 96
-        args.queries = args.queries or 16
-        args.k = args.k or [1, 10, 50]
-        args.repeat = args.repeat or 1
+        defaults = dict(n=[600], d=96, queries=16, k=[1, 10, 50], repeat=1)
     else:
-        args.n = args.n or [1_000_000, 10_000_000]
-        args.d = args.d or 768
-        args.queries = args.queries or 1024
-        args.k = args.k or [10, 100, 1000]
-        args.repeat = args.repeat or 5
+        defaults = dict(n=[1_000_000, 10_000_000], d=768, queries=1024, k=[10, 100, 1000], repeat=5)
+    for name, value in defaults.items():   # None: not given (an explicit 0 is checked below, not replaced)
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     if args.out:   # before minutes of work: the folder the stem's files go into must be one, and writable
         sys.path.insert(0, str(ROOT))
         from benchmarks import check_stem

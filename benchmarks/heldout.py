@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         n = write_queries(Path(args.queries), files)
         print(f"{n} requests -> {args.queries}")
         return 0
+    if args.label is not None and not args.label.strip():
+        ap.error("--label: expected a name (an empty one would rewrite heldout.md)")
     label = args.label or (("translations" if args.translations else RULES_VERSION)
                            + (f"-{args.files.replace(',', '-')}" if args.files else ""))
     forms: dict[str, str | None] = {}

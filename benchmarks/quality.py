@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir, check_writable  # noqa: E402
+from benchmarks import CACHE_HELP, DATA_DIR, DATA_HELP, FOLDER_HELP, cache_dir, check_writable, non_negative_int  # noqa: E402
 from benchmarks.quality import data as qdata  # noqa: E402
 from benchmarks.quality import queries as qq  # noqa: E402
 from benchmarks.quality.selection import select_config  # noqa: E402
@@ -675,7 +675,7 @@ def main(argv=None) -> int:
                          "temporary directory, so that a smoke run never replaces the committed report)")
     ap.add_argument("--cache-dir", type=Path, default=None, help=CACHE_HELP)
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help=DATA_HELP)
-    ap.add_argument("--seed", type=int, default=0, help="seed of the query compositions and subsamples (default %(default)s)")
+    ap.add_argument("--seed", type=non_negative_int, default=0, help="seed of the query compositions and subsamples (default %(default)s)")
     ap.add_argument("--model", default=None, metavar="PATH",
                     help="sentence-transformers folder to embed with (default: the bundled all-MiniLM-L6-v2); "
                          "`itlr models install all-mpnet-base-v2` prints mpnet's. Nothing is re-tuned: "

@@ -179,6 +179,8 @@ def main(argv=None) -> int:
         ap.error(f"--seeds: expected comma-separated integers, got {args.seeds!r}")
     if not seeds:
         ap.error("--seeds: at least one seed")
+    if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        ap.error(f"--seeds {args.seeds}: expected distinct seeds of 0 or more")
     names = [d.strip().lower() for d in args.datasets.split(",") if d.strip()]
     bad = [d for d in names if d not in Q.DATASETS]
     if bad:
