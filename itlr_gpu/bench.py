@@ -268,7 +268,7 @@ def render(report: dict) -> str:
     if any(r.get("memory_kind", "").startswith("process peak") for r in report["rows"]):
         lines[1] += "  (CPU rows: the process's peak so far, which only grows from row to row)"
     for r in report["rows"]:
-        lines.append(f"{r['backend']:<11} {r['median_s']:>9.3f} {r['queries_per_s']:>11,.1f} "
+        lines.append(f"{r['backend']:<11} {r['median_s']:>9.3g} {r['queries_per_s']:>11,.1f} "
                      f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")
     cpu = report["floors"]["cpu"]
     lines.append(f"matmul floor (CPU): {cpu['s']:.3g} s with {cpu['blas']}, chunks of {cpu['chunk']:,} documents "

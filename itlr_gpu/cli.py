@@ -537,7 +537,7 @@ def cmd_eval(args) -> int:
         raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
                          "a result file, a result folder or a TREC run; results headed as BEIR qrels are, with "
                          "whole-number scores, told from qrels by a rank column")
-    if args.json:  # before any work, like every -o
+    if args.json is not None:  # before any work, like every -o (an empty name too: refused)
         check_output(args.json, (".json",), inputs={"results": args.results, "qrels": args.qrels}, flag="--json")
     # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated
     table = read_results(args.results) if os.path.isdir(args.results) else read_run(args.results, "results")
@@ -591,7 +591,7 @@ def cmd_bench(args) -> int:
     from .io import atomic_file, read_queries
     from .ops import Ops
 
-    if args.json:  # before any work, like every -o
+    if args.json is not None:  # before any work, like every -o (an empty name too: refused)
         check_output(args.json, (".json",), inputs={"index": args.index, "queries": args.queries}, flag="--json")
     fallback = cli_common.fallback_list(args)
     index = scale_cli.load_index(args.index)

@@ -304,6 +304,16 @@ def test_6_corrupt_gzip_in_every_reader(base, tmp_path, capsys):
     assert tree(tmp_path) == before
 
 
+def test_6_an_empty_json_path_is_one_error_line(base, tmp_path, capsys):
+    """--json '' wrote nothing and exited 0 (an empty string read as no --json)."""
+    _, idx, q = base
+    res, qrels = _results_and_qrels(tmp_path)
+    for argv in (["eval", res, qrels, "--json", ""], ["bench", idx, q, "--json", "", "--repeat", "1"]):
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err, (1,))
+        assert "--json: empty output path" in err
+
+
 def test_6_empty_npy_and_eval_columns(tmp_path, capsys):
     (tmp_path / "e.npy").write_bytes(b"")
     (tmp_path / "ids.txt").write_text("a\n")
