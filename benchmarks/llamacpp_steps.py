@@ -163,6 +163,11 @@ def main(argv=None) -> None:
         import llama_cpp
     except ImportError:
         sys.exit("llamacpp_steps: llama-cpp-python is not installed (bash scripts/install_llamacpp.sh)")
+    for kind in args.requantize:   # before minutes of measuring the original weights
+        if getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{kind.upper()}", None) is None:
+            known = sorted(n[len("LLAMA_FTYPE_MOSTLY_"):].lower() for n in dir(llama_cpp)
+                           if n.startswith("LLAMA_FTYPE_MOSTLY_"))
+            ap.error(f"--requantize {kind}: llama.cpp has no such type (expected one of {', '.join(known)})")
     from itlr_gpu.cpuinfo import cpu_name
     from itlr_gpu.errors import InputError
     from itlr_gpu.translate.llamacpp import LlamaCppTranslator, resolve_gguf
