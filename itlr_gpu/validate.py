@@ -356,7 +356,8 @@ def read_parquet_file(path: Path, expected: str = "a Parquet file", data: bytes 
     return table
 
 
-def _short(value: Any, limit: int = 40) -> str:
+def _shown_value(value: Any, limit: int = 40) -> str:
+    """A value as an error line shows it: its repr, cut at ``limit`` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
@@ -382,7 +383,7 @@ def string_column(table: pa.Table, name: str, where: str, *, ids: bool = False,
             expected = "strings or integers" if ids else "strings"
             valid = pc.is_valid(col)
             first = pc.index(valid, True).as_py() if col.null_count < len(col) else -1
-            shown = f" (row {first}: {_short(col[first].as_py())})" if first >= 0 else ""
+            shown = f" (row {first}: {_shown_value(col[first].as_py())})" if first >= 0 else ""
             raise InputError(f"column '{name}' has type {t}{shown}", where, expected)
         col = pc.cast(col, pa.string())
     if fill_null is not None and col.null_count:
