@@ -202,11 +202,9 @@ def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")
                  inputs: dict[str, str | None] | None = None, flag: str = "-o") -> Path:
     """Refuse a bad output file path, or one that would overwrite one of ``inputs`` ({what: path}), before
     any work (see :func:`itlr_gpu.output.check_output_file` and :func:`~itlr_gpu.output.check_not_input`)."""
-    from .output import OutputError, check_not_in_result_folder, check_not_input, check_output_file
+    from .output import check_not_in_result_folder, check_not_input, check_output_file
 
-    if not path:
-        raise OutputError("empty output path", flag, "a file path")
-    target = check_output_file(path, extensions)
+    target = check_output_file(path, extensions, flag)
     check_not_input(path, inputs or {}, flag)
     check_not_in_result_folder(path, flag)
     return target

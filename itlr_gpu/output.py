@@ -242,11 +242,12 @@ def folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet")) -> Path:
-    """Validate an output file path before any work; returns it resolved (symbolic links followed)."""
+def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet"), flag: str = "-o") -> Path:
+    """Validate an output file path before any work; returns it resolved (symbolic links followed).  ``flag``:
+    the option that named it, for an empty path."""
     shown = os.fspath(path)
     if not shown:
-        raise OutputError("empty output path", "-o", "a file path")
+        raise OutputError("empty output path", flag, "a file path")
     if shown.endswith(("/", os.sep)) and shown.rstrip("/" + os.sep).lower().endswith(extensions):
         raise OutputError("a folder path (it ends with a slash)", shown,
                           "a file path (" + " or ".join(extensions) + "), without the trailing slash")
