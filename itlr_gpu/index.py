@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from .encoders import Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
-from .io import check_ids, document_texts, normalize_corpus, read_corpus, read_table
+from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
 from .validate import (is_textual, load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading,
                        strings_to_arrow)
@@ -722,9 +722,6 @@ def _id_column(table: pa.Table, where: str, *, allow_single: bool) -> str:
                      "a 'doc_id' or '_id' column" + (" or a single column" if allow_single else " or an ids file"))
 
 
-_ODD_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _read_id_file(path: Path) -> pa.Array | list[str]:
     """Ids from an Arrow/Parquet/JSONL table, or from a text file with one id per line."""
     if not path.is_file():
@@ -751,10 +748,9 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
     for lineno, doc_id in enumerate(ids, start=1):   # a text file's places are lines (counted from 1)
         if not doc_id.strip():
             raise InputError("blank line", f"{path}:{lineno}", "one non-empty id per line")
-        if doc_id != doc_id.strip() or _ODD_ID.search(doc_id):   # (check_ids' rule, named by its line here)
+        if doc_id != doc_id.strip() or re.search(ODD_ID_CHARS, doc_id):   # (check_ids' rule, named by its line)
             raise InputError(f"doc_id {doc_id!r} has white space at an end or a control character", f"{path}:{lineno}",
-                             "ids without leading or trailing white space, tabs, line breaks (U+2028 and U+2029 "
-                             "included) or other control characters")
+                             f"ids {ODD_ID_EXPECTED}")
         if doc_id in first:
             raise InputError(f"duplicate doc_id {doc_id!r} (first on line {first[doc_id]})", f"{path}:{lineno}",
                              "unique ids")

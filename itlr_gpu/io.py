@@ -123,6 +123,13 @@ def _as_string(table: pa.Table, name: str, where: str, fill_null: str | None = N
     return string_column(table, name, where, ids=ids, fill_null=fill_null)
 
 
+# Characters no id may hold: C0 and C1 control characters, DEL, and the Unicode line and paragraph separators (a
+# TREC line splits on them: str.split, str.splitlines).  A character class both Python's re and Arrow's RE2 read.
+ODD_ID_CHARS = "[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+ODD_ID_EXPECTED = ("without leading or trailing white space, tabs, line breaks (U+2028 and U+2029 included) or other "
+                   "control characters")
+
+
 def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, spelling: bool = True) -> None:
     """Raise InputError naming the first null, empty or duplicate id and its 0-based row; with ``spelling``
     (ids as they come in, not those of a saved index) also one with white space at an end or a control
@@ -137,14 +144,11 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, 
         raise InputError(f"empty {kind} at row {row}", where, f"a non-empty {kind} on every row")
     if spelling and len(ids):
         odd = pc.or_(pc.not_equal(pc.utf8_trim_whitespace(ids), ids),
-                     # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators: a TREC
-                     # line splits on them (str.split, str.splitlines)
-                     pc.match_substring_regex(ids, "[\\x00-\\x1f\\x7f-\\x9f\\x{2028}\\x{2029}]"))
+                     pc.match_substring_regex(ids, ODD_ID_CHARS))
         if pc.any(odd).as_py():
             row = pc.index(odd, True).as_py()
             raise InputError(f"{kind} {ids[row].as_py()!r} at row {row} has white space at an end or a control character",
-                             where, f"{kind}s without leading or trailing white space, tabs, line breaks (U+2028 "
-                                    "and U+2029 included) or other control characters")
+                             where, f"{kind}s {ODD_ID_EXPECTED}")
     if _has_duplicates(ids):
         seen: dict[str, int] = {}
         for row, value in enumerate(ids.to_pylist()):
