@@ -534,9 +534,20 @@ def cmd_eval(args) -> int:
     # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes; a TREC run is
     # what a first stage (BM25, ...) writes
     if looks_like_qrels(args.results):
-        raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
-                         "a result file, a result folder or a TREC run; results headed as BEIR qrels are, with "
-                         "whole-number scores, told from qrels by a rank column")
+        # A result file headed as BEIR qrels with whole-number scores has qrels' shape too: RESULTS is taken for
+        # swapped arguments only where QRELS does not have that shape; where both have it, the order given stands.
+        if os.path.isfile(args.qrels) and os.path.samefile(args.results, args.qrels):
+            raise InputError("is given as both RESULTS and QRELS", args.results,
+                             "a result file first, then a different qrels file")
+        both = looks_like_qrels(args.qrels)
+        if os.path.exists(args.qrels) and not both:   # (a missing QRELS: said where it is read)
+            raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
+                             "a result file, a result folder or a TREC run; results headed as BEIR qrels are, "
+                             "with whole-number scores, told from qrels by a rank column")
+        if both:
+            print(f"itlr: warning: {args.results} looks like qrels (whole-number scores in qrels' "
+                  f"columns), as {args.qrels} does; read as RESULTS, as given (itlr eval takes RESULTS first, then QRELS)",
+                  file=sys.stderr)
     if args.json is not None:  # before any work, like every -o (an empty name too: refused)
         check_output(args.json, (".json",), inputs={"results": args.results, "qrels": args.qrels}, flag="--json")
     # one reader with itlr rerank's candidates: a first stage that can be reranked can be evaluated

@@ -364,6 +364,20 @@ def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
     # RESULTS and QRELS swapped: said either way round
     assert main(["eval", str(qrels), str(run)]) == 1
     assert "holds qrels, not results (itlr eval takes RESULTS first, then QRELS)" in capsys.readouterr().err
+    # results headed as BEIR qrels over whole-number scores, no rank: qrels' shape, so swapped arguments are
+    # told by the other file; where both have qrels' shape the order given stands, with a warning
+    whole = tmp_path / "whole.tsv"
+    whole.write_text("query-id\tcorpus-id\tscore\nq1\tc\t12\nq1\tb\t7\nq1\ta\t3\n")
+    assert main(["eval", str(whole), str(qrels), "--measures", "nDCG@10"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.split("\n")[0] == "nDCG@10\t1.0000"
+    assert f"{whole} looks like qrels (whole-number scores in qrels' columns), as {qrels} does" in captured.err
+    assert main(["eval", str(qrels), str(whole)]) == 0   # undecidable: read as given
+    capsys.readouterr()
+    assert main(["eval", str(qrels), str(qrels)]) == 1
+    assert "qrels.tsv: is given as both RESULTS and QRELS" in capsys.readouterr().err
+    assert main(["eval", str(qrels), str(tmp_path / "missing.tsv")]) == 1
+    assert "missing.tsv" in capsys.readouterr().err
     arrow = tmp_path / "r.arrow"
     from itlr_gpu.io import write_table
 
