@@ -146,13 +146,13 @@ def main(argv: list[str] | None = None) -> int:
                          f"{path.stem}:{lost[0]}); translate the file written by --queries for these --files")
         if not files:
             ap.error("--translations: no held-out request has a row (query_id FILE:ID, as --queries writes them)")
-    report = {"translator": label, "made_by": args.made_by, "files": {}}
     command = ("python benchmarks/heldout.py"
                + (" --translations " + " ".join(Path(t).name for t in args.translations)
                   + (f" --form {args.form}" if args.form != "expr" else "") + f" --label {label}"
                   if args.translations else f" --label {shlex.quote(args.label)}" if args.label else "")
                + (f" --files {args.files}" if args.files else "")
                + (f" --made-by {shlex.quote(args.made_by)}" if args.made_by else ""))
+    report = {"translator": label, "command": command, "made_by": args.made_by, "files": {}}
     lines = [f"# Held-out requests: {label}", "",
              f"Command: {code_span(command)}", "",
              *([f"Translations made by: {args.made_by}", ""] if args.made_by else []),

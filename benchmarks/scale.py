@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -236,6 +237,7 @@ def main(argv=None) -> int:
                     "gpu": None, "load_average_1min_at_start": round(load_before, 2),
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
         "ray": ray_res, "out_of_core": mem_res, "quick": args.quick,
+        "command": shlex.join(["python", "-m", "benchmarks.scale", *(sys.argv[1:] if argv is None else argv)]),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(args.out + ".json", "w", encoding="utf-8") as f:
@@ -254,7 +256,7 @@ def render(r: dict) -> str:
         f"Machine: {r['machine'].get('cpu', 'CPU')}, {r['machine']['cpus']} cores, no GPU"
         + (f"; torch {r['machine']['torch']}, BLAS loaded: {blas_summary(r['machine']['blas'])}"
            if r['machine'].get('torch') else "")
-        + f"; `python -m benchmarks.scale{' --quick' if r['quick'] else ''}`.",
+        + f"; `{r.get('command') or 'python -m benchmarks.scale' + (' --quick' if r['quick'] else '')}`.",
         "",
         f"Load average (1 min) {r['machine'].get('load_average_1min_at_start', '?')} at start, "
         f"{r['machine'].get('load_average_1min_at_end', '?')} at end (the end includes this benchmark's own "

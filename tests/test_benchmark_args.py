@@ -105,3 +105,20 @@ def test_bad_arguments_are_one_line(argv, message):
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(Path(argv[0] if argv[0] != "-m" else "quality.py").name + ": error: ")
     assert message in last
+
+
+def test_every_committed_benchmark_table_names_its_command():
+    """A result without the command that made it cannot be rerun or checked (the quality reports' folders say
+    theirs in report.md)."""
+    import json
+
+    tables = sorted((ROOT / "benchmarks" / "results").glob("*.json"))
+    tables += sorted((ROOT / "benchmarks" / "results").glob("gpu*/*.json"))
+    assert len(tables) > 10
+    lacking = []
+    for path in tables:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        if not any(isinstance(part, dict) and "command" in part
+                   for part in (report, report.get("info"), report.get("machine"))):
+            lacking.append(path.name)
+    assert not lacking, lacking
