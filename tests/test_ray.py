@@ -255,3 +255,31 @@ def test_starting_ray_keeps_the_clis_signal_handlers(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_a_sigterm_while_ray_starts_ends_as_any_sigterm_under_the_cli():
+    """Ray's own SIGTERM handler, in place during ray.init, exits with status 15 and no message; under the CLI's
+    handler that becomes Terminated (exit 143, "itlr: interrupted"); elsewhere Ray's exit stands."""
+    import signal
+
+    from itlr_gpu.output import Terminated, handle_signals
+    from itlr_gpu.scale.distributed import _keep_signal_handlers
+
+    with handle_signals():
+        cli_handler = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(Terminated) as caught:
+            with _keep_signal_handlers():
+                signal.signal(signal.SIGTERM, lambda signum, frame: None)   # what ray.init installs
+                raise SystemExit(signal.SIGTERM)
+        assert caught.value.signum == signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) is cli_handler   # put back
+        with pytest.raises(SystemExit):   # another exit is not a signal's
+            with _keep_signal_handlers():
+                raise SystemExit(2)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with pytest.raises(SystemExit):   # no handler of ours: Ray's exit is the process's
+            with _keep_signal_handlers():
+                raise SystemExit(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -123,6 +123,15 @@ def _keep_signal_handlers():
     before = {sig: signal.getsignal(sig) for sig in sigs}
     try:
         yield
+    except SystemExit as e:
+        # Ray's handler, while it was in place, turned a SIGTERM into sys.exit(15): a silent exit 15. It ends as
+        # any SIGTERM does under the CLI's handler (exit 143, temporaries removed); Ray's exit hook stops what
+        # of the local Ray had started.
+        if e.code == signal.SIGTERM and before.get(signal.SIGTERM) not in (None, signal.SIG_DFL, signal.SIG_IGN):
+            from ..output import Terminated
+
+            raise Terminated(signal.SIGTERM) from None
+        raise
     finally:
         for sig, handler in before.items():
             if handler is not None and signal.getsignal(sig) is not handler:
