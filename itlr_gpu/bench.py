@@ -3,7 +3,8 @@
 For every backend available here (torch on the CPU, torch on CUDA, the fused Triton kernel on
 CUDA, and FAISS ``IndexFlatIP`` when installed and every query is a single term) it times the
 search (term embeddings given: the encoder is timed apart) after ``--warmup`` runs, ``--repeat``
-times, and reports the median as queries/s and documents x queries/s, its ratio to this
+times and on until the timed runs fill ``--min-time`` seconds (as ``timeit`` ranges a short statement: three
+runs of a tenth of a millisecond are mostly noise), and reports the median as queries/s and documents x queries/s, its ratio to this
 machine's matmul floor (``terms @ docs.T`` in chunks, with each BLAS on a CPU: torch's and
 numpy's), the peak memory, and the encoder's share of an end-to-end run (encode + search).
 Results go to a table on screen and, with ``--json OUT``, to a JSON file written atomically.
@@ -20,6 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+
+from .cli_common import BENCH_MAX_RUNS, BENCH_MIN_TIME_S
 
 __all__ = ["measure", "render", "available_backends", "is_single_term", "faiss_available", "BenchRow"]
 
@@ -72,13 +75,17 @@ def _device(backend: str) -> str:
     return "cuda" if backend in ("torch-cuda", "triton") else "cpu"
 
 
+MIN_TIME_S, MAX_RUNS = BENCH_MIN_TIME_S, BENCH_MAX_RUNS
+
+
 def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup: int = 1, repeat: int = 3,
-            chunk_size: int | None = None) -> dict:
+            chunk_size: int | None = None, min_time: float = MIN_TIME_S) -> dict:
     """Time ``program``'s search of ``index`` with each of ``backends`` (names from :func:`available_backends`)
     and the matmul floors; the report that :func:`render` prints and ``itlr bench --json`` writes."""
     from .encoders import encode_queries
 
     n = len(index)
+    load_at_start = os.getloadavg()[0]
     encode_queries(encoder, program.terms[:1], index.dim)       # loads the model: not part of the encoder's time
     t0 = time.perf_counter()
     terms = encode_queries(encoder, program.terms, index.dim)
@@ -109,14 +116,15 @@ def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup
             if not gap <= tolerance:
                 raise RuntimeError(f"faiss's top-{k} scores differ from the {checked} backend's by {gap:.3g}")
         del scores, found
-    floors = _floors(docs, terms, warmup, repeat, chunks, cuda="torch-cuda" in backends or "triton" in backends)
+    floors = _floors(docs, terms, warmup, repeat, chunks, cuda="torch-cuda" in backends or "triton" in backends,
+                     min_time=min_time)
     rows = []
     for b in backends:
         run = _runner(b, docs, terms, program, ops, k, chunk_size)
         device = _device(b)
         if device == "cuda":
             torch.cuda.reset_peak_memory_stats()
-        times = _timed(run, warmup, repeat, sync=device == "cuda")
+        times = _timed(run, warmup, repeat, sync=device == "cuda", min_time=min_time)
         med = statistics.median(times)
         floor = floors[device]
         peak, kind = ((torch.cuda.max_memory_allocated() / 2**30, "CUDA max allocated") if device == "cuda"
@@ -129,13 +137,13 @@ def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup
                   "encoder": index.manifest.get("encoder"), "model": index.manifest.get("model")},
         "queries": {"count": program.num_queries, "terms": len(program.terms), "max_depth": program.max_depth,
                     "single_term": is_single_term(program)},
-        "k": k, "ops": str(ops), "warmup": warmup, "repeat": repeat,
+        "k": k, "ops": str(ops), "warmup": warmup, "repeat": repeat, "min_time_s": min_time,
         "encoder": {"name": getattr(encoder, "name", type(encoder).__name__),
                     "settings": getattr(encoder, "settings", None), "encode_terms_s": encode_s,
                     "share_of_end_to_end": encode_s / (encode_s + fastest)},
         "floors": floors,
         "rows": [asdict(r) for r in rows],
-        "machine": machine_info(),
+        "machine": {**machine_info(), "loadavg_1min_at_start": load_at_start},
     }
 
 
@@ -168,12 +176,14 @@ def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
 SETTLE_S = 0.2   # quiet before each backend's runs: OpenBLAS's workers spin on after a call and take the cores
 
 
-def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[float]:
+def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool, min_time: float = 0.0) -> list[float]:
+    """``repeat`` timed runs of ``fn`` after ``warmup`` untimed ones, and more while the timed runs add up to
+    less than ``min_time`` seconds (at most :data:`MAX_RUNS` in all)."""
     time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
-    times = []
-    for _ in range(repeat):
+    times: list[float] = []
+    while len(times) < repeat or (sum(times) < min_time and len(times) < MAX_RUNS):
         if sync:
             torch.cuda.synchronize()
         t0 = time.perf_counter()
@@ -185,7 +195,7 @@ def _timed(fn: Callable[[], Any], warmup: int, repeat: int, sync: bool) -> list[
 
 
 def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int],
-            cuda: bool) -> dict[str, dict]:
+            cuda: bool, min_time: float = 0.0) -> dict[str, dict]:
     """The matmul floor ``terms @ docs.T`` in chunks: on the CPU the faster of torch's BLAS and numpy's
     (both reported), each through the engine's own :class:`~itlr_gpu.backends.gemm.ChunkMatmul` (the same
     float16 widening and reused buffers: a floor that widened with numpy's slower conversion read 2x the
@@ -206,7 +216,7 @@ def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int]
 
     floors: dict[str, dict] = {}
     with torch.inference_mode():
-        per = {(kind, c): statistics.median(_timed(cpu(kind, c), warmup, repeat, sync=False))
+        per = {(kind, c): statistics.median(_timed(cpu(kind, c), warmup, repeat, sync=False, min_time=min_time))
                for kind in ("torch", "numpy") for c in chunks}
     best = min(per, key=per.get)
     floors["cpu"] = {"s": per[best], "blas": best[0], "chunk": min(best[1], n),
@@ -216,7 +226,8 @@ def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int]
         dev_docs = torch.as_tensor(np.asarray(docs)).cuda()
         dev_terms = t.cuda().to(dev_docs.dtype)
         with torch.inference_mode():
-            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, warmup, repeat, sync=True))
+            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, warmup, repeat, sync=True,
+                                         min_time=min_time))
         floors["cuda"] = {"s": s, "blas": "cuBLAS", "dtype": str(dev_docs.dtype)}
         del dev_docs
     return floors
@@ -256,19 +267,21 @@ def blas_summary(blas: list[dict] | None) -> str:
 
 _BELOW_FLOOR = 0.95     # a ratio to the matmul floor that only timing noise explains
 _SHORT_FLOOR_S = 0.005  # seconds: a floor this short is mostly overhead
+BUSY_LOAD = 0.5         # 1-minute load average per core at the start above which the machine was not idle
 
 
 def render(report: dict) -> str:
     q, ix = report["queries"], report["index"]
     lines = [f"{q['count']:,} quer{'y' if q['count'] == 1 else 'ies'} ({q['terms']:,} term{'' if q['terms'] == 1 else 's'})"
              f" x {ix['documents']:,} documents (d={ix['dim']}, "
-             f"{ix['dtype']}), k={report['k']}, median of {report['repeat']} after {report['warmup']} warm-up",
-             f"{'backend':<11} {'median s':>9} {'queries/s':>11} {'docs x queries/s':>17} {'vs floor':>9} "
+             f"{ix['dtype']}), k={report['k']}, {report['warmup']} warm-up, then the median of {report['repeat']} "
+             f"timed runs" + (f" or more, until they fill {report['min_time_s']:g} s" if report.get("min_time_s") else ""),
+             f"{'backend':<11} {'median s':>9} {'runs':>5} {'queries/s':>11} {'docs x queries/s':>17} {'vs floor':>9} "
              f"{'peak GiB':>9}"]
     if any(r.get("memory_kind", "").startswith("process peak") for r in report["rows"]):
         lines[1] += "  (CPU rows: the process's peak so far, which only grows from row to row)"
     for r in report["rows"]:
-        lines.append(f"{r['backend']:<11} {r['median_s']:>9.3g} {r['queries_per_s']:>11,.1f} "
+        lines.append(f"{r['backend']:<11} {r['median_s']:>9.3g} {len(r['times_s']):>5} {r['queries_per_s']:>11,.1f} "
                      f"{r['doc_queries_per_s']:>17.3e} {r['vs_floor']:>8.2f}x {r['peak_memory_gib']:>9.2f}")
     cpu = report["floors"]["cpu"]
     lines.append(f"matmul floor (CPU): {cpu['s']:.3g} s with {cpu['blas']}, chunks of {cpu['chunk']:,} documents "
@@ -283,14 +296,20 @@ def render(report: dict) -> str:
         if floor_s < _SHORT_FLOOR_S:
             lines.append(f"note: the {device.upper()} floor, {1e3 * floor_s:.3f} ms, is too short to time reliably"
                          + (f" ({', '.join(below)} below 1x)" if below else "")
-                         + ": a larger index or more --repeat gives ratios worth comparing")
+                         + ": a larger index gives ratios worth comparing")
         elif below:
             lines.append(f"note: {', '.join(below)} below 1x the {device.upper()} floor ({1e3 * floor_s:.1f} ms): "
-                         "timing noise (the machine busy?); more --repeat gives ratios worth comparing")
+                         "timing noise (the machine busy?); more --repeat or --min-time gives ratios worth comparing")
+    m = report["machine"]
+    busy = m.get("loadavg_1min_at_start", 0.0)
+    if busy > BUSY_LOAD * (m.get("cores") or 1):
+        # threads that wait for a core turn a short parallel call into a scheduler time slice (~10 ms seen)
+        lines.append(f"note: load average {busy:.2f} on {m['cores']} cores at the start: other processes share the "
+                     "CPU, so these timings are noisy (more so the short ones); an idle machine gives figures worth "
+                     "comparing")
     e = report["encoder"]
     lines.append(f"encoder: {e['encode_terms_s']:.3f} s for {q['terms']:,} terms = "
                  f"{100 * e['share_of_end_to_end']:.0f}% of encode + fastest search")
-    m = report["machine"]
     blas = blas_summary(m.get("blas"))
     lines.append(f"machine: {m['cpu']}, {m['cores']} cores, load average {'/'.join(f'{x:.2f}' for x in m['loadavg'])}"
                  f"; torch {m['torch']}" + (f"; BLAS loaded: {blas}" if blas else ""))

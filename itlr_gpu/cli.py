@@ -295,7 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto (default: every one available here) or comma-separated: "
                         + ", ".join(cli_common.BENCH_BACKENDS))
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
-    s.add_argument("--repeat", type=positive_int, default=3, help="timed runs per backend (median reported; default 3)")
+    s.add_argument("--repeat", type=positive_int, default=3,
+                   help="timed runs per backend, at least (median reported; default 3)")
+    s.add_argument("--min-time", type=cli_common.non_negative_float, default=cli_common.BENCH_MIN_TIME_S, metavar="SECONDS",
+                   help="and more timed runs until they fill this many seconds per backend (at most "
+                        f"{cli_common.BENCH_MAX_RUNS:,} runs; default %(default)s; 0: exactly --repeat)")
     s.add_argument("--warmup", type=non_negative_int, default=1,
                    help="untimed runs per backend first (default 1; with 0 the first timed run includes the numba "
                         "JIT compile and first-touch costs)")
@@ -631,7 +635,7 @@ def cmd_bench(args) -> int:
     encoder = cli_common.query_encoder(args.model or index_model_path(index, args.index), index)
     index.check_encoder(encoder)
     report = bench.measure(index, program, encoder, Ops.parse(args.ops), args.k, wanted, warmup=args.warmup,
-                           repeat=args.repeat, chunk_size=args.chunk_size)
+                           repeat=args.repeat, chunk_size=args.chunk_size, min_time=args.min_time)
     report["index"] = {"path": args.index, **report["index"]}
     report["queries"] = {"path": args.queries, **report["queries"]}
     print(bench.render(report))

@@ -180,6 +180,8 @@ def k_applied(k: int, corpus_size: int) -> int:
 
 
 BENCH_BACKENDS = ("torch-cpu", "numba-cpu", "torch-cuda", "triton", "faiss")   # `itlr bench --backends` names
+BENCH_MIN_TIME_S = 0.2   # `itlr bench`: seconds of timed runs per backend and floor, at least (short runs repeat)
+BENCH_MAX_RUNS = 1000    # ... but never more timed runs than this
 
 
 def backend_list(text: str) -> str | list[str]:

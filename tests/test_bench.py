@@ -74,7 +74,7 @@ def test_bench_runs_every_available_backend(imported, capsys):
         "".join(json.dumps({"query_id": f"q{i}", "text": t}) + "\n" for i, t in enumerate(["coffee", "tea"])))
     out = imported / "bench.json"
     assert main(["bench", str(imported / "idx"), str(imported / "single.jsonl"), "-k", "5", "--repeat", "2",
-                 "--json", str(out)]) == 0
+                 "--min-time", "0", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     names = [r["backend"] for r in report["rows"]]
     assert names == available_backends(single_term=True)
@@ -94,10 +94,13 @@ def test_bench_runs_every_available_backend(imported, capsys):
     from itlr_gpu.bench import render
 
     long = {**report, "floors": {**report["floors"], "cpu": {**floor, "s": 1.0}},
-            "rows": [{**r, "vs_floor": 1.3} for r in report["rows"]]}
+            "rows": [{**r, "vs_floor": 1.3} for r in report["rows"]],
+            "machine": {**report["machine"], "loadavg_1min_at_start": 0.0}}   # an idle machine
     assert "note:" not in render(long)
     slow = {**long, "rows": [{**long["rows"][0], "vs_floor": 0.7}] + long["rows"][1:]}
     assert f"note: {slow['rows'][0]['backend']} below 1x the CPU floor (1000.0 ms)" in render(slow)
+    busy = {**long, "machine": {**long["machine"], "cores": 2, "loadavg_1min_at_start": 3.5}}
+    assert "note: load average 3.50 on 2 cores at the start: other processes share the CPU" in render(busy)
     # a CUDA row against the CUDA floor (an outside review saw the CPU floor's number in a CUDA row's note)
     gpu = {**long, "floors": {**long["floors"], "cuda": {"s": 0.001, "blas": "cuBLAS", "dtype": "float16"}},
            "rows": long["rows"] + [{**long["rows"][0], "backend": "torch-cuda", "vs_floor": 1.2}]}
@@ -116,7 +119,8 @@ def test_bench_report_with_a_stand_in_encoder(tmp_path, monkeypatch):
     report, text = gpu_cases.bench_report(tmp_path, monkeypatch, ["torch-cpu"], n=2_000, dim=64)
     assert [r["backend"] for r in report["rows"]] == ["torch-cpu"]
     row = report["rows"][0]
-    assert len(row["times_s"]) == 3 and row["vs_floor"] > 0 and row["memory_kind"] == "process peak RSS so far"
+    assert len(row["times_s"]) >= 3 and row["vs_floor"] > 0   # and more while under --min-time's 0.2 s
+    assert sum(row["times_s"]) >= report["min_time_s"] == 0.2 or len(row["times_s"]) == 1000 and row["memory_kind"] == "process peak RSS so far"
     assert report["queries"]["count"] == 24 and not report["queries"]["single_term"]
     assert report["encoder"]["name"] == "seeded-test-encoder" and "cuda" not in report["floors"]
     assert "torch-cpu" in text and "queries/s" in text
@@ -196,3 +200,25 @@ def test_faiss_searches_one_vector_per_query_and_agrees_with_the_engine(tmp_path
     with pytest.raises(RuntimeError, match="faiss's top-5 scores differ"):
         bench.measure(load_index(tmp_path / "idx"), compile_queries(['"fish"', '"owl"']),
                       gpu_cases.SeededTermEncoder(16), Ops(), 5, ["torch-cpu", "faiss"], repeat=1)
+
+
+def test_timed_runs_repeat_until_they_fill_the_minimum_time(monkeypatch):
+    """--repeat runs at least, then more until --min-time is filled (timeit's autorange), never past MAX_RUNS."""
+    from itlr_gpu import bench
+
+    clock = [0.0]
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(bench.time, "sleep", lambda s: None)
+
+    def run(step: float):
+        def fn():
+            clock[0] += step
+        return fn
+
+    assert len(bench._timed(run(0.01), warmup=1, repeat=3, sync=False, min_time=0.0)) == 3
+    times = bench._timed(run(0.01), warmup=1, repeat=3, sync=False, min_time=0.2)
+    assert len(times) == 20 and times == pytest.approx([0.01] * 20)
+    assert len(bench._timed(run(0.5), warmup=0, repeat=3, sync=False, min_time=0.2)) == 3
+    assert len(bench._timed(run(1e-9), warmup=0, repeat=3, sync=False, min_time=0.2)) == bench.MAX_RUNS
+    assert len(bench._timed(run(1e-9), warmup=0, repeat=bench.MAX_RUNS + 5, sync=False, min_time=0.2)) == \
+        bench.MAX_RUNS + 5
