@@ -320,3 +320,29 @@ def test_a_cache_file_this_user_may_not_read_is_one_error(tmp_path, monkeypatch)
     monkeypatch.setattr(cache_module.sqlite3, "connect", refuse)
     with pytest.raises(InputError, match="cannot be opened .*--no-cache"):
         TranslationCache(tmp_path / "translations.sqlite")
+
+
+def test_a_cache_another_process_holds_past_the_timeout_keeps_the_translations(tmp_path, capsys, monkeypatch):
+    """A write that times out on another process's lock: the rows are returned as translated, one note says they
+    were not stored, and the rest of the run does not wait on the lock again."""
+    import sqlite3
+
+    from itlr_gpu.translate import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "LOCK_TIMEOUT_S", 0.2)
+    path = tmp_path / "translations.sqlite"
+    cache = cache_module.TranslationCache(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        key = cache_module.CacheKey("m", "p", "logical", "a but not b")
+        value = cache_module.CachedValue('("a" AND NOT "b")', None, None)
+        assert cache.put_many([(key, value)]) == 0
+        assert "cannot be written (another process has held it for over 0.2 s): this run's new translations are " \
+               "not stored" in capsys.readouterr().err
+        assert cache.read_only and cache.put_many([(key, value)]) == 0 and capsys.readouterr().err == ""
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert cache.get_many([key]) == [None]
+    cache.close()

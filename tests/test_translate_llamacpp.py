@@ -737,3 +737,47 @@ def test_start_engine_keeps_the_tokenizer_and_sizes_the_kv_cache(tmp_path, monke
         t = LlamaCppTranslator(max_model_len=asked, lazy=True, cache_dir=tmp_path)
         t._start_engine()
         assert t._tokenizer is t.llm and made["n_ctx"] == n_ctx and t.max_model_len == window
+
+
+def test_the_cache_names_a_model_by_its_contents_not_its_file_name(tmp_path):
+    """Two weight files of one name and size (a fine-tune, another quantisation) are different models to the
+    translation cache; a copy elsewhere, or under another name, is the same model."""
+    import shutil
+
+    from itlr_gpu.translate import llamacpp, llm
+
+    rng = np.random.default_rng(0)
+    for size in (1000, 9_000_003):   # read whole, and sampled
+        a, b, c = tmp_path / "a" / "m.gguf", tmp_path / "b" / "m.gguf", tmp_path / "c" / "other.gguf"
+        for p in (a, b, c):
+            p.parent.mkdir(exist_ok=True)
+        data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+        a.write_bytes(data)
+        changed = bytearray(data)
+        changed[size - 7] ^= 1   # one byte in the last block, which every sample takes
+        b.write_bytes(bytes(changed))
+        shutil.copy(a, c)
+        assert llamacpp._fingerprint(a) != llamacpp._fingerprint(b)
+        assert llamacpp._fingerprint(a) == llamacpp._fingerprint(c)
+        assert llm.sampled_digest(a).hexdigest() != llm.sampled_digest(tmp_path / "b" / "m.gguf").hexdigest()
+    folder_a, folder_b = tmp_path / "fa", tmp_path / "fb"
+    for folder, byte in ((folder_a, b"\x00"), (folder_b, b"\x01")):
+        folder.mkdir()
+        (folder / "config.json").write_text('{"architectures": ["LlamaForCausalLM"]}')
+        (folder / "model.safetensors").write_bytes(b"w" * 5000 + byte)
+    assert llm._fingerprint(folder_a) != llm._fingerprint(folder_b)
+
+
+def test_parallel_beyond_llama_cpps_sequences_is_refused_up_front(tmp_path, capsys):
+    from itlr_gpu.cli import main
+    from itlr_gpu.translate.llamacpp import MAX_PARALLEL, LlamaCppEngine
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "a", "text": "a but not b"}\n')
+    assert main(["translate", str(q), "-o", str(tmp_path / "t.arrow"), "--translator", "llamacpp",
+                 "--parallel", str(MAX_PARALLEL + 1)]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --parallel: {MAX_PARALLEL + 1} is out of range (expected an integer from 1 to {MAX_PARALLEL}" in err
+    assert err.count("\n") == 1 and not (tmp_path / "t.arrow").exists()
+    with pytest.raises(InputError, match="--parallel: 0 sequences decoded together"):
+        LlamaCppEngine(tmp_path / "missing.gguf", n_seq=0)   # before any file or library is touched

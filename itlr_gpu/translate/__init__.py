@@ -361,7 +361,8 @@ def add_translate_arguments(p) -> None:
                    help="logical: boolean query; rewrite: one reasoning-expanded sentence embedded whole")
     p.add_argument("--cache-dir", default=None, help="folder of the translation cache and of installed models (default ~/.cache/itlr-gpu; a model installed in the default folder is found too)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the translation cache (nor, with llamacpp, the prompt head's stored KV cells)")
-    from ..cli_common import fraction, positive_int
+    from ..cli_common import fraction, int_in, positive_int
+    from .llamacpp import MAX_PARALLEL
 
     p.add_argument("--batch-size", type=positive_int, default=None, help="prompts per generate call (default 512)")
     p.add_argument("--dtype", default=None, help="vllm dtype (auto, bfloat16, float16, float32)")
@@ -374,7 +375,8 @@ def add_translate_arguments(p) -> None:
     add_terms_argument(p)
     add_example_arguments(p)
     add_repair_argument(p, default=None)  # None: not given (the rules translator refuses it); rules applies
-    p.add_argument("--parallel", type=positive_int, default=None,
+    p.add_argument("--parallel", type=int_in(1, MAX_PARALLEL, "llama.cpp keeps at most 256 sequences, one of them "
+                                                           "the shared prompt head's"), default=None,
                    help="llamacpp: sequences decoded together (default 16)")
     p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
 

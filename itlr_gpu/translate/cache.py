@@ -58,6 +58,9 @@ class CachedValue:
     error: str | None
 
 
+LOCK_TIMEOUT_S = 60.0   # how long a write waits for another process's lock on the cache
+
+
 def default_cache_path(cache_dir: str | os.PathLike | None = None) -> Path:
     from .models import cache_root
 
@@ -84,7 +87,7 @@ class TranslationCache:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             with self._readable(writing=True):
                 try:
-                    self._db = sqlite3.connect(self.path, timeout=60)
+                    self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S)
                     self._db.execute("PRAGMA journal_mode=WAL")
                     self._db.execute(_SCHEMA)
                     self._db.commit()
@@ -171,12 +174,16 @@ class TranslationCache:
         try:
             with self._readable(writing=True), self._db:
                 self._db.executemany("INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        except sqlite3.OperationalError as e:   # made read-only since it was opened (chmod, a full disk)
-            if not _cannot_write(e):
+        except sqlite3.OperationalError as e:
+            # made read-only since it was opened (chmod, a full disk), or held by another process past the
+            # timeout: the translations stand, they are just not stored (nor tried again, each try waiting)
+            busy = "locked" in str(e) or "busy" in str(e)
+            if not (busy or _cannot_write(e)):
                 raise
             self.read_only = True
-            print(f"itlr: note: the translation cache {self.path} cannot be written ({e}): new translations "
-                  "are not stored", file=sys.stderr)
+            why = f"another process has held it for over {LOCK_TIMEOUT_S:g} s" if busy else str(e)
+            print(f"itlr: note: the translation cache {self.path} cannot be written ({why}): this run's new "
+                  "translations are not stored", file=sys.stderr)
             return 0
         return len(rows)
 

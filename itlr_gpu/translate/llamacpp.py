@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import InputError
 from .grammar import gbnf_for_llama_cpp
-from .llm import VllmTranslator, _PlainParams
+from .llm import VllmTranslator, _PlainParams, sampled_digest
 
 __all__ = ["Backend", "BatchDecoder", "LlamaCppEngine", "LlamaCppTranslator", "resolve_gguf"]
 
@@ -109,6 +109,9 @@ def common_prefix(seqs: Sequence[Sequence[int]]) -> int:
         if any(s[i] != t for s in seqs[1:]):
             return i
     return n
+
+
+MAX_PARALLEL = 255   # llama.cpp's LLAMA_MAX_SEQ (256) less the prompt head's own sequence
 
 
 class BatchDecoder:
@@ -375,6 +378,10 @@ class LlamaCppEngine:
 
     def __init__(self, gguf: str | os.PathLike, n_ctx: int = DEFAULT_N_CTX, n_seq: int = 16, n_batch: int = 512,
                  n_threads: int | None = None, prefix_dir: str | os.PathLike | None = None):
+        if not 1 <= n_seq <= MAX_PARALLEL:   # else llama.cpp's context fails, for a reason it prints apart
+            raise InputError(f"{n_seq} sequences decoded together", "--parallel",
+                             f"1 to {MAX_PARALLEL} (llama.cpp keeps at most 256 sequences, one of them the shared "
+                             "prompt head's)")
         try:
             import llama_cpp as lc
         except ImportError as e:
@@ -665,8 +672,9 @@ def resolve_gguf(model: str | os.PathLike | None, cache_dir: str | os.PathLike |
 
 
 def _fingerprint(path: Path) -> str:
-    st = path.stat()
-    return hashlib.sha1(f"{path.name}:{st.st_size}".encode()).hexdigest()[:12]
+    """The translation cache's name for a GGUF file: its sampled contents (not its name: a copy elsewhere is
+    the same model, another model saved under the same name is not)."""
+    return sampled_digest(path).hexdigest()[:16]
 
 
 @dataclass

@@ -348,16 +348,36 @@ def context_length(folder: Path) -> int | None:
     return None
 
 
+SAMPLED_BLOCKS, SAMPLED_BLOCK = 64, 1 << 16   # 4 MiB read per file, whatever its size
+
+
+def sampled_digest(path: Path, h: Any = None) -> Any:
+    """Hash ``path``'s size and 64 blocks of 64 KiB spread evenly over it, first and last included (the whole
+    file when smaller): content, so that two weight files of one name and size (a fine-tune, another
+    quantisation) differ, read in milliseconds where hashing a gigabyte takes seconds."""
+    h = hashlib.sha256() if h is None else h
+    size = path.stat().st_size
+    h.update(f"{size}\0".encode())
+    with open(path, "rb") as f:
+        if size <= SAMPLED_BLOCKS * SAMPLED_BLOCK:
+            h.update(f.read())
+            return h
+        step = (size - SAMPLED_BLOCK) / (SAMPLED_BLOCKS - 1)
+        for i in range(SAMPLED_BLOCKS):
+            f.seek(round(i * step))
+            h.update(f.read(SAMPLED_BLOCK))
+    return h
+
+
 def _fingerprint(folder: Path) -> str:
-    h = hashlib.sha1()
+    """The translation cache's name for a model folder: its files' names and sampled contents."""
+    h = hashlib.sha256()
     for name in sorted(os.listdir(folder)):
         p = folder / name
         if p.is_file():
-            st = p.stat()
-            h.update(f"{name}:{st.st_size}".encode())
-            if name == "config.json":
-                h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+            h.update(f"{name}\0".encode())
+            sampled_digest(p, h)
+    return h.hexdigest()[:16]
 
 
 CPU_KV_CACHE_BYTES = 2 << 30  # float32: ~37k tokens of Qwen2.5-1.5B, ~46k of SmolLM2; hundreds of prompts in flight
