@@ -14,7 +14,8 @@ from itlr_gpu.query import canonical, parse
 from itlr_gpu.translate import translate
 from itlr_gpu.translate.cache import TranslationCache
 from itlr_gpu.translate.llm import VllmTranslator
-from itlr_gpu.translate.repair import KEEPS_LITTLE, LONG_REQUEST, ONLY_CONNECTIVES, defects, has_negation_cue, repair
+from itlr_gpu.translate.repair import (KEEPS_LITTLE, LONG_REQUEST, ONLY_CONNECTIVES, SELF_NEGATED, defects,
+                                      has_negation_cue, repair)
 from itlr_gpu.translate.rules import try_translate_rules
 
 from strategies import asts
@@ -149,8 +150,10 @@ def test_repair_is_a_fixed_point_without_defects_and_leaves_none(pair, node):
     fixed, why = repair(pair["text"], form)
     if not defects(pair["text"], form, reference=rules_reading(pair["text"])):
         assert (fixed, why) == (form, [])
-    elif fixed is None:   # a form of connectives alone where the rules find nothing to search for either
-        assert why == [ONLY_CONNECTIVES] and try_translate_rules(pair["text"])[1] is not None
+    elif fixed is None:   # connectives alone, or "x" AND NOT "x", where the rules have no reading to take instead
+        assert why == [ONLY_CONNECTIVES] or why[0].startswith(SELF_NEGATED)
+        rules, err = try_translate_rules(pair["text"])
+        assert err is not None or defects(pair["text"], rules)
     elif why:
         rules, err = try_translate_rules(pair["text"])
         assert err is None and fixed == canonical(rules) and defects(pair["text"], fixed) == []
@@ -343,3 +346,26 @@ def test_a_quoted_connective_is_refused_in_any_case_and_the_rules_reading_replac
     assert rows[1].llm_expr is None and not rows[1].repaired       # nothing repaired: no model form beside it
     raw = translate([text], translator="vllm", engine=eng, cache_dir=tmp_path, repair="none")[0]
     assert raw.expr is None and "names nothing" in raw.error and raw.llm_expr is None
+
+
+def test_a_form_that_negates_its_own_term_is_an_error_row_where_the_rules_cannot_read_the_request(tmp_path):
+    """ "🍕 but not 🍍" -> "🍕" AND NOT "🍕" (the model could not tell the two apart): x(1 - x) is no request's
+    meaning.  Where the rules read the request their form replaces it; where they cannot, the row is an error."""
+    import pyarrow as pa
+
+    from itlr_gpu.translate import translate_table
+
+    bad = '("🍕" AND NOT "🍕")'
+    why = f"{SELF_NEGATED} '🍕' and its negation in one AND"
+    assert why in defects("🍕 but not 🍍", bad)
+    assert repair("🍕 but not 🍍", bad) == (None, [why])
+    fixed, found = repair("pizza but not pineapple", '"pizza" AND NOT "pizza"')
+    assert fixed == '("pizza" AND NOT "pineapple")' and any(d.startswith(SELF_NEGATED) for d in found)
+    assert not any(d.startswith(SELF_NEGATED) for d in defects("pizza or not pizza", '"pizza" OR NOT "pizza"'))
+    assert not any(d.startswith(SELF_NEGATED) for d in defects("a and not b", '("a" AND NOT ("a" AND "b"))'))
+    answers = {"🍕 but not 🍍": bad, "🍕 or 🍍": '("🍕" OR "🍍")'}
+    eng = VllmTranslator(llm=MapLLM(answers), mode="logical")
+    out = translate_table(pa.table({"query_id": ["a", "b"], "text": list(answers)}), translator="vllm",
+                          engine=eng, cache_dir=tmp_path).to_pylist()
+    assert out[0]["expr"] is None and out[0]["error"] == why and out[0]["llm_expr"] == bad
+    assert out[1]["expr"] == answers["🍕 or 🍍"] and out[1]["error"] is None

@@ -278,6 +278,24 @@ def _repeated_operand(node: Node) -> str | None:
     return None
 
 
+def _self_negated(node: Node) -> str | None:
+    """The text of a term that one AND holds both as an operand and negated (``"x" AND NOT "x"``: it scores
+    x(1 - x), which no request means; a small model writes it for two terms it cannot tell apart), else None."""
+    if isinstance(node, Not):
+        return _self_negated(node.child)
+    if isinstance(node, (And, Or)):
+        if isinstance(node, And):
+            wanted = {_norm(c.text).strip() for c in node.children if isinstance(c, Term)}
+            for c in node.children:
+                if isinstance(c, Not) and isinstance(c.child, Term) and _norm(c.child.text).strip() in wanted:
+                    return c.child.text
+        for child in node.children:
+            found = _self_negated(child)
+            if found is not None:
+                return found
+    return None
+
+
 def _keeps_little(text: str, node: Node) -> bool:
     """A long request (>= LONG_REQUEST content words) of which the form's terms keep under half."""
     content = [w for w in _words(text) if w not in _OPTIONAL and w not in _CONNECTIVES]
@@ -326,6 +344,9 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
     repeated = _repeated_operand(node)
     if repeated is not None:
         found.append(f"repeats the term {repeated!r} in one AND / OR")
+    negated = _self_negated(node)
+    if negated is not None:
+        found.append(f"{SELF_NEGATED} {negated!r} and its negation in one AND")
     clause = _regexes()[2]
     for term in _terms(node):
         low = _norm(term)
@@ -338,6 +359,7 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
 
 
 ONLY_CONNECTIVES = "every term is only a connective: the request names nothing to search for"
+SELF_NEGATED = "the form contradicts itself: it holds the term"
 
 
 def only_connectives(form: str) -> bool:
@@ -370,6 +392,9 @@ def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     distilled = own == [KEEPS_LITTLE]
     if own is None or (own and not distilled):
         node = parse(form)
+        negated = _self_negated(node)
+        if negated is not None:   # no reading of the rules to take instead: an error row, not x(1 - x)
+            return None, [f"{SELF_NEGATED} {negated!r} and its negation in one AND"]
         if _keeps_little(text, node):
             whole = canonical(Term(re.sub(r"\s+", " ", text).strip()))
             return (whole, [KEEPS_LITTLE]) if whole != canonical(node) else (form, [])
