@@ -58,7 +58,7 @@ from .rules.tree import _split_shared
 
 __all__ = ["defects", "repair", "REPAIR_VERSION", "LONG_REQUEST"]
 
-REPAIR_VERSION = "r10"
+REPAIR_VERSION = "r11"
 """Changes whenever the checks change (recorded beside the prompt version)."""
 
 LONG_REQUEST = 60
