@@ -88,7 +88,7 @@ def test_rules_accuracy_on_labelled_set():
         # exclusion-only groups
         ("everything except a, or else b", '(NOT "a" OR "b")'),
         ("anything not about a; or b", '(NOT "a" OR "b")'),
-        ("documents that do not mention a", 'NOT "a"'),
+        ("documents that do not mention q", 'NOT "q"'),   # (a lone "a" is an article: nothing to search for)
         ("texts on none of a, b or c", '(NOT "a" AND NOT "b" AND NOT "c")'),
         ("neither a nor b, or c", '((NOT "a" AND NOT "b") OR "c")'),
         ("all of a, b and c", '("a" AND "b" AND "c")'),
@@ -3373,3 +3373,16 @@ def test_rules86_status_titles_advice_and_reasons(text, expr):
 ])
 def test_rules87_asides_and_asks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text", ["the", "it", "what", "what is it", "of the and", "they", "how", "the ", "who"])
+def test_a_request_of_function_words_alone_names_nothing_to_search_for(text):
+    node, err = try_translate_rules(text)
+    assert node is None and err.startswith("nothing to search for")
+
+
+@pytest.mark.parametrize("text, expr", [("The Who", '"The Who"'), ("IT", '"IT"'), ('"the"', '"the"'),
+                                        ("mine", '"mine"'), ("will", '"will"'), ("WHO", '"WHO"')])
+def test_names_quotes_and_nouns_among_function_words_stand(text, expr):
+    node, err = try_translate_rules(text)
+    assert err is None and canonical(node) == expr

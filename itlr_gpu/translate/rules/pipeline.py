@@ -503,6 +503,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
         raise prose_error
     node = _split_sentence_terms(_excluded_asides(node, quoted), quoted, cleaned)
+    _check_not_function_words(node, quoted)
     expr = canonical(node)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
@@ -510,6 +511,30 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         return parse(expr)
     except QuerySyntaxError as e:  # e.g. too deep for the query parser
         raise RuleError(f"translation does not parse: {e}") from None
+
+
+# Words that name nothing alone: articles, pronouns, question words, auxiliaries, prepositions, conjunctions
+# (not those that are nouns too: "mine", "will", "can", "must", "might", "may")
+_FUNCTION_WORDS = frozenset("""
+    a an the this that these those some any all each every no
+    i me my you your yours he him his she her hers it its we us our ours they them their theirs
+    what which who whom whose when where why how whether
+    is are was were be been being am do does did have has had could would shall should
+    of to in on at by for from with about as into onto over under between through than then
+    and or but nor so if
+""".split())
+
+
+def _check_not_function_words(node: Node, quoted: set[str]) -> None:
+    """A request whose every term is lower-case function words ("the", "what is it", "of the and") names nothing
+    to search for: its embedding would rank documents by how much they say "the".  Capitals may be a name ("The
+    Who", "IT", "It" the novel) and quotes say what to search for: those stand."""
+    terms = list(_terms(node))
+    if terms and all(t not in quoted and t == t.lower() and all(w in _FUNCTION_WORDS for w in re.findall(r"[\w']+", t))
+                     for t in terms):
+        shown = " / ".join(repr(t) for t in dict.fromkeys(terms))
+        raise RuleError(f"nothing to search for: {shown} holds only function words (quote a term to search for "
+                        "it as written)")
 
 
 _TERM_ABBREVIATIONS = {"approx", "incl", "dept", "corp", "capt", "sept", "rev", "gen", "col", "vol", "ave", "est", "jan",
