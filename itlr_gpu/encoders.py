@@ -174,6 +174,10 @@ class SentenceTransformerEncoder:
     def _resolve(self) -> dict[str, Any]:
         """Fix backend / precision / max length (once; ``auto`` decided here)."""
         if self._resolved is None:
+            limit = self._model_limit()   # first: before a backend's probe (an ONNX export) costs any time
+            if self.max_length is not None and limit is not None and self.max_length > limit:
+                raise InputError(f"max_length {self.max_length} is above the model's limit of {limit} word pieces",
+                                 "--max-length", f"an integer from 8 to {limit} (or none: the model's limit)")
             on_cuda = str(self.device).startswith("cuda")
             backend = self.backend
             on_cpu = str(self.device) == "cpu"
@@ -221,10 +225,6 @@ class SentenceTransformerEncoder:
             if backend == "openvino" and precision == "bf16" and not cpu_native_bf16():
                 raise InputError("precision bf16 with encoder backend openvino on a CPU without bfloat16 "
                                  "instructions", "--precision", "fp32 (OpenVINO would compute in fp32 anyway)")
-            limit = self._model_limit()
-            if self.max_length is not None and limit is not None and self.max_length > limit:
-                raise InputError(f"max_length {self.max_length} is above the model's limit of {limit} word pieces",
-                                 "--max-length", f"an integer from 8 to {limit} (or none: the model's limit)")
             length = self.max_length or DEFAULT_MAX_LENGTH or limit or FALLBACK_MAX_LENGTH
             self._resolved = {"model": self.name, "max_length": length,
                               "backend": backend, "precision": precision}
@@ -292,11 +292,7 @@ class SentenceTransformerEncoder:
         return min(wanted, limit) if limit else wanted
 
     def _model_limit(self) -> int | None:
-        try:
-            config = json.loads((self.path / "sentence_bert_config.json").read_text())
-            return int(config["max_seq_length"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        return model_limit(self.path)
 
     def check_device(self) -> None:
         """Refuse a device this machine does not have (torch would fail later, or run elsewhere)."""
@@ -416,6 +412,31 @@ _MODEL_NAMES = ("config.json", "modules.json", "sentence_bert_config.json", "tok
                 "special_tokens_map.json", "vocab.txt", "vocab.json", "merges.txt", "added_tokens.json")
 _SKIPPED_DIRS = ("onnx", "openvino")
 _fingerprints: dict[tuple, str] = {}
+
+
+def _json_int(path: Path, key: str) -> int | None:
+    try:
+        value = json.loads(path.read_text())[key]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def model_limit(path: str | os.PathLike | None) -> int | None:
+    """The word pieces a model folder's texts are cut to, as sentence-transformers reads it: the
+    ``max_seq_length`` of sentence_bert_config.json where set, else the smaller of the model's position
+    embeddings (config.json) and its tokenizer's ``model_max_length`` (tokenizer_config.json; a placeholder as
+    large as 10**30 stands for none); None where the folder states no limit."""
+    if path is None:
+        return None
+    root = Path(path)
+    stated = _json_int(root / "sentence_bert_config.json", "max_seq_length")
+    if stated is not None:
+        return stated
+    bounds = [_json_int(root / "config.json", "max_position_embeddings"),
+              _json_int(root / "tokenizer_config.json", "model_max_length")]
+    bounds = [b for b in bounds if b is not None and b < 10**6]
+    return min(bounds) if bounds else None
 
 
 def model_fingerprint(path: str | os.PathLike, settings: bool = True) -> str:

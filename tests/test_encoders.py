@@ -327,6 +327,30 @@ def test_a_different_model_in_a_folder_of_the_same_name_is_refused(tmp_path):
     SentenceTransformerEncoder(b).match_settings(old, "idx")
 
 
+def test_a_folder_without_sentence_bert_config_is_cut_where_sentence_transformers_cuts_it(tmp_path, monkeypatch):
+    """No max_seq_length stated: sentence-transformers takes the smaller of the position embeddings and the
+    tokenizer's model_max_length (512 for MiniLM's files); so does the default, and a longer --max-length is
+    refused before any backend is probed (an ONNX export took 10 s and then failed with a traceback)."""
+    import json
+
+    a = _copy_model(tmp_path, "m")
+    (a / "sentence_bert_config.json").unlink()
+    assert encoders.model_limit(a) == 512
+    assert SentenceTransformerEncoder(a, backend="torch", precision="fp32").settings["max_length"] == 512
+    monkeypatch.setattr(encoders, "_int8_keeps_vectors", lambda *a: pytest.fail("probed before the length check"))
+    with pytest.raises(InputError, match="max_length 1000 is above the model's limit of 512 word pieces"):
+        SentenceTransformerEncoder(a, max_length=1000).settings
+    tok = a / "tokenizer_config.json"
+    tok.write_text(json.dumps(dict(json.loads(tok.read_text()), model_max_length=int(1e30))))   # "none"
+    assert encoders.model_limit(a) == 512                                   # the position embeddings
+    tok.write_text(json.dumps(dict(json.loads(tok.read_text()), model_max_length=384)))
+    assert encoders.model_limit(a) == 384
+    (a / "config.json").write_text("{}")
+    tok.unlink()
+    assert encoders.model_limit(a) is None                                 # states nothing: the fallback
+    assert encoders.model_limit(_copy_model(tmp_path, "n")) == 256          # sentence_bert_config.json's
+
+
 def test_a_model_folder_whose_length_limit_shrank_is_a_mismatch_not_a_max_length_error(tmp_path):
     """The max length adopted from the index is no option the user gave: the error names the folder."""
     import json
