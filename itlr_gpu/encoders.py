@@ -250,6 +250,19 @@ class SentenceTransformerEncoder:
             adopted_length = self.max_length is None and recorded.get("max_length") is not None
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
+        if recorded.get("weights") is not None and self.path is not None and self._resolved is None \
+                and self.backend == "auto":
+            # other model files and no backend recorded (an imported index): said before `auto` is resolved,
+            # which may first export the model to ONNX (10 s) only to be refused
+            here = model_fingerprint(self.path)
+            if recorded["weights"] not in (here, model_fingerprint(self.path, settings=False)):
+                named = (f"model {recorded['model']!r} (index) vs {self.name!r} (query encoder); "
+                         if recorded.get("model") not in (None, self.name) else "")
+                raise InputError(f"query encoder does not match the index's encoder: {named}weights "
+                                 f"{recorded['weights']!r} (index) vs {here!r} (query encoder); the model folder "
+                                 f"{self.path} holds other files than the one the index was built with", where,
+                                 "the model (same files), --max-length, --encoder-backend and precision the index "
+                                 "was built with")
         if recorded.get("weights") is not None and self.path is not None \
                 and recorded["weights"] != model_fingerprint(self.path) \
                 and recorded["weights"] == model_fingerprint(self.path, settings=False):

@@ -1015,3 +1015,20 @@ def test_a_config_that_is_no_object_is_named_as_json_names_it(tmp_path, content,
     path.write_text(content)
     with pytest.raises(InputError, match=f"{re.escape(str(path))} {kind}"):
         json_config(path)
+
+
+def test_other_weights_are_refused_before_auto_probes_a_backend(tmp_path, monkeypatch):
+    """An imported index records the model's name and digest, no backend: a query encoder on other files is
+    refused before `auto` resolves (which may export the model to ONNX first: 10 s and 195 MB for nothing)."""
+    a = _copy_model(tmp_path / "a", "encoder")
+    b = _copy_model(tmp_path / "b", "encoder")
+    weights = next(p for p in b.iterdir() if p.suffix in (".safetensors", ".bin"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    recorded = {"model": "encoder", "weights": encoders.model_fingerprint(a)}
+    monkeypatch.setattr(encoders, "_int8_keeps_vectors", lambda *args: pytest.fail("probed a backend first"))
+    monkeypatch.setattr(encoders, "_runtime_supports", lambda *args: pytest.fail("probed a backend first"))
+    with pytest.raises(InputError, match=r"idx: query encoder does not match the index's encoder: weights "
+                                         r"'sha256:[0-9a-f]{16}' \(index\) vs 'sha256:[0-9a-f]{16}'.*holds other files"):
+        SentenceTransformerEncoder(b).match_settings(recorded, "idx")
