@@ -167,6 +167,7 @@ class SentenceTransformerEncoder:
         self._model: Any = None
         self._runtime: Any = None
         self._resolved: dict[str, Any] | None = None
+        self._adopted: dict[str, Any] = {}   # options taken from the first index matched (match_settings)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ settings
@@ -246,8 +247,12 @@ class SentenceTransformerEncoder:
             backend = self.backend if self.backend != "auto" else recorded.get("backend", "auto")
             if backend not in ENCODER_BACKENDS:
                 backend = "auto"
-            self.backend = backend
             adopted_length = self.max_length is None and recorded.get("max_length") is not None
+            unset = {"backend": self.backend == "auto", "max_length": self.max_length is None,
+                     "precision": self.precision is None}
+            self._adopted = {k: recorded[k] for k, free in unset.items()
+                             if free and recorded.get(k) not in (None, "auto")}
+            self.backend = backend
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
         if recorded.get("weights") is not None and self.path is not None and self._resolved is None \
@@ -291,6 +296,10 @@ class SentenceTransformerEncoder:
         diff = [f"{k} {recorded.get(k)!r} (index) vs {mine[k]!r} (query encoder)"
                 for k in SETTINGS_KEYS if k in recorded and recorded[k] != mine[k] and not (k == "model" and same_files)]
         if diff:
+            adopted = [k for k in self._adopted if k in recorded and recorded[k] != mine[k]]
+            if adopted:   # an API encoder object reused on a second index: it took the first one's settings
+                diff.append(f"this encoder object took {', '.join(adopted)} from the first index it was used with; "
+                            "an encoder serves indexes built alike (make one per index, or pass encoder=None)")
             same_name = recorded.get("model") == mine["model"]
             if same_name and "weights" in recorded and recorded["weights"] != mine["weights"]:
                 diff.append(f"the model folder {self.path} holds other files than the one the index was built with")

@@ -1032,3 +1032,18 @@ def test_other_weights_are_refused_before_auto_probes_a_backend(tmp_path, monkey
     with pytest.raises(InputError, match=r"idx: query encoder does not match the index's encoder: weights "
                                          r"'sha256:[0-9a-f]{16}' \(index\) vs 'sha256:[0-9a-f]{16}'.*holds other files"):
         SentenceTransformerEncoder(b).match_settings(recorded, "idx")
+
+
+def test_an_encoder_object_reused_on_an_index_built_otherwise_says_it_took_the_first_ones_settings():
+    first = dict(SentenceTransformerEncoder(backend="torch", precision="fp32").settings, max_length=128)
+    enc = SentenceTransformerEncoder()
+    enc.match_settings(first, "idx_128")
+    second = dict(first, max_length=256)
+    with pytest.raises(InputError, match=r"idx_256: .*max_length 256 \(index\) vs 128 \(query encoder\); this encoder "
+                                         r"object took max_length from the first index it was used with"):
+        enc.match_settings(second, "idx_256")
+    given = SentenceTransformerEncoder(max_length=128)   # chosen by the user: no such hint
+    given.match_settings(first, "idx_128")
+    with pytest.raises(InputError) as info:
+        given.match_settings(second, "idx_256")
+    assert "took" not in str(info.value)
