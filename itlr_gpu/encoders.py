@@ -29,6 +29,8 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 1000  # auto progress bar above this many texts
 ENCODER_BACKENDS = ("auto", "torch", "onnx", "openvino")
 PRECISIONS = ("fp32", "bf16", "int8", "fp16")
+# the precisions each backend runs (fp16: torch on CUDA only)
+BACKEND_PRECISIONS = {"torch": ("fp32", "bf16", "fp16"), "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}
 # Texts per forward pass of the torch encoder on a CPU: of 8/16/32/64 on SciFact's abstracts, 16 was the fastest
 # in bf16 and within 2% of the fastest (8) in fp32; 64 was 31-33% slower than 16
 # (benchmarks/results/encode-xeon.md).  On CUDA larger batches keep the GPU busy.
@@ -206,8 +208,7 @@ class SentenceTransformerEncoder:
             if backend == "onnx" and self.backend == "onnx" and self.precision is None and on_cpu \
                     and _runtime_supports("onnx", self.path) and not _int8_keeps_vectors(self.path, self.name):
                 precision = "fp32"   # onnx asked for, its default int8 refused for this model: the fp32 graph
-            allowed = {"torch": ("fp32", "bf16", "fp16") if on_cuda else ("fp32", "bf16"),
-                       "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16")}[backend]
+            allowed = tuple(p for p in BACKEND_PRECISIONS[backend] if on_cuda or p != "fp16")
             if precision not in allowed:
                 hint = ""
                 if precision == "int8" and self.backend == "auto" and on_cpu:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .encoders import Encoder, check_settings, default_encoder, l2_normalize
+from .encoders import BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
@@ -664,9 +664,9 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
 
 
 _ENCODER_FIELDS: dict[str, Callable[[Any], bool]] = {
-    "max_length": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
-    "backend": lambda v: v in ("torch", "onnx", "openvino"),
-    "precision": lambda v: isinstance(v, str),
+    "max_length": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 8,
+    "backend": lambda v: v in BACKEND_PRECISIONS,
+    "precision": lambda v: v in PRECISIONS,
     "weights": lambda v: isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v) is not None,
 }
 
@@ -674,12 +674,14 @@ _ENCODER_FIELDS: dict[str, Callable[[Any], bool]] = {
 def _valid_encoder_record(encoder: Any) -> bool:
     """How documents were embedded: ``model`` always; ``max_length``, ``backend`` and ``precision`` together
     (an encoded corpus; absent for imported embeddings); ``weights`` since the model digest was recorded."""
-    if not isinstance(encoder, dict) or not isinstance(encoder.get("model"), (str, type(None))):
+    if not isinstance(encoder, dict) or "model" not in encoder or not isinstance(encoder["model"], (str, type(None))):
         return False
     run = [k for k in ("max_length", "backend", "precision") if k in encoder]
     if run and len(run) != 3:
         return False
-    return all(ok(encoder[k]) for k, ok in _ENCODER_FIELDS.items() if k in encoder)
+    if not all(ok(encoder[k]) for k, ok in _ENCODER_FIELDS.items() if k in encoder):
+        return False
+    return not run or encoder["precision"] in BACKEND_PRECISIONS[encoder["backend"]]   # a pair some machine runs
 
 
 def _read_manifest(d: Path) -> dict[str, Any]:
@@ -697,7 +699,8 @@ def _read_manifest(d: Path) -> dict[str, Any]:
     encoder = m.get("encoder")
     if encoder is not None and not _valid_encoder_record(encoder):
         raise IndexIntegrityError(f"field 'encoder' is {encoder!r}", where,
-                                  "{model, max_length, backend, precision, weights} (imported embeddings: {model, "
+                                  "{model, max_length (>= 8), backend, precision (a pair: torch fp32/bf16/fp16, "
+                                  "onnx fp32/int8, openvino fp32/bf16), weights} (imported embeddings: {model, "
                                   "weights}) or absent")
     expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
                 "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",

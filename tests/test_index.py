@@ -459,12 +459,20 @@ def test_manifest_records_encoder_settings_and_refuses_a_mismatch(tmp_path):
     loaded.check_encoder(FakeEncoder())          # an encoder that states no settings: only dim is checked
 
 
-def test_corrupt_encoder_field_is_refused(tmp_path):
+@pytest.mark.parametrize("encoder", [
+    {"model": "x", "max_length": "long", "backend": "onnx", "precision": "int8"},
+    {"model": "x", "max_length": 128, "backend": "onnx", "precision": "int4"},    # no such precision
+    {"model": "x", "max_length": 128, "backend": "torch", "precision": "int8"},   # a pair no machine runs
+    {"model": "x", "max_length": 4, "backend": "torch", "precision": "fp32"},     # below any encoder's floor
+    {},                                                                           # names no model
+])
+def test_corrupt_encoder_field_is_refused(tmp_path, encoder):
+    """Said as the manifest's field, not as an option the user never gave (--precision)."""
     Index.from_arrays(rand(3, 4), ids(3)).save(tmp_path / "ix")
     m = json.loads((tmp_path / "ix" / "manifest.json").read_text())
-    m["encoder"] = {"model": "x", "max_length": "long", "backend": "onnx", "precision": "int8"}
+    m["encoder"] = encoder
     (tmp_path / "ix" / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(IndexIntegrityError, match="field 'encoder'"):
+    with pytest.raises(IndexIntegrityError, match=r"manifest\.json: field 'encoder' is "):
         Index.load(tmp_path / "ix")
 
 
