@@ -684,6 +684,16 @@ def _valid_encoder_record(encoder: Any) -> bool:
     return not run or encoder["precision"] in BACKEND_PRECISIONS[encoder["backend"]]   # a pair some machine runs
 
 
+def check_encoder_record(manifest: dict[str, Any], where: str) -> None:
+    """Refuse a manifest's ``encoder`` field that no encoder writes (an index's or a sharded index's)."""
+    encoder = manifest.get("encoder")
+    if encoder is not None and not _valid_encoder_record(encoder):
+        raise IndexIntegrityError(f"field 'encoder' is {encoder!r}", where,
+                                  "{model, max_length (>= 8), backend, precision (a pair: torch fp32/bf16/fp16, "
+                                  "onnx fp32/int8, openvino fp32/bf16), weights} (imported embeddings: {model, "
+                                  "weights}) or absent")
+
+
 def _read_manifest(d: Path) -> dict[str, Any]:
     m, where = read_json_manifest(d, FORMAT, FORMAT_VERSION, "itlr index (Index.save)")
     checks = {
@@ -696,12 +706,7 @@ def _read_manifest(d: Path) -> dict[str, Any]:
         "created": lambda v: isinstance(v, str),
         "ids_checksum": lambda v: v is None or (isinstance(v, str) and _CHECKSUM_RE.fullmatch(v) is not None),
     }
-    encoder = m.get("encoder")
-    if encoder is not None and not _valid_encoder_record(encoder):
-        raise IndexIntegrityError(f"field 'encoder' is {encoder!r}", where,
-                                  "{model, max_length (>= 8), backend, precision (a pair: torch fp32/bf16/fp16, "
-                                  "onnx fp32/int8, openvino fp32/bf16), weights} (imported embeddings: {model, "
-                                  "weights}) or absent")
+    check_encoder_record(m, where)
     expected = {"model": "a string or null", "dim": "a positive integer", "count": "a positive integer",
                 "dtype": " or ".join(DTYPES), "normalization": "'l2'", "checksum": "'sha256:<64 hex digits>'",
                 "created": "an ISO timestamp", "ids_checksum": "'sha256:<64 hex digits>' (or absent: older indexes)"}

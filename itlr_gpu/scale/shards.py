@@ -39,8 +39,8 @@ import torch
 
 from ..compiler import PUSH, Program
 from ..errors import IndexIntegrityError, InputError
-from ..index import (IDS_FILE, INDEX_FILES, MANIFEST_FILE, Index, _checksum, check_replaceable, file_stamp,
-                     index_folder, read_doc_ids, read_json_manifest, write_doc_ids)
+from ..index import (IDS_FILE, INDEX_FILES, MANIFEST_FILE, Index, _checksum, check_encoder_record, check_replaceable,
+                     file_stamp, index_folder, read_doc_ids, read_json_manifest, write_doc_ids)
 from ..output import atomic_dir, check_output_folder
 from ..validate import NPY_ERRORS, read_json_file
 from ..ops import Ops
@@ -517,6 +517,7 @@ def _read_sharded_manifest(d: Path) -> dict[str, Any]:
     if expect != m["count"]:
         raise IndexIntegrityError(f"shards cover {expect} rows but count is {m['count']}", where,
                                   "shards covering every row")
+    check_encoder_record(m, where)
     return m
 
 
