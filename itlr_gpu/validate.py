@@ -448,6 +448,16 @@ def load_npy(path: Path, *, mmap: bool = True, expected: str = "a .npy file writ
     """``np.load`` without pickles; empty, truncated or malformed files are InputErrors."""
     with reading(path, expected):
         try:
-            return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+            array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+            with open(path, "rb") as f:   # numpy reads the matrix its header states and ignores what follows
+                version = np.lib.format.read_magic(f)
+                (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                 else np.lib.format.read_array_header_2_0)(f)
+                end = f.tell() + array.nbytes
         except NPY_ERRORS as e:
             raise InputError(f"not a readable .npy matrix ({_short(e)})", str(path), expected) from e
+    size = os.path.getsize(path)
+    if size > end:
+        raise InputError(f"{size - end:,} bytes follow the matrix its header states (a file appended to, or "
+                         "written over another)", str(path), expected)
+    return array

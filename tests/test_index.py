@@ -660,3 +660,12 @@ def test_embedded_alike_is_matched_as_a_query_encoder_is():
         index.check_embedded_alike("copy", {**settings, "model": "copy", "weights": "sha256:2"})
     with pytest.raises(InputError, match="max_length 128 \\(new\\) vs 256 \\(index\\)"):
         index.check_embedded_alike("all-MiniLM-L6-v2", {**settings, "max_length": 128, "weights": "sha256:1"})
+
+
+def test_bytes_after_the_matrix_are_refused(tmp_path):
+    """The checksum covers the matrix the header states: bytes appended after it went unseen."""
+    Index.from_arrays(rand(3, 4), ids(3)).save(tmp_path / "ix")
+    with open(tmp_path / "ix" / "embeddings.npy", "ab") as f:
+        f.write(b"\0" * 1536)
+    with pytest.raises(InputError, match=r"embeddings\.npy: 1,536 bytes follow the matrix its header states"):
+        Index.load(tmp_path / "ix")
