@@ -7,6 +7,7 @@ On disk an index is a folder holding ``embeddings.npy`` (memory-mappable),
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ import pyarrow.compute as pc
 from .encoders import BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, default_encoder, l2_normalize
 from .errors import IndexIntegrityError, InputError
 from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
-from .output import OutputError, atomic_dir, check_output_folder, is_temp_name
+from .output import TEMP_TAG, OutputError, atomic_dir, check_output_folder, is_temp_name
 from .validate import (is_textual, load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading,
                        strings_to_arrow)
 
@@ -516,8 +517,12 @@ def index_folder(directory: PathLike, writer: str) -> Path:
         raise InputError(f"index folder is a {type(directory).__name__}", "directory", "a folder path")
     d = Path(directory)
     if not d.is_dir():
-        raise InputError("is a file, not an index folder" if d.exists() else "index folder not found", str(d),
-                         f"a folder written by {writer}")
+        what = "is a file, not an index folder" if d.exists() else "index folder not found"
+        aside = [] if d.exists() else sorted(d.parent.glob(glob.escape(f".{d.name}.old{TEMP_TAG}") + "*"))
+        if aside:   # a replace killed between its two renames: the previous index is the only copy
+            what += (f"; a replace of it was interrupted and left the previous index at {aside[-1]} (rename it "
+                     f"back to {d.name})")
+        raise InputError(what, str(d), f"a folder written by {writer}")
     return d
 
 

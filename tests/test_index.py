@@ -669,3 +669,16 @@ def test_bytes_after_the_matrix_are_refused(tmp_path):
         f.write(b"\0" * 1536)
     with pytest.raises(InputError, match=r"embeddings\.npy: 1,536 bytes follow the matrix its header states"):
         Index.load(tmp_path / "ix")
+
+
+def test_a_missing_index_whose_replace_was_interrupted_names_the_copy_left_aside(tmp_path):
+    """kill -9 between a replace's two renames leaves the previous index under a hidden name: the error says
+    where, so that it can be renamed back (stale-temporary clean-up keeps that copy)."""
+    Index.from_arrays(rand(3, 4), ids(3)).save(tmp_path / "ix")
+    aside = tmp_path / ".ix.old.itlr-tmp-4242-0badcafe"
+    (tmp_path / "ix").rename(aside)
+    with pytest.raises(InputError, match=r"ix: index folder not found; a replace of it was interrupted and left the "
+                                         r"previous index at .*\.ix\.old\.itlr-tmp-4242-0badcafe \(rename it back to ix\)"):
+        Index.load(tmp_path / "ix")
+    with pytest.raises(InputError, match=r"other: index folder not found \(expected"):
+        Index.load(tmp_path / "other")
