@@ -141,7 +141,7 @@ class SentenceTransformerEncoder:
             self.path = Path(model)
             if not self.path.is_dir():
                 raise InputError(
-                    "model folder not found", str(self.path),
+                    "is a file, not a model folder" if self.path.exists() else "model folder not found", str(self.path),
                     "a local sentence-transformers model folder (models are never downloaded)",
                 )
             if not (self.path / "modules.json").is_file() and not (self.path / "config.json").is_file():

@@ -77,8 +77,10 @@ def test_l2_normalize_property(x):
 def test_missing_model_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"nope.*never downloaded"):
         SentenceTransformerEncoder(tmp_path / "nope")
+    with pytest.raises(InputError, match="nope: model folder not found"):
+        SentenceTransformerEncoder(tmp_path / "nope")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(InputError, match="model folder not found"):
+    with pytest.raises(InputError, match="file: is a file, not a model folder"):
         SentenceTransformerEncoder(tmp_path / "file")
 
 

@@ -13,6 +13,8 @@ import importlib.util
 import sys
 from types import ModuleType, SimpleNamespace
 
+import re
+
 import pytest
 
 from itlr_gpu.query import MAX_QUERY_CHARS, canonical, parse
@@ -388,3 +390,15 @@ def test_a_rewrite_unrelated_to_its_request_is_an_error_row():
     assert interpret("Vitamin D and immunity, not bone density.", "stop", "rewrite",
                      "vitamin D benefits but not bone health").error is None
     assert interpret("Large language models and their uses.", "stop", "rewrite", "LLMs").error is None
+
+
+def test_a_model_path_that_is_no_folder_says_what_it_is(tmp_path):
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.translate.models import resolve_model
+
+    (tmp_path / "q.jsonl").write_text("{}\n")
+    (tmp_path / "empty").mkdir()
+    for name, what in (("q.jsonl", "is a file, not a model folder (nor a .gguf file)"),
+                       ("empty", "is a folder without config.json"), ("missing", "model folder not found")):
+        with pytest.raises(InputError, match=re.escape(f"{name}: {what}")):
+            resolve_model(str(tmp_path / name), cache_dir=tmp_path, convert=False)

@@ -155,7 +155,9 @@ def resolve_model(model: str | os.PathLike | None, cache_dir: str | os.PathLike 
     if p.is_file() and p.suffix.lower() == ".gguf":
         return _converted(p, cache_root(cache_dir) / "models" / p.stem.lower(), "bfloat16", convert)
     if not (p / "config.json").is_file():
-        raise InputError("model folder not found", str(p), "a local Hugging Face model folder with config.json")
+        what = ("is a file, not a model folder (nor a .gguf file)" if p.is_file() else
+                "is a folder without config.json" if p.is_dir() else "model folder not found")
+        raise InputError(what, str(p), "a local Hugging Face model folder with config.json")
     check_causal_lm(p)
     return p
 
