@@ -10,10 +10,9 @@ The real test runs where vLLM is importable (the separate vLLM virtualenv made b
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from types import ModuleType, SimpleNamespace
-
-import re
 
 import pytest
 
