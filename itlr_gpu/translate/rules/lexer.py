@@ -848,7 +848,11 @@ _ADJECTIVES = {"public", "private", "male", "female", "wild", "domestic", "urban
                "outer", "front", "rear", "left", "right", "major", "minor", "mild", "severe", "open", "closed",
                # states of a thing ("lost or stolen card") and languages ("french or spanish dictionary")
                "lost", "stolen", "damaged", "broken", "missing", "expired", "blocked", "french", "dutch", "greek",
-               "thai", "swiss", "welsh"}
+               "thai", "swiss", "welsh",
+               # colours, materials and sizes ("red or blue paint", "cotton or wool socks", "small or medium dogs")
+               "red", "blue", "green", "black", "white", "yellow", "purple", "pink", "brown", "grey", "gray",
+               "silver", "golden", "cotton", "wool", "woollen", "leather", "suede", "wooden", "metal", "plastic",
+               "glass", "steel", "silk", "linen", "small", "medium", "large", "big", "heavy", "light", "dark"}
 
 
 def _adjective_like(word: str) -> bool:

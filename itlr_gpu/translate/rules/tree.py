@@ -350,6 +350,7 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     # spaying aftercare", "swimming or running shoes" (two gerunds; not "seasoning or rust removal", "sensing,
     # fighting or mating display")
     if all(len(c.text.split()) == 1 and (_adjective_like(c.text) or gerunds) for c in kids[:-1]) and 2 <= len(words) \
+            and words[0] not in {c.text for c in kids[:-1]} \
             and words[0].isalpha() and words[0].islower() and words[0] not in _TITLE_SMALL \
             and words[1].islower() and words[1] not in _TITLE_SMALL \
             and not (len(words) == 2 and words[1] in _GENERIC_TAILS | _TIME_UNITS):
