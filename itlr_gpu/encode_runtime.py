@@ -289,13 +289,37 @@ def _export_all(model_path: Path, name: str, tmp: Path) -> None:
     quantize_dynamic(str(tmp / "model.fused.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
                      per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     worst = _int8_min_cosine(model_path, tmp / "model.onnx", tmp / "model.int8.onnx")
+    graphs = {g: _file_sha256(tmp / g) for g in ("model.onnx", "model.fused.onnx", "model.int8.onnx")}
     (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
                                                  "export_version": _EXPORT_VERSION, "fusion": fusion,
+                                                 "graphs": graphs,
                                                  "int8": "dynamic, per-channel QInt8 weights",
                                                  "int8_check": {"texts": len(_CHECK_TEXTS), "min_cosine": worst,
                                                                 "bound": _INT8_MIN_COSINE,
                                                                 "accepted": worst >= _INT8_MIN_COSINE}},
                                                 indent=2))
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+class GraphMismatch(ValueError):
+    """A cached graph that is not the one its export recorded (a graph copied over from another export)."""
+
+
+def _check_graph(graph: Path) -> Path:
+    """``graph``, refused where its export recorded another digest (exports before the digests were recorded
+    are taken as they are); about 20 ms for MiniLM's int8 graph, once per process and graph."""
+    record = _export_record(graph.parent) or {}
+    want = (record.get("graphs") or {}).get(graph.name)
+    if want is not None and _file_sha256(graph) != want:
+        raise GraphMismatch(f"{graph.name} is not the graph its export.json records")
+    return graph
 
 
 def _int8_min_cosine(model_path: Path, fp32: Path, int8: Path) -> float:
@@ -430,12 +454,12 @@ def _ort_runner(graph: Path, threads: int | None = None):
 def _open(files: dict[str, Path], backend: str, precision: str, threads: int):
     """A function feed -> token embeddings running the cached graph for ``backend`` / ``precision``."""
     if backend == "onnx":
-        return _ort_runner(files["int8" if precision == "int8" else "fused"], threads)
+        return _ort_runner(_check_graph(files["int8" if precision == "int8" else "fused"]), threads)
     import openvino as ov
 
     # The precision is always stated: where the CPU multiplies bfloat16, OpenVINO's own default is bf16.
     hint = {"fp32": "f32", "bf16": "bf16"}[precision]
-    compiled = ov.Core().compile_model(str(files["fp32"]), "CPU",
+    compiled = ov.Core().compile_model(str(_check_graph(files["fp32"])), "CPU",
                                        {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
                                         "INFERENCE_PRECISION_HINT": hint})
     request = compiled.create_infer_request()
@@ -471,7 +495,8 @@ class RuntimeEncoderCore:
         try:
             self._run = _open(files, backend, precision, threads)
         except Exception as e:   # noqa: BLE001 -- a cached graph that does not load (truncated file): export again
-            print(f"itlr: note: the cached ONNX export {files['fp32'].parent} did not load ({type(e).__name__}); "
+            why = str(e) if isinstance(e, GraphMismatch) else type(e).__name__
+            print(f"itlr: note: the cached ONNX export {files['fp32'].parent} did not load ({why}); "
                   "exporting it again", file=sys.stderr)
             shutil.rmtree(files["fp32"].parent, ignore_errors=True)
             files = onnx_model_files(model_path, name)

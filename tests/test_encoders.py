@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 import shutil
 import sys
@@ -629,9 +630,22 @@ def test_a_corrupt_cached_onnx_export_is_exported_again(onnx_cache, tmp_path, mo
     (int8,) = tmp_path.glob("models/onnx/*/model.int8.onnx")
     int8.write_bytes(int8.read_bytes()[:1000])   # truncated, as by a full disk
     got = SentenceTransformerEncoder(backend="onnx").encode(texts)
-    assert "did not load (InvalidProtobuf); exporting it again" in capsys.readouterr().err
+    assert "did not load (model.int8.onnx is not the graph its export.json records); exporting it again" \
+        in capsys.readouterr().err
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)   # the same export again
     assert int8.stat().st_size > 1000
+    # a graph that loads but is not the export's (copied over from another export): found by its digest
+    int8.write_bytes((int8.parent / "model.fused.onnx").read_bytes())
+    got = SentenceTransformerEncoder(backend="onnx").encode(texts)
+    assert "model.int8.onnx is not the graph its export.json records" in capsys.readouterr().err
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    # an export recorded before the digests: its graphs are taken as they are (a truncated one still fails to load)
+    record = json.loads((int8.parent / "export.json").read_text())
+    del record["graphs"]
+    (int8.parent / "export.json").write_text(json.dumps(record))
+    int8.write_bytes(int8.read_bytes()[:1000])
+    SentenceTransformerEncoder(backend="onnx").encode(texts)
+    assert "did not load (InvalidProtobuf); exporting it again" in capsys.readouterr().err
 
 
 @pytest.mark.slow
