@@ -3386,3 +3386,18 @@ def test_a_request_of_function_words_alone_names_nothing_to_search_for(text):
 def test_names_quotes_and_nouns_among_function_words_stand(text, expr):
     node, err = try_translate_rules(text)
     assert err is None and canonical(node) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    ("studies linking sugar to hyperactivity", '("sugar" AND "hyperactivity")'),
+    ("Is there any research linking sugar to hyperactivity?", '("sugar" AND "hyperactivity")'),
+    ("papers linking smoking with lung cancer", '("smoking" AND "lung cancer")'),
+    ("studies linking sugar to hyperactivity but not ADHD medication",
+     '("sugar" AND "hyperactivity" AND NOT "ADHD medication")'),
+    ("linking verbs in English", '"linking verbs in English"'),
+    ("red or blue paint", '(("red" OR "blue") AND "paint")'),
+    ("linen or linen blend for summer trousers", '(("linen" OR "linen blend") AND "summer trousers")'),
+])
+def test_links_and_shared_nouns_of_the_translation_audit(text, expr):
+    node, err = try_translate_rules(text)
+    assert err is None and canonical(node) == expr
