@@ -1,5 +1,7 @@
 """Query language: precedence, chains, case, escapes, round trip and every error with its position."""
 
+import re
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -261,6 +263,11 @@ def test_operators_apostrophes_and_invisible_characters():
     assert parse("'Ndrangheta OR teachers' unions") == Or((Term("'Ndrangheta"), Term("teachers' unions")))
     with pytest.raises(QuerySyntaxError, match="single-quoted term"):
         parse("'rock and roll'")   # (a lower-case "and" is a word of the phrase)
+    # the way out names the user's own phrase
+    for query, phrase in [("'heart disease' OR cancer", "heart disease"), ("jazz OR \u2018vitamin  D\u2019", "vitamin D"),
+                          ("('x')", "x")]:
+        with pytest.raises(QuerySyntaxError, match=re.escape(f'the term in double quotes ("{phrase}")')):
+            parse(query)
     # a format character pasted beside a keyword leaves it a keyword
     assert parse("x AND NOT\u200b y") == And((Term("x"), Not(Term("y"))))
     assert parse("x \u2060OR y") == Or((Term("x"), Term("y")))

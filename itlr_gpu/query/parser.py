@@ -101,9 +101,11 @@ def tokenize(query: str) -> list[Token]:
             while j < n and not query[j].isspace() and query[j] not in _WORD_END:
                 j += 1
             word = query[i:j]
-            if word[:1] in ("'", "\u2018") and _single_quoted(query, i, word):
+            phrase = _single_quoted(query, i, word) if word[:1] in ("'", "\u2018") else None
+            if phrase is not None:
+                shown = phrase if len(phrase) <= 60 else phrase[:57] + "..."
                 raise QuerySyntaxError("single-quoted term", query, i,
-                                       'a term in double quotes ("rock and roll"): single quotes are apostrophes')
+                                       f'the term in double quotes ("{shown}"): single quotes are apostrophes')
             keyword = _keyword(word)
             if keyword:
                 flush()
@@ -157,28 +159,28 @@ _QUOTE_SPAN_WORDS = 8   # how far a closing quote is looked for (bounded: a long
 _WORD_RE = re.compile(r"\S+")
 
 
-def _single_quoted(query: str, start: int, word: str) -> bool:
-    """Whether ``word`` at ``start`` opens a single-quoted phrase: an apostrophe before a letter (not an
-    elision such as 'tis or '90s) and, within a few words and before any bracket or double quote, a word that
-    ends with the matching quote ('rock and roll' was meant as one term).  Any other apostrophe is a
-    character of the term (Alzheimer's, parents' guides, '90s)."""
+def _single_quoted(query: str, start: int, word: str) -> str | None:
+    """The phrase (quotes left out) where ``word`` at ``start`` opens a single-quoted one, else None: an
+    apostrophe before a letter (not an elision such as 'tis or '90s) and, within a few words and before any
+    bracket or double quote, a word that ends with the matching quote ('rock and roll' was meant as one term).
+    Any other apostrophe is a character of the term (Alzheimer's, parents' guides, '90s)."""
     closing = "'" if word[0] == "'" else "\u2019"
     body = word[1:].rstrip("'\u2019")
     if not body[:1].isalpha() or body.lower() in _ELISIONS:
-        return False
+        return None
     if len(word) > 2 and word.endswith(closing):
-        return True
+        return word[1:-1]
     end = start + len(word)
     # the next words read in place (slicing the rest of the query for each such word was quadratic)
     for found in itertools.islice(_WORD_RE.finditer(query, end), _QUOTE_SPAN_WORDS):
         nxt = found.group()
         stripped = nxt.rstrip(")")
         if stripped.endswith(closing) and len(stripped) > 1:
-            return True
+            return " ".join(query[start + 1: found.start() + len(stripped) - 1].split())
         if any(c in nxt for c in _WORD_END) or nxt in KEYWORDS:
-            return False   # "'s-Hertogenbosch AND NOT farmers' markets": two terms (an operator in capitals
+            return None   # "'s-Hertogenbosch AND NOT farmers' markets": two terms (an operator in capitals
             # ends the search; "'rock and roll'" is still one single-quoted phrase)
-    return False
+    return None
 
 
 def _one_line(text: str) -> str:
