@@ -5,8 +5,9 @@ CUDA, and FAISS ``IndexFlatIP`` when installed and every query is a single term)
 search (term embeddings given: the encoder is timed apart) after ``--warmup`` runs, ``--repeat``
 times and on until the timed runs fill ``--min-time`` seconds (as ``timeit`` ranges a short statement:
 three runs of a tenth of a millisecond are mostly noise), and reports the median as queries/s and
-documents x queries/s, its ratio to this machine's matmul floor (``terms @ docs.T`` in chunks, with each BLAS on a CPU: torch's and
-numpy's), the peak memory, and the encoder's share of an end-to-end run (encode + search).
+documents x queries/s, its ratio to this machine's matmul floor (``terms @ docs.T`` in chunks, with each
+BLAS on a CPU: torch's and numpy's), the peak memory, and the encoder's share of an end-to-end run
+(encode + search).
 Results go to a table on screen and, with ``--json OUT``, to a JSON file written atomically.
 """
 
