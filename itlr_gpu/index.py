@@ -669,9 +669,9 @@ def read_json_manifest(d: Path, fmt: str, version: int, writer: str) -> tuple[di
 
 
 _ENCODER_FIELDS: dict[str, Callable[[Any], bool]] = {
-    "max_length": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 8,
+    "max_length": lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
     "backend": lambda v: v in BACKEND_PRECISIONS,
-    "precision": lambda v: v in PRECISIONS,
+    "precision": lambda v: isinstance(v, str),
     "weights": lambda v: isinstance(v, str) and re.fullmatch(r"sha256:[0-9a-f]{16}", v) is not None,
 }
 
@@ -679,14 +679,19 @@ _ENCODER_FIELDS: dict[str, Callable[[Any], bool]] = {
 def _valid_encoder_record(encoder: Any) -> bool:
     """How documents were embedded: ``model`` always; ``max_length``, ``backend`` and ``precision`` together
     (an encoded corpus; absent for imported embeddings); ``weights`` since the model digest was recorded."""
-    if not isinstance(encoder, dict) or "model" not in encoder or not isinstance(encoder["model"], (str, type(None))):
+    if not isinstance(encoder, dict) or not isinstance(encoder.get("model"), (str, type(None))):
         return False
     run = [k for k in ("max_length", "backend", "precision") if k in encoder]
     if run and len(run) != 3:
         return False
     if not all(ok(encoder[k]) for k, ok in _ENCODER_FIELDS.items() if k in encoder):
         return False
-    return not run or encoder["precision"] in BACKEND_PRECISIONS[encoder["backend"]]   # a pair some machine runs
+    if "weights" not in encoder:   # another encoder's own settings (the API takes any): recorded as it gave them
+        return True
+    # the project's encoder (it records the model's digest): a model, and a length, precision and backend/precision
+    # pair that it writes
+    return "model" in encoder and (not run or encoder["max_length"] >= 8 and encoder["precision"] in PRECISIONS
+                                   and encoder["precision"] in BACKEND_PRECISIONS[encoder["backend"]])
 
 
 def check_encoder_record(manifest: dict[str, Any], where: str) -> None:

@@ -459,12 +459,15 @@ def test_manifest_records_encoder_settings_and_refuses_a_mismatch(tmp_path):
     loaded.check_encoder(FakeEncoder())          # an encoder that states no settings: only dim is checked
 
 
+W = "sha256:0123456789abcdef"   # a model digest: records the project's encoder writes carry one
+
+
 @pytest.mark.parametrize("encoder", [
     {"model": "x", "max_length": "long", "backend": "onnx", "precision": "int8"},
-    {"model": "x", "max_length": 128, "backend": "onnx", "precision": "int4"},    # no such precision
-    {"model": "x", "max_length": 128, "backend": "torch", "precision": "int8"},   # a pair no machine runs
-    {"model": "x", "max_length": 4, "backend": "torch", "precision": "fp32"},     # below any encoder's floor
-    {},                                                                           # names no model
+    {"model": "x", "max_length": 128, "backend": "onnx", "precision": "int4", "weights": W},   # no such precision
+    {"model": "x", "max_length": 128, "backend": "torch", "precision": "int8", "weights": W},  # a pair no one runs
+    {"model": "x", "max_length": 4, "backend": "torch", "precision": "fp32", "weights": W},    # below the floor
+    {"weights": W},                                                                             # names no model
 ])
 def test_corrupt_encoder_field_is_refused(tmp_path, encoder):
     """Said as the manifest's field, not as an option the user never gave (--precision)."""
@@ -682,3 +685,17 @@ def test_a_missing_index_whose_replace_was_interrupted_names_the_copy_left_aside
         Index.load(tmp_path / "ix")
     with pytest.raises(InputError, match=r"other: index folder not found \(expected"):
         Index.load(tmp_path / "other")
+
+
+@pytest.mark.parametrize("settings", [{"version": "1.2"}, {"model": "toy", "max_length": 512, "backend": "torch",
+                                                            "precision": "float32"}])
+def test_another_encoders_own_settings_are_recorded_and_read_back(tmp_path, settings):
+    """The API takes any encoder: its settings are its own vocabulary, saved and loaded as given."""
+    class Own(FakeEncoder):
+        def __init__(self):
+            super().__init__()
+            self.settings = dict(settings)
+
+    table = pa.table({"doc_id": ["a", "b"], "text": ["cats purr", "tax forms"]})
+    Index.build(table, Own()).save(tmp_path / "ix")
+    assert Index.load(tmp_path / "ix").manifest["encoder"] == settings

@@ -260,7 +260,8 @@ def test_truncated_shard_and_bad_manifest(saved, tmp_path):
         load_index(broken2)
     broken3 = _copy_index(root / "sharded", tmp_path / "idx3")   # the encoder record is checked as an index's
     manifest = json.loads((broken3 / "manifest.json").read_text())
-    manifest["encoder"] = {"model": "x", "max_length": 128, "backend": "torch", "precision": "int8"}
+    manifest["encoder"] = {"model": "x", "max_length": 128, "backend": "torch", "precision": "int8",
+                           "weights": "sha256:0123456789abcdef"}
     (broken3 / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexIntegrityError, match=r"manifest\.json: field 'encoder' is "):
         load_index(broken3)
