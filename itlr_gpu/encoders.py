@@ -178,7 +178,10 @@ class SentenceTransformerEncoder:
         """Fix backend / precision / max length (once; ``auto`` decided here)."""
         if self._resolved is None:
             limit = self._model_limit()   # first: before a backend's probe (an ONNX export) costs any time
-            if self.max_length is not None and limit is not None and self.max_length > limit:
+            # (a length taken from an index built before limits were inferred from the model's config stands, as
+            # it did: the encoder cuts at the model's own limit anyway)
+            from_old_index = "max_length" in self._adopted and model_limit(self.path, inferred=False) is None
+            if self.max_length is not None and limit is not None and self.max_length > limit and not from_old_index:
                 raise InputError(f"max_length {self.max_length} is above the model's limit of {limit} word pieces",
                                  "--max-length", f"an integer from 8 to {limit} (or none: the model's limit)")
             on_cuda = str(self.device).startswith("cuda")
@@ -311,7 +314,7 @@ class SentenceTransformerEncoder:
     def _max_length(self) -> int:
         """The resolved length, capped by the model's own limit (loads the model's config)."""
         wanted = self._resolve()["max_length"]
-        limit = self._model_limit()
+        limit = model_limit(self.path, inferred=False)
         return min(wanted, limit) if limit else wanted
 
     def _model_limit(self) -> int | None:
@@ -445,19 +448,29 @@ def _json_int(path: Path, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def model_limit(path: str | os.PathLike | None) -> int | None:
+_POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "mpnet": 2}   # positions start after padding
+
+
+def model_limit(path: str | os.PathLike | None, inferred: bool = True) -> int | None:
     """The word pieces a model folder's texts are cut to, as sentence-transformers reads it: the
-    ``max_seq_length`` of sentence_bert_config.json where set, else the smaller of the model's position
-    embeddings (config.json) and its tokenizer's ``model_max_length`` (tokenizer_config.json; a placeholder as
-    large as 10**30 stands for none); None where the folder states no limit."""
+    ``max_seq_length`` of sentence_bert_config.json where set, else (``inferred``) the smaller of the model's
+    position embeddings (config.json; less RoBERTa's two padding positions) and its tokenizer's
+    ``model_max_length`` (tokenizer_config.json; a placeholder as large as 10**30 stands for none); None where
+    the folder states no limit."""
     if path is None:
         return None
     root = Path(path)
     stated = _json_int(root / "sentence_bert_config.json", "max_seq_length")
-    if stated is not None:
+    if stated is not None or not inferred:
         return stated
-    bounds = [_json_int(root / "config.json", "max_position_embeddings"),
-              _json_int(root / "tokenizer_config.json", "model_max_length")]
+    positions = _json_int(root / "config.json", "max_position_embeddings")
+    if positions is not None:
+        try:
+            kind = json.loads((root / "config.json").read_text()).get("model_type")
+        except (OSError, ValueError, AttributeError):
+            kind = None
+        positions -= _POSITION_OFFSET.get(kind, 0) if isinstance(kind, str) else 0
+    bounds = [positions, _json_int(root / "tokenizer_config.json", "model_max_length")]
     bounds = [b for b in bounds if b is not None and b < 10**6]
     return min(bounds) if bounds else None
 

@@ -354,6 +354,30 @@ def test_a_folder_without_sentence_bert_config_is_cut_where_sentence_transformer
     assert encoders.model_limit(_copy_model(tmp_path, "n")) == 256          # sentence_bert_config.json's
 
 
+def test_an_index_built_before_limits_were_inferred_keeps_its_length(tmp_path):
+    """A folder without sentence_bert_config.json whose tokenizer allows 128 pieces: earlier versions built its
+    index at 256 (the encoder cut at 128 anyway); that index's length is adopted and matched, not refused, while a
+    --max-length the user gives above the inferred limit still is."""
+    import json
+
+    a = _copy_model(tmp_path, "m")
+    (a / "sentence_bert_config.json").unlink()
+    tok = a / "tokenizer_config.json"
+    tok.write_text(json.dumps(dict(json.loads(tok.read_text()), model_max_length=128)))
+    assert encoders.model_limit(a) == 128 and encoders.model_limit(a, inferred=False) is None
+    recorded = {"model": "m", "max_length": 256, "backend": "torch", "precision": "fp32",
+                "weights": encoders.model_fingerprint(a)}
+    enc = SentenceTransformerEncoder(a)
+    enc.match_settings(recorded, "idx")
+    assert enc.settings["max_length"] == 256
+    with pytest.raises(InputError, match="max_length 256 is above the model's limit of 128"):
+        SentenceTransformerEncoder(a, max_length=256, backend="torch").settings
+    # RoBERTa-like position embeddings start after two padding positions: 514 allow 512 pieces
+    (a / "config.json").write_text(json.dumps({"model_type": "xlm-roberta", "max_position_embeddings": 514}))
+    tok.unlink()
+    assert encoders.model_limit(a) == 512
+
+
 def test_a_model_folder_whose_length_limit_shrank_is_a_mismatch_not_a_max_length_error(tmp_path):
     """The max length adopted from the index is no option the user gave: the error names the folder."""
     import json
