@@ -537,13 +537,15 @@ def cmd_eval(args) -> int:
     measures = args.measures if isinstance(args.measures, list) else measure_list(args.measures)
     # a result folder is what `itlr search -o FOLDER` (sharded, Ray or batched search) writes; a TREC run is
     # what a first stage (BM25, ...) writes
-    if looks_like_qrels(args.results):
+    shape = looks_like_qrels(args.results)
+    if shape:
         # A result file headed as BEIR qrels with whole-number scores has qrels' shape too: RESULTS is taken for
-        # swapped arguments only where QRELS does not have that shape; where both have it, the order given stands.
+        # swapped arguments only where QRELS does not have that shape; where both have it, the order given stands
+        # (TREC qrels, "qid 0 docid rel", are never a run).
         if os.path.isfile(args.qrels) and os.path.samefile(args.results, args.qrels):
             raise InputError("is given as both RESULTS and QRELS", args.results,
                              "a result file first, then a different qrels file")
-        both = looks_like_qrels(args.qrels)
+        both = shape == "beir" and looks_like_qrels(args.qrels) is not None
         if os.path.exists(args.qrels) and not both:   # (a missing QRELS: said where it is read)
             raise InputError("holds qrels, not results (itlr eval takes RESULTS first, then QRELS)", args.results,
                              "a result file, a result folder or a TREC run; results headed as BEIR qrels are, "

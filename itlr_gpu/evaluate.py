@@ -57,12 +57,12 @@ def _int(value: str, where: str) -> int:
     return grade
 
 
-def looks_like_qrels(path: PathLike) -> bool:
-    """Whether a text file opens as qrels do (a BEIR header, or ``qid 0 docid rel``): the check that tells a
-    user who swapped RESULTS and QRELS so."""
+def looks_like_qrels(path: PathLike) -> str | None:
+    """"beir" or "trec" where a text file opens as qrels do (a BEIR header, or ``qid 0 docid rel``), else None:
+    the check that tells a user who swapped RESULTS and QRELS so."""
     p = Path(path)
     if not p.is_file() or p.name.lower().endswith((".arrow", ".parquet", ".jsonl", ".jsonl.gz")):
-        return False
+        return None
     try:
         fmt, seen, grade_at = None, 0, 2
         for _, line in text_lines(p, "text"):
@@ -72,29 +72,29 @@ def looks_like_qrels(path: PathLike) -> bool:
                 fmt = _qrels_format(line)
                 names = _named_header(line)
                 if names and "rank" in names:   # a result's column, whatever the other names (BEIR's included)
-                    return False
+                    return None
                 if fmt != "beir" and names:
                     # named columns whose grade column says so ("relevance", not a result's "score")
                     grades = [i for i, n in enumerate(names) if n in CSV_COLUMNS["grade"] and n != "score"]
                     if len(grades) != 1:
-                        return False
+                        return None
                     fmt, grade_at = "beir", grades[0]
                     continue
                 if fmt != "beir":
-                    return fmt == "trec" and line.split()[1] == "0"
+                    return "trec" if fmt == "trec" and line.split()[1] == "0" else None
                 continue
             # a BEIR header (its grade the third column, as read_qrels reads it) over scores that are not grades
             # (0.354...) heads a result file, not qrels
             fields = line.split("\t") if "\t" in line else line.split()
             score = fields[grade_at].strip() if grade_at < len(fields) else ""
             if not re.fullmatch(r"[+-]?\d+", score):
-                return False
+                return None
             seen += 1
             if seen >= 100:
                 break
-        return fmt == "beir"
+        return "beir" if fmt == "beir" else None
     except InputError:   # not text
-        return False
+        return None
 
 
 def _qrels_format(first_line: str) -> str | None:

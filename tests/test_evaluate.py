@@ -378,6 +378,11 @@ def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
     assert "qrels.tsv: is given as both RESULTS and QRELS" in capsys.readouterr().err
     assert main(["eval", str(qrels), str(tmp_path / "missing.tsv")]) == 1
     assert "missing.tsv" in capsys.readouterr().err
+    trec = tmp_path / "qrels.trec"   # TREC qrels are never a run, whatever QRELS looks like
+    trec.write_text("q1 0 b 1\nq1 0 c 1\n")
+    assert main(["eval", str(trec), str(qrels)]) == 1
+    err = capsys.readouterr().err
+    assert "qrels.trec: holds qrels, not results" in err and "warning" not in err
     arrow = tmp_path / "r.arrow"
     from itlr_gpu.io import write_table
 
