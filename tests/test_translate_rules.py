@@ -3392,6 +3392,7 @@ def test_names_quotes_and_nouns_among_function_words_stand(text, expr):
     ("studies linking sugar to hyperactivity", '("sugar" AND "hyperactivity")'),
     ("Is there any research linking sugar to hyperactivity?", '("sugar" AND "hyperactivity")'),
     ("papers linking smoking with lung cancer", '("smoking" AND "lung cancer")'),
+    ("Any studies linking sugar to hyperactivity in children?", '("sugar" AND "hyperactivity in children")'),
     ("studies linking sugar to hyperactivity but not ADHD medication",
      '("sugar" AND "hyperactivity" AND NOT "ADHD medication")'),
     ("linking verbs in English", '"linking verbs in English"'),

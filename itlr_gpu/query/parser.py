@@ -103,7 +103,8 @@ def tokenize(query: str) -> list[Token]:
             word = query[i:j]
             phrase = _single_quoted(query, i, word) if word[:1] in ("'", "\u2018") else None
             if phrase is not None:
-                shown = phrase if len(phrase) <= 60 else phrase[:57] + "..."
+                # the user's phrase where it is plain ("rock 'n' roll" holds quotes of its own: the general hint)
+                shown = phrase if len(phrase) <= 60 and not set(phrase) & set("'\u2018\u2019") else "rock and roll"
                 raise QuerySyntaxError("single-quoted term", query, i,
                                        f'the term in double quotes ("{shown}"): single quotes are apostrophes')
             keyword = _keyword(word)
@@ -169,7 +170,7 @@ def _single_quoted(query: str, start: int, word: str) -> str | None:
     if not body[:1].isalpha() or body.lower() in _ELISIONS:
         return None
     if len(word) > 2 and word.endswith(closing):
-        return word[1:-1]
+        return word[1:].rstrip("'\u2019")
     end = start + len(word)
     # the next words read in place (slicing the rest of the query for each such word was quadratic)
     for found in itertools.islice(_WORD_RE.finditer(query, end), _QUOTE_SPAN_WORDS):

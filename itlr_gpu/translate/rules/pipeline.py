@@ -118,8 +118,8 @@ _ONE_OR_OTHER_RE = re.compile(r"\s*[-\u2013\u2014,]?\s+one\s+or\s+the\s+other\b"
 # "Which foot cream for diabetic feet (do) you recommend?": an ask for the thing
 _RECOMMEND_RE = re.compile(r"\b(?:which|what)\s+(?P<x>[^?.!]{3,80}?)\s+(?:(?:do|would|can|could)\s+)?(?:you|u)\s+"
                            r"(?:recommend|suggest|advise)\b", re.I)
-# "studies linking X to Y": the link between X and Y, as "X linked to Y" reads ("linking" alone was scaffolding,
-# which left "X to Y" as one term); only after a word that names documents, so "linking verbs" stays a topic
+# "studies linking X to Y": the link between X and Y, read as "X and Y" ("linking" alone was scaffolding, which
+# left "X to Y" as one term); only after a word that names documents, so "linking verbs" stays a topic
 _LINKING_RE = re.compile(r"\b(?P<genre>studies|study|research|papers?|articles?|evidence|work|trials|reports?|data|"
                          r"anything|something|literature|reviews?)\s+(?:linking|connecting|tying|associating)\s+"
                          r"(?P<x>[^,;.?!]{2,60}?)\s+(?:to|with)\s+(?=\S)", re.I)
@@ -428,7 +428,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", _which_better(_refusal_first(cleaned)))
-    cleaned = _LINKING_RE.sub(lambda m: f"{m.group('genre')} on {m.group('x')} linked to ", cleaned)
+    cleaned = _LINKING_RE.sub(lambda m: f"{m.group('genre')} on {m.group('x')} and ", cleaned)
     cleaned = _WHEN_ON_RE.sub(lambda m: m.group("x") or m.group("y") or m.group("z"), cleaned)
     for late_exclusion in (_POSTFIX_EXCLUSION_RE, _NO_PLEASE_RE):   # "X, Y excluded", "X no Y please"
         cleaned = late_exclusion.sub(lambda m: ", excluding " + m.group("what"), cleaned)
