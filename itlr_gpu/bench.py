@@ -302,12 +302,13 @@ def render(report: dict) -> str:
             lines.append(f"note: {', '.join(below)} below 1x the {device.upper()} floor ({1e3 * floor_s:.1f} ms): "
                          "timing noise (the machine busy?); more --repeat or --min-time gives ratios worth comparing")
     m = report["machine"]
-    busy = m.get("loadavg_1min_at_start", 0.0)
-    if busy > BUSY_LOAD * (m.get("cores") or 1):
-        # threads that wait for a core turn a short parallel call into a scheduler time slice (~10 ms seen)
-        lines.append(f"note: load average {busy:.2f} on {m['cores']} cores at the start: other processes share the "
-                     "CPU, so these timings are noisy (more so the short ones); an idle machine gives figures worth "
-                     "comparing")
+    busy, cores = m.get("loadavg_1min_at_start", 0.0), m.get("cores") or 1
+    if busy > BUSY_LOAD * cores:
+        # threads that wait for a core turn a short parallel call into a scheduler time slice (~10 ms seen); the
+        # 1-minute average also carries a job that has just ended, hence "other processes" and not "now"
+        lines.append(f"note: 1-minute load average {busy:.2f} on {cores} core{'s' if cores != 1 else ''} at the "
+                     "start: other processes shared the CPU (or just had), so these timings may be noisy (more so "
+                     "the short ones); an idle machine gives figures worth comparing")
     e = report["encoder"]
     lines.append(f"encoder: {e['encode_terms_s']:.3f} s for {q['terms']:,} terms = "
                  f"{100 * e['share_of_end_to_end']:.0f}% of encode + fastest search")

@@ -458,6 +458,8 @@ def load_npy(path: Path, *, mmap: bool = True, expected: str = "a .npy file writ
             raise InputError(f"not a readable .npy matrix ({_short(e)})", str(path), expected) from e
     size = os.path.getsize(path)
     if size > end:
-        raise InputError(f"{size - end:,} bytes follow the matrix its header states (a file appended to, or "
+        extra = size - end
+        raise InputError(f"{extra:,} byte{'s' if extra != 1 else ''} follow{'s' if extra == 1 else ''} the matrix its "
+                         "header states (a file appended to, or "
                          "written over another)", str(path), expected)
     return array

@@ -100,7 +100,7 @@ def test_bench_runs_every_available_backend(imported, capsys):
     slow = {**long, "rows": [{**long["rows"][0], "vs_floor": 0.7}] + long["rows"][1:]}
     assert f"note: {slow['rows'][0]['backend']} below 1x the CPU floor (1000.0 ms)" in render(slow)
     busy = {**long, "machine": {**long["machine"], "cores": 2, "loadavg_1min_at_start": 3.5}}
-    assert "note: load average 3.50 on 2 cores at the start: other processes share the CPU" in render(busy)
+    assert "note: 1-minute load average 3.50 on 2 cores at the start: other processes shared the CPU" in render(busy)
     # a CUDA row against the CUDA floor (an outside review saw the CPU floor's number in a CUDA row's note)
     gpu = {**long, "floors": {**long["floors"], "cuda": {"s": 0.001, "blas": "cuBLAS", "dtype": "float16"}},
            "rows": long["rows"] + [{**long["rows"][0], "backend": "torch-cuda", "vs_floor": 1.2}]}

@@ -740,8 +740,8 @@ def test_start_engine_keeps_the_tokenizer_and_sizes_the_kv_cache(tmp_path, monke
 
 
 def test_the_cache_names_a_model_by_its_contents_not_its_file_name(tmp_path):
-    """Two weight files of one name and size (a fine-tune, another quantisation) are different models to the
-    translation cache; a copy elsewhere, or under another name, is the same model."""
+    """Two weight files of one name and size (a fine-tune, another quantisation) have different digests; a copy
+    has the same digest (the cache's key also holds the file's stem: a copy in another folder is the same model)."""
     import shutil
 
     from itlr_gpu.translate import llamacpp, llm

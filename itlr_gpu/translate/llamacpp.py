@@ -672,8 +672,9 @@ def resolve_gguf(model: str | os.PathLike | None, cache_dir: str | os.PathLike |
 
 
 def _fingerprint(path: Path) -> str:
-    """The translation cache's name for a GGUF file: its sampled contents (not its name: a copy elsewhere is
-    the same model, another model saved under the same name is not)."""
+    """The digest in the translation cache's name for a GGUF file (``llamacpp:<stem>@<digest>``): its sampled
+    contents, so that another model saved under the same file name is another model; a copy of the file in
+    another folder, under its name, is the same one."""
     return sampled_digest(path).hexdigest()[:16]
 
 
