@@ -3402,3 +3402,13 @@ def test_names_quotes_and_nouns_among_function_words_stand(text, expr):
 def test_links_and_shared_nouns_of_the_translation_audit(text, expr):
     node, err = try_translate_rules(text)
     assert err is None and canonical(node) == expr
+
+
+@pytest.mark.parametrize("text, expr", [
+    ("restaurants that serve pizza or pasta", '("restaurants" AND ("pizza" OR "pasta"))'),
+    ("films that star Tom Hanks or Meg Ryan", '("films" AND ("Tom Hanks" OR "Meg Ryan"))'),
+    ("restaurants that serve pizza", '"restaurants that serve pizza"'),   # nothing shared out: the clause stays
+])
+def test_a_head_shared_from_a_relative_clause_keeps_no_dangling_verb(text, expr):
+    node, err = try_translate_rules(text)
+    assert err is None and canonical(node) == expr

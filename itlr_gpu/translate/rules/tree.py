@@ -295,6 +295,26 @@ def _codes_after_head(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
 
 def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     """Share a phrase out of alternatives (above); ``heads=False``: only a phrase after the last one."""
+    out = _split_shared_here(node, quoted, heads)
+    if isinstance(node, Or) and isinstance(out, And):
+        out = make_and([_without_relative_verb(c, quoted) for c in out.children])
+    return out
+
+
+_RELATIVE_VERB_RE = re.compile(r"(?P<head>\S.*?)\s+(?:that|which|who)\s+[a-z]+")
+
+
+def _without_relative_verb(node: Node, quoted: set[str]) -> Node:
+    """A shared head cut from a relative clause keeps no dangling verb: "restaurants that serve pizza or pasta"
+    shares "restaurants", not "restaurants that serve"."""
+    if isinstance(node, Term) and node.text not in quoted:
+        m = _RELATIVE_VERB_RE.fullmatch(node.text)
+        if m:
+            return Term(m.group("head"))
+    return node
+
+
+def _split_shared_here(node: Node, quoted: set[str], heads: bool) -> Node:
     if isinstance(node, Not):
         return Not(_split_shared(node.child, quoted, heads))
     if isinstance(node, And):
