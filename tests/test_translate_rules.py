@@ -3408,6 +3408,8 @@ def test_links_and_shared_nouns_of_the_translation_audit(text, expr):
     ("restaurants that serve pizza or pasta", '("restaurants" AND ("pizza" OR "pasta"))'),
     ("films that star Tom Hanks or Meg Ryan", '("films" AND ("Tom Hanks" OR "Meg Ryan"))'),
     ("restaurants that serve pizza", '"restaurants that serve pizza"'),   # nothing shared out: the clause stays
+    # a phrase shared after the alternatives keeps its clause: the verb is what it says
+    ("aspirin or ibuprofen for people who snore", '(("aspirin" OR "ibuprofen") AND "people who snore")'),
 ])
 def test_a_head_shared_from_a_relative_clause_keeps_no_dangling_verb(text, expr):
     node, err = try_translate_rules(text)

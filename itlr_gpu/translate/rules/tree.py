@@ -297,7 +297,10 @@ def _split_shared(node: Node, quoted: set[str], heads: bool = True) -> Node:
     """Share a phrase out of alternatives (above); ``heads=False``: only a phrase after the last one."""
     out = _split_shared_here(node, quoted, heads)
     if isinstance(node, Or) and isinstance(out, And):
-        out = make_and([_without_relative_verb(c, quoted) for c in out.children])
+        # only a head before the alternatives: a phrase shared after them keeps its clause ("... for people who
+        # snore": the verb is what it says)
+        first_or = next((i for i, c in enumerate(out.children) if isinstance(c, Or)), len(out.children))
+        out = make_and([_without_relative_verb(c, quoted) if i < first_or else c for i, c in enumerate(out.children)])
     return out
 
 
