@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .cli_common import BENCH_MAX_RUNS, BENCH_MIN_TIME_S
+from .cli_common import BENCH_MAX_RUNS as MAX_RUNS, BENCH_MIN_TIME_S as MIN_TIME_S
 
 __all__ = ["measure", "render", "available_backends", "is_single_term", "faiss_available", "BenchRow"]
 
@@ -74,9 +74,6 @@ class BenchRow:
 def _device(backend: str) -> str:
     """Where a backend runs, and so which matmul floor it is measured against."""
     return "cuda" if backend in ("torch-cuda", "triton") else "cpu"
-
-
-MIN_TIME_S, MAX_RUNS = BENCH_MIN_TIME_S, BENCH_MAX_RUNS
 
 
 def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup: int = 1, repeat: int = 3,

@@ -297,7 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--repeat", type=positive_int, default=3,
                    help="timed runs per backend, at least (median reported; default 3)")
-    s.add_argument("--min-time", type=cli_common.non_negative_float, default=cli_common.BENCH_MIN_TIME_S, metavar="SECONDS",
+    s.add_argument("--min-time", type=cli_common.non_negative_float, default=cli_common.BENCH_MIN_TIME_S,
+                   metavar="SECONDS",
                    help="and more timed runs until they fill this many seconds per backend (at most "
                         f"{cli_common.BENCH_MAX_RUNS:,} runs; default %(default)s; 0: exactly --repeat)")
     s.add_argument("--warmup", type=non_negative_int, default=1,
@@ -551,8 +552,8 @@ def cmd_eval(args) -> int:
                              "a result file, a result folder or a TREC run; results headed as BEIR qrels are, "
                              "with whole-number scores, told from qrels by a rank column")
         if both:
-            print(f"itlr: warning: {args.results} looks like qrels (whole-number scores in qrels' "
-                  f"columns), as {args.qrels} does; read as RESULTS, as given (itlr eval takes RESULTS first, then QRELS)",
+            print(f"itlr: warning: {args.results} looks like qrels (whole-number scores in qrels' columns), as "
+                  f"{args.qrels} does; read as RESULTS, as given (itlr eval takes RESULTS first, then QRELS)",
                   file=sys.stderr)
     if args.json is not None:  # before any work, like every -o (an empty name too: refused)
         check_output(args.json, (".json",), inputs={"results": args.results, "qrels": args.qrels}, flag="--json")

@@ -288,8 +288,10 @@ def _export_all(model_path: Path, name: str, tmp: Path) -> None:
     # operators carry no type information for the quantiser: their outputs are float32.
     quantize_dynamic(str(tmp / "model.fused.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
                      per_channel=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    from .index import file_sha256
+
     worst = _int8_min_cosine(model_path, tmp / "model.onnx", tmp / "model.int8.onnx")
-    graphs = {g: _file_sha256(tmp / g) for g in ("model.onnx", "model.fused.onnx", "model.int8.onnx")}
+    graphs = {g: file_sha256(tmp / g) for g in ("model.onnx", "model.fused.onnx", "model.int8.onnx")}
     (tmp / "export.json").write_text(json.dumps({"source": str(model_path), "name": name,
                                                  "export_version": _EXPORT_VERSION, "fusion": fusion,
                                                  "graphs": graphs,
@@ -300,14 +302,6 @@ def _export_all(model_path: Path, name: str, tmp: Path) -> None:
                                                 indent=2))
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
-
-
 class GraphMismatch(ValueError):
     """A cached graph that is not the one its export recorded (a graph copied over from another export)."""
 
@@ -315,9 +309,11 @@ class GraphMismatch(ValueError):
 def _check_graph(graph: Path) -> Path:
     """``graph``, refused where its export recorded another digest (exports before the digests were recorded
     are taken as they are); about 20 ms for MiniLM's int8 graph, once per process and graph."""
+    from .index import file_sha256
+
     record = _export_record(graph.parent) or {}
     want = (record.get("graphs") or {}).get(graph.name)
-    if want is not None and _file_sha256(graph) != want:
+    if want is not None and file_sha256(graph) != want:
         raise GraphMismatch(f"{graph.name} is not the graph its export.json records")
     return graph
 

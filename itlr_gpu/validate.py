@@ -459,7 +459,6 @@ def load_npy(path: Path, *, mmap: bool = True, expected: str = "a .npy file writ
     size = os.path.getsize(path)
     if size > end:
         extra = size - end
-        raise InputError(f"{extra:,} byte{'s' if extra != 1 else ''} follow{'s' if extra == 1 else ''} the matrix its "
-                         "header states (a file appended to, or "
-                         "written over another)", str(path), expected)
+        raise InputError(f"{extra:,} byte{'s' if extra != 1 else ''} follow{'s' if extra == 1 else ''} the matrix "
+                         "its header states (a file appended to, or written over another)", str(path), expected)
     return array

@@ -278,6 +278,12 @@ def _repeated_operand(node: Node) -> str | None:
     return None
 
 
+def _self_negation(node: Node) -> str | None:
+    """The defect of a form that negates its own term (:func:`_self_negated`), else None."""
+    term = _self_negated(node)
+    return None if term is None else f"{SELF_NEGATED} {term!r} and its negation in one AND"
+
+
 def _self_negated(node: Node) -> str | None:
     """The text of a term that one AND holds both as an operand and negated (``"x" AND NOT "x"``: it scores
     x(1 - x), which no request means; a small model writes it for two terms it cannot tell apart), else None."""
@@ -344,9 +350,9 @@ def defects(text: str, form: str | Node, reference: str | Node | None = None) ->
     repeated = _repeated_operand(node)
     if repeated is not None:
         found.append(f"repeats the term {repeated!r} in one AND / OR")
-    negated = _self_negated(node)
+    negated = _self_negation(node)
     if negated is not None:
-        found.append(f"{SELF_NEGATED} {negated!r} and its negation in one AND")
+        found.append(negated)
     clause = _regexes()[2]
     for term in _terms(node):
         low = _norm(term)
@@ -392,9 +398,9 @@ def repair(text: str, form: str | None) -> tuple[str | None, list[str]]:
     distilled = own == [KEEPS_LITTLE]
     if own is None or (own and not distilled):
         node = parse(form)
-        negated = _self_negated(node)
+        negated = _self_negation(node)
         if negated is not None:   # no reading of the rules to take instead: an error row, not x(1 - x)
-            return None, [f"{SELF_NEGATED} {negated!r} and its negation in one AND"]
+            return None, [negated]
         if _keeps_little(text, node):
             whole = canonical(Term(re.sub(r"\s+", " ", text).strip()))
             return (whole, [KEEPS_LITTLE]) if whole != canonical(node) else (form, [])
