@@ -265,13 +265,10 @@ class SentenceTransformerEncoder:
             # which may first export the model to ONNX (10 s) only to be refused
             here = model_fingerprint(self.path)
             if recorded["weights"] not in (here, model_fingerprint(self.path, settings=False)):
-                named = (f"model {recorded['model']!r} (index) vs {self.name!r} (query encoder); "
-                         if recorded.get("model") not in (None, self.name) else "")
-                raise InputError(f"query encoder does not match the index's encoder: {named}weights "
-                                 f"{recorded['weights']!r} (index) vs {here!r} (query encoder); the model folder "
-                                 f"{self.path} holds other files than the one the index was built with", where,
-                                 "the model (same files), --max-length, --encoder-backend and precision the index "
-                                 "was built with")
+                named = ([f"model {recorded['model']!r} (index) vs {self.name!r} (query encoder)"]
+                         if recorded.get("model") not in (None, self.name) else [])
+                raise self._mismatch(named + [f"weights {recorded['weights']!r} (index) vs {here!r} (query encoder)",
+                                              self._other_files()], where)
         if recorded.get("weights") is not None and self.path is not None \
                 and recorded["weights"] != model_fingerprint(self.path) \
                 and recorded["weights"] == model_fingerprint(self.path, settings=False):
@@ -289,8 +286,7 @@ class SentenceTransformerEncoder:
                 raise
             # the length came from the index, not from the user: the model folder is not the index's
             other = recorded.get("weights") is not None and recorded["weights"] != model_fingerprint(self.path)
-            what = (f"the model folder {self.path} holds other files than the one the index was built with"
-                    if other else f"the model folder {self.path}")
+            what = self._other_files() if other else f"the model folder {self.path}"
             raise InputError(f"query encoder does not match the index's encoder: {what}, which allows at most "
                              f"{self._model_limit()} word pieces; the index was built with max_length "
                              f"{recorded['max_length']}", where,
@@ -306,10 +302,17 @@ class SentenceTransformerEncoder:
                             "an encoder serves indexes built alike (make one per index, or pass encoder=None)")
             same_name = recorded.get("model") == mine["model"]
             if same_name and "weights" in recorded and recorded["weights"] != mine["weights"]:
-                diff.append(f"the model folder {self.path} holds other files than the one the index was built with")
-            raise InputError("query encoder does not match the index's encoder: " + "; ".join(diff), where,
-                             "the model (same files), --max-length, --encoder-backend and precision the index "
-                             "was built with")
+                diff.append(self._other_files())
+            raise self._mismatch(diff, where)
+
+    def _other_files(self) -> str:
+        return f"the model folder {self.path} holds other files than the one the index was built with"
+
+    @staticmethod
+    def _mismatch(differences: list[str], where: str) -> InputError:
+        return InputError("query encoder does not match the index's encoder: " + "; ".join(differences), where,
+                          "the model (same files), --max-length, --encoder-backend and precision the index was "
+                          "built with")
 
     def _max_length(self) -> int:
         """The resolved length, capped by the model's own limit (loads the model's config)."""
