@@ -123,6 +123,25 @@ def test_rules_accuracy_on_labelled_set():
         ("films that star Tom Hanks or Meg Ryan", '("films" AND ("Tom Hanks" OR "Meg Ryan"))'),
         ("restaurants that serve pizza", '"restaurants that serve pizza"'),
         ("aspirin or ibuprofen for people who snore", '(("aspirin" OR "ibuprofen") AND "people who snore")'),
+        # rules-94: exclusion verbs put first; "don't care about"; idioms whose "not" excludes nothing
+        ("avoid anything about cryptocurrency, I want stock market news",
+         '("stock market news" AND NOT "cryptocurrency")'),
+        ("ignore cryptocurrency, stock market news", '("stock market news" AND NOT "cryptocurrency")'),
+        ("avoid burnout, tips for nurses", '("avoid burnout" AND "nurses")'),
+        ("avoid burnout: tips for nurses", '("avoid burnout" AND "nurses")'),
+        ("show me articles on inflation; I don't care about Brazil", '("inflation" AND NOT "Brazil")'),
+        ("news about the merger, but I do not care about stock price movements",
+         '("the merger" AND NOT "stock price movements")'),
+        ("why people don't care about climate change", '"why people don\'t care about climate change"'),
+        ("not all fats are bad", '"not all fats are bad"'),
+        ("not everyone benefits from statins", '"not everyone benefits from statins"'),
+        ("not all salads", 'NOT "all salads"'),
+        ("the not so obvious risks of sunbathing", '"the not so obvious risks of sunbathing"'),
+        ("why not ban smoking in cars", '"why not ban smoking in cars"'),
+        ("college should be free for all, not just the poor", '"college should be free for all, not just the poor"'),
+        ("salads, not only lettuce but also kale", '("salads" AND "lettuce" AND "kale")'),
+        ("cats, not dogs", '("cats" AND NOT "dogs")'),
+        ("beer or wine and heart health", '("beer" OR ("wine" AND "heart health"))'),   # the grammar's precedence
     ],
 )
 def test_phrasings(text, expr):

@@ -154,6 +154,24 @@ def _error_messages(raw: list[_Tok]) -> list[_Tok]:
     return out
 
 
+_NOT_QUANTIFIERS = {"all", "every", "everyone", "everybody", "everything", "many", "much", "always", "necessarily"}
+
+
+def _not_idiom(out: list[_Tok], i: int) -> bool:
+    """The "not" at ``out[i]``, before a word, opens an idiom rather than an exclusion (see the caller)."""
+    nxt = _fold(out[i + 1].text).strip(".,;:!?")
+    prev = _fold(out[i - 1].text).strip(".,;:!?\"'") if i and out[i - 1].kind == "WORD" else None
+    later = [u for u in out[i + 2:] if u.kind != "WORD"]
+    if i == 0 and nxt in _NOT_QUANTIFIERS and len(out) > 3 and not later:
+        return True
+    if prev in ("the", "a", "an") and nxt in ("so", "too", "very", "quite"):
+        return True
+    if prev == "why" and (i == 1 or out[i - 2].kind in ("COMMA", "SEMI")):
+        return True
+    return nxt in ("just", "only", "merely", "simply") and i > 0 and out[i - 1].kind == "COMMA" \
+        and not any(u.kind == "BUT" or _fold(u.text) in ("also", "but") for u in out[i + 2:])
+
+
 def _modifies_plural(out: list[_Tok], at: int) -> bool:
     """An -ing word other than a device's state that modifies the plural noun after it, ending the text ("... not
     drinking games", "... not mining impacts", "... not superconducting qubits"): a thing excluded, not a state
@@ -494,6 +512,12 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         # a hedge ("not sure whether ...", "not certain if ...") negates no topic ("not certain breeds" does)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
                 and _is_hedge(out[i + 1].text, out[i + 2].text if i + 2 < len(out) else ""):
+            t.kind = "WORD"
+        # idioms whose "not" excludes nothing: a claim opened by a quantifier ("not all fats are bad", "not
+        # everyone benefits from statins"), a degree after an article ("the not so obvious risks"), "why not X"
+        # (asks for X), and "X, not just Y" with no "but" after it (Y as well)
+        elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
+                and _not_idiom(out, i):
             t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
     # to what precedes it ("(H2A)-histone")

@@ -271,6 +271,10 @@ for _who in ("i", "we"):
                   "prefer to exclude",
                       "like to leave out", "prefer to leave out"):
             _CLAUSE_OPENERS.add(f"{_who}{_would} {_verb}")
+for _who in ("i ", "we ", ""):   # "X, but I don't care about Y" (as "I don't care about Y, ..." first)
+    for _neg in ("don't", "do not", "dont"):
+        for _really in ("", " really"):
+            _CLAUSE_OPENERS.add(f"{_who}{_neg}{_really} care about")
 for _obj in ("", " any", " anything"):   # typed "X, dont want Y", "X but I dont want Y" (after a comma or "but":
     for _neg in ("don't", "dont"):       # "cats don't want to eat" is a topic)
         _CLAUSE_OPENERS.add(f"{_neg} want{_obj}")

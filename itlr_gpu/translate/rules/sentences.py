@@ -262,6 +262,10 @@ _FRONT_EXCLUSION_RE = re.compile(
     r"(?:(?P<cue>excluding|except(?:\s+for)?|apart\s+from|aside\s+from|other\s+than|besides|not\s+counting|"
     r"leaving\s+aside|setting\s+aside|ignoring|rather\s+than|instead\s+of|leave\s+out|leaving\s+out|skip|without|"
     r"nothing\s+(?:with|on|about)|"
+    # "Avoid anything about crypto, I want ...", "Ignore X; ..." (before a plain topic after a comma, left alone:
+    # "avoid burnout, tips for nurses" is the topic)
+    r"(?:ignore|disregard|avoid)(?:\s+(?:anything|everything|all|any\s+(?:papers|articles|news|results|studies|"
+    r"mention))\s+(?:about|on|with|of|regarding|related\s+to|to\s+do\s+with))?|"
     r"(?:(?:i'm|i\s+am|we're|we\s+are)\s+)?not\s+(?:interested\s+in|looking\s+for)|"
     r"(?:anything|everything)\s+(?:but|except|other\s+than|apart\s+from))"
     r"|(?P<care>(?:i|we)\s+(?:don't|do\s+not)\s+care\s+about))\s+"
@@ -284,9 +288,12 @@ def _front_exclusion(sentence: str) -> str:
     if (len(words) == 1 and words[0].lower() in _PRONOUNS) or " ".join(words[:2]).lower() == "the fact":
         return rest   # "Apart from that, what about solar?", "Apart from the fact that ...,": no exclusion
     body = rest.rstrip(".?!")
-    if m.group("comma") and not m.group("care") and not rest.endswith("?") and not _REQUEST_RE.match(_fold(rest)) \
-            and not _has_any_aux(body):
+    cue = _fold(m.group("cue") or "").split()[:1]
+    asks = rest.endswith("?") or _REQUEST_RE.match(_fold(rest)) or _has_any_aux(body)
+    if m.group("comma") and not m.group("care") and not asks and cue != ["ignore"] and cue != ["disregard"]:
         return sentence
+    if cue == ["avoid"] and not asks:
+        return sentence   # "avoid burnout: tips for nurses" is what the tips are for
     if words[0].lower() in _NOT_EXCLUDED or (words[0].lower().endswith("ing") and len(words) > 1) \
             or not body.strip(_EDGE_PUNCT) or (m.group("comma") and "," in body) \
             or _FRONT_EXCLUSION_RE.match(_fold(body)):
