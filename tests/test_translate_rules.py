@@ -142,6 +142,9 @@ def test_rules_accuracy_on_labelled_set():
         ("salads, not only lettuce but also kale", '("salads" AND "lettuce" AND "kale")'),
         ("cats, not dogs", '("cats" AND NOT "dogs")'),
         ("beer or wine and heart health", '("beer" OR ("wine" AND "heart health"))'),   # the grammar's precedence
+        ("Diabetes...but NOT type 1!!!", '("Diabetes" AND NOT "type 1")'),
+        ("diabetes\u2026but not type 1", '("diabetes" AND NOT "type 1")'),
+        ("version 1...3", '"version 1...3"'),
     ],
 )
 def test_phrasings(text, expr):

@@ -99,6 +99,10 @@ _TEXTED_CONTRACTION_RE = re.compile(r"\b(?:(im)(?=\s+[a-z])|(cant)\b|(ive)(?=\s+
 _QUOTED_RE = re.compile(r'("(?:[^"\\]|\\.)*"|\u201c[^\u201c\u201d]*\u201d|\u00ab[^\u00ab\u00bb]*\u00bb)', re.S)
 
 
+# an ellipsis between two words ends the first: "Diabetes...but NOT type 1", "diabetes…but not type 1"
+_GLUED_ELLIPSIS_RE = re.compile(r"(?<=[^\W\d_])(\.{3,}|…)(?=[^\W\d_])")
+
+
 def _clean(text: str) -> str:
     """Terminal escape sequences, control characters, odd separators and emoji become spaces; texted contractions
     get their apostrophe."""
@@ -108,7 +112,8 @@ def _clean(text: str) -> str:
         out.append(" " if cat in ("Cc", "Cf", "Cs", "Zl", "Zp") else ch)
     # emoji are decoration, but not inside quotes: a quoted "🐍" is the writer's own term
     parts = _QUOTED_RE.split("".join(out))
-    text = "".join(p if i % 2 else _EMOTICON_RE.sub(_emoticon, _EMOJI_RE.sub(" ", p)) for i, p in enumerate(parts))
+    text = "".join(p if i % 2 else _GLUED_ELLIPSIS_RE.sub(r"\1 ", _EMOTICON_RE.sub(_emoticon, _EMOJI_RE.sub(" ", p)))
+                   for i, p in enumerate(parts))
     return _TEXTED_CONTRACTION_RE.sub(lambda m: {"im": "i'm", "cant": "can't", "ive": "i've"}[m.group(0)], text)
 
 
