@@ -3420,3 +3420,22 @@ def test_rules87_asides_and_asks(text, expr):
 def test_a_request_of_function_words_alone_names_nothing_to_search_for(text):
     node, err = try_translate_rules(text)
     assert node is None and err.startswith("nothing to search for")
+
+
+def test_a_document_long_text_is_refused_rather_than_cut_at_its_connectives():
+    # an argument with footnotes, as query-by-document corpora have them: cut at every "and" it gave terms such as
+    # "1" and "pp.1-22"; over 100 words the rules refuse (an error row, so --fallback-text searches the whole text)
+    sentence = ("Africa and Asia had similar numbers of conflicts (1) and the state keeps law and order, "
+                "as Smith notes in Vol. 20, No. 1, pp.1-22 and ")
+    text = (sentence * 6).strip()
+    assert len(text.split()) > 100
+    node, error = try_translate_rules(text)
+    assert node is None and "reads as a document, not a request" in error
+    # the same length as one term of prose (no connective) is still read, and quoted terms are the writer's own
+    plain = " ".join(["long argument about regional conflicts"] * 25)
+    assert canonical(translate_rules(plain)) == f'"{plain}"'
+    quoted = '"regional conflicts" AND "state monopoly on force" ' + " ".join(["context"] * 101)
+    assert try_translate_rules(quoted)[0] is not None
+    # a no-opening document is not read as one long exclusion either
+    node, error = try_translate_rules("No mechanism to prevent crises exists " + " ".join(["within states"] * 60))
+    assert node is None and "reads as a document" in error
