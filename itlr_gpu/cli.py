@@ -269,6 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="documents of equal score: in the file's rank order (rank), or as trec_eval orders them, "
                         "ignoring the ranks (trec_eval); default: trec_eval for a TREC run, rank for itlr's "
                         "results (the engine's order)")
+    s.add_argument("--ignore-identical-ids", action="store_true",
+                   help="leave out each query's results whose doc id is the query id, as BEIR's evaluation does "
+                        "(queries drawn from the corpus, as ArguAna's, find themselves first; the qrels do not "
+                        "count that document)")
     s.add_argument("--json", metavar="OUT", help="also write the means and every query's values as JSON "
                                                   "(atomically)")
     s.set_defaults(func=cmd_eval, loads_torch=False)
@@ -562,7 +566,7 @@ def cmd_eval(args) -> int:
     # a TREC run is judged as trec_eval judges it (its rank column ignored: the numbers a paper reports)
     ties = args.ties or ("trec_eval" if not os.path.isdir(args.results) and is_trec_run(args.results) else "rank")
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered,
-                      ties=ties, per_query=bool(args.json))
+                      ties=ties, per_query=bool(args.json), ignore_identical_ids=args.ignore_identical_ids)
     per_query = scores.pop("per_query", None)
     for name, value in scores.items():
         print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
@@ -572,7 +576,7 @@ def cmd_eval(args) -> int:
         from .io import atomic_file
 
         report = {"results": args.results, "qrels": args.qrels, "ties": ties, "unanswered": args.unanswered,
-                  "means": scores, "per_query": per_query}
+                  "ignore_identical_ids": args.ignore_identical_ids, "means": scores, "per_query": per_query}
         with atomic_file(args.json, "w", encoding="utf-8") as f:
             f.write(json.dumps(report, indent=2) + "\n")
     for name, cutoff, depth in shallow_measures(table, measures):
@@ -585,6 +589,14 @@ def cmd_eval(args) -> int:
         print(f"itlr: warning: none of the retrieved documents of the {n:,} judged quer{'y' if n == 1 else 'ies'} is "
               f"judged in {args.qrels} (doc ids such as {sample}): do the doc ids of the index and the qrels match?",
               file=sys.stderr)
+    n, asked = scores["identical_ids"], len(set(table.column("query_id").to_pylist()))
+    if n and args.ignore_identical_ids:
+        print(f"itlr: note: the results of {cli_common.counted(n, 'query', 'queries')} held a document with the "
+              "query's own id, left out (--ignore-identical-ids)", file=sys.stderr)
+    elif n * 2 >= asked:
+        print(f"itlr: warning: {n:,} of the {asked:,} queries of {args.results} retrieve a document with their own "
+              "id (queries drawn from the corpus, as ArguAna's): BEIR's evaluation leaves those results out, "
+              "--ignore-identical-ids does the same", file=sys.stderr)
     n = scores["unanswered_queries"]
     if n and args.unanswered == "zero":
         print(f"itlr: warning: {n:,} of the {n + scores['judged_queries']:,} queries of {args.qrels} have no results "

@@ -360,7 +360,8 @@ UNANSWERED = ("zero", "skip")
 
 def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
              measures: Iterable[str] = ("nDCG@10", "R@100"), per_query: bool = False,
-             where: str = "results", unanswered: str = "zero", ties: str = "rank") -> dict[str, Any]:
+             where: str = "results", unanswered: str = "zero", ties: str = "rank",
+             ignore_identical_ids: bool = False) -> dict[str, Any]:
     """Score a results table (``query_id``, ``doc_id``, ``score``) against qrels.
 
     Returns ``{measure name: mean value}`` plus ``"judged_queries"``: the number of
@@ -377,6 +378,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     the rank column is ignored, as trec_eval ignores a run's ranks).  ``where`` names the results in error messages (the
     file).  With ``per_query=True`` the dict also
     holds ``"per_query"``: ``{query_id: {measure name: value}}``.
+    ``"identical_ids"`` counts the queries whose results hold a document with the query's own id (queries drawn
+    from the corpus, as ArguAna's are: each finds itself first); ``ignore_identical_ids=True`` leaves those results
+    out before judging, as BEIR's evaluation does by default.
     Raises InputError when no result query has qrels (mismatched ids).
     """
     parsed = parse_measures(measures)
@@ -422,6 +426,9 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         raise InputError(f"ties={ties!r}", "ties", " or ".join(TIES))
     qrel_qids = {q.query_id for q in qrel_list}
     run = _run(results, ties)
+    identical = {d.query_id for d in run if d.query_id == d.doc_id}
+    if ignore_identical_ids:   # (positions were counted first: the scores handed on keep their order)
+        run = [d for d in run if d.query_id != d.doc_id]
     run_qids = {d.query_id for d in run}
     judged = run_qids & qrel_qids
     missing = qrel_qids - run_qids
@@ -443,6 +450,7 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     means = ir_measures.calc_aggregate(parsed, qrel_num, run_num)
     out: dict[str, Any] = {str(m): float(means[m]) for m in parsed}   # in the order asked for
     out["judged_queries"] = len(judged)
+    out["identical_ids"] = len(identical)
     out["unanswered_queries"] = len(missing)
     # result rows whose document the qrels judge (any grade): none at all means the doc ids do not match
     judged_pairs = {(q.query_id, q.doc_id) for q in qrel_list}

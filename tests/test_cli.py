@@ -571,3 +571,22 @@ def test_option_numbers_are_plain_ascii(value, capsys):
     assert "-k" in capsys.readouterr().err
     with pytest.raises(argparse.ArgumentTypeError):
         unit_float("0." + value)
+
+
+def test_eval_warns_of_queries_that_find_themselves_and_leaves_them_out_on_request(tmp_path, capsys):
+    run = pa.table({"query_id": ["a1", "a1", "a2", "a2"], "doc_id": ["a1", "d1", "a2", "d2"],
+                    "score": [0.9, 0.8, 0.9, 0.7]})
+    pq.write_table(run, tmp_path / "run.parquet")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\na1\td1\t1\na2\td2\t1\n")
+    args = ["eval", str(tmp_path / "run.parquet"), str(tmp_path / "qrels.tsv"), "--measures", "P@1"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "P@1\t0.0000" in captured.out
+    assert (f"itlr: warning: 2 of the 2 queries of {tmp_path / 'run.parquet'} retrieve a document with their own id "
+            "(queries drawn from the corpus, as ArguAna's): BEIR's evaluation leaves those results out, "
+            "--ignore-identical-ids does the same") in captured.err
+    assert main(args + ["--ignore-identical-ids", "--json", str(tmp_path / "e.json")]) == 0
+    captured = capsys.readouterr()
+    assert "P@1\t1.0000" in captured.out and "warning" not in captured.err
+    assert "left out (--ignore-identical-ids)" in captured.err
+    assert json.loads((tmp_path / "e.json").read_text())["ignore_identical_ids"] is True

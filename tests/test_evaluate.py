@@ -547,3 +547,17 @@ def test_an_empty_result_table_with_a_score_column_is_one_error_line(tmp_path, c
     assert main(["eval", str(path), str(qrels)]) == 1
     err = capsys.readouterr().err
     assert err == f"itlr: error: {path}: no rows (expected at least one (query_id, doc_id) row)\n"
+
+
+def test_identical_ids_are_counted_and_left_out_as_beir_does():
+    """Queries drawn from the corpus (ArguAna) find themselves first; BEIR's evaluation leaves those results out.
+    Left out, the run is judged as if the self-hit were never there (oracle: the same run without those rows)."""
+    run = results([("q1", "q1", 3.0), ("q1", "b", 2.0), ("q1", "c", 1.0), ("q2", "x", 2.0), ("q2", "q2", 1.0)])
+    qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q2", "x", 1), ir_measures.Qrel("q1", "q1", 0)]
+    kept = evaluate(run, qrels, measures=("nDCG@10", "P@1"))
+    left = evaluate(run, qrels, measures=("nDCG@10", "P@1"), ignore_identical_ids=True)
+    oracle = evaluate(results([("q1", "b", 2.0), ("q1", "c", 1.0), ("q2", "x", 2.0)]), qrels,
+                      measures=("nDCG@10", "P@1"))
+    assert kept["identical_ids"] == left["identical_ids"] == 2 and oracle["identical_ids"] == 0
+    assert kept["P@1"] == 0.5 and left["P@1"] == oracle["P@1"] == 1.0
+    assert left["nDCG@10"] == pytest.approx(oracle["nDCG@10"]) and kept["nDCG@10"] < left["nDCG@10"]
