@@ -288,9 +288,21 @@ def read_delimited_table(path: Path, what: str = "query file",
             raise InputError("the header row again", f"{path}:{lineno}",
                              f"one header row (line {rows[0][0]}) and then data rows")
         for values, value in zip(columns, row):
+            if not is_csv and _csv_quoted(value):
+                raise InputError(f"field {value[:40]!r}{'...' if len(value) > 40 else ''} is CSV-quoted (a doubled "
+                                 '"" inside quotes)', f"{path}:{lineno}",
+                                 "a TSV without quoting, as the expression is typed (pandas: to_csv(sep='\\t', "
+                                 "quoting=csv.QUOTE_NONE)), or the same file named .csv")
             values.append(value)
     return pa.table({name: strings_to_arrow(values, str(path), f"column '{name}'")
                      for name, values in zip(header, columns)})
+
+
+def _csv_quoted(value: str) -> bool:
+    '''A field as Python's csv writer or pandas quote it, """grain"" AND NOT ""wheat""": wrapped in quotes
+    with doubled quotes inside.  Never an expression as typed (an empty quoted term is no term), nor plain text.'''
+    v = value.strip()
+    return len(v) >= 4 and v[0] == v[-1] == '"' and '""' in v[1:-1]
 
 
 def _parses(value: str, want: pa.DataType) -> bool:

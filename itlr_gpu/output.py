@@ -252,7 +252,8 @@ def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", "
         raise OutputError("a folder path (it ends with a slash)", shown,
                           "a file path (" + " or ".join(extensions) + "), without the trailing slash")
     if not shown.lower().endswith(extensions):
-        raise OutputError(f"unknown output type {Path(shown).suffix or '(none)'}", shown, " or ".join(extensions))
+        raise OutputError(f"unknown output type {Path(shown).suffix or '(none)'}", f"{flag} {shown}",
+                          " or ".join(extensions))
     target = _resolve(path)
     if target.is_dir():
         raise OutputError("output path is a folder", shown, "a file path (" + " or ".join(extensions) + ")")
@@ -427,8 +428,10 @@ def atomic_dir(path: PathLike, *, replace: bool = False) -> Iterator[Path]:
 def _swap_in(tmp: Path, target: Path, replace: bool) -> None:
     try:
         if target.is_dir() and any(target.iterdir()):
-            if not replace:
-                raise OutputError("folder is not empty", str(target), "a new or empty folder")
+            if not replace:   # (checked new or empty before the work began: another job filled it since)
+                raise OutputError("folder was filled while this job ran (another job writing the same output?); "
+                                  "it is left as that job wrote it", str(target),
+                                  "one job per output folder (run again to replace it)")
             aside = target.parent / temp_name(target.name + ".old")
             os.replace(target, aside)
             _live.add(aside)

@@ -401,6 +401,24 @@ def test_a_write_that_fails_without_a_file_name_names_the_output(tmp_path, error
     assert os.listdir(tmp_path) == []
 
 
+def test_a_folder_filled_by_another_job_meanwhile_is_left_as_it_wrote_it(tmp_path):
+    """Two jobs writing one new index folder: the second to finish does not replace what the first wrote, and says
+    why (not "folder is not empty", which read as a contradiction of "an existing index is replaced")."""
+    from itlr_gpu.output import OutputError, atomic_dir, check_output_file
+
+    target = tmp_path / "idx"
+    with pytest.raises(OutputError) as info:
+        with atomic_dir(target) as tmp:
+            (tmp / "mine").write_text("second job")
+            target.mkdir()
+            (target / "theirs").write_text("first job")
+    assert "filled while this job ran" in info.value.what and info.value.where == str(target)
+    assert sorted(os.listdir(tmp_path)) == ["idx"] and os.listdir(target) == ["theirs"]
+    with pytest.raises(OutputError) as info:   # an output type refused names its option, as other -o errors do
+        check_output_file(tmp_path / "run.csv")
+    assert info.value.where == f"-o {tmp_path / 'run.csv'}" and "unknown output type .csv" in info.value.what
+
+
 def test_an_output_where_no_file_can_be_made_is_refused_before_any_work(tmp_path):
     """access() says yes to root on /proc; creating a probe tells the truth."""
     from itlr_gpu.output import OutputError, check_output_file, check_output_folder
@@ -513,3 +531,24 @@ def test_csv_corpus_and_queries_follow_csv_quoting(tmp_path):
     (tmp_path / "q.tsv").write_text('query_id\texpr\nq1\t"a\tb"\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"3 tab-separated fields, header has 2.*read without quoting"):
         io.read_queries(tmp_path / "q.tsv")
+
+
+def test_a_tsv_written_with_csv_quoting_is_named_as_such(tmp_path):
+    """pandas' to_csv(sep='\\t') and csv.writer quote a field with quotes in it: read without quoting, that gave
+    "empty term at position 0"; the reader says what it is and what to do."""
+    import csv
+
+    from itlr_gpu.io import read_queries
+
+    path = tmp_path / "q.tsv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f, delimiter="\t").writerows([["query_id", "expr"], ["1", '"grain" AND NOT "wheat"']])
+    with pytest.raises(InputError) as info:
+        read_queries(path)
+    assert info.value.where == f"{path}:2" and "is CSV-quoted" in info.value.what and ".csv" in info.value.expected
+    path.write_text('query_id\texpr\n1\t"grain" AND NOT "wheat"\n2\t"maize"\n')   # as typed: read as it stands
+    assert read_queries(path).column("expr").to_pylist() == ['"grain" AND NOT "wheat"', '"maize"']
+    csv_path = tmp_path / "q.csv"   # the same content named .csv is read with CSV quoting
+    with open(csv_path, "w", newline="") as f:
+        csv.writer(f).writerows([["query_id", "expr"], ["1", '"grain" AND NOT "wheat"']])
+    assert read_queries(csv_path).column("expr").to_pylist() == ['"grain" AND NOT "wheat"']
