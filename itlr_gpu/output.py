@@ -403,6 +403,8 @@ def atomic_dir(path: PathLike, *, replace: bool = False) -> Iterator[Path]:
     folder's mode follows the umask, or copies the replaced folder's mode.
     """
     target = _resolve(path)
+    if not replace and target.is_dir() and any(target.iterdir()):   # before any work (the swap checks again)
+        raise OutputError("folder is not empty", str(target), "a new or empty folder")
     _make_parents(target.parent)
     remove_stale_temps(target.parent)
     tmp = target.parent / temp_name(target.name)

@@ -414,6 +414,9 @@ def test_a_folder_filled_by_another_job_meanwhile_is_left_as_it_wrote_it(tmp_pat
             (target / "theirs").write_text("first job")
     assert "filled while this job ran" in info.value.what and info.value.where == str(target)
     assert sorted(os.listdir(tmp_path)) == ["idx"] and os.listdir(target) == ["theirs"]
+    with pytest.raises(OutputError, match="folder is not empty"):   # not empty from the start: before any work
+        with atomic_dir(target):
+            raise AssertionError("the work ran")
     with pytest.raises(OutputError) as info:   # an output type refused names its option, as other -o errors do
         check_output_file(tmp_path / "run.csv")
     assert info.value.where == f"-o {tmp_path / 'run.csv'}" and "unknown output type .csv" in info.value.what

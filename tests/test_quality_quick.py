@@ -200,3 +200,29 @@ def test_a_beir_folder_of_ones_own_runs_under_its_folder_name(tmp_path):
     assert proc.stderr.strip().splitlines()[-1] == (
         f"{tmp_path / 'empty'}: not a BEIR folder: corpus.jsonl(.gz), queries.jsonl, qrels/test.tsv missing "
         "(expected corpus.jsonl or corpus.jsonl.gz, queries.jsonl and qrels/test.tsv)")
+
+
+@pytest.mark.skipif(not (DATA / "reuters21578").is_dir(), reason="Reuters-21578 not in the shared data")
+def test_reuters_to_beir_writes_a_folder_itlr_reads(tmp_path):
+    """The converter's folder holds the quality benchmark's articles and one query per category of 10 articles or
+    more, judged by the articles' labels (oracle: load_reuters itself); index, search and eval read it."""
+    from benchmarks.quality.data import load_reuters
+    from benchmarks.reuters_to_beir import main as convert_main
+    from itlr_gpu.evaluate import read_qrels
+    from itlr_gpu.io import read_corpus, read_queries
+
+    out = tmp_path / "reuters"
+    assert convert_main([str(DATA / "reuters21578"), "-o", str(out)]) == 0
+    corpus = load_reuters(DATA / "reuters21578")
+    table = read_corpus(out)
+    assert table.column("doc_id").to_pylist() == corpus.doc_ids
+    queries = read_queries(out / "queries.jsonl")
+    qrels = read_qrels(out / "qrels" / "test.tsv")
+    sizes = {}
+    for q in qrels:
+        assert q.query_id in corpus.labels[q.doc_id] and q.relevance == 1
+        sizes[q.query_id] = sizes.get(q.query_id, 0) + 1
+    assert sorted(queries.column("query_id").to_pylist()) == sorted(sizes) and min(sizes.values()) >= 10
+    assert convert_main([str(DATA / "reuters21578"), "-o", str(out)]) == 1   # a folder not empty: refused
+    assert convert_main([str(tmp_path), "-o", str(tmp_path / "x")]) == 1     # no SGML there
+    assert not (tmp_path / "x").exists()
