@@ -511,10 +511,13 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         # Query-by-document: in paragraphs of prose, "and" / "or" / "not" / "without" are mostly words
         # of the sentences, and where one argument ends is a matter of meaning, not of wording.
         raise prose_error
-    if len(cleaned.split()) > _MAX_READ_WORDS and not quoted and (len(set(_terms(node))) > 1 or not _wanted(node)):
+    terms = list(_terms(node))
+    if len(cleaned.split()) > _MAX_READ_WORDS and not quoted and (len(set(terms)) > 1 or not _wanted(node)) \
+            and len(terms) <= MAX_RULE_TERMS:   # (more: translate_rules says how many)
         # a document, not a request (an argument with its footnotes, "(1)", "No. 1", "pp.1-22", cut at every
-        # "and"): where a term ends is a matter of meaning; one term of it all is left to --fallback-text
-        raise RuleError(f"a text of {len(cleaned.split())} words with connectives inside it reads as a document, "
+        # "and"; the request after a letter's preamble is what is left of it): where a term ends is a matter of
+        # meaning; one term of it all is left to --fallback-text
+        raise RuleError(f"a text of {len(cleaned.split()):,} words with connectives inside it reads as a document, "
                         f"not a request (at most {_MAX_READ_WORDS} words are split into terms; quote each term, "
                         "or use an LLM translator)")
     node = _split_sentence_terms(_excluded_asides(node, quoted), quoted, cleaned)
