@@ -607,7 +607,8 @@ def cmd_eval(args) -> int:
 def cmd_translate(args) -> int:
     from .translate import check_translator_options, run_translate_cli
 
-    check_output(args.output, inputs={"queries": args.queries})
+    # (.jsonl too: translations a person reads or corrects by hand, then searches as a query file)
+    check_output(args.output, (".arrow", ".parquet", ".jsonl"), inputs={"queries": args.queries})
     check_translator_options(args)  # an option of another translator would be silently ignored
     return run_translate_cli(args)
 

@@ -50,7 +50,7 @@ DELIMITED_EXTENSIONS = (".tsv", ".tsv.gz", ".csv", ".csv.gz")
 CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
 QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
-WRITE_EXTENSIONS = (".arrow", ".parquet")
+WRITE_EXTENSIONS = (".arrow", ".parquet", ".jsonl")   # .jsonl: tables a person edits (itlr translate -o)
 ID_COLUMNS = ("doc_id", "query_id", "_id")
 QUERY_COLUMNS = ("query_id", "_id", "expr", "text")
 """What a query file's reader reads; its other columns are kept as they come (or as JSON text, where mixed)."""
@@ -528,7 +528,8 @@ def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = Fal
 
 
 def write_table(table: pa.Table, path: PathLike) -> None:
-    """Write ``table`` as Arrow IPC (``.arrow``) or Parquet (``.parquet``), atomically.
+    """Write ``table`` as Arrow IPC (``.arrow``), Parquet (``.parquet``) or JSON lines (``.jsonl``: one object per
+    row, nulls as ``null``, for a table a person reads or edits), atomically.
 
     The data goes to a temporary file in the destination folder, which is then
     renamed over ``path``; readers never see a half-written file and, on any
@@ -544,5 +545,16 @@ def write_table(table: pa.Table, path: PathLike) -> None:
         if kind == ".arrow":
             with pa.ipc.new_file(f, table.schema) as writer:
                 writer.write_table(table)
+        elif kind == ".jsonl":
+            import json
+
+            for batch in table.to_batches(max_chunksize=4096):
+                for row in batch.to_pylist():
+                    try:
+                        line = json.dumps(row, ensure_ascii=False, allow_nan=False)
+                    except (TypeError, ValueError) as e:   # NaN / Inf, or a value JSON has no form for
+                        raise InputError(f"a row cannot be written as JSON ({e})", str(p),
+                                         "finite numbers and strings, or a .arrow / .parquet output") from None
+                    f.write(line.encode("utf-8") + b"\n")
         else:
             pq.write_table(table, f)

@@ -590,3 +590,26 @@ def test_eval_warns_of_queries_that_find_themselves_and_leaves_them_out_on_reque
     assert "P@1\t1.0000" in captured.out and "warning" not in captured.err
     assert "left out (--ignore-identical-ids)" in captured.err
     assert json.loads((tmp_path / "e.json").read_text())["ignore_identical_ids"] is True
+
+
+@pytest.mark.slow
+def test_translations_written_as_json_lines_are_edited_by_hand_and_searched(workdir, capsys):
+    """`itlr translate -o q.jsonl`: a person corrects a translation in a text editor, and searches the file as it
+    stands; the rows are the same as the Arrow output's (oracle: the .arrow written beside it)."""
+    queries = workdir / "plain.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "text": t}) + "\n" for q, t in
+                               [("q1", "vitamin D benefits but not bone health"), ("q2", "")]))
+    assert main(["translate", str(queries), "-o", str(workdir / "t.jsonl")]) == 0
+    assert main(["translate", str(queries), "-o", str(workdir / "t.arrow")]) == 0
+    rows = [json.loads(line) for line in (workdir / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rows == read_table(workdir / "t.arrow").to_pylist()
+    assert rows[1]["expr"] is None and rows[1]["error"]   # an error row keeps its null and its reason
+    rows[1]["expr"] = '"coffee" OR "black holes"'          # the hand correction
+    (workdir / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["search", str(workdir / "idx"), str(workdir / "t.jsonl"), "-o", str(workdir / "tj.arrow"),
+                 "-k", "2", "--field", "expr"]) == 0
+    found = read_table(workdir / "tj.arrow").to_pylist()
+    assert {r["doc_id"] for r in found if r["query_id"] == "q2"} == {"d4", "d5"}
+    assert main(["search", str(workdir / "idx"), str(workdir / "t.jsonl"), "-o", str(workdir / "r.jsonl")]) == 1
+    assert "unknown output type .jsonl" in capsys.readouterr().err   # results stay Arrow / Parquet

@@ -555,3 +555,19 @@ def test_a_tsv_written_with_csv_quoting_is_named_as_such(tmp_path):
     with open(csv_path, "w", newline="") as f:
         csv.writer(f).writerows([["query_id", "expr"], ["1", '"grain" AND NOT "wheat"']])
     assert read_queries(csv_path).column("expr").to_pylist() == ['"grain" AND NOT "wheat"']
+
+
+def test_json_lines_output_round_trips_and_refuses_what_json_cannot_hold(tmp_path):
+    """write_table(.jsonl): one object per row, nulls and non-ASCII kept (oracle: the table itself); a NaN, which
+    JSON has no form for, is one clear error and nothing is left behind."""
+    import json
+
+    from itlr_gpu.io import write_table
+
+    table = pa.table({"query_id": ["q1", "q2"], "expr": ['"café" AND NOT "thé"', None], "n": [1, 2]})
+    write_table(table, tmp_path / "t.jsonl")
+    lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == table.to_pylist() and "café" in lines[0]
+    with pytest.raises(InputError, match="cannot be written as JSON"):
+        write_table(pa.table({"score": [float("nan")]}), tmp_path / "nan.jsonl")
+    assert sorted(os.listdir(tmp_path)) == ["t.jsonl"]
