@@ -50,7 +50,10 @@ DELIMITED_EXTENSIONS = (".tsv", ".tsv.gz", ".csv", ".csv.gz")
 CORPUS_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
 QUERY_EXTENSIONS = (".jsonl", ".jsonl.gz", *DELIMITED_EXTENSIONS, ".parquet", ".arrow")
 TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
-WRITE_EXTENSIONS = (".arrow", ".parquet", ".jsonl")   # .jsonl: tables a person edits (itlr translate -o)
+WRITE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".run", ".trec")
+# .jsonl: tables a person edits (itlr translate -o); .run / .trec: results as a TREC run (itlr search / rerank -o)
+RESULT_WRITE_EXTENSIONS = (".arrow", ".parquet", ".run", ".trec")
+TREC_RUN_TAG = "itlr"
 ID_COLUMNS = ("doc_id", "query_id", "_id")
 QUERY_COLUMNS = ("query_id", "_id", "expr", "text")
 """What a query file's reader reads; its other columns are kept as they come (or as JSON text, where mixed)."""
@@ -527,9 +530,27 @@ def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = Fal
     return out
 
 
+def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
+    """Results as trec_eval reads them: ``qid Q0 docid rank score itlr`` per row (scores with 9 significant digits,
+    which give a float32 back exactly).  Ids with white space cannot be such a line's fields: refused."""
+    missing = [c for c in ("query_id", "rank", "doc_id", "score") if c not in table.column_names]
+    if missing:
+        raise InputError(f"a TREC run needs columns query_id, rank, doc_id, score; {missing} missing", str(path),
+                         "a result table, or a .arrow / .parquet / .jsonl output")
+    for batch in table.to_batches(max_chunksize=65536):
+        cols = [batch.column(c).to_pylist() for c in ("query_id", "rank", "doc_id", "score")]
+        for q, rank, d, score in zip(*cols):
+            for what, value in (("query id", q), ("doc id", d)):
+                if any(ch.isspace() for ch in str(value)):
+                    raise InputError(f"{what} {str(value)!r} holds white space, which a TREC run's fields cannot",
+                                     str(path), "ids without white space, or a .arrow / .parquet output")
+            f.write(f"{q} Q0 {d} {rank} {float(score):.9g} {TREC_RUN_TAG}\n".encode("utf-8"))
+
+
 def write_table(table: pa.Table, path: PathLike) -> None:
-    """Write ``table`` as Arrow IPC (``.arrow``), Parquet (``.parquet``) or JSON lines (``.jsonl``: one object per
-    row, nulls as ``null``, for a table a person reads or edits), atomically.
+    """Write ``table`` as Arrow IPC (``.arrow``), Parquet (``.parquet``), JSON lines (``.jsonl``: one object per
+    row, nulls as ``null``, for a table a person reads or edits) or, for results, a TREC run (``.run`` /
+    ``.trec``), atomically.
 
     The data goes to a temporary file in the destination folder, which is then
     renamed over ``path``; readers never see a half-written file and, on any
@@ -545,6 +566,8 @@ def write_table(table: pa.Table, path: PathLike) -> None:
         if kind == ".arrow":
             with pa.ipc.new_file(f, table.schema) as writer:
                 writer.write_table(table)
+        elif kind in (".run", ".trec"):
+            _write_trec_run(table, p, f)
         elif kind == ".jsonl":
             import json
 

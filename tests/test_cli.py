@@ -613,3 +613,25 @@ def test_translations_written_as_json_lines_are_edited_by_hand_and_searched(work
     assert {r["doc_id"] for r in found if r["query_id"] == "q2"} == {"d4", "d5"}
     assert main(["search", str(workdir / "idx"), str(workdir / "t.jsonl"), "-o", str(workdir / "r.jsonl")]) == 1
     assert "unknown output type .jsonl" in capsys.readouterr().err   # results stay Arrow / Parquet
+
+
+@pytest.mark.slow
+def test_search_and_rerank_write_a_trec_run_that_eval_reads_back(workdir, capsys):
+    """-o run.trec: trec_eval's own format (qid Q0 docid rank score tag); itlr eval reads it back to the same
+    measures as the Arrow output (oracle), and rerank writes one too."""
+    q, idx = str(workdir / "queries.jsonl"), str(workdir / "idx")
+    assert main(["search", idx, q, "-o", str(workdir / "s.trec"), "-k", "4"]) == 0
+    assert main(["search", idx, q, "-o", str(workdir / "s.arrow"), "-k", "4"]) == 0
+    lines = (workdir / "s.trec").read_text().splitlines()
+    table = read_table(workdir / "s.arrow")
+    assert [line.split()[:4] for line in lines] == [[r["query_id"], "Q0", r["doc_id"], str(r["rank"])]
+                                                    for r in table.to_pylist()]
+    assert all(line.endswith(" itlr") for line in lines)
+    assert [np.float32(float(line.split()[4])) for line in lines] == table.column("score").to_pylist()
+    capsys.readouterr()
+    for run in ("s.trec", "s.arrow"):
+        assert main(["eval", str(workdir / run), str(workdir / "qrels.tsv"), "--measures", "nDCG@3,P@2"]) == 0
+    trec_out, arrow_out = capsys.readouterr().out.split("nDCG@3")[1:]
+    assert trec_out.split("judged")[0] == arrow_out.split("judged")[0]
+    assert main(["rerank", idx, q, str(workdir / "s.trec"), "-o", str(workdir / "r.run")]) == 0
+    assert len((workdir / "r.run").read_text().splitlines()) == len(lines)

@@ -571,3 +571,18 @@ def test_json_lines_output_round_trips_and_refuses_what_json_cannot_hold(tmp_pat
     with pytest.raises(InputError, match="cannot be written as JSON"):
         write_table(pa.table({"score": [float("nan")]}), tmp_path / "nan.jsonl")
     assert sorted(os.listdir(tmp_path)) == ["t.jsonl"]
+
+
+def test_a_trec_run_output_refuses_ids_its_fields_cannot_hold(tmp_path):
+    from itlr_gpu.io import RESULT_SCHEMA, write_table
+
+    ok = pa.Table.from_pylist([{"query_id": "q1", "rank": 1, "doc_id": "d1", "score": 0.1234567}],
+                              schema=RESULT_SCHEMA)
+    write_table(ok, tmp_path / "r.run")
+    assert (tmp_path / "r.run").read_text() == "q1 Q0 d1 1 0.123456702 itlr\n"   # float32 to 9 digits: exact
+    spaced = pa.Table.from_pylist([{"query_id": "q1", "rank": 1, "doc_id": "d 1", "score": 0.5}], schema=RESULT_SCHEMA)
+    with pytest.raises(InputError, match="doc id 'd 1' holds white space"):
+        write_table(spaced, tmp_path / "s.trec")
+    with pytest.raises(InputError, match="needs columns query_id, rank, doc_id, score"):
+        write_table(pa.table({"query_id": ["q1"]}), tmp_path / "t.trec")
+    assert sorted(os.listdir(tmp_path)) == ["r.run"]

@@ -99,8 +99,10 @@ def check_search_args(args: argparse.Namespace) -> None:
         if getattr(args, "part_format", "parquet") != "parquet":
             raise UsageError("--part-format only goes with a folder -o", "itlr search",
                              "-o FOLDER (no extension) for a resumable dataset")
+        from ..io import RESULT_WRITE_EXTENSIONS
+
         try:
-            check_output(args.output)
+            check_output(args.output, RESULT_WRITE_EXTENSIONS)
         except OutputError as e:
             if e.what == "output path is a folder":   # "out.parquet", a folder: a file by its name, unless marked
                 raise OutputError(e.what, e.where, f"{e.expected}, or this result folder with a trailing '/': "
@@ -271,10 +273,11 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from ..io import read_queries, write_table
+    from ..io import RESULT_WRITE_EXTENSIONS, read_queries, write_table
     from .rerank import print_warnings, read_candidates, rerank
 
-    check_output(args.output, inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
+    check_output(args.output, RESULT_WRITE_EXTENSIONS,
+                 inputs={"queries": args.queries, "candidates": args.candidates, "index": args.index})
     options = cli_common.score_options(args, no_percentile="itlr rerank", elsewhere="itlr search takes it")
     query_table = read_queries(args.queries)
     fallback = cli_common.fallback_list(args)
