@@ -535,6 +535,8 @@ def _write_errors(invalid: list[dict], path: str, where: str) -> None:
 
 
 def cmd_eval(args) -> int:
+    import pyarrow.compute as pc
+
     from .evaluate import evaluate, looks_like_qrels, shallow_measures
     from .io import is_trec_run, read_run
     from .scale.bulk import read_results
@@ -589,7 +591,7 @@ def cmd_eval(args) -> int:
         print(f"itlr: warning: none of the retrieved documents of the {n:,} judged quer{'y' if n == 1 else 'ies'} is "
               f"judged in {args.qrels} (doc ids such as {sample}): do the doc ids of the index and the qrels match?",
               file=sys.stderr)
-    n, asked = scores["identical_ids"], len(set(table.column("query_id").to_pylist()))
+    n, asked = scores["identical_ids"], pc.count_distinct(table.column("query_id")).as_py()
     if n and args.ignore_identical_ids:
         print(f"itlr: note: the results of {cli_common.counted(n, 'query', 'queries')} held a document with the "
               "query's own id, left out (--ignore-identical-ids)", file=sys.stderr)

@@ -530,6 +530,10 @@ def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = Fal
     return out
 
 
+# what Python's str.isspace() (and so str.split(), as run readers split a line) takes for white space, in RE2
+_SPACE_CHARS = r"[\t-\r\x1c-\x1f\x85\p{Z}]"
+
+
 def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
     """Results as trec_eval reads them: ``qid Q0 docid rank score itlr`` per row (scores with 9 significant digits,
     which give a float32 back exactly).  Ids with white space cannot be such a line's fields: refused."""
@@ -537,13 +541,16 @@ def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
     if missing:
         raise InputError(f"a TREC run needs columns query_id, rank, doc_id, score; {missing} missing", str(path),
                          "a result table, or a .arrow / .parquet / .jsonl output")
+    for what, name in (("query id", "query_id"), ("doc id", "doc_id")):   # one pass per column, not per row
+        ids = pc.cast(table.column(name), pa.string())
+        spaced = pc.match_substring_regex(ids, _SPACE_CHARS)
+        if pc.any(spaced).as_py():
+            value = ids[pc.index(spaced, True).as_py()].as_py()
+            raise InputError(f"{what} {value!r} holds white space, which a TREC run's fields cannot", str(path),
+                             "ids without white space, or a .arrow / .parquet output")
     for batch in table.to_batches(max_chunksize=65536):
         cols = [batch.column(c).to_pylist() for c in ("query_id", "rank", "doc_id", "score")]
         for q, rank, d, score in zip(*cols):
-            for what, value in (("query id", q), ("doc id", d)):
-                if any(ch.isspace() for ch in str(value)):
-                    raise InputError(f"{what} {str(value)!r} holds white space, which a TREC run's fields cannot",
-                                     str(path), "ids without white space, or a .arrow / .parquet output")
             f.write(f"{q} Q0 {d} {rank} {float(score):.9g} {TREC_RUN_TAG}\n".encode("utf-8"))
 
 

@@ -586,3 +586,15 @@ def test_a_trec_run_output_refuses_ids_its_fields_cannot_hold(tmp_path):
     with pytest.raises(InputError, match="needs columns query_id, rank, doc_id, score"):
         write_table(pa.table({"query_id": ["q1"]}), tmp_path / "t.trec")
     assert sorted(os.listdir(tmp_path)) == ["r.run"]
+
+
+def test_the_trec_run_white_space_class_is_pythons():
+    """The run writer's RE2 class for white space is exactly what str.isspace() (and so str.split(), as run readers
+    split a line) takes for it, over every code point (oracle: str.isspace)."""
+    import pyarrow.compute as pc
+
+    from itlr_gpu.io import _SPACE_CHARS
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    found = pc.match_substring_regex(pa.array(chars), _SPACE_CHARS).to_pylist()
+    assert [c for c, hit in zip(chars, found) if hit != c.isspace()] == []

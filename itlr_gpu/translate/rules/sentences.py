@@ -290,7 +290,7 @@ def _front_exclusion(sentence: str) -> str:
     body = rest.rstrip(".?!")
     cue = _fold(m.group("cue") or "").split()[:1]
     asks = rest.endswith("?") or _REQUEST_RE.match(_fold(rest)) or _has_any_aux(body)
-    if m.group("comma") and not m.group("care") and not asks and cue != ["ignore"] and cue != ["disregard"]:
+    if m.group("comma") and not m.group("care") and not asks and cue not in (["ignore"], ["disregard"]):
         return sentence
     if cue == ["avoid"] and not asks:
         return sentence   # "avoid burnout: tips for nurses" is what the tips are for
