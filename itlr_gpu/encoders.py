@@ -443,11 +443,16 @@ _SKIPPED_DIRS = ("onnx", "openvino")
 _fingerprints: dict[tuple, str] = {}
 
 
-def _json_int(path: Path, key: str) -> int | None:
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON file's top-level object; {} where the file is missing, unreadable or holds no object."""
     try:
-        value = json.loads(path.read_text())[key]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -463,17 +468,15 @@ def model_limit(path: str | os.PathLike | None, inferred: bool = True) -> int | 
     if path is None:
         return None
     root = Path(path)
-    stated = _json_int(root / "sentence_bert_config.json", "max_seq_length")
+    stated = _positive_int(_json_object(root / "sentence_bert_config.json").get("max_seq_length"))
     if stated is not None or not inferred:
         return stated
-    positions = _json_int(root / "config.json", "max_position_embeddings")
+    config = _json_object(root / "config.json")   # read once: the positions and the model type beside them
+    positions = _positive_int(config.get("max_position_embeddings"))
     if positions is not None:
-        try:
-            kind = json.loads((root / "config.json").read_text()).get("model_type")
-        except (OSError, ValueError, AttributeError):
-            kind = None
+        kind = config.get("model_type")
         positions -= _POSITION_OFFSET.get(kind, 0) if isinstance(kind, str) else 0
-    bounds = [positions, _json_int(root / "tokenizer_config.json", "model_max_length")]
+    bounds = [positions, _positive_int(_json_object(root / "tokenizer_config.json").get("model_max_length"))]
     bounds = [b for b in bounds if b is not None and b < 10**6]
     return min(bounds) if bounds else None
 
