@@ -145,6 +145,25 @@ def test_rules_accuracy_on_labelled_set():
         ("Diabetes...but NOT type 1!!!", '("Diabetes" AND NOT "type 1")'),
         ("diabetes\u2026but not type 1", '("diabetes" AND NOT "type 1")'),
         ("version 1...3", '"version 1...3"'),
+        # rules-95: "unless it is / they concern X" and a "besides X" between operands exclude; a headline's "Not"
+        # before a participle or an adjective negates its claim; "and if so, which ones?" asks nothing new
+        ("F1 race results, unless it is Monaco", '("F1 race results" AND NOT "Monaco")'),
+        ("immigration law updates unless they concern asylum", '("immigration law updates" AND NOT "asylum")'),
+        ("What are the side effects of metformin besides stomach upset?",
+         '("the side effects of metformin" AND NOT "stomach upset")'),
+        ("Besides being cheap, is it safe?", '"Besides being cheap, is it safe"'),
+        ("Besides sleep, what helps with fatigue", '("fatigue" AND NOT "sleep")'),
+        ("Fish Oil Not Recommended for Atrial Fibrillation", '"Fish Oil Not Recommended for Atrial Fibrillation"'),
+        ("Statins Not Effective in the Elderly", '"Statins Not Effective in the Elderly"'),
+        ("Breast Cancer Not Prostate Cancer", '("Breast Cancer" AND NOT "Prostate Cancer")'),
+        ("Coffee, Not Tea", '("Coffee" AND NOT "Tea")'),
+        ("Anime Dubbed Not Subbed", '("Anime Dubbed" AND NOT "Subbed")'),
+        ("vegan friendly wines not filtered with isinglass", '("vegan friendly wines" AND NOT "filtered with isinglass")'),
+        ("Do SSRIs increase suicide risk in adolescents, and if so, which ones?",
+         '"SSRIs increase suicide risk in adolescents"'),
+        ("Anything except neem oil for spider mites on indoor palms", '("spider mites on indoor palms" AND NOT "neem oil")'),
+        ("anything but statins for high cholesterol", '("high cholesterol" AND NOT "statins")'),
+        ("anything except cryptocurrency", 'NOT "cryptocurrency"'),
     ],
 )
 def test_phrasings(text, expr):

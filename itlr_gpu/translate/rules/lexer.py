@@ -177,6 +177,18 @@ def _not_idiom(out: list[_Tok], i: int) -> bool:
         and not any(u.kind == "BUT" or _fold(u.text) in ("also", "but") for u in out[i + 2:])
 
 
+_HEADLINE_PREDICATES = {"safe", "good", "bad", "enough", "worth", "true", "false", "better", "worse", "needed",
+                        "necessary", "harmful", "healthy", "unhealthy", "risky", "toxic", "fit", "ready", "right",
+                        "wrong", "so", "as", "always", "yet", "what", "all", "just", "only", "merely"}
+
+
+def _headline_predicate(word: str) -> bool:
+    """A title's word after "Not" that says something of the topic (a participle, an adjective, a degree) rather
+    than naming another topic."""
+    low = _fold(word).strip(".,;:!?")
+    return low in _HEADLINE_PREDICATES or _adjective_like(low) or (len(low) > 4 and low.endswith("ed"))
+
+
 def _modifies_plural(out: list[_Tok], at: int) -> bool:
     """An -ing word other than a device's state that modifies the plural noun after it, ending the text ("... not
     drinking games", "... not mining impacts", "... not superconducting qubits"): a thing excluded, not a state
@@ -523,6 +535,14 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
         # (asks for X), and "X, not just Y" with no "but" after it (Y as well)
         elif t.kind == "NOT" and t.text.lower() == "not" and i + 1 < len(out) and out[i + 1].kind == "WORD" \
                 and _not_idiom(out, i):
+            t.kind = "WORD"
+        # a headline's claim: "Fish Oil Not Recommended for Atrial Fibrillation", "Statins Not Effective in the
+        # Elderly" (a title-cased "Not" between capitalised words, before a participle or an adjective) negates the
+        # claim, no topic ("Breast Cancer Not Prostate Cancer" still excludes)
+        elif t.kind == "NOT" and t.text == "Not" and 0 < i < len(out) - 1 and out[i - 1].kind == "WORD" \
+                and out[i + 1].kind == "WORD" and out[i - 1].text[:1].isupper() and out[i + 1].text[:1].isupper() \
+                and _headline_predicate(out[i + 1].text.split()[0]) and _in_title(out, i) \
+                and not _fold(out[i - 1].text.split()[-1]).endswith("ed"):   # ("Dubbed Not Subbed" contrasts)
             t.kind = "WORD"
     # search-engine minus: "X -Y" -> X AND NOT Y; not a number ("-20 degrees", "E2f-1, -2"), nor a hyphen glued
     # to what precedes it ("(H2A)-histone")

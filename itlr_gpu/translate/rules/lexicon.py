@@ -38,6 +38,9 @@ _MARKERS: list[tuple[str, str]] = [
     ("unless it's about", "EXCL"), ("unless it is about", "EXCL"), ("unless they're about", "EXCL"),
     ("unless they are about", "EXCL"), ("unless it's for", "EXCL"), ("unless they're for", "EXCL"),
     ("unless it's", "EXCL"), ("unless they're", "EXCL"), ("unless it involves", "EXCL"),
+    ("unless it is", "EXCL"), ("unless they are", "EXCL"), ("unless they involve", "EXCL"),
+    ("unless it concerns", "EXCL"), ("unless they concern", "EXCL"), ("unless it mentions", "EXCL"),
+    ("unless they mention", "EXCL"), ("besides", "EXCL"),
     ("as long as it isn't about", "EXCL"), ("as long as it isn't", "EXCL"), ("as long as it's not about", "EXCL"),
     ("as long as it's not", "EXCL"), ("as long as they aren't", "EXCL"), ("as long as they're not", "EXCL"),
     ("as long as it doesn't mention", "EXCL"), ("as long as it does not mention", "EXCL"),
@@ -97,7 +100,7 @@ _MARKERS: list[tuple[str, str]] = [
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _COMPARES = {"vs.", "vs", "versus"}   # two compared topics ("X vs Y"): both
-_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "combined with", *_COMPARES,   # "the minus strand"
+_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "besides", "combined with", *_COMPARES,   # "the minus strand"
                      "anywhere except", "anywhere but", "anywhere other than", "anywhere apart from"}   # is a word;
 # ("Anywhere But Here lyrics" is a title; "work from anywhere except the office" wants the remote work: see _lex)
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin

@@ -105,6 +105,15 @@ _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:(?:years?|decades?|p
                           r"(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:brands?|makes?|models?|kinds?|types?|"
                           r"colou?rs?|sizes?|editions?|versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|"
                           r"(?P<but>but|besides|bar)\s+))", re.I)
+# "Do SSRIs raise suicide risk in adolescents, and if so, which ones?": a follow-up question about what the request
+# already names ("and if not, why not?" too)
+_IF_SO_TAIL_RE = re.compile(r"(?<=\w)\s*[,;]?\s*(?:and|or|but)?\s*,?\s*if\s+(?:so|not)\s*,?\s+(?:which|what|how|why|when|where|who)"
+                            r"(?:\s+[\w']+){0,4}?\s*(?P<stop>[?.!]*)\s*$", re.I)
+# "Anything except neem oil for spider mites on indoor palms": what the "for" names is wanted, the short span before
+# it excluded (read as "spider mites on indoor palms, anything except neem oil")
+_ALL_BUT_FOR_RE = re.compile(r"^(?P<lead>(?:anything|everything|whatever)\s+(?:except(?:\s+for)?|but|other\s+than|apart\s+from|"
+                             r"besides|excluding))\s+(?P<x>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+for\s+(?P<y>[\w\"'].*)$",
+                             re.I | re.S)
 # "carbon or HEPA, whichever you stock": a verdict on the alternatives
 _WHICHEVER_RE = re.compile(r",?\s+whatever\s+(?:you|u)\s+(?:have|'ve\s+got|got)(?=\s*[.!?:)]*\s*$)|"
                            r",?\s+whichever\s+(?:(?:one\s+)?(?:you|u)\s+(?:stock|have|sell|carry|offer)|exists?|is\s+(?:available|"
@@ -429,6 +438,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", _STATUS_TAIL_RE.sub("", cleaned))))
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
+    cleaned = _IF_SO_TAIL_RE.sub(lambda m: m.group("stop")[:1], cleaned)   # (a question stays one)
+    cleaned = _ALL_BUT_FOR_RE.sub(lambda m: f"{m.group('y')}, {m.group('lead')} {m.group('x')}", cleaned)
     cleaned = _NOT_BOTH_PHRASE_RE.sub(", but not both", _ONE_OR_OTHER_RE.sub("", cleaned))
     cleaned = _RECOMMEND_RE.sub(r"Looking for \g<x>", _which_better(_refusal_first(cleaned)))
     cleaned = _LINKING_RE.sub(lambda m: f"{m.group('genre')} on {m.group('x')} and ", cleaned)
