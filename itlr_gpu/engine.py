@@ -203,14 +203,17 @@ def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:
     bad = np.flatnonzero(~np.isfinite(scores))
     if len(bad):
         qid = results.column("query_id")[int(bad[0])].as_py()
+        doc = results.column("doc_id")[int(bad[0])].as_py() if "doc_id" in results.column_names else None
         # what multiplies past the range: reciprocal NOTs (up to 1000 each), or, for NOT as one_minus, a long AND of
         # factors 1 - x above 1 (x, a cosine, is negative there)
         fix = ("fewer reciprocal NOTs multiplied in one AND, or NOT as one_minus (the default)"
                if ops.not_ == "reciprocal" else
                "fewer NOTs in one AND (1 - x is up to 2 where a similarity is negative, and 2 to the 128th passes "
                "float32), or AND as min")
-        raise InputError(f"query {qid!r} scores some documents inf or NaN: its composition overflows "
-                         f"float32 (3.4e38) with ops {ops}", "ops", fix)
+        where = f" (document {doc!r} first)" if doc is not None else ""
+        raise InputError(f"query {qid!r} scores some documents inf or NaN{where}: unless the index holds a vector "
+                         "that is not finite (a damaged or edited embeddings file: rebuild the index), its "
+                         f"composition overflows float32 (3.4e38) with ops {ops}", "ops", fix)
 
 
 def recommended_for(ops: str | Ops | None = None) -> ScoreOptions:

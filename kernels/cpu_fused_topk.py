@@ -121,11 +121,14 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                     thr = top_s[q, 0]
                     hits = 0
                     for j in range(nb):
-                        hits += blk[j] * a + b > thr
+                        v = blk[j] * a + b
+                        hits += (v > thr) | (v - v != zero)   # (a NaN or inf similarity counts, as below)
                     if hits == 0:
                         continue
                 for j in range(nb):
                     x = blk[j] * a + b
+                    if x - x != zero:
+                        x = inf                  # as in the general loop: a non-finite score ranks first
                     if n_kept < k or x > top_s[q, 0]:   # the common case is one comparison
                         n_kept = _offer(top_s, top_r, q, k, n_kept, x, first_row + b0 + j)
             top_n[q] = n_kept

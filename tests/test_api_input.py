@@ -3,6 +3,7 @@ that left float32's range (the backends order inf and NaN differently)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -74,6 +75,39 @@ def test_a_score_out_of_range_is_refused_whatever_k_on_every_path(path, case, k)
         else:
             itlr.search(corpus, [query], encoder=BasisEncoder(), k=k, ops="product,sum,reciprocal", backend=path,
                         device="cpu")
+
+
+@pytest.mark.parametrize("path", ["torch", "numba", "rerank"])
+@pytest.mark.parametrize("query", ["t0", "t0 AND t0", "NOT t0"])
+@pytest.mark.parametrize("k", [3, 20])
+def test_a_vector_that_is_not_finite_in_the_index_is_refused_on_every_path(tmp_path, path, query, k):
+    """An index whose embeddings file was damaged or edited after its checksum was written (a NaN row): every path
+    refuses the search and names the document, one-term queries too (numba's one-term loop once ranked such a
+    score as nothing, and answered)."""
+    if path == "numba":
+        pytest.importorskip("numba")
+    from itlr_gpu.index import _checksum
+
+    docs = np.random.default_rng(0).standard_normal((20, 32)).astype(np.float32)
+    itlr.Index.from_arrays(docs, [f"d{i}" for i in range(20)], dtype="float32").save(tmp_path / "idx")
+    matrix = np.load(tmp_path / "idx" / "embeddings.npy")
+    matrix[7] = np.nan
+    np.save(tmp_path / "idx" / "embeddings.npy", matrix)
+    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    manifest["checksum"] = _checksum(matrix)
+    (tmp_path / "idx" / "manifest.json").write_text(json.dumps(manifest))
+    corpus = itlr.Index.load(tmp_path / "idx")
+    with pytest.raises(InputError, match=r"query 'q0' scores some documents inf or NaN \(document 'd7' first\): "
+                                         r"unless the index holds a vector that is not finite"):
+        if path == "rerank":
+            import pyarrow as pa
+
+            from itlr_gpu.scale.rerank import rerank
+
+            cands = pa.table({"query_id": ["q0"] * 20, "doc_id": [f"d{i}" for i in range(20)]})
+            rerank(corpus, [query], ["q0"], cands, BasisEncoder(), k=k, device="cpu")
+        else:
+            itlr.search(corpus, [query], encoder=BasisEncoder(), k=k, backend=path, device="cpu")
 
 
 @pytest.mark.parametrize("query_ids, message", [

@@ -10,8 +10,10 @@
 * :mod:`.rerank`      score given (query, document) candidates.
 * :mod:`.cli`         the ``itlr search`` options and the ``itlr rerank`` command.
 
-Everything here gives results identical to a single in-memory run (same scores,
-same order: score descending, ties to the lower document row).
+Everything here orders results as a single in-memory run does (score descending, ties to the lower document
+row), and its scores agree with that run's to float32 rounding, not bit for bit: the BLAS rounds a block's dot
+products as its blocking falls, so two documents whose scores lie within that rounding (identical documents,
+near-ties) may swap places; every other position holds the same document.
 """
 
 __all__ = ["ShardedIndex", "load_index", "merge_topk", "plan_shards", "save_sharded", "search_out_of_core",

@@ -5,8 +5,10 @@ gathered from the index (only those rows are read from the memory-mapped
 matrix, once per query batch), the queries of each program shape are evaluated
 together on padded (queries x candidates) tensors (on the GPU when there is
 one), and the top-k are written with the search result schema, ordered by
-score descending then document row ascending -- exactly the order a full
-search restricted to the candidates would give.
+score descending then document row ascending, the order of a full search
+restricted to the candidates.  Its similarities are reduced elementwise, not by
+the BLAS, so a score may differ from that search's in the last float32 places,
+and two candidates whose scores lie that close (near-ties) may swap.
 
 The scoring options of :mod:`itlr_gpu.scoring` (calibration, guard, hybrid, OR
 as max; not ``percentile``) take their constants from the *whole index's*

@@ -9,8 +9,9 @@ shard *i* is scored.  On a CUDA device the buffers are pinned and the
 host-to-device copy runs on a second CUDA stream, so disk reads, transfers and
 compute overlap.  Per-shard top-k (with rows offset to global row numbers) are
 folded together by :func:`merge_topk`, which applies the engine's tie rule
-(score descending, then row ascending), so the result is identical to the
-in-memory run.
+(score descending, then row ascending), so the result is the in-memory run's
+up to float32 rounding of the dot products (a shard's blocking rounds them as it
+falls; near-ties may swap, every other position holds the same document).
 
 Sharded index files
 -------------------
