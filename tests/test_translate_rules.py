@@ -164,6 +164,14 @@ def test_rules_accuracy_on_labelled_set():
         ("Anything except neem oil for spider mites on indoor palms", '("spider mites on indoor palms" AND NOT "neem oil")'),
         ("anything but statins for high cholesterol", '("high cholesterol" AND NOT "statins")'),
         ("anything except cryptocurrency", 'NOT "cryptocurrency"'),
+        # an exception to an exclusion wants what it names
+        ("world news, no sport except the Olympics", '("world news" AND (NOT "sport" OR "the Olympics"))'),
+        ("EU politics but not Brexit, unless it's about Northern Ireland",
+         '("EU politics" AND (NOT "Brexit" OR "Northern Ireland"))'),
+        ("football news excluding transfers except for Arsenal", '("football news" AND (NOT "transfers" OR "Arsenal"))'),
+        ("vegan recipes, no nuts except almonds, no soy",
+         '("vegan recipes" AND (NOT "nuts" OR "almonds") AND NOT "soy")'),
+        ("sport except the Olympics", '("sport" AND NOT "the Olympics")'),
     ],
 )
 def test_phrasings(text, expr):

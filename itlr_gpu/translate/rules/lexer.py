@@ -634,7 +634,40 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                         and [_fold(u.text) for u in before] == [_fold(v.text) for v in after]:
                     t.kind = "WORD"
                     break
-    return _search_string_no(out)
+    return _excepted_exclusions(_search_string_no(out))
+
+
+# "no sport except the Olympics", "excluding transfers except for Arsenal", "but not Brexit, unless it's about
+# Northern Ireland": an exception to an exclusion wants what it names, `(NOT "sport" OR "the Olympics")`
+_EXCLUDING = {"no", "not", "but not", "and not", "excluding", "but excluding", "without", "but without", "but no"}
+_EXCEPTING = {"except", "except for", "apart from", "aside from", "other than", "unless it's", "unless it is",
+              "unless it's about", "unless it is about", "unless they're", "unless they are", "unless they're about",
+              "unless they are about", "with the exception of", "excepting"}
+_MAX_EXCEPTION_WORDS = 4
+
+
+def _excepted_exclusions(out: list[_Tok]) -> list[_Tok]:
+    for i, t in enumerate(out):
+        if t.kind not in ("NOT", "EXCL") or _fold(t.text) not in _EXCLUDING:
+            continue
+        j = i + 1
+        while j < len(out) and out[j].kind == "WORD" and j - i <= _MAX_EXCEPTION_WORDS:
+            j += 1
+        comma = j < len(out) and out[j].kind == "COMMA"
+        e = j + comma
+        if j == i + 1 or e >= len(out) or out[e].kind != "EXCL" or _fold(out[e].text) not in _EXCEPTING:
+            continue
+        end = e + 1
+        while end < len(out) and out[end].kind == "WORD":
+            end += 1
+        if end == e + 1 or end - e - 1 > _MAX_EXCEPTION_WORDS or (end < len(out) and out[end].kind not in ("COMMA", "SEMI")):
+            continue
+        binary = t.kind == "EXCL" or _fold(t.text) == "and not"   # "X but not Y": X AND (...)
+        head = [_Tok("AND", "and")] if binary and i > 0 and out[i - 1].kind in ("WORD", "QTERM", "RP") else []
+        group = head + [_Tok("LP", "("), _Tok("NOT", "not"), *out[i + 1:j], _Tok("OR", "or"), *out[e + 1:end],
+                        _Tok("RP", ")")]
+        return out[:i] + group + _excepted_exclusions(out[end:])
+    return out
 
 
 _TITLE_CUES = {"No", "Not", "Without"}
