@@ -136,7 +136,11 @@ class _NamedStream:
         self._stream, self._name = stream, name
 
     def write(self, text: str) -> int:
-        return self._named(self._stream.write, text)
+        try:
+            return self._named(self._stream.write, text)
+        except UnicodeEncodeError:   # an ASCII or Latin-1 terminal: escaped as stderr escapes, not a traceback
+            encoding = getattr(self._stream, "encoding", None) or "ascii"
+            return self._named(self._stream.write, text.encode(encoding, "backslashreplace").decode(encoding))
 
     def flush(self) -> None:
         self._named(self._stream.flush)
@@ -231,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("index")
     s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("-o", "--output", required=True,
-                   help="result file (.arrow or .parquet), or a result folder (a name without an extension, or "
+                   help="result file (.arrow, .parquet, or a TREC run: .trec, .run), or a result folder (a name without an extension, or "
                         "ending with '/'): a resumable dataset of parts")
     s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS}; given with "

@@ -316,6 +316,18 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     """
     from .errors import QuerySyntaxError
     from .query import Term, parse
+    from .query.parser import check_term, whole_text
+
+    def text_term(text: str) -> tuple[Any, str | None]:
+        """A whole text as a term, or the reason it cannot be one (a lone surrogate, only invisible characters)."""
+        term = whole_text(str(text))
+        if not term:
+            return None, "text of control characters and spaces only"
+        try:
+            check_term(term)
+        except InputError as err:   # (a lone surrogate; only invisible characters)
+            return None, err.what.replace("in query AST ", "").replace("term ", "text ", 1)
+        return Term(term), None
 
     if field == "auto":
         field = "expr" if "expr" in table.column_names else "text"
@@ -336,8 +348,10 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
                 parse(value)  # checked here so that every bad row is reported; the engine parses again
             except QuerySyntaxError as err:
                 problem = err.short()
+        if problem is None and field != "expr":
+            term, problem = text_term(value)
         if problem is None:
-            queries.append(value if field == "expr" else Term(value))
+            queries.append(value if field == "expr" else term)
             kept.append(ids[row])
             continue
         reason = errors_col[row] if empty and errors_col and errors_col[row] else None
@@ -345,11 +359,14 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
             problem += f": {reason}"
         text = texts[row].as_py() if texts is not None else None
         has_text = text is not None and bool(str(text).strip())
-        if fallback is not None and has_text:   # --fallback-text: the row's text, embedded whole
+        term, unusable = text_term(text) if has_text else (None, None)
+        if fallback is not None and term is not None:   # --fallback-text: the row's text, embedded whole
             fallback.append({"query_id": ids[row], "row": row, "error": problem})
-            queries.append(Term(text))
+            queries.append(term)
             kept.append(ids[row])
             continue
+        if unusable and fallback is not None:
+            problem += f" (and its {unusable}: no fallback)"
         if empty and not reason and has_text:
             problem += " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"
         bad.append({"query_id": ids[row], "row": row, "error": problem})

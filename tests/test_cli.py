@@ -635,3 +635,17 @@ def test_search_and_rerank_write_a_trec_run_that_eval_reads_back(workdir, capsys
     assert trec_out.split("judged")[0] == arrow_out.split("judged")[0]
     assert main(["rerank", idx, q, str(workdir / "s.trec"), "-o", str(workdir / "r.run")]) == 0
     assert len((workdir / "r.run").read_text().splitlines()) == len(lines)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_stdout_that_cannot_encode_a_character_escapes_it(monkeypatch, encoding):
+    """An ASCII or Latin-1 terminal (or a cp1252 file): what stdout cannot encode is escaped, as on stderr, and
+    the command succeeds (it raised UnicodeEncodeError, exit 1, after a search had written its results)."""
+    import io
+
+    buffer = io.BytesIO()
+    stream = io.TextIOWrapper(buffer, encoding=encoding, errors="strict", write_through=True)
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert main(["parse", "caf\u00e9 AND NOT \u6771\u4eac"]) == 0
+    text = buffer.getvalue().decode(encoding)
+    assert "\\u6771\\u4eac" in text and ("caf\\xe9" in text if encoding == "ascii" else "caf\u00e9" in text)

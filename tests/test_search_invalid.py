@@ -169,3 +169,48 @@ def test_fallback_text_searches_a_bad_row_by_its_text(tmp_path, capsys):
     rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / "x.arrow", "--fallback-text", "--field", "text"],
                          capsys)
     assert rc == 2 and "--fallback-text only goes with expressions" in err
+
+
+def test_whole_texts_read_line_breaks_tabs_and_control_characters_as_spaces(tmp_path, capsys):
+    """A text embedded whole (--field text, --fallback-text, rerank, bench) with a line break, a tab or a C1 control
+    character (a mis-decoded dash, as in one of ArguAna's BEIR queries) is searched as that text with spaces, as an
+    expression reads it; one of control characters alone is an invalid row that --skip-invalid leaves out."""
+    index = build_index(tmp_path / "i")
+    messy = ["alpha\nwords", "beta\twords\r\n", "gamma \u0097 words", "delta\u2028words"]
+    clean = ["alpha words", "beta words", "gamma   words", "delta words"]
+    for name, texts in (("messy", messy), ("clean", clean)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"query_id": f"q{i}", "text": t}) + "\n"
+                                                        for i, t in enumerate(texts)))
+    cands = tmp_path / "cands.tsv"
+    cands.write_text("query_id\tdoc_id\n" + "".join(f"q{q}\td{d}\n" for q in range(4) for d in range(40)))
+    for command, extra in (("search", []), ("rerank", [cands]), ("bench", [])):
+        got = {}
+        for name in ("messy", "clean"):
+            out = tmp_path / f"{command}-{name}.{'json' if command == 'bench' else 'arrow'}"
+            argv = [command, index, tmp_path / f"{name}.jsonl", *extra]
+            argv += (["--json", out, "--repeat", "1", "--min-time", "0", "--backends", "torch-cpu"] if command == "bench"
+                     else ["-o", out])
+            rc, _, err = run_cli(argv, capsys)
+            assert rc == 0, err
+            got[name] = None if command == "bench" else read_table(out)
+        if command != "bench":   # the encoder saw the same texts: the same results
+            assert got["messy"].equals(got["clean"])
+    only = tmp_path / "only.jsonl"
+    only.write_text(json.dumps({"query_id": "a", "text": "fine words"}) + "\n"
+                    + json.dumps({"query_id": "b", "text": "\u0097\n\t"}) + "\n")
+    rc, _, err = run_cli(["search", index, only, "-o", tmp_path / "only.arrow"], capsys)
+    assert_clean_failure(rc, err, codes=(2,))
+    assert "'b': text of control characters and spaces only" in err
+    rc, _, err = run_cli(["search", index, only, "-o", tmp_path / "only.arrow", "--skip-invalid"], capsys)
+    assert rc == 0, err
+    assert read_table(tmp_path / "only.errors.arrow").column("query_id").to_pylist() == ["b"]
+
+
+def test_whole_text_is_the_text_an_expression_would_read():
+    from itlr_gpu.query import Term, canonical, parse
+    from itlr_gpu.query.parser import whole_text
+
+    for text in ("a\nb", "a\tb\r\nc", "x \u0097 y", "  padded\n", "plain text", "caf\u00e9 \u6771\u4eac"):
+        got = whole_text(text)
+        assert got.isprintable() and got == got.strip()
+        assert parse(canonical(Term(got))) == Term(got)   # spells as an expression and reads back

@@ -202,6 +202,20 @@ def _check_visible(text: str, query: str, pos: int) -> None:
                                "a term with letters, digits or symbols")
 
 
+def whole_text(text: str) -> str:
+    """A text to embed whole as one term (``--field text``, ``--fallback-text``): its line breaks, tabs and other
+    control characters read as spaces, as an expression reads them (a mis-decoded U+0097 in a BEIR query, a
+    spreadsheet cell of two lines), the ends stripped."""
+    if text.isprintable():
+        return text.strip()
+    return "".join(" " if ch in _BREAKS or unicodedata.category(ch) == "Cc" else ch for ch in text).strip()
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``text`` for an error line: its repr, cut to ``limit`` characters with the length named."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def check_term(text: object) -> None:
     """Refuse the text of a term built by hand (an AST's ``Term``) that no expression can spell, so that its
     canonical form would not parse back to it: not a string, empty, only invisible characters, or holding a tab, a
@@ -215,11 +229,11 @@ def check_term(text: object) -> None:
         raise InputError(f"empty term {text!r} in query AST", "query", "a non-empty string")
     for ch in text:
         if ch in _BREAKS or unicodedata.category(ch) in ("Cc", "Cs"):
-            raise InputError(f"term {text!r} in query AST holds {ch!r}", "query",
+            raise InputError(f"term {_shown(text)} in query AST holds {ch!r}", "query",
                              "one line of text without control characters (an expression reads a tab or a line "
                              "break as a space)")
     if all(ch.isspace() or unicodedata.category(ch) in _INVISIBLE for ch in text):
-        raise InputError(f"term {text!r} in query AST has only invisible characters", "query",
+        raise InputError(f"term {_shown(text)} in query AST has only invisible characters", "query",
                          "a term with letters, digits or symbols")
 
 

@@ -255,7 +255,7 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
     s.add_argument("candidates", help="query_id, doc_id pairs: .tsv/.csv (header) or TREC run (qid Q0 docid rank "
                                       "score tag; .run/.trec/.txt; .gz too), .jsonl, .parquet, .arrow, or a "
                                       "result folder of itlr search")
-    s.add_argument("-o", "--output", required=True, help="result file (.arrow or .parquet)")
+    s.add_argument("-o", "--output", required=True, help="result file (.arrow, .parquet, or a TREC run: .trec, .run)")
     s.add_argument("-k", type=positive_int, default=10, help="results kept per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS}; given with "
                    "--recommended, its OR family replaces the recommended OR as max)")

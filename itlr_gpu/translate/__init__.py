@@ -352,7 +352,7 @@ def add_translate_arguments(p) -> None:
     """Add the ``itlr translate`` options to an ``argparse`` (sub)parser."""
     p.add_argument("queries", help="query file with query_id and text (.jsonl/.tsv/.csv, each may be gzipped; .parquet, "
                                      ".arrow)")
-    p.add_argument("-o", "--output", required=True, help="output table (.arrow or .parquet)")
+    p.add_argument("-o", "--output", required=True, help="output table (.arrow, .parquet, or .jsonl to read and edit)")
     p.add_argument("--translator", choices=TRANSLATORS, default="rules", help="default rules (no model)")
     p.add_argument("--model", default=None,
                    help="a registry name (itlr models list), a local HF model folder (vllm) or a .gguf file "
