@@ -235,8 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("index")
     s.add_argument("queries", help=cli_common.QUERIES_HELP)
     s.add_argument("-o", "--output", required=True,
-                   help="result file (.arrow, .parquet, or a TREC run: .trec, .run), or a result folder (a name without an extension, or "
-                        "ending with '/'): a resumable dataset of parts")
+                   help="result file (.arrow, .parquet, or a TREC run: .trec, .run), or a result folder (a name "
+                        "without an extension, or ending with '/'): a resumable dataset of parts")
     s.add_argument("-k", type=positive_int, default=10, help="results per query (default %(default)s)")
     s.add_argument("--ops", type=ops_spec, help=f"AND,OR,NOT families (default {DEFAULT_OPS}; given with "
                    "--recommended, its OR family replaces the recommended OR as max)")

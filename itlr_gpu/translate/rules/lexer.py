@@ -660,7 +660,8 @@ def _excepted_exclusions(out: list[_Tok]) -> list[_Tok]:
         end = e + 1
         while end < len(out) and out[end].kind == "WORD":
             end += 1
-        if end == e + 1 or end - e - 1 > _MAX_EXCEPTION_WORDS or (end < len(out) and out[end].kind not in ("COMMA", "SEMI")):
+        if end == e + 1 or end - e - 1 > _MAX_EXCEPTION_WORDS \
+                or (end < len(out) and out[end].kind not in ("COMMA", "SEMI")):   # (the exception ends its clause)
             continue
         binary = t.kind == "EXCL" or _fold(t.text) == "and not"   # "X but not Y": X AND (...)
         head = [_Tok("AND", "and")] if binary and i > 0 and out[i - 1].kind in ("WORD", "QTERM", "RP") else []
