@@ -172,6 +172,9 @@ def test_rules_accuracy_on_labelled_set():
         ("vegan recipes, no nuts except almonds, no soy",
          '("vegan recipes" AND (NOT "nuts" OR "almonds") AND NOT "soy")'),
         ("sport except the Olympics", '("sport" AND NOT "the Olympics")'),
+        ("Would you mind pulling up news about the Greek debt crisis, excluding anything after 2015?",
+         '("the Greek debt crisis" AND NOT "after 2015")'),
+        ("do you mind sending me articles on tariffs", '"tariffs"'),
     ],
 )
 def test_phrasings(text, expr):

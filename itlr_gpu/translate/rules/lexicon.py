@@ -459,6 +459,9 @@ _HOLDS = (r"(?:you|u|ya|the\s+(?:library|archives?|shop|store|museum|collection|
 _POLITE = r"(?:please|pls|plz|kindly|hi|hello|hey|yo|omg|ok|okay|so|now|yeah|yep|yes(?=,|\s+(?:i|im|i'm|we|please|pls|so|hi|hello|thanks)\b)|@\w+)\b,?"   # "@here": a chat mention
 _ASKS = [  # a sentence that starts so asks for documents
     # "can you pull the clips on X": after "can you", "pull" asks ("pull the plug on X" alone names a topic)
+    # "would you mind pulling up news about X", "do you mind sending me papers on X"
+    r"(?:would|do)\s+(?:you|u)\s+mind\s+(?:pulling(?:\s+up)?|finding|sending|looking\s+(?:for|up)|searching\s+for|"
+    r"digging\s+up|getting|sharing|checking|tracking\s+down)\s+(?:(?:me|us)\s+)?",
     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:be\s+able\s+to\s+)?(?:pull(?:\s+up)?\s+(?!together\b))?",
     r"(?:can|could)\s+(?:someone|anyone|somebody|anybody)\s+(?:please\s+)?(?=(?:send|find|give|pull|share|dig)\b)",
     r"(?:can|could|would)\s+(?:the|your)\s+(?:archive|library|desk|team|librarian|research\s+desk|reference\s+desk)\s+"
