@@ -175,6 +175,22 @@ def test_rules_accuracy_on_labelled_set():
         ("Would you mind pulling up news about the Greek debt crisis, excluding anything after 2015?",
          '("the Greek debt crisis" AND NOT "after 2015")'),
         ("do you mind sending me articles on tariffs", '"tariffs"'),
+        # rules-96: "using" / "via" share a head; a lower-case topic before compared names; two groups of
+        # alternatives; "do you allow / work with X"
+        ("robotic lawnmower boundary detection using RTK GPS or a vision camera",
+         '("robotic lawnmower boundary detection" AND ("RTK GPS" OR "vision camera"))'),
+        ("CRISPR delivery via lipid nanoparticles or AAV vectors",
+         '("CRISPR delivery" AND ("lipid nanoparticles" OR "AAV vectors"))'),
+        ("Drop off zone or short stay", '("Drop off zone" OR "short stay")'),
+        ("swarm control Demaree vs Snelgrove", '("swarm control" AND "Demaree" AND "Snelgrove")'),
+        ("law conversion course SQE vs GDL", '("law conversion course" AND "SQE" AND "GDL")'),
+        ("acer palmatum bloodgood vs osakazuki", '("acer palmatum bloodgood" AND "osakazuki")'),
+        ("Procter and Gamble vs Unilever", '("Procter and Gamble" AND "Unilever")'),
+        ("graduate schemes in civil engineering or structural engineering, London or Manchester",
+         '("graduate schemes" AND ("civil engineering" OR "structural engineering") AND ("London" OR "Manchester"))'),
+        ("red, green or blue", '("red" OR "green" OR "blue")'),
+        ("Do you work with donor egg banks in Spain or Cyprus?", '("donor egg banks" AND ("Spain" OR "Cyprus"))'),
+        ("boiler service - do you cover York or Selby?", '("boiler service" AND ("York" OR "Selby"))'),
     ],
 )
 def test_phrasings(text, expr):

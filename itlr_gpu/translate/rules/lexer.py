@@ -433,6 +433,19 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                 and end - name <= _MAX_SHARED_PHRASE:
             ground.append(name)
             continue
+        # a lower-case topic, then the compared names: "swarm control Demaree vs Snelgrove", "law conversion course
+        # SQE vs GDL" compare the names within the topic (the topic is a term of its own)
+        n = 0
+        while n < min(3, i - start - 2) and _name_or_code(out[i - 1 - n].text):
+            n += 1
+        topic = out[start:i - n]
+        if n and i + 1 < end <= i + 4 and all(_name_or_code(u.text) for u in out[i + 1:end]) \
+                and len(topic) >= 2 and all(not any(c.isupper() for c in u.text) for u in topic) \
+                and sum(any(c.isalpha() for c in u.text) for u in topic) >= 2 \
+                and _fold(topic[-1].text) not in _TITLE_SMALL | _NO_SHARED_HEAD_END \
+                and (end == len(out) or out[end].kind in ("COMMA", "SEMI")):
+            ground.append(i - n)
+            continue
         for k in range(i + 2, min(end - 1, i + 5)):
             if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
                 break

@@ -504,6 +504,8 @@ _ASKS = [  # a sentence that starts so asks for documents
     # what a library, archive or shop holds: "do you have X", "does the library hold X", "do u have anything by X",
     # "(I would be grateful if you could) tell me whether the library holds X" (not "do you have to pay ...")
     r"(?:do|does)\s+" + _HOLDS,
+    # what a service does: "do you allow e-scooters or e-bikes onboard?", "do you work with donor egg banks in Spain"
+    r"(?:do|does)\s+(?:you|u)\s+(?:allow|accept|permit|provide|work\s+with|support)\s+(?:any\s+)?",
     # "does anyone know if the club has a X", a learner's "the club has X to borrow?"
     r"(?:(?:does\s+)?(?:anyone|anybody|someone|somebody)\s+know\s+(?:if|whether)\s+)?" + _HOLDS,
     r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"

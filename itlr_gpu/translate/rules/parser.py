@@ -211,7 +211,8 @@ class _Parser:
             parts[-1][1].append(sep)
             parts[-1][0].append(operand)
             run.append(sep)
-        nodes = [_shared_after_or(part_operands, part_seps)
+        nodes = [_or_groups(part_operands, part_seps)
+                 or _shared_after_or(part_operands, part_seps)
                  or _topic_then_names(part_operands, part_seps, self.listed)
                  or _or_between_commas(part_operands, part_seps, self.listed)
                  or _precedence(part_operands, _resolve_commas(part_seps))
@@ -277,6 +278,22 @@ class _Parser:
             return make_and([Not(x) for x in items])
         raise RuleError(f"expected a term, found {self.toks[self.i].text or k!r}" if k != "END"
                         else "expected a term at the end of the text")
+
+
+_MAX_OR_GROUP_TERM = 4   # words of an alternative in the second group
+
+
+def _or_groups(operands: list[Node], seps: list[str]) -> Node | None:
+    """Two groups of alternatives split by a comma are two facets, both wanted: "graduate schemes in civil or
+    structural engineering, London or Manchester", "galaxy cluster mass from weak lensing or SZ effect, Planck or
+    SPT or ACT" (one "A, B or C" list has its commas first)."""
+    if seps.count("COMMA") != 1 or any(s not in ("OR", "COMMA") for s in seps):
+        return None
+    cut = seps.index("COMMA") + 1   # operands before the comma
+    if cut < 2 or len(operands) - cut < 2 or not all(isinstance(o, Term) for o in operands) \
+            or any(len(o.text.split()) > _MAX_OR_GROUP_TERM for o in operands[cut:]):
+        return None
+    return make_and([make_or(operands[:cut]), make_or(operands[cut:])])
 
 
 def _shared_after_or(operands: list[Node], seps: list[str]) -> Node | None:

@@ -153,7 +153,7 @@ def _drop_articles(node: Node, quoted: set[str], negated: bool = False) -> Node:
 # alternatives a comma keeps apart ("either X in A, or B").
 _SHARED_LINKS = ("linked to", "compared with", "compared to", "in", "on", "for", "to", "from", "at", "among", "by",
                  "with", "during", "after", "across", "within", "under", "compatible with",
-                 "near", "close to", "next to", "about", "around", "regarding", "concerning")
+                 "near", "close to", "next to", "about", "around", "regarding", "concerning", "using", "via")
 _SHARED_LINK_RE = re.compile(r"\s(" + "|".join(l.replace(" ", r"\s") for l in _SHARED_LINKS) + r")\s"
                              r"(?!(?:" + "|".join(_LATIN_AFTER_IN) + r")\b)", re.I)
 # Links before the common ground of two compared topics ("A vs B for C", "A compared with B in C")
