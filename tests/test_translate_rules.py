@@ -191,6 +191,16 @@ def test_rules_accuracy_on_labelled_set():
         ("red, green or blue", '("red" OR "green" OR "blue")'),
         ("Do you work with donor egg banks in Spain or Cyprus?", '("donor egg banks" AND ("Spain" OR "Cyprus"))'),
         ("boiler service - do you cover York or Selby?", '("boiler service" AND ("York" OR "Selby"))'),
+        # rules-97: "have you published anything on X", "can I see decisions on X"; "-not X"
+        ("I'm a water engineer at a utility, not an academic. Have you published anything practical on reservoir "
+         "sedimentation?", '"reservoir sedimentation"'),
+        ("Has the journal published anything on ketamine or esketamine?", '("ketamine" OR "esketamine")'),
+        ("my employer changed my shift pattern without consultation and I think it's a breach of contract. Can I "
+         "see tribunal decisions on unilateral changes to working hours?",
+         '"tribunal decisions on unilateral changes to working hours"'),
+        ("can I see a GP without registering", '("see a GP" AND NOT "registering")'),
+        ("export readings for solar panels -not SEG tariff", '("export readings for solar panels" AND NOT "SEG tariff")'),
+        ("cats -no", '("cats" AND NOT "no")'),
     ],
 )
 def test_phrasings(text, expr):

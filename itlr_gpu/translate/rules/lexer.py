@@ -568,14 +568,17 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
                                                             for t in out)
     minus: list[_Tok] = []
     flags = any(_fold(t.text).strip(".,;:") in _FLAG_WORDS for t in out)
-    for t in out:
+    for at, t in enumerate(out):
         if (operator(t, "-") or (searchy and operator(t, "+"))) and minus \
                 and minus[-1].kind in ("WORD", "QTERM", "RP", "COMMA", "SEMI") \
                 and not (minus[-1].kind in ("COMMA", "SEMI")
                          and (len(minus) < 2 or "-" in minus[-2].text or len(t.text) < 4 or flags)):
             # ("X, Y, -Z": a field of its own; not "anti-inflammatory, -bacterial and -fungal", the prefix's other
             # words, nor a command's flags: "tar command flags, -x, -z", "java heap settings, -Xmx")
-            minus.extend([_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]), _Tok("WORD", t.text[1:])])
+            minus.append(_Tok("NOT" if t.text[0] == "-" else "AND", t.text[0]))
+            if not (t.text[0] == "-" and _fold(t.text[1:]) in ("not", "no") and at + 1 < len(out)
+                    and out[at + 1].kind == "WORD"):   # ("-not SEG tariff": one "not")
+                minus.append(_Tok("WORD", t.text[1:]))
         else:
             minus.append(t)
     out = minus

@@ -504,6 +504,16 @@ _ASKS = [  # a sentence that starts so asks for documents
     # what a library, archive or shop holds: "do you have X", "does the library hold X", "do u have anything by X",
     # "(I would be grateful if you could) tell me whether the library holds X" (not "do you have to pay ...")
     r"(?:do|does)\s+" + _HOLDS,
+    # "can I see tribunal decisions on X", "could we read the minutes of X"
+    r"(?:can|could|may)\s+(?:i|we)\s+(?:please\s+)?(?:see|read|view|look\s+at|access)\s+(?=(?:the|any|some|all|"
+    r"past|published|tribunal|court|recent|previous|earlier|your)\s|" + _DOCUMENTS_NEXT[3:-1] + r"|(?:decisions|"
+    r"judgments|rulings|minutes|records|plans|files|archives?|reviews?)\b)",
+    # "have you published anything practical on X", "has the journal published anything on X", "has anyone posted
+    # work on X"
+    r"(?:have|has)\s+(?:you|u|the\s+journal|your\s+journal|anyone|anybody|someone)\s+(?:ever\s+|already\s+|recently\s+)?"
+    r"(?:published|posted|written|covered|run|put\s+out)\s+(?:anything|something|any\s+(?:work|papers?|articles?|"
+    r"research|studies|reviews?)|work|papers?|articles?)\s+(?:(?:practical|recent|new)\s+)?"
+    r"(?:on|about|regarding|concerning)\s+",
     # what a service does: "do you allow e-scooters or e-bikes onboard?", "do you work with donor egg banks in Spain"
     r"(?:do|does)\s+(?:you|u)\s+(?:allow|accept|permit|provide|work\s+with|support)\s+(?:any\s+)?",
     # "does anyone know if the club has a X", a learner's "the club has X to borrow?"
