@@ -201,6 +201,11 @@ def test_rules_accuracy_on_labelled_set():
         ("can I see a GP without registering", '("see a GP" AND NOT "registering")'),
         ("export readings for solar panels -not SEG tariff", '("export readings for solar panels" AND NOT "SEG tariff")'),
         ("cats -no", '("cats" AND NOT "no")'),
+        # rules-98: a title with "and" among named alternatives
+        ("sentiment analysis of Pride and Prejudice or Emma", '("sentiment analysis" AND ("Pride and Prejudice" OR "Emma"))'),
+        ("larval dispersal of Quercus robur or Fagus sylvatica",
+         '("larval dispersal" AND ("Quercus robur" OR "Fagus sylvatica"))'),
+        ("Department of Health or Education", '("Department of Health" OR "Education")'),
     ],
 )
 def test_phrasings(text, expr):

@@ -458,8 +458,10 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool) -> Node:
         x, a = first[:of].strip(), first[of + 4:].strip()
         others = [c.text for c in kids[1:]]
         names = all(len(o.split()) <= _MAX_SHARED_ALT and _name_like(o.split()[0]) and len(o.split()[0]) > 1
-                    and all(_name_like(w) or w.isalpha() and w.islower() and len(o.split()) == 2 for w in o.split())
-                    for o in [a] + others)   # "Quercus robur": a binomial
+                    and all(_name_like(w) or w.isalpha() and w.islower() and len(o.split()) == 2
+                            or 0 < k < len(o.split()) - 1 and w in _TITLE_SMALL for k, w in enumerate(o.split()))
+                    and (len(o.split()) <= 2 or _name_like(o.split()[-1]))
+                    for o in [a] + others)   # "Quercus robur": a binomial; "Pride and Prejudice": a title
         single = all(len(o.split()) == 1 and o.islower() for o in [a] + others)
         if x and a and x.split()[-1].islower() and x.split()[-1].lower() not in _NO_SHARED_HEAD_END | _TITLE_SMALL \
                 and len(x.split()) <= _MAX_SHARED_HEAD and not _links(x) \
