@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
@@ -153,15 +154,36 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, 
             raise InputError(f"{kind} {ids[row].as_py()!r} at row {row} has white space at an end or a control character",
                              where, f"{kind}s {ODD_ID_EXPECTED}")
     if _has_duplicates(ids):
-        seen: dict[str, int] = {}
-        for row, value in enumerate(ids.to_pylist()):
-            if value in seen:
-                raise InputError(
-                    f"duplicate {kind} '{value}' at row {row} (first seen at row {seen[value]})",
-                    where,
-                    f"unique {kind}s",
-                )
-            seen[value] = row
+        _raise_duplicate(ids, where, kind)
+    if spelling and len(ids) > 1 and not pc.all(pc.string_is_ascii(ids)).as_py():
+        _warn_normalisation_twins(ids, where, kind)
+
+
+def _warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:
+    """Two ids that differ only in Unicode normalisation ("café" composed and decomposed) print alike, and a qrels
+    or run file that spells them one way matches only one of them: a warning naming the first pair."""
+    nfc = pc.utf8_normalize(ids, "NFC")
+    if not _has_duplicates(nfc):
+        return
+    first: dict[str, int] = {}
+    for row, value in enumerate(nfc.to_pylist()):
+        if value in first:
+            warnings.warn(f"{where}: {kind}s {ids[first[value]].as_py()!r} (row {first[value]}) and "
+                          f"{ids[row].as_py()!r} (row {row}) differ only in Unicode normalisation (composed and "
+                          "decomposed accents): they print alike, and a qrels or run file matches one of them",
+                          UserWarning, stacklevel=3)
+            return
+        first[value] = row
+
+
+def _raise_duplicate(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:
+    """The InputError naming the first repeated id, its row and the row it was first seen at."""
+    seen: dict[str, int] = {}
+    for row, value in enumerate(ids.to_pylist()):
+        if value in seen:
+            raise InputError(f"duplicate {kind} '{value}' at row {row} (first seen at row {seen[value]})", where,
+                             f"unique {kind}s")
+        seen[value] = row
 
 
 def _has_duplicates(ids: pa.Array | pa.ChunkedArray) -> bool:

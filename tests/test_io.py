@@ -598,3 +598,23 @@ def test_the_trec_run_white_space_class_is_pythons():
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     found = pc.match_substring_regex(pa.array(chars), _SPACE_CHARS).to_pylist()
     assert [c for c, hit in zip(chars, found) if hit != c.isspace()] == []
+
+
+def test_ids_that_differ_only_in_unicode_normalisation_are_named_in_a_warning(tmp_path):
+    """"café" composed (U+00E9) and decomposed (e + U+0301) print alike: a corpus or query file holding both is
+    read (they are different ids) with one warning naming the pair and their rows; one spelling alone, or ASCII
+    ids, warn of nothing."""
+    import warnings
+
+    path = tmp_path / "corpus.jsonl"
+    rows = [{"_id": "caf\u00e9", "text": "a"}, {"_id": "x", "text": "b"}, {"_id": "cafe\u0301", "text": "c"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"doc_ids 'caf\u00e9' \(row 0\) and 'cafe\u0301' \(row 2\) differ only in "
+                                         r"Unicode normalisation"):
+        table = io.read_corpus(path)
+    assert table.column("doc_id").to_pylist() == ["caf\u00e9", "x", "cafe\u0301"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows[:2]), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        io.read_corpus(path)
+        io.check_ids(pa.array(["a", "b"]), "ids")
