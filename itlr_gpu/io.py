@@ -159,6 +159,9 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, 
         _warn_normalisation_twins(ids, where, kind)
 
 
+_TWINS_WARNED: set[tuple[str, str]] = set()
+
+
 def _warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:
     """Two ids that differ only in Unicode normalisation ("café" composed and decomposed) print alike, and a qrels
     or run file that spells them one way matches only one of them: a warning naming the first pair."""
@@ -168,6 +171,10 @@ def _warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind:
     first: dict[str, int] = {}
     for row, value in enumerate(nfc.to_pylist()):
         if value in first:
+            pair = (ids[first[value]].as_py(), ids[row].as_py())
+            if pair in _TWINS_WARNED:   # (a query file's ids are checked as read and again as compiled)
+                return
+            _TWINS_WARNED.add(pair)
             warnings.warn(f"{where}: {kind}s {ids[first[value]].as_py()!r} (row {first[value]}) and "
                           f"{ids[row].as_py()!r} (row {row}) differ only in Unicode normalisation (composed and "
                           "decomposed accents): they print alike, and a qrels or run file matches one of them",

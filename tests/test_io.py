@@ -606,6 +606,7 @@ def test_ids_that_differ_only_in_unicode_normalisation_are_named_in_a_warning(tm
     ids, warn of nothing."""
     import warnings
 
+    io._TWINS_WARNED.clear()   # (one warning per pair and process)
     path = tmp_path / "corpus.jsonl"
     rows = [{"_id": "caf\u00e9", "text": "a"}, {"_id": "x", "text": "b"}, {"_id": "cafe\u0301", "text": "c"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -618,3 +619,4 @@ def test_ids_that_differ_only_in_unicode_normalisation_are_named_in_a_warning(tm
         warnings.simplefilter("error")
         io.read_corpus(path)
         io.check_ids(pa.array(["a", "b"]), "ids")
+        io.check_ids(pa.array(["caf\u00e9", "cafe\u0301"]), "again")   # a pair already named is not named again
