@@ -359,13 +359,13 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
             problem += f": {reason}"
         text = texts[row].as_py() if texts is not None else None
         has_text = text is not None and bool(str(text).strip())
-        term, unusable = text_term(text) if has_text else (None, None)
-        if fallback is not None and term is not None:   # --fallback-text: the row's text, embedded whole
-            fallback.append({"query_id": ids[row], "row": row, "error": problem})
-            queries.append(term)
-            kept.append(ids[row])
-            continue
-        if unusable and fallback is not None:
+        if fallback is not None and has_text:   # --fallback-text: the row's text, embedded whole
+            term, unusable = text_term(text)
+            if term is not None:
+                fallback.append({"query_id": ids[row], "row": row, "error": problem})
+                queries.append(term)
+                kept.append(ids[row])
+                continue
             problem += f" (and its {unusable}: no fallback)"
         if empty and not reason and has_text:
             problem += " (the row has a text: --field text embeds the texts whole, --fallback-text this row's)"

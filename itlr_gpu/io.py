@@ -168,29 +168,32 @@ def _warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind:
     nfc = pc.utf8_normalize(ids, "NFC")
     if not _has_duplicates(nfc):
         return
-    first: dict[str, int] = {}
-    for row, value in enumerate(nfc.to_pylist()):
-        if value in first:
-            pair = (ids[first[value]].as_py(), ids[row].as_py())
-            if pair in _TWINS_WARNED:   # (a query file's ids are checked as read and again as compiled)
-                return
-            _TWINS_WARNED.add(pair)
-            warnings.warn(f"{where}: {kind}s {ids[first[value]].as_py()!r} (row {first[value]}) and "
-                          f"{ids[row].as_py()!r} (row {row}) differ only in Unicode normalisation (composed and "
-                          "decomposed accents): they print alike, and a qrels or run file matches one of them",
-                          UserWarning, stacklevel=3)
-            return
-        first[value] = row
+    first, row = _first_repeat(nfc)
+    pair = (ids[first].as_py(), ids[row].as_py())
+    if pair in _TWINS_WARNED:   # (a query file's ids are checked as read and again as compiled)
+        return
+    _TWINS_WARNED.add(pair)
+    warnings.warn(f"{where}: {kind}s {pair[0]!r} (row {first}) and {pair[1]!r} (row {row}) differ only in Unicode "
+                  "normalisation (composed and decomposed accents): they print alike, and a qrels or run file "
+                  "matches one of them", UserWarning, stacklevel=3)
 
 
 def _raise_duplicate(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:
     """The InputError naming the first repeated id, its row and the row it was first seen at."""
-    seen: dict[str, int] = {}
-    for row, value in enumerate(ids.to_pylist()):
+    first, row = _first_repeat(ids)
+    raise InputError(f"duplicate {kind} '{ids[row].as_py()}' at row {row} (first seen at row {first})", where,
+                     f"unique {kind}s")
+
+
+def _first_repeat(values: pa.Array | pa.ChunkedArray) -> tuple[int, int]:
+    """(row of its first occurrence, row) of the first value that repeats an earlier one; call only where
+    :func:`_has_duplicates` found one."""
+    seen: dict[Any, int] = {}
+    for row, value in enumerate(values.to_pylist()):
         if value in seen:
-            raise InputError(f"duplicate {kind} '{value}' at row {row} (first seen at row {seen[value]})", where,
-                             f"unique {kind}s")
+            return seen[value], row
         seen[value] = row
+    raise AssertionError("no repeated value")
 
 
 def _has_duplicates(ids: pa.Array | pa.ChunkedArray) -> bool:
