@@ -35,6 +35,7 @@ from .rewrites import (
     _dash_pairs,
     _drop_preference_clause,
     _drop_purpose,
+    _embedded_question,
     _had_excluded,
     _hedged,
     _layout,
@@ -103,7 +104,10 @@ _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|hav
                          r"(?=\s*(?:[?.!]|$))", re.I)   # a learner's "..., you have them?"
 _ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:(?:years?|decades?|periods?|styles?|flavou?rs?)\s+"
                           r"(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:brands?|makes?|models?|kinds?|types?|"
-                          r"colou?rs?|sizes?|editions?|versions?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|"
+                          r"colou?rs?|sizes?|editions?|versions?|languages?|disciplines?|trades?|calib(?:re|er)s?|countr(?:y|ies)|regions?|"
+                          r"eras?|genres?|formats?|materials?|fields?|subjects?|sports?|breeds?|manufacturers?|"
+                          r"suppliers?|airlines?|locations?|areas?|cit(?:y|ies)|towns?|companies|company|providers?|"
+                          r"platforms?)\s+(?:(?=(?:except|other\s+than|apart\s+from|excluding)\b)|"
                           r"(?P<but>but|besides|bar)\s+))", re.I)
 # "Do SSRIs raise suicide risk in adolescents, and if so, which ones?": a follow-up question about what the request
 # already names ("and if not, why not?" too)
@@ -491,6 +495,10 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
+    embedded = [_embedded_question(s) for s in sentences[request or 0:]]
+    if embedded != sentences[request or 0:]:   # "Could you tell me whether you stock X?": "Do you stock X?"
+        sentences = sentences[:request or 0] + embedded
+        cleaned = " ".join(sentences[request or 0:])
     prose = len(sentences) > 1 and request is None   # a joined exclusion is part of its sentence
     toks = _strip_filler(_lex(cleaned, title_start))
     quoted = {" ".join(t.text.split()) for t in toks if t.kind == "QTERM"}

@@ -533,15 +533,18 @@ def _examples(text: str) -> str:
         return text
     low = _fold(text)
     ask = _REQUEST_RE.match(low)
-    if _has_any_aux(low[ask.end() if ask else 0:]):
-        return text   # a claim's or a question's "such as" ("... is associated with diseases such as X")
+    claim = _has_any_aux(low[ask.end() if ask else 0:])
     for m in _EXAMPLES_RE.finditer(low):
         before = text[:m.start()].strip()
         if not before or not before[-1:].isalnum() and before[-1:] not in ")'\u2019":
             continue
-        if m.group("open").strip() == "" and not re.match(r"\s+(?:such\s+as|things\s+like|stuff\s+like)",
-                                                          _fold(text[m.start():])):
-            continue   # "e.g." and "say" need a comma or a bracket before them
+        marked = re.match(r"\s*[(,]?\s*(?:e\.\s?g\.?|eg\.)", low[m.start():]) is not None
+        if claim and not (marked and m.group("open").strip()):
+            continue   # a claim's or a question's "such as" ("... is associated with diseases such as X"; its
+            # "e.g." after a comma or in brackets marks examples: "Can I store vehicles, e.g. a caravan?")
+        if m.group("open").strip() == "" and not marked \
+                and not re.match(r"\s+(?:such\s+as|things\s+like|stuff\s+like)", low[m.start():]):
+            continue   # "say", "eg" and "for example" need a comma or a bracket before them
         bracket = "(" in m.group("open")
         rest = text[m.end():]
         stop = _EXAMPLES_STOP_RE.search(rest)
@@ -1138,6 +1141,61 @@ _TOGETHER_RE = re.compile(
     r"(?P<b>" + _TOGETHER_PART + r")(?:\s+(?:together|at\s+the\s+same\s+time))?|"
     r"(?:can|should)\s+(?:i|you|we|one)\s+(?:safely\s+)?(?:take|drink|use|have)\s+(?P<a2>" + _TOGETHER_PART + r")\s+"
     r"while\s+(?:on|taking|using)\s+(?P<b2>" + _TOGETHER_PART + r"))")
+
+
+# An embedded yes/no question asks what its direct form asks: "Could you tell me whether you stock X or Y?" is read
+# as "Do you stock X or Y?", "I'd like to know if there is a course in A or B" as "Is there a course in A or B?",
+# "wondering if I can park X" as "Can I park X?".  Only the forms whose direct question the asks read (what is held,
+# whether there is a thing, what the writer may do), and no word is added to a term: any other clause is left as
+# written ("... whether the trust is funding X", "... whether caffeine affects tendon healing").
+_EMBEDDED_ASK_RE = re.compile(
+    r"(?:(?:hi|hello|hey|so|and|also|but|please|pls|plz|kindly)\b[\s,]+){0,2}"
+    r"(?:(?:(?:(?:can|could|would|will)\s+(?:you|u)|(?:can|could)\s+(?:someone|anyone|somebody|anybody))\s+"
+    r"(?:please\s+|pls\s+|kindly\s+|just\s+)?)?"
+    r"(?:tell\s+(?:me|us)|let\s+(?:me|us)\s+know|confirm|advise(?:\s+(?:me|us))?|check|find\s+out|say)"
+    r"|(?:(?:i|we)(?:'d|\s+would)\s+|would\s+)(?:like|love)\s+to\s+(?:know|ask|check|find\s+out|confirm)"
+    r"|(?:i|we)\s+(?:want|wanted|wish|need)\s+to\s+(?:know|ask|check|find\s+out|confirm)"
+    r"|(?:(?:i|we)(?:'m|\s+am|\s+was|\s+were|'re|\s+are)\s+)?(?:just\s+)?wondering|(?:i|we)\s+(?:just\s+)?wonder(?:ed)?"
+    r"|(?:does\s+)?(?:anyone|anybody|someone|somebody)\s+know|do\s+(?:you|u)\s+(?:happen\s+to\s+)?know)"
+    r"\s+(?:whether|if)\s+(?=\S)")
+# what a service holds or does for its users ("you stock X", "you accept X"): the direct "do you ..." is an ask
+_SERVICE_VERBS = ("have hold own sell stock carry keep offer accept allow permit provide support subscribe need make "
+                  "fix grow translate restore service repair buy deliver ship teach print install clean").split()
+_YOU_GOT_RE = re.compile(r"(?P<s>you|u)(?:'ve|\s+have)\s+(?=(?:still\s+|already\s+)?got\b)")
+_YOU_RE = re.compile(r"(?:you|u)\s+(?:(?:still|currently|also|ever|already|now|perhaps|possibly|actually)\s+)*"
+                     r"(?P<v>[a-z]+)\b")
+_THERE_RE = re.compile(r"there(?P<v>'s|s(?=\s)|\s+(?:is|are|was|were))\s+(?=\S)")
+_I_MAY_RE = re.compile(r"(?P<s>i|we)\s+(?P<v>can|could|may|should|must|need)\s+(?=\S)")
+
+
+def _turned(clause: str) -> str | None:
+    """The direct question of a yes/no clause of a form the asks read ("you stock X" -> "do you stock X", "there is
+    X" -> "is there X", "I can park X" -> "can I park X"); None for any other clause."""
+    low = _fold(clause)
+    m = _THERE_RE.match(low)
+    if m:
+        v = {"'s": "is", "s": "is"}.get(m.group("v").strip(), m.group("v").strip())
+        return f"{v} there {clause[m.end():]}"
+    m = _YOU_GOT_RE.match(low)
+    if m:   # "you've got X", "you have got X"
+        return f"have {clause[:m.end('s')]} {clause[m.end():]}"
+    m = _YOU_RE.match(low)
+    if m and m.group("v") in _SERVICE_VERBS:
+        return f"do {clause}"
+    m = _I_MAY_RE.match(low)
+    if m:
+        v = m.group("v")
+        return f"do {clause}" if v == "need" else f"{clause[m.start('v'):m.end('v')]} {clause[:m.end('s')]} {clause[m.end():]}"
+    return None
+
+
+def _embedded_question(sentence: str) -> str:
+    """The sentence with an embedded yes/no question asked directly (see above); unchanged when it holds none."""
+    m = _EMBEDDED_ASK_RE.match(_fold(sentence))
+    turned = _turned(sentence[m.end():]) if m else None
+    if turned is None:
+        return sentence
+    return (turned[:1].upper() if sentence[:1].isupper() else turned[:1]) + turned[1:]
 
 
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:

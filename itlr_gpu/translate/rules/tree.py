@@ -425,7 +425,8 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool) -> Node:
     if 0 < n <= _MAX_SHARED_ALT and 0 < len(tail) <= (_MAX_SHARED_TAIL if not set(tail) & _TITLE_SMALL else
                                                       _MAX_SHARED_PHRASE + 2) \
             and tail[0].islower() and tail[0][:1].isalpha() and tail[0] not in _TITLE_SMALL \
-            and all(w.islower() and w[:1].isalpha() for w in tail[:2]) and tail[-1] not in _TIME_UNITS \
+            and all(w.islower() and w[:1].isalpha() for w in tail[:2]) \
+            and (tail[-1] not in _TIME_UNITS or len(tail) >= 3 and tail[1] in _BOUND_FOLLOWERS | {"within"}) \
             and not (len(tail) == 1 and tail[0] in _GENERIC_TAILS) \
             and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and _name_like(c.text.split()[0])
                     and all(_name_like(w) or w.isdigit() for w in c.text.split()) for c in kids[:-1]):
