@@ -208,7 +208,9 @@ def _advice_clause(out: list[_Tok], end: int) -> bool:
     return bool(set(words) & _ADVICE_NOUNS) or "how to" in " ".join(words)   # ("best practice": "practice")
 
 
-def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
+def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list[_Tok]:
+    """The tokens of ``text``; ``pairs=False`` reads no two capitalised words joined by "and" as one name (a text
+    that compares: "compare Nikon and Canon mirrorless cameras")."""
     raw: list[_Tok] = []
     for m in _LEX_RE.finditer(text):
         q, q2, q3, paren, comma, word = m.groups()
@@ -293,7 +295,7 @@ def _lex(text: str, title_start: bool | str = False) -> list[_Tok]:
             words.append(_fold(raw[j].text).strip(".,;:!?\"'"))
             j += 1
         matched = False
-        named = (_institution_name(raw, i) or _title_with_and(raw, i)) if not shouting else 0
+        named = (_institution_name(raw, i) or _title_with_and(raw, i, pairs)) if not shouting else 0
         if named:   # "the Crime and Disorder Act", "Planning and Compulsory Purchase Act"
             out.append(_Tok("WORD", " ".join(r.text for r in raw[i:i + named])))
             i += named

@@ -145,7 +145,7 @@ _TITLE_INNER = {"of", "the", "a", "an", "in", "on", "to", "for", "at", "with"}
 _CLAUSE_ENDS = {"and", "or", "but", "not", "nor", "except", "excluding", "without", "vs", "versus", "no"}
 
 
-def _title_with_and(raw: list, i: int) -> int:
+def _title_with_and(raw: list, i: int, pairs: bool = True) -> int:
     """The number of tokens from ``i`` that make one title with an "and" in it, or 0: a text that opens with one
     capitalised word (a number may follow it), "and", then (after an optional "the") two capitalised words at
     least, small words between them, and lower-case words after it ("Ori and the Will of the Wisps spirit shards",
@@ -157,7 +157,7 @@ def _title_with_and(raw: list, i: int) -> int:
     if not cap(i):
         return 0
     if i != 0:
-        return _pair_name_with_and(raw, i)
+        return _pair_name_with_and(raw, i) if pairs else 0
     k = i + 1 + (len(raw) > i + 1 and raw[i + 1].kind == "WORD" and raw[i + 1].text.isdigit())
     if k >= len(raw) or raw[k].kind != "WORD" or raw[k].text != "and":
         return 0
@@ -179,27 +179,42 @@ def _title_with_and(raw: list, i: int) -> int:
         if t.text[:1].islower() and t.text not in _TITLE_SMALL:
             plain_after = True
             break
-    return end - i if capitals >= 2 and plain_after else _pair_name_with_and(raw, i)
+    return end - i if capitals >= 2 and plain_after else _pair_name_with_and(raw, i) if pairs else 0
 
 
 _AUXILIARIES = set("is are was were be been being am can could will would shall should may might must do does did has "
                    "have had".split())
+# nationalities, peoples and faiths, adjectives the suffixes below do not tell ("Hindu and Sikh wedding traditions",
+# "Greek and Roman gods")
+_PEOPLES = set("hindu sikh sunni shia greek roman french dutch thai irish welsh scottish english british american german "
+               "italian spanish arab muslim protestant orthodox anglican latin celtic norse viking aztec inca maya persian "
+               "turkish polish czech swiss swedish danish norwegian finnish russian african asian european jewish "
+               "christian catholic buddhist sufi shinto taoist jain baptist methodist quaker mormon".split())
+# what the words after a pair say when the pair is two things set side by side ("Tesco and Sainsbury price
+# comparison", "Darwin and Lamarck theories compared")
+_PAIR_COMPARED = set("comparison comparisons compared comparing similarities similarity differences difference overlap "
+                     "contrast contrasted".split())
+# a place's preposition before a pair: two places ("cheap flights to Paris and Rome"; not "in": "chorus parts in Guys
+# and Dolls that ...")
+_PLACE_BEFORE = set("to from near at around across via towards between".split())
 
 
 def _pair_name_with_and(raw: list, i: int) -> int:
     """3 when the tokens from ``i`` are one capitalised word, "and", one capitalised word, with a lower-case word
     straight after them: one name ("Snakes and Ladders travel version", "Farrow and Ball paint", "reception of the
     1858 Darwin and Wallace paper", "Apple and Samsung patents"; measured on the outside writers' requests, 35
-    read right so and 1 wrong, "Sunni and Shia views"), unless a word is an adjective ("Buddhist and Stoic views"), a
-    case's party ("Roe v. Wade and ..."), a function word or a verb ("... in India and In transgenic mice", "... and
-    Lamins are found"), "both" or "between" comes before them or "together" after them, or the text before them is
-    in title case; else 0."""
+    read right so and 1 wrong), unless a word is an adjective or a people's ("Buddhist and Stoic views", "Sunni and
+    Shia views"), a case's party ("Roe v. Wade and ..."), a function word or a verb ("... in India and In transgenic
+    mice", "... and Lamins are found"), "both", "between" or a place's preposition comes before them ("flights to
+    Paris and Rome"), "together" or a comparison's word after them ("Tesco and Sainsbury price comparison"), or the
+    text before them is in title case; else 0."""
     if i + 3 >= len(raw) or any(raw[k].kind != "WORD" for k in range(i, i + 4)) or raw[i + 1].text != "and":
         return 0
     a, b, after = raw[i].text, raw[i + 2].text, raw[i + 3].text
     words = [_fold(w).strip(".,;:!?\"'") for w in (a, b)]
-    if not all(re.fullmatch(r"[A-Z][a-z]+(?:[-'][A-Za-z]+)*", w.rstrip(".,;:!?")) for w in (a, b)) \
-            or any(w in _TITLE_SMALL or w in _AUXILIARIES or w.endswith("ist") or re.fullmatch(
+    if not all(re.fullmatch(r"(?:Mc|Mac|O')?[^\W\d_][^\W\d_]+(?:[-'][^\W\d_]+)*", w.rstrip(".,;:!?"))
+               and w[:1].isupper() and w[1:2].islower() and not w.rstrip(".,;:!?")[1:].isupper() for w in (a, b)) \
+            or any(w in _TITLE_SMALL or w in _AUXILIARIES or w in _PEOPLES or w.endswith("ist") or re.fullmatch(
                 r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible|ish|ese|ian|ean)", w) for w in words) \
             or not after[:1].islower() or not after[:1].isalpha() or _fold(after) in _TITLE_SMALL | _AUXILIARIES \
             or _fold(after) in _CLAUSE_ENDS or a[-1:] in ",;:" or b[-1:] in ",;:.!?":
@@ -207,11 +222,11 @@ def _pair_name_with_and(raw: list, i: int) -> int:
     before = [t for t in raw[max(0, i - 3):i] if t.kind == "WORD" and _fold(t.text) not in _TITLE_SMALL]
     if before and (before[-1].text[:1].isupper() or _fold(before[-1].text).rstrip(".") in ("v", "vs")):
         return 0   # a title-cased run ("Cola Have in Common and Atkins diet"), a case ("Roe v. Wade and ...")
-    if i > 0 and raw[i - 1].kind == "WORD" and _fold(raw[i - 1].text).rstrip(".") in ("v", "vs", "both", "between"):
-        return 0   # ("both A and B", "between A and B": two things)
-    rest = [_fold(t.text) for t in raw[i + 3:i + 9] if t.kind == "WORD"]
-    if {"together", "combined", "both"} & set(rest):
-        return 0   # "A and B research together"
+    if i > 0 and raw[i - 1].kind == "WORD" and _fold(raw[i - 1].text).rstrip(".") in {"v", "vs", "both"} | _PLACE_BEFORE:
+        return 0   # ("both A and B", "between A and B", "flights to Paris and Rome": two things)
+    rest = [_fold(t.text).strip(".,;:!?") for t in raw[i + 3:i + 9] if t.kind == "WORD"]
+    if {"together", "combined", "both"} & set(rest) or _PAIR_COMPARED & set(rest):
+        return 0   # "A and B research together", "A and B price comparison"
     return 3
 
 
@@ -555,7 +570,9 @@ _ASKS = [  # a sentence that starts so asks for documents
     # Restrepia in a Wardian case", "do you work on Marks and Spencer suites" (not "take": "do you take omeprazole
     # before food" asks how it is taken)
     r"(?:do|does)\s+(?:you|u|anyone|anybody)\s+(?:(?:still|ever|also)\s+)?(?:make|fix|grow|work\s+on|"
-    r"translate|restore|service|repair|buy|deliver\s+to|ship\s+to|teach|print|install|clean)\s+(?:any\s+)?(?=\S)",
+    r"translate|restore|service|repair|buy|deliver\s+to|ship\s+to|teach|print|install|clean)\s+(?:any\s+)?"
+    r"(?!(?:your|their|my|our|his|her|its|it|them|themselves|yourself|yourselves|myself|ourselves|at|behind|into|in|"
+    r"on|up|out|off|a\s+living|sure|do|with|for|before|after)\b)(?=\S)",   # ("do you grow your own", "make it to")
     # "does anyone know if the club has a X", a learner's "the club has X to borrow?"
     r"(?:(?:does\s+)?(?:anyone|anybody|someone|somebody)\s+know\s+(?:if|whether)\s+)?" + _HOLDS,
     r"(?:(?:i|we)(?:'d|\s+would)\s+be\s+(?:very\s+|most\s+)?grateful\s+if\s+you\s+could\s+|(?:can|could)\s+you\s+"

@@ -102,7 +102,7 @@ _IF_HELD_RE = re.compile(r",?\s+if\s+(?:the\s+\w+|you)\s+(?:still\s+)?(?:has|hav
                          r"(?:it|them|one|a\s+copy|copies)\b|"
                          r",\s+(?:do\s+)?(?:you|u)\s+(?:still\s+)?(?:have|stock|sell|carry)\s+(?:it|them|one|some|any|these|those)"
                          r"(?=\s*(?:[?.!]|$))", re.I)   # a learner's "..., you have them?"
-_ANY_KIND_RE = re.compile(r"\b(?:any|all)\s+(?:other\s+)?(?:(?:years?|decades?|periods?|styles?|flavou?rs?)\s+"
+_ANY_KIND_RE = re.compile(r"(?:\b(?:in|from|with|to|for|of|on|at|by)\s+)?\b(?:any|all)\s+(?:other\s+)?(?:(?:years?|decades?|periods?|styles?|flavou?rs?)\s+"
                           r"(?=(?:except|other\s+than|apart\s+from|excluding)\b)|(?:brands?|makes?|models?|kinds?|types?|"
                           r"colou?rs?|sizes?|editions?|versions?|languages?|disciplines?|trades?|calib(?:re|er)s?|countr(?:y|ies)|regions?|"
                           r"eras?|genres?|formats?|materials?|fields?|subjects?|sports?|breeds?|manufacturers?|"
@@ -372,6 +372,15 @@ _EMPTY_ASK_RE = re.compile(
     r"|where\s+(?:should|can|could|do)\s+i\s+(?:look|start|begin|find\s+(?:it|them|this|these))"
     r"|any\s+(?:ideas|suggestions|pointers|tips|advice|recommendations|help)(?:\s+(?:welcome|appreciated|please))?"
     r"|what\s+(?:do|would)\s+you\s+(?:suggest|recommend|advise)"
+    # what is in stock or on offer, asked of whatever the sentences before name: "Do you have anything in stock at
+    # the moment?", "Could you let us know what you have in stock?", "Which brands do you recommend?", "What is it
+    # called?"
+    r"|(?:do|does)\s+(?:you|u)\s+(?:have|hold|stock|sell)\s+(?:anything|something|any)\s+(?:in\s+stock|available|"
+    r"like\s+(?:that|this))(?:\s+(?:at\s+the\s+moment|right\s+now|currently|now))?"
+    r"|(?:(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+)?|please\s+)?(?:tell|let)\s+(?:me|us)\s+(?:know\s+)?what\s+(?:you|u)\s+(?:have|hold|stock|can\s+offer|offer|"
+    r"(?:are|'re)\s+able\s+to\s+(?:arrange|offer|do|provide))(?:\s+in\s+stock|\s+available)?"
+    r"|which\s+(?:one|ones|brands?|makes?|models?|products?)\s+(?:do|would)\s+you\s+(?:recommend|suggest)"
+    r"|what\s+(?:is|are)\s+(?:it|they|this|these)\s+called"
     # the writer's next step with no object of its own: "How do I arrange this?", "What should I do?"
     r"|(?:how|what)\s+(?:do|can|should|could|would)\s+(?:i|we)\s+(?:do|proceed)"
     r"|how\s+(?:do|can|should|could|would)\s+(?:i|we)\s+(?:go\s+about|arrange|sort(?:\s+out)?|fix|handle|deal\s+with|"
@@ -414,6 +423,23 @@ def _wanted(node: Node) -> bool:
     return any(_wanted(c) for c in node.children)
 
 
+# a text that compares: two names joined by "and" are the two things compared ("compare Nikon and Canon mirrorless
+# cameras", "differences between Python and Java syntax"; not "vs": "Accident and Illness plan vs Accident Only")
+_COMPARING_RE = re.compile(r"\b(?:compar\w*|contrast\w*|differences?|similarit(?:y|ies))\b", re.I)
+
+
+def _asked_directly(sentence: str) -> str:
+    """The sentence with its embedded yes/no question asked directly (_embedded_question), only where the asks then
+    take the words the turn added ("Do you stock X" -> "X"); else the sentence as written, so that no term holds a
+    word the writer did not type ("Do you need X", "Were there X")."""
+    turned = _embedded_question(sentence)
+    if turned != sentence:
+        first = next((t for t in _strip_filler(_lex(turned)) if t.kind == "WORD"), None)
+        if first is None or _fold(first.text).split()[:1] == _fold(turned).split()[:1]:
+            return sentence
+    return turned
+
+
 def _translate(text: str, title_start: bool | str = False) -> Node:
     if not isinstance(text, str):
         raise RuleError(f"text must be a string, got {type(text).__name__}")
@@ -438,7 +464,12 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
     cleaned = _HAVE_THOSE_RE.sub(_had_excluded, cleaned)
     cleaned = _NOTHING_FROM_RE.sub(r"\g<before>, excluding ", _SOMETHING_ELSE_RE.sub("", _INDIFFERENT_RE.sub("", cleaned)))
     cleaned = _OR_FINE_RE.sub(r"\1", cleaned)
-    cleaned = _ANY_KIND_RE.sub(lambda m: "excluding " if m.group("but") else "",
+    cleaned = _ANY_KIND_RE.sub(lambda m: m.group(0) if "," not in m.string[m.end():] and not re.sub(
+                                   r"(?i)\b(?:is|are|was|were|do|does|can|could|will|would|has|have|there)\b|\W", "",
+                                   m.string[:m.start()])
+                               else "excluding " if m.group("but") else "",   # (the category is the topic when nothing
+                               # but a question's verb comes before it and no comma after: "any city except London for
+                               # a hen do"; not "any country except China, manufacturing jobs")
                                _IF_HELD_RE.sub("", _HELD_TAIL_RE.sub(r"\1", _STATUS_TAIL_RE.sub("", cleaned))))
     cleaned = _WHICHEVER_RE.sub("", _IN_YOUR_HOLDINGS_RE.sub("", _HANDED_IN_RE.sub("", cleaned)))
     cleaned = re.sub(r",\s*anything\s+goes\s+(?=unless\b)", ", ", cleaned, flags=re.I)   # "X, anything goes unless Y"
@@ -495,12 +526,12 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         request = None  # a request-like sentence inside paragraphs of prose ("What is true of X is ...")
     if request:  # "Some argue that X. Find research on Y": the preamble is context, not the query
         cleaned = " ".join(sentences[request:])
-    embedded = [_embedded_question(s) for s in sentences[request or 0:]]
+    embedded = [_asked_directly(s) for s in sentences[request or 0:]]
     if embedded != sentences[request or 0:]:   # "Could you tell me whether you stock X?": "Do you stock X?"
         sentences = sentences[:request or 0] + embedded
         cleaned = " ".join(sentences[request or 0:])
     prose = len(sentences) > 1 and request is None   # a joined exclusion is part of its sentence
-    toks = _strip_filler(_lex(cleaned, title_start))
+    toks = _strip_filler(_lex(cleaned, title_start, pairs=not _COMPARING_RE.search(text)))
     quoted = {" ".join(t.text.split()) for t in toks if t.kind == "QTERM"}
     sentence_like = _has_aux(toks)
     if sentence_like:  # the query holds sentences: plain and / or / not are their words

@@ -554,12 +554,15 @@ def _examples(text: str) -> str:
         items = [p.strip() for p in re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or|and/or)\s+", body)]
         if not all(items) or any(len(p.split()) > _MAX_EXAMPLE_WORDS for p in items):
             continue
+        if (claim or not m.group("open").strip()) and re.match(r"(?:for|in|on|at|to|with|by|from|about)\b",
+                                                               _fold(items[0])):
+            continue   # an example of a circumstance ("Can students apply for hardship funds, e.g. for rent arrears?")
         if len(items) > 1 and not bracket and not re.search(r"\b(?:and|or)\s+\S+(?:\s+\S+){0,5}$", body) \
                 and not re.match(r"(?:things|stuff)\s+like", low[m.start():].strip(" ,")):
             continue   # "factors, such as lncRNAs, influence X": a list without its "and" / "or" is a clause
         after = rest[stop.end():] if bracket else rest[stop.start():]
         group = items[0] if len(items) == 1 else "(" + " or ".join(items) + ")"
-        return f"{before} and {group}{after}"
+        return f"{before}, {group}{after}"   # (a comma, no word: a sentence read whole keeps only the writer's)
     return text
 
 
@@ -1151,10 +1154,11 @@ _TOGETHER_RE = re.compile(
 _EMBEDDED_ASK_RE = re.compile(
     r"(?:(?:hi|hello|hey|so|and|also|but|please|pls|plz|kindly)\b[\s,]+){0,2}"
     r"(?:(?:(?:(?:can|could|would|will)\s+(?:you|u)|(?:can|could)\s+(?:someone|anyone|somebody|anybody))\s+"
-    r"(?:please\s+|pls\s+|kindly\s+|just\s+)?)?"
+    r"(?:please\s+|pls\s+|kindly\s+|just\s+)?(?:be\s+able\s+to\s+)?)?"
     r"(?:tell\s+(?:me|us)|let\s+(?:me|us)\s+know|confirm|advise(?:\s+(?:me|us))?|check|find\s+out|say)"
     r"|(?:(?:i|we)(?:'d|\s+would)\s+|would\s+)(?:like|love)\s+to\s+(?:know|ask|check|find\s+out|confirm)"
-    r"|(?:i|we)\s+(?:want|wanted|wish|need)\s+to\s+(?:know|ask|check|find\s+out|confirm)"
+    r"|(?:(?:i|we)\s+)?(?:just\s+)?(?:want|wanted|wish|need)\s+to\s+(?:know|ask|check|find\s+out|confirm)"
+    r"|(?:just\s+)?checking"
     r"|(?:(?:i|we)(?:'m|\s+am|\s+was|\s+were|'re|\s+are)\s+)?(?:just\s+)?wondering|(?:i|we)\s+(?:just\s+)?wonder(?:ed)?"
     r"|(?:does\s+)?(?:anyone|anybody|someone|somebody)\s+know|do\s+(?:you|u)\s+(?:happen\s+to\s+)?know)"
     r"\s+(?:whether|if)\s+(?=\S)")
@@ -1164,6 +1168,7 @@ _SERVICE_VERBS = ("have hold own sell stock carry keep offer accept allow permit
 _YOU_GOT_RE = re.compile(r"(?P<s>you|u)(?:'ve|\s+have)\s+(?=(?:still\s+|already\s+)?got\b)")
 _YOU_RE = re.compile(r"(?:you|u)\s+(?:(?:still|currently|also|ever|already|now|perhaps|possibly|actually)\s+)*"
                      r"(?P<v>[a-z]+)\b")
+_YOU_CAN_RE = re.compile(r"(?P<s>you|u)\s+(?P<v>can|could)\s+(?=\S)")
 _THERE_RE = re.compile(r"there(?P<v>'s|s(?=\s)|\s+(?:is|are|was|were))\s+(?=\S)")
 _I_MAY_RE = re.compile(r"(?P<s>i|we)\s+(?P<v>can|could|may|should|must|need)\s+(?=\S)")
 
@@ -1182,6 +1187,9 @@ def _turned(clause: str) -> str | None:
     m = _YOU_RE.match(low)
     if m and m.group("v") in _SERVICE_VERBS:
         return f"do {clause}"
+    m = _YOU_CAN_RE.match(low)
+    if m:   # "you can fit a tow bar to X"
+        return f"{clause[m.start('v'):m.end('v')]} {clause[:m.end('s')]} {clause[m.end():]}"
     m = _I_MAY_RE.match(low)
     if m:
         v = m.group("v")
