@@ -448,8 +448,7 @@ def cmd_parse(args) -> int:
     program = compile_queries([node])
     print(canonical(node))
     print(program.describe(0))
-    words = re.sub(r'"(?:[^"\\]|\\.)*"', " ", args.expr).split()   # quoted terms are the user's words
-    symbols = sorted({w if not w.strip("&|!") else "!" for w in words if not w.strip("&|!") or w.startswith("!")})
+    symbols = cli_common.foreign_operators(args.expr)
     if symbols:   # other query languages' operators ("a & b", "!c"): here they are words of a term
         print(f"itlr: note: {', '.join(map(repr, symbols))} {'is' if len(symbols) == 1 else 'are'} part of a term "
               "here; the operators are AND, OR and NOT", file=sys.stderr)

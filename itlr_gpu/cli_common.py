@@ -299,6 +299,33 @@ def index_model_path(index: Any, where: str) -> str | None:
 MAX_LISTED = 20  # invalid queries listed under the error line (the error counts them all)
 
 
+def foreign_operators(expr: str) -> list[str]:
+    """Other query languages' operators in an expression, outside its quoted terms ("a && b", "!c", "a XOR b",
+    "+a -b"): here they are words of a term, which a user writing for another engine may not expect."""
+    found = set()
+    for word in re.sub(r'"(?:[^"\\]|\\.)*"', " ", expr).replace("(", " ").replace(")", " ").split():
+        if not word.strip("&|"):
+            found.add(word)
+        elif word.startswith("!"):
+            found.add("!")
+        elif word == "XOR":
+            found.add(word)
+        elif word[0] in "+-" and word[1:2].isalpha():
+            found.add(word[0] + "word")
+    return sorted(found)
+
+
+def note_foreign_operators(exprs: list[str], ids: list[str]) -> None:
+    """One note on stderr when some expressions hold another language's operators (see foreign_operators)."""
+    held = [(i, ops) for i, e in zip(ids, exprs) for ops in [foreign_operators(e)] if ops]
+    if held:
+        symbols = sorted({o for _, ops in held for o in ops})
+        print(f"itlr: note: {counted(len(held), 'query', 'queries')} {'holds' if len(held) == 1 else 'hold'} "
+              f"{', '.join(map(repr, symbols))} (the first {held[0][0]!r}): here "
+              f"{'it is' if len(symbols) == 1 else 'they are'} part of a term; the operators are AND, OR and NOT "
+              "(itlr parse shows how an expression reads)", file=sys.stderr)
+
+
 def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] | None = None, *,
                        skip_hint: bool | str = False,
                        fallback: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
@@ -391,6 +418,9 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
         raise err
     if invalid is not None:
         invalid.extend(bad)
+    if field == "expr":
+        note_foreign_operators([q for q in queries if isinstance(q, str)],
+                               [i for i, q in zip(kept, queries) if isinstance(q, str)])
     return queries, kept, field
 
 

@@ -544,3 +544,48 @@ def test_run_bulk_checks_a_batch_searchers_index_by_default(tmp_path):
         run_bulk(tmp_path / "out", ids, queries, searcher, k=8, ops="product,sum,one_minus",
                  index_checksum=index.manifest["checksum"], batch_size=BATCH, progress=False)
     searcher.close()
+
+
+def test_console_refuses_a_damaged_folder_with_exit_1(index_dir, tmp_path, monkeypatch, capsys):
+    """The console script, as a user runs it (a new process, so its exit goes through interpreter teardown): a
+    result folder with a changed part is one error line and exit 1, never an abort (exit 134) from Arrow buffers
+    freed at teardown with torch loaded."""
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", EXPRS * 3, [f"q{i}" for i in range(18)])
+    out = tmp_path / "dataset"
+    assert main(["search", str(index_dir), str(q), "-o", str(out), "-k", "4", "--batch-size", "5",
+                 "--device", "cpu"]) == 0
+    capsys.readouterr()
+    part = out / "part-00001.parquet"
+    part.write_bytes(part.read_bytes()[:-1] + b"x")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq0\td0\t1\n")
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-m", "itlr_gpu", "eval", str(out), str(qrels)], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "part-00001.parquet is missing or changed" in proc.stderr
+
+
+def test_search_and_rerank_note_other_languages_operators(index_dir, tmp_path, monkeypatch, capsys):
+    """A query file written for another engine ("t0 && t1", "t2 -t3") is searched as the grammar reads it, and
+    search, rerank and bench say once that those symbols are words of a term (as `itlr parse` does)."""
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", ["t0 && t1", "t2 AND -t3", "t4", '"t5 && t6"'], ["a", "b", "c", "d"])
+    note = ("itlr: note: 2 queries hold '&&', '-word' (the first 'a'): here they are part of a term; the operators "
+            "are AND, OR and NOT (itlr parse shows how an expression reads)\n")
+    out = tmp_path / "r.arrow"
+    assert main(["search", str(index_dir), str(q), "-o", str(out), "-k", "3", "--device", "cpu"]) == 0
+    assert capsys.readouterr().err.count(note) == 1
+    assert read_table(out).num_rows == 12   # searched as written: "t0 && t1" is one term
+    assert main(["rerank", str(index_dir), str(q), str(out), "-o", str(tmp_path / "rr.arrow")]) == 0
+    assert note in capsys.readouterr().err
+    assert main(["bench", str(index_dir), str(q), "--repeat", "1", "--backends", "torch-cpu"]) == 0
+    assert note in capsys.readouterr().err
+    plain = _queries_file(tmp_path / "p.jsonl", ["t0 AND NOT t1", '"R&D" OR t2'], ["a", "b"])
+    assert main(["search", str(index_dir), str(plain), "-o", str(tmp_path / "p.arrow"), "-k", "3"]) == 0
+    assert "part of a term" not in capsys.readouterr().err
