@@ -265,6 +265,7 @@ def blas_summary(blas: list[dict] | None) -> str:
 
 _BELOW_FLOOR = 0.95     # a ratio to the matmul floor that only timing noise explains
 _SHORT_FLOOR_S = 0.005  # seconds: a floor this short is mostly overhead
+_FEW_TERMS = 20         # below this many query vectors faiss scans without BLAS (its distance_compute_blas_threshold)
 BUSY_LOAD = 0.5         # 1-minute load average per core at the start above which the machine was not idle
 
 
@@ -287,7 +288,8 @@ def render(report: dict) -> str:
     if "cuda" in report["floors"]:
         lines.append(f"matmul floor (CUDA, {report['floors']['cuda']['dtype']}): {report['floors']['cuda']['s']:.4f} s")
     # a backend that does this matmul and more cannot beat it: at such sizes the timings are mostly overhead and
-    # noise (an outside review saw 0.69x on 1,200 documents); each row against its own device's floor
+    # noise (an outside review saw 0.69x on 1,200 documents), and with a few terms a scan without BLAS can (an
+    # outside audit: faiss at 0.49-0.89x for 2 terms over 20,000 documents); each row against its own device's floor
     for device in sorted({_device(r["backend"]) for r in report["rows"]}):
         floor_s = report["floors"][device]["s"]
         below = [r["backend"] for r in report["rows"] if _device(r["backend"]) == device and r["vs_floor"] < _BELOW_FLOOR]
@@ -295,6 +297,11 @@ def render(report: dict) -> str:
             lines.append(f"note: the {device.upper()} floor, {1e3 * floor_s:.3f} ms, is too short to time reliably"
                          + (f" ({', '.join(below)} below 1x)" if below else "")
                          + ": a larger index gives ratios worth comparing")
+        elif below and device == "cpu" and q["terms"] < _FEW_TERMS:
+            lines.append(f"note: {', '.join(below)} below 1x the CPU floor ({1e3 * floor_s:.1f} ms): with "
+                         f"{q['terms']} term{'' if q['terms'] == 1 else 's'} a scan without a BLAS matrix product "
+                         f"(faiss's below {_FEW_TERMS} queries, numba's loop) can beat the BLAS one the floor times; "
+                         "the floor bounds batches of many terms")
         elif below:
             lines.append(f"note: {', '.join(below)} below 1x the {device.upper()} floor ({1e3 * floor_s:.1f} ms): "
                          "timing noise (the machine busy?); more --repeat or --min-time gives ratios worth comparing")

@@ -423,7 +423,7 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
                          if recorded.get("model") else "") + ": not how they were embedded)", args.output,
                          "an index built by itlr index CORPUS (imported vectors: Index.append in Python, with "
                          "vectors made as the index's were)")
-    encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index)
+    encoder = cli_common.query_encoder(args.model or index_model_path(index, args.output), index, documents=True)
     started = time.perf_counter()  # the model's load (and a first ONNX export) is part of the time
     cli_common.check_encoder(encoder)
     # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
@@ -456,13 +456,17 @@ def cmd_parse(args) -> int:
 
 
 def cmd_search(args) -> int:
+    import pyarrow as pa
+
     from .engine import search
-    from .io import read_queries, write_table
+    from .io import check_run_ids, is_run_output, read_queries, write_table
 
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
     scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
-    options = score_options(args, no_percentile="sharded/Ray/bulk search" if scaled else None,
-                            elsewhere="or a single .arrow/.parquet output")
+    options = score_options(args, no_percentile="--ray, --shard-rows, --memory-cap, --batch-size or a folder -o "
+                            "(a search in batches or shards: the percentile needs every document's score at once; an "
+                            "index written by itlr shard is fine)" if scaled else None,
+                            elsewhere="or a search in one pass to a single .arrow/.parquet file")
     errors_path = _errors_path(args, scaled)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None
@@ -474,6 +478,9 @@ def cmd_search(args) -> int:
         raise InputError("the query file holds no queries", args.queries, "one query per row")
     whole = whole_texts(table, field, options, invalid, queries)
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
+    if is_run_output(args.output):   # before the search: the ids a run cannot hold, wherever they would rank
+        check_run_ids(pa.array(ids, pa.string()), "query id", args.output)
+        check_run_ids(index.doc_ids, "doc id", args.output)
     model = args.model or index_model_path(index, args.index)
     if scaled:
         code = scale_cli.run_search(args, index, queries, ids, cli_common.query_encoder(model, index), options=options,

@@ -249,15 +249,22 @@ def max_length(text: str) -> int:
     return _at_most_max(value, 8)
 
 
-def query_encoder(model: str | None, index: Any) -> Any:
-    """The encoder for ``index``'s queries: embedding like its documents when its manifest records the
-    encoder settings (model, max length, backend, precision), else :func:`make_encoder`."""
-    from .encoders import encoder_for
+def query_encoder(model: str | None, index: Any, *, documents: bool = False) -> Any:
+    """The encoder for ``index``'s queries (``documents``: for documents appended to it): embedding like its
+    documents when its manifest records the encoder settings (model, max length, backend, precision), else
+    :func:`make_encoder`."""
+    from .encoders import encoder_for, model_fingerprint
 
     recorded = index.manifest.get("encoder")
     if not recorded:
         return make_encoder(model)
     encoder = encoder_for(recorded, model)
+    if hasattr(encoder, "check_files") and encoder.path is not None:   # other model files: refused before an ONNX
+        if documents:                                                   # export of them
+            index.check_embedded_alike(encoder.name, {"model": encoder.name,
+                                                      "weights": model_fingerprint(encoder.path)}, planned=True)
+        else:
+            encoder.check_files(recorded, str(index.path or "index"))
     try:
         encoder.settings   # resolved here: a machine that cannot embed as the documents were is told so now
     except InputError as e:

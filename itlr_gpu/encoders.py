@@ -259,16 +259,8 @@ class SentenceTransformerEncoder:
             self.backend = backend
             self.max_length = self.max_length or recorded.get("max_length")
             self.precision = self.precision or recorded.get("precision")
-        if recorded.get("weights") is not None and self.path is not None and self._resolved is None \
-                and self.backend == "auto":
-            # other model files and no backend recorded (an imported index): said before `auto` is resolved,
-            # which may first export the model to ONNX (10 s) only to be refused
-            here = model_fingerprint(self.path)
-            if recorded["weights"] not in (here, model_fingerprint(self.path, settings=False)):
-                named = ([f"model {recorded['model']!r} (index) vs {self.name!r} (query encoder)"]
-                         if recorded.get("model") not in (None, self.name) else [])
-                raise self._mismatch(named + [f"weights {recorded['weights']!r} (index) vs {here!r} (query encoder)",
-                                              self._other_files()], where)
+        if self._resolved is None and self.backend == "auto":
+            self.check_files(recorded, where)
         if recorded.get("weights") is not None and self.path is not None \
                 and recorded["weights"] != model_fingerprint(self.path) \
                 and recorded["weights"] == model_fingerprint(self.path, settings=False):
@@ -304,6 +296,19 @@ class SentenceTransformerEncoder:
             if same_name and "weights" in recorded and recorded["weights"] != mine["weights"]:
                 diff.append(self._other_files())
             raise self._mismatch(diff, where)
+
+    def check_files(self, recorded: dict[str, Any], where: str) -> None:
+        """Refuse a model folder whose files are not the ones ``recorded`` (an index's encoder settings) digests:
+        said before the backend is resolved, which may first export the model to ONNX (10 s, into the cache) only
+        to be refused."""
+        if recorded.get("weights") is None or self.path is None:
+            return
+        here = model_fingerprint(self.path)
+        if recorded["weights"] not in (here, model_fingerprint(self.path, settings=False)):
+            named = ([f"model {recorded['model']!r} (index) vs {self.name!r} (query encoder)"]
+                     if recorded.get("model") not in (None, self.name) else [])
+            raise self._mismatch(named + [f"weights {recorded['weights']!r} (index) vs {here!r} (query encoder)",
+                                          self._other_files()], where)
 
     def _other_files(self) -> str:
         return f"the model folder {self.path} holds other files than the one the index was built with"

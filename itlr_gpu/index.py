@@ -756,8 +756,8 @@ def _read_id_file(path: Path) -> pa.Array | list[str]:
         line = data[: e.start].count(b"\n") + 1
         raise InputError(f"invalid UTF-8 ({e.reason})", f"{path}:{line}", "a UTF-8 text file, one id per line") from e
     lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline
+    while lines and not lines[-1].strip():
+        lines.pop()  # the final newline, and blank lines after the last id (an editor's or a script's "\n\n")
     ids = [line[:-1] if line.endswith("\r") else line for line in lines]
     if ids and ids[0].strip().lower() in ("doc_id", "_id", "id", "docid", "doc-id", "ids", "document_id"):
         raise InputError(f"the first line {ids[0].strip()!r} looks like a column header", f"{path}:1",

@@ -566,6 +566,23 @@ def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = Fal
 _SPACE_CHARS = r"[\t-\r\x1c-\x1f\x85\p{Z}]"
 
 
+def check_run_ids(ids: pa.Array | pa.ChunkedArray, what: str, path: PathLike) -> None:
+    """Refuse ids that a TREC run's fields cannot hold (white space), in one pass over the column: at the write, and
+    by ``itlr search`` / ``rerank`` before any scoring when ``-o`` is a run (what the index or the query file holds,
+    not only the ids that reach the results)."""
+    ids = pc.cast(ids, pa.string())
+    spaced = pc.match_substring_regex(ids, _SPACE_CHARS)
+    if pc.any(spaced).as_py():
+        value = ids[pc.index(spaced, True).as_py()].as_py()
+        raise InputError(f"{what} {value!r} holds white space, which a TREC run's fields cannot", str(path),
+                         "ids without white space, or a .arrow / .parquet output")
+
+
+def is_run_output(path: PathLike) -> bool:
+    """``-o`` writes a TREC run (``.run`` / ``.trec``)."""
+    return str(path).lower().endswith((".run", ".trec"))
+
+
 def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
     """Results as trec_eval reads them: ``qid Q0 docid rank score itlr`` per row (scores with 9 significant digits,
     which give a float32 back exactly).  Ids with white space cannot be such a line's fields: refused."""
@@ -574,12 +591,7 @@ def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
         raise InputError(f"a TREC run needs columns query_id, rank, doc_id, score; {missing} missing", str(path),
                          "a result table, or a .arrow / .parquet / .jsonl output")
     for what, name in (("query id", "query_id"), ("doc id", "doc_id")):   # one pass per column, not per row
-        ids = pc.cast(table.column(name), pa.string())
-        spaced = pc.match_substring_regex(ids, _SPACE_CHARS)
-        if pc.any(spaced).as_py():
-            value = ids[pc.index(spaced, True).as_py()].as_py()
-            raise InputError(f"{what} {value!r} holds white space, which a TREC run's fields cannot", str(path),
-                             "ids without white space, or a .arrow / .parquet output")
+        check_run_ids(table.column(name), what, path)
     for batch in table.to_batches(max_chunksize=65536):
         cols = [batch.column(c).to_pylist() for c in ("query_id", "rank", "doc_id", "score")]
         for q, rank, d, score in zip(*cols):

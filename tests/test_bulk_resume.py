@@ -589,3 +589,26 @@ def test_search_and_rerank_note_other_languages_operators(index_dir, tmp_path, m
     plain = _queries_file(tmp_path / "p.jsonl", ["t0 AND NOT t1", '"R&D" OR t2'], ["a", "b"])
     assert main(["search", str(index_dir), str(plain), "-o", str(tmp_path / "p.arrow"), "-k", "3"]) == 0
     assert "part of a term" not in capsys.readouterr().err
+
+
+def test_run_output_refuses_spaced_ids_before_scoring(tmp_path, monkeypatch, capsys):
+    """-o .trec: an id a run cannot hold is refused before the search, whether or not it would rank in the top k
+    (an outside audit saw -k 2 pass and -k 50 fail after the whole search); .arrow takes such ids."""
+    import itlr_gpu.cli_common as cli_common
+    from itlr_gpu.index import Index
+    from test_scale import unit_rows
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    x = unit_rows(np.random.default_rng(3), 50)
+    idx = tmp_path / "idx"
+    Index.from_arrays(x, [f"d{i}" for i in range(49)] + ["doc one"], dtype="float32").save(idx)
+    q = _queries_file(tmp_path / "q.jsonl", ["t0", "t1 AND NOT t2"], ["a", "b"])
+    for k in ("1", "50"):
+        run = tmp_path / f"r{k}.trec"
+        assert main(["search", str(idx), str(q), "-o", str(run), "-k", k]) == 1
+        assert "doc id 'doc one' holds white space, which a TREC run's fields cannot" in capsys.readouterr().err
+        assert not run.exists()
+    assert main(["search", str(idx), str(q), "-o", str(tmp_path / "r.arrow"), "-k", "50"]) == 0
+    rr = tmp_path / "rr.trec"
+    assert main(["rerank", str(idx), str(q), str(tmp_path / "r.arrow"), "-o", str(rr)]) == 1
+    assert "doc id 'doc one' holds white space" in capsys.readouterr().err and not rr.exists()

@@ -1087,3 +1087,29 @@ def test_an_encoder_object_reused_on_an_index_built_otherwise_says_it_took_the_f
     with pytest.raises(InputError) as info:
         given.match_settings(second, "idx_256")
     assert "took" not in str(info.value)
+
+
+@pytest.mark.parametrize("backend", [None, "onnx"])
+def test_query_encoder_refuses_other_model_files_before_resolving_a_backend(tmp_path, monkeypatch, backend):
+    """An outside audit saw a changed model folder exported to ONNX (about 10 s, into the cache) and only then
+    refused: the files are checked first, whether the index recorded a backend or was imported (none)."""
+    import types
+
+    from itlr_gpu import cli_common
+
+    a = _copy_model(tmp_path, "m")
+    recorded = {"model": "m", "weights": encoders.model_fingerprint(a)}
+    if backend:
+        recorded.update(backend=backend, precision="int8", max_length=256)
+    weights = next(p for p in a.iterdir() if p.suffix in (".safetensors", ".bin"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+
+    def no_resolve(self):
+        raise AssertionError("the backend was resolved (an ONNX export) before the files were checked")
+
+    monkeypatch.setattr(SentenceTransformerEncoder, "_resolve", no_resolve)
+    index = types.SimpleNamespace(manifest={"encoder": recorded}, path=tmp_path / "idx")
+    with pytest.raises(InputError, match="holds other files"):
+        cli_common.query_encoder(str(a), index)

@@ -628,6 +628,8 @@ def test_9_percentile_with_bulk_leaves_nothing(base, tmp_path, capsys):
     rc, _, err = run_cli(["search", idx, q, "-o", tmp_path / "FOLDER", "--calibration", "percentile"], capsys)
     assert_clean_failure(rc, err, (2,))
     assert os.listdir(tmp_path) == []
+    # the refusal names what it refuses (an outside audit read "sharded" as an index written by itlr shard)
+    assert "does not combine with --ray, --shard-rows, --memory-cap, --batch-size or a folder -o" in err
 
 
 def test_9_bad_query_in_a_later_batch_leaves_nothing(base, tmp_path, capsys):

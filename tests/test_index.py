@@ -363,6 +363,10 @@ def test_import_npy_and_text_ids(tmp_path, trailing_newline):
     (tmp_path / "ids.txt").write_text("a\nb b\nc" + ("\n" if trailing_newline else ""))
     ix = Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids.txt", dtype="float32")
     assert ix.doc_ids.to_pylist() == ["a", "b b", "c"]
+    # blank lines after the last id are no ids (an outside audit saw "\n\n" at the end refused); inner ones are
+    (tmp_path / "ids2.txt").write_text("a\nb b\nc\n\n \r\n")
+    ix = Index.from_embedding_files(tmp_path / "e.npy", tmp_path / "ids2.txt", dtype="float32")
+    assert ix.doc_ids.to_pylist() == ["a", "b b", "c"]
     np.testing.assert_allclose(ix.embeddings, x / np.linalg.norm(x, axis=1, keepdims=True), rtol=1e-6)
 
 

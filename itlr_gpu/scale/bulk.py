@@ -224,8 +224,9 @@ class BatchSearcher:
         if self.mode == "ray" and self.index.path is None:
             raise InputError("a Ray job needs an index saved on disk", "index", "an index folder on a shared path")
         if self.options is not None and getattr(self.options, "calibration", None) == "percentile":
-            raise InputError("percentile calibration does not combine with sharded/Ray/bulk search",
-                             "--calibration", "equalize, zscore, minmax or none")
+            raise InputError("percentile calibration does not combine with a search in batches, out-of-core shards "
+                             "or Ray (it needs every document's score at once)", "--calibration",
+                             "equalize, zscore, minmax or none")
 
     def __call__(self, ids: Sequence[str], queries: Sequence[str | Node]) -> pa.Table:
         from ..backends import get_backend, resolve_device
