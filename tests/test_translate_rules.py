@@ -3598,3 +3598,16 @@ def test_rules99_empty_ask_leaves_the_topic_to_the_sentences_before(text, topic,
 ])
 def test_rules100_review_of_rules99(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-101: a pair of names joined by "and" before "or" and another name is one alternative; a title's own
+    # link stays in it; a shared tail may end in a time after other prepositions
+    ("Snakes and Ladders or Ludo in a travel version", '(("Snakes and Ladders" OR "Ludo") AND "travel version")'),
+    ("Frog and Toad or The Wind in the Willows", '("Frog and Toad" OR "The Wind in the Willows")'),
+    ("Pfizer or Moderna booster after 6 months", '(("Pfizer" OR "Moderna") AND "booster after 6 months")'),
+    ("Irish or Scottish passport renewal within 10 days",
+     '(("Irish" OR "Scottish") AND "passport renewal within 10 days")'),
+])
+def test_rules101(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -211,6 +211,8 @@ def _pair_name_with_and(raw: list, i: int) -> int:
     if i + 3 >= len(raw) or any(raw[k].kind != "WORD" for k in range(i, i + 4)) or raw[i + 1].text != "and":
         return 0
     a, b, after = raw[i].text, raw[i + 2].text, raw[i + 3].text
+    if after == "or" and i + 4 < len(raw) and raw[i + 4].kind == "WORD" and raw[i + 4].text[:1].isupper():
+        after = "x"   # another name as the other alternative: "Farrow and Ball or Little Greene paint"
     words = [_fold(w).strip(".,;:!?\"'") for w in (a, b)]
     if not all(re.fullmatch(r"(?:Mc|Mac|O')?[^\W\d_][^\W\d_]+(?:[-'][^\W\d_]+)*", w.rstrip(".,;:!?"))
                and w[:1].isupper() and w[1:2].islower() and not w.rstrip(".,;:!?")[1:].isupper() for w in (a, b)) \

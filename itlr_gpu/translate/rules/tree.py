@@ -426,7 +426,8 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool) -> Node:
                                                       _MAX_SHARED_PHRASE + 2) \
             and tail[0].islower() and tail[0][:1].isalpha() and tail[0] not in _TITLE_SMALL \
             and all(w.islower() and w[:1].isalpha() for w in tail[:2]) \
-            and (tail[-1] not in _TIME_UNITS or len(tail) >= 3 and tail[1] in _BOUND_FOLLOWERS | {"within"}) \
+            and (tail[-1] not in _TIME_UNITS or len(tail) >= 3 and any(
+                w in _BOUND_FOLLOWERS | {"within", "after", "before", "over", "under"} for w in tail[1:3])) \
             and not (len(tail) == 1 and tail[0] in _GENERIC_TAILS) \
             and all(0 < len(c.text.split()) <= _MAX_SHARED_ALT and _name_like(c.text.split()[0])
                     and all(_name_like(w) or w.isdigit() for w in c.text.split()) for c in kids[:-1]):
@@ -476,8 +477,10 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool) -> Node:
                 and all(len(c.text.split()) <= _MAX_SHARED_ALT for c in kids[:-1]) \
                 and not _mixed_case([c.text for c in kids[:-1]] + [b]) and x.split()[-1].lower() not in _TIME_UNITS \
                 and b.split()[-1].lower() not in _NO_SHARED_HEAD_END \
-                and not (all(w[:1].isupper() for w in b.split() + x.split()) and tails[0].group(1) in ("to", "of", "with", "for")):
-            # (a title's own link stays: "Catan or Ticket to Ride")
+                and not (all(w[:1].isupper() or w in _TITLE_SMALL for w in b.split() + x.split())
+                         and x.split()[-1][:1].isupper()
+                         and tails[0].group(1) in ("to", "of", "with", "for", "in", "on", "at")):
+            # (a title's own link stays: "Catan or Ticket to Ride", "Frog and Toad or The Wind in the Willows")
             return make_and([make_or([Term(c.text) for c in kids[:-1]] + [Term(b)]), Term(_shared_phrase(tails[0], x))])
     # two numbers or versions side by side inside a keyword string: "Eurovision 1974 or 1975 full broadcast",
     # "Cummins 5.9 or 6.7 injectors": the words before and after are shared by both
