@@ -77,9 +77,12 @@ def runtime_available(backend: str) -> bool:
     need = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnxruntime", "onnx")}[backend]
     if any(importlib.util.find_spec(name) is None for name in need):
         return False
+    from .console import quitting_at_once
+
     try:
-        for name in need:
-            importlib.import_module(name)
+        with quitting_at_once():   # (a Ctrl-C inside onnx's C++ import code aborts the process)
+            for name in need:
+                importlib.import_module(name)
     except Exception:   # noqa: BLE001 -- whatever a broken installation raises on import
         return False
     return True

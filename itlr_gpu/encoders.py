@@ -353,8 +353,11 @@ class SentenceTransformerEncoder:
                 # Must be set before huggingface_hub/transformers are imported to take full effect.
                 os.environ["HF_HUB_OFFLINE"] = "1"
                 os.environ["TRANSFORMERS_OFFLINE"] = "1"
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
+                from .console import quitting_at_once
+
+                with quitting_at_once():   # (C extensions: a Ctrl-C inside their import code aborts the process)
+                    from sentence_transformers import SentenceTransformer
+                    from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # the per-load "Loading weights" bar is noise in a CLI
                 from .encode_runtime import model_folder

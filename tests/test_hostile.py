@@ -740,3 +740,30 @@ def test_11_old_bulk_folders_are_refused_clearly(base, tmp_path, capsys):
     rc, _, err = run_cli(["search", idx, q, "-o", old], capsys)
     assert_clean_failure(rc, err, (1,))
     assert "older itlr-gpu" in err and os.listdir(old) == ["manifest.json"]
+
+
+def test_8_c_extension_imports_quit_at_once_under_the_console_script(monkeypatch):
+    """A Ctrl-C inside onnx's import code aborted `itlr index` ("terminate called after throwing an instance of
+    'nanobind::python_error'", seen once in a full test run): under the console script such imports run with the
+    start-up handler, which quits at once; outside it (the Python API) nothing changes."""
+    import threading
+
+    from itlr_gpu import console
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with console.quitting_at_once():
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # the API: untouched
+    monkeypatch.setattr(console, "_RUNNING", True)
+    with console.quitting_at_once():
+        assert signal.getsignal(signal.SIGINT) is console.quit_at_once
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    seen = []
+
+    def in_a_thread():
+        with console.quitting_at_once():
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    t = threading.Thread(target=in_a_thread)
+    t.start()
+    t.join()
+    assert seen == [signal.default_int_handler]
