@@ -9,6 +9,7 @@ C extensions that work makes before it writes anything (:func:`quitting_at_once`
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import os
@@ -56,12 +57,19 @@ def main() -> None:
         # the work is done and its outputs written: a Ctrl-C now would only turn the exit into a traceback or a
         # death by signal, so it is ignored while the process winds down
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Free what the command left (Arrow tables in a finished frame, an error's traceback) while the allocators are
-    # alive: freed at interpreter teardown instead, with torch loaded, Arrow's buffers could abort the process
-    # ("terminate called without an active exception", exit 134 for exit 1; seen 5 times in 30 runs of a rerank
-    # refusing a damaged result folder on a busy 2-core machine, none in 30 with this collection).
+    # End without the interpreter's teardown: with torch loaded, a process that read Parquet shortly before its end
+    # could abort in the C++ libraries' exit-time destructors ("terminate called without an active exception",
+    # exit 134 for exit 1; 5 of 30 runs of a rerank refusing a damaged result folder on a busy 2-core machine, and
+    # once in a full test run after a collection alone).  The results are written and closed by now; Python's exit
+    # functions still run (a Ray session's shutdown, temporary folders), and the standard streams are flushed.
     gc.collect()
-    sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe or stream: nothing more can be said there
+            pass
+    os._exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":   # ``python -m itlr_gpu.console``
