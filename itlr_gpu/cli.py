@@ -456,10 +456,8 @@ def cmd_parse(args) -> int:
 
 
 def cmd_search(args) -> int:
-    import pyarrow as pa
-
     from .engine import search
-    from .io import check_run_ids, is_run_output, read_queries, write_table
+    from .io import check_run_output, read_queries, write_table
 
     scaled = scale_cli.wants_scale(args)  # --ray/--shard-rows/--memory-cap/--batch-size or a folder -o
     scale_cli.check_search_args(args)     # option combinations and -o, before any file is read
@@ -478,9 +476,7 @@ def cmd_search(args) -> int:
         raise InputError("the query file holds no queries", args.queries, "one query per row")
     whole = whole_texts(table, field, options, invalid, queries)
     index = scale_cli.load_index(args.index)  # single-file or sharded index folder
-    if is_run_output(args.output):   # before the search: the ids a run cannot hold, wherever they would rank
-        check_run_ids(pa.array(ids, pa.string()), "query id", args.output)
-        check_run_ids(index.doc_ids, "doc id", args.output)
+    check_run_output(args.output, ids, index.doc_ids)   # before the search: ids a TREC run cannot hold
     model = args.model or index_model_path(index, args.index)
     if scaled:
         code = scale_cli.run_search(args, index, queries, ids, cli_common.query_encoder(model, index), options=options,

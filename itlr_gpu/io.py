@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ TABLE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".jsonl.gz")
 WRITE_EXTENSIONS = (".arrow", ".parquet", ".jsonl", ".run", ".trec")
 # .jsonl: tables a person edits (itlr translate -o); .run / .trec: results as a TREC run (itlr search / rerank -o)
 RESULT_WRITE_EXTENSIONS = (".arrow", ".parquet", ".run", ".trec")
+RUN_WRITE_EXTENSIONS = (".run", ".trec")   # written as a TREC run
 TREC_RUN_TAG = "itlr"
 ID_COLUMNS = ("doc_id", "query_id", "_id")
 QUERY_COLUMNS = ("query_id", "_id", "expr", "text")
@@ -568,8 +569,7 @@ _SPACE_CHARS = r"[\t-\r\x1c-\x1f\x85\p{Z}]"
 
 def check_run_ids(ids: pa.Array | pa.ChunkedArray, what: str, path: PathLike) -> None:
     """Refuse ids that a TREC run's fields cannot hold (white space), in one pass over the column: at the write, and
-    by ``itlr search`` / ``rerank`` before any scoring when ``-o`` is a run (what the index or the query file holds,
-    not only the ids that reach the results)."""
+    by ``itlr search`` / ``rerank`` before any scoring (:func:`check_run_output`)."""
     ids = pc.cast(ids, pa.string())
     spaced = pc.match_substring_regex(ids, _SPACE_CHARS)
     if pc.any(spaced).as_py():
@@ -578,9 +578,13 @@ def check_run_ids(ids: pa.Array | pa.ChunkedArray, what: str, path: PathLike) ->
                          "ids without white space, or a .arrow / .parquet output")
 
 
-def is_run_output(path: PathLike) -> bool:
-    """``-o`` writes a TREC run (``.run`` / ``.trec``)."""
-    return str(path).lower().endswith((".run", ".trec"))
+def check_run_output(path: PathLike, query_ids: Sequence[str], doc_ids: pa.Array | pa.ChunkedArray) -> None:
+    """Where ``path`` is a TREC run (``itlr search`` / ``rerank -o``), refuse before any scoring the query ids and
+    the doc ids that could reach its lines but cannot be its fields (see :func:`check_run_ids`), wherever they
+    would rank."""
+    if str(path).lower().endswith(RUN_WRITE_EXTENSIONS):
+        check_run_ids(pa.array(query_ids, pa.string()), "query id", path)
+        check_run_ids(doc_ids, "doc id", path)
 
 
 def _write_trec_run(table: pa.Table, path: Path, f: Any) -> None:
@@ -617,7 +621,7 @@ def write_table(table: pa.Table, path: PathLike) -> None:
         if kind == ".arrow":
             with pa.ipc.new_file(f, table.schema) as writer:
                 writer.write_table(table)
-        elif kind in (".run", ".trec"):
+        elif kind in RUN_WRITE_EXTENSIONS:
             _write_trec_run(table, p, f)
         elif kind == ".jsonl":
             import json

@@ -273,9 +273,7 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    import pyarrow as pa
-
-    from ..io import RESULT_WRITE_EXTENSIONS, check_run_ids, is_run_output, read_queries, write_table
+    from ..io import RESULT_WRITE_EXTENSIONS, check_run_output, read_queries, write_table
     from .rerank import print_warnings, read_candidates, rerank
 
     check_output(args.output, RESULT_WRITE_EXTENSIONS,
@@ -287,9 +285,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     cli_common.report_fallback(fallback or [], query_table.num_rows, args.queries)
     candidates = read_candidates(args.candidates)
     index = load_index(args.index)
-    if is_run_output(args.output):   # before the scoring: ids a run cannot hold, whether or not they rank
-        check_run_ids(pa.array(ids, pa.string()), "query id", args.output)
-        check_run_ids(candidates.column("doc_id"), "doc id", args.output)
+    check_run_output(args.output, ids, candidates.column("doc_id"))   # before the scoring: ids a TREC run cannot hold
     model = args.model or index_model_path(index, args.index)
     table, report = rerank(index, queries, ids, candidates, cli_common.query_encoder(model, index), k=args.k,
                            ops=args.ops, device=args.device, strict=args.strict, where=args.candidates,
