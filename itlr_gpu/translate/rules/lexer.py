@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..spans import strip_terminal_escapes
 from .lexicon import (
+    _ADJECTIVE_END_RE,
     _ADVICE_NOUNS,
     _AUX,
     _BETWEEN_OPERANDS,
@@ -941,7 +942,6 @@ _LATITUDE = {"similar", "equivalent", "the like", "something similar", "similar 
 # Adjectives by their ending ("organic", "electrical", "porous", "invasive", "disposable") and common ones that
 # have none; nouns with such endings ("animal", "hospital") read the same way before "or" ("hospital or clinic
 # visits").
-_ADJECTIVE_END_RE = re.compile(r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible|ish|ese)")
 _ADJECTIVES = {"public", "private", "male", "female", "wild", "domestic", "urban", "rural", "young", "old", "new",
                "used", "early", "late", "acute", "chronic", "primary", "secondary", "local", "foreign", "free", "paid",
                "hot", "cold", "wet", "dry", "raw", "cooked", "fresh", "frozen", "canned", "hard", "soft", "full",

@@ -182,8 +182,6 @@ def _title_with_and(raw: list, i: int, pairs: bool = True) -> int:
     return end - i if capitals >= 2 and plain_after else _pair_name_with_and(raw, i) if pairs else 0
 
 
-_AUXILIARIES = set("is are was were be been being am can could will would shall should may might must do does did has "
-                   "have had".split())
 # nationalities, peoples and faiths, adjectives the suffixes below do not tell ("Hindu and Sikh wedding traditions",
 # "Greek and Roman gods")
 _PEOPLES = set("hindu sikh sunni shia greek roman french dutch thai irish welsh scottish english british american german "
@@ -216,9 +214,9 @@ def _pair_name_with_and(raw: list, i: int) -> int:
     words = [_fold(w).strip(".,;:!?\"'") for w in (a, b)]
     if not all(re.fullmatch(r"(?:Mc|Mac|O')?[^\W\d_][^\W\d_]+(?:[-'][^\W\d_]+)*", w.rstrip(".,;:!?"))
                and w[:1].isupper() and w[1:2].islower() and not w.rstrip(".,;:!?")[1:].isupper() for w in (a, b)) \
-            or any(w in _TITLE_SMALL or w in _AUXILIARIES or w in _PEOPLES or w.endswith("ist") or re.fullmatch(
-                r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible|ish|ese|ian|ean)", w) for w in words) \
-            or not after[:1].islower() or not after[:1].isalpha() or _fold(after) in _TITLE_SMALL | _AUXILIARIES \
+            or any(w in _TITLE_SMALL or w in _AUX_AFFIRMATIVE or w in _PEOPLES or w.endswith("ist")
+                   or _ADJECTIVE_END_RE.fullmatch(w) or re.fullmatch(r"[a-z]{3,}(?:ian|ean)", w) for w in words) \
+            or not after[:1].islower() or not after[:1].isalpha() or _fold(after) in _TITLE_SMALL | _AUX_AFFIRMATIVE \
             or _fold(after) in _CLAUSE_ENDS or a[-1:] in ",;:" or b[-1:] in ",;:.!?":
         return 0
     before = [t for t in raw[max(0, i - 3):i] if t.kind == "WORD" and _fold(t.text) not in _TITLE_SMALL]
@@ -476,6 +474,9 @@ _AUX_STRONG = set(
 )
 _AUX_WEAK = set("can will may might must does do did has have had".split())
 _AUX = _AUX_STRONG | _AUX_WEAK
+_AUX_AFFIRMATIVE = {w for w in _AUX if "'" not in w} - {"cannot"}   # a verb after a pair of names (_pair_name_with_and)
+# words that end like adjectives ("civic", "tropical", "Stoic"; the lexer's _adjective_like)
+_ADJECTIVE_END_RE = re.compile(r"[a-z]{3,}(?:ic|al|ous|ive|ful|less|able|ible|ish|ese)")
 
 
 # The nouns of a relation between two topics ("the link between X and Y"): one list for the question, the
