@@ -2895,8 +2895,9 @@ def test_rules70_agents_ignoring_and_no_idea(text, expr):
      '("spices recalled for lead" AND NOT "the applesauce pouches")'),
     ("Ukulele songbooks for kids - Disney or Frozen but not Moana we already have that one",
      '("Ukulele songbooks for kids" AND ("Disney" OR "Frozen") AND NOT "Moana")'),
-    # "not the ..." after a question excludes (it was one term with the question)
-    ("is the red hat in size L? not the kids version", '("the red hat in size L" AND NOT "the kids version")'),
+    # "not the ..." after a question excludes (it was one term with the question); since rules-102 the question
+    # names the thing and what is asked of it
+    ("is the red hat in size L? not the kids version", '("red hat" AND "size L" AND NOT "the kids version")'),
     # "X only no Y" after a comma; "the only no fee card" is a name
     ("woodworking podcast, hand tools only no power tools", '("woodworking" AND "hand tools" AND NOT "power tools")'),
     ("the only no fee credit card", '"the only no fee credit card"'),
@@ -3610,4 +3611,43 @@ def test_rules100_review_of_rules99(text, expr):
      '(("Irish" OR "Scottish") AND "passport renewal within 10 days")'),
 ])
 def test_rules101(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-102: lone nouns before "or" share the last alternative's words after its first, where it has three
+    # words or more; not plural nouns before a singular word, an adjective, "either", an article, two words
+    ("egg or embryo freezing costs", '(("egg" OR "embryo") AND "freezing costs")'),
+    ("cholera or typhoid vaccination schedules for travellers",
+     '(("cholera" OR "typhoid") AND "vaccination schedules for travellers")'),
+    ("statins or beta blockers after heart attack", '(("statins" OR "beta blockers") AND "heart attack")'),
+    ("narcolepsy or idiopathic hypersomnia treatment", '("narcolepsy" OR "idiopathic hypersomnia treatment")'),
+    ("either tofu or tempeh recipes without soy sauce", '(("tofu" OR "tempeh recipes") AND NOT "soy sauce")'),
+    ("a kettle or a toaster oven bundle", '("kettle" OR "toaster oven bundle")'),
+    ("milk or peanut butter", '("milk" OR "peanut butter")'),
+    # a yes/no question about a named thing: the thing and what is asked of it
+    ("Does the Leeds studio have wheelchair access to the kiln room?",
+     '("Leeds studio" AND "wheelchair access to the kiln room")'),
+    ("Is the concessionary pass valid on the tram or the Metro?", '("concessionary pass" AND ("tram" OR "Metro"))'),
+    ("Is the Boss Katana 100 MkII in the Black Friday sale?", '("Boss Katana 100 MkII" AND "Black Friday sale")'),
+    ("Was the Odeon on the High Street called the Regal or the Gaumont?",
+     '("Odeon on the High Street" AND ("Regal" OR "Gaumont"))'),
+    ("Has the Blue Carbon special issue deadline been extended?", '"Blue Carbon special issue deadline"'),
+    ("Is a carbon tax or cap and trade more efficient?", '("carbon tax" OR "cap and trade")'),
+    # ... but a state the writers keep with the thing, the service asked, an exclusion, stay as they were
+    ("Is the Jetboil Flash compatible with MSR IsoPro fuel?", '"the Jetboil Flash compatible with MSR IsoPro fuel"'),
+    ("Does the archive have notes on faint galaxies near Polaris?", '"faint galaxies near Polaris"'),
+    ("Does the gym have a sauna but not a pool?", '("sauna" AND NOT "pool")'),
+    # two compared topics of the same length: words after the second are their common ground
+    ("silicon anode vs graphite anode cycle life", '("silicon anode" AND "graphite anode" AND "cycle life")'),
+    ("Schools class vs King Arthur class boiler pressures",
+     '("Schools class" AND "King Arthur class" AND "boiler pressures")'),
+    ("merino wool vs polyester base layers", '("merino wool" AND "polyester base layers")'),
+    ("hot tea vs tea bags", '("hot tea" AND "tea bags")'),
+    ("Behr Marquee vs Benjamin Moore Regal Select", '("Behr Marquee" AND "Benjamin Moore Regal Select")'),
+    # "do you run / host / organise X" asks for X
+    ("Do you run pottery workshops for kids?", '"pottery workshops for kids"'),
+    ("do u guys fix cracked phone screens", '"cracked phone screens"'),
+])
+def test_rules102(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -449,11 +449,14 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
                 and (end == len(out) or out[end].kind in ("COMMA", "SEMI")):
             ground.append(i - n)
             continue
+        linked = False
         for k in range(i + 2, min(end - 1, i + 5)):
             if _fold(out[k - 1].text)[-1:] in ".?!:":   # a sentence ends first
+                linked = True
                 break
             timed = _fold(out[k].text) in ("after", "before")   # "... after cardiac surgery", "... before bed"
             if _fold(out[k].text) in _COMPARED_GROUND_LINKS or timed:
+                linked = True
                 if timed and (end - k - 1 < 2 or _fold(out[k + 1].text)[:1].isdigit()):
                     # one word, or a number, is a time with its link: "coffee vs tea before bed" compares the two
                     # "before bed" (not "bed" alone, nor "tea before bed" against coffee)
@@ -466,6 +469,10 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
                         and _fold(out[end - 1].text).strip(".,;:!?") not in _TIME_UNITS:
                     out[k] = _Tok("AND", "and")
                 break
+        if not linked:
+            k = _parallel_end(out, start, i, end)
+            if k is not None:
+                ground.append(k)
     for k in reversed(ground):
         out.insert(k, _Tok("AND", "and"))
     # "trade talks between the U.S. and Japan", "trade-offs between speed or accuracy", "between 2010 and 2020":
@@ -922,6 +929,29 @@ def _dash_separates(toks: list[_Tok], i: int) -> bool:
     return nxt.kind in ("EXCL", "NOT", "ALLBUT", "NEITHER")
 
 
+def _parallel_end(out: list, start: int, i: int, end: int) -> int | None:
+    """Where the second of two compared topics ends when words follow it with no link: as many words as the
+    first ("silicon anode vs graphite anode cycle life", "Ménière's disease vs vestibular migraine dizziness"), or
+    up to the first's last word ("Schools class vs King Arthur class boiler pressures"); the rest is their
+    common ground.  None where the first is one word or over four, or the rest opens with a small word."""
+    first = [_fold(u.text) for u in out[start:i]]
+    second = [_fold(u.text).strip(".,;:!?") for u in out[i + 1:end]]
+    if not 2 <= len(first) <= 4 or len(second) <= 1 or any(w[-1:] in ".?!:" for w in first + second[:-1]):
+        return None
+    if second[-1] == first[-1] or second[0] in ("the", "a", "an") \
+            or all(u.text[:1].isupper() for u in out[i + 1:end]):
+        return None   # "Rembrandt self-portraits vs Van Gogh self-portraits", "... vs Benjamin Moore Regal Select",
+        # "venom vs the old mouth bacteria theory" (an article opens a phrase of its own length)
+    repeated = next((j + 1 for j, w in enumerate(second[:-1]) if j and w == first[-1]), None)   # ("hot tea vs tea bags")
+    n = repeated or len(first)
+    if n >= len(second) or second[n] in _TITLE_SMALL | _COMPARED_GROUND_LINKS | _NO_SHARED_HEAD_END | _NO_GROUND_START \
+            or second[n - 1] in _TITLE_SMALL or not any(c.isalpha() for c in second[n]) \
+            or not repeated and len(second) - n < 2 or len(second) - n > _MAX_SHARED_PHRASE:
+        return None   # (one word more is the second's own: "merino wool vs polyester base layers")
+    return i + 1 + n
+
+
+_NO_GROUND_START = {"off", "alone", "then", "only", "up", "out", "too", "instead"}
 _ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", "u"}
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",
                    "anything", "nothing", "none", "neither", "other", "apart", "aside", "rather", "e.g", "i.e",

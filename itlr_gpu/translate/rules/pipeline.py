@@ -551,7 +551,8 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         comma_or = [m.start() for m in re.finditer(r",\s*or\b", cleaned, re.I)]
         oxford = all(re.search(r",[^,;:.!?]{1,60}$", cleaned[:at]) for at in comma_or)
         if not sentence_like and (not comma_or or oxford):
-            node = _drop_articles(_split_shared(node, quoted, heads=not comma_or), quoted)
+            whole = re.search(r"\beither\b|\bor\s+(?:an?|the|some|any)\s", cleaned, re.I)   # (see _shared_noun_tail)
+            node = _drop_articles(_split_shared(node, quoted, heads=not comma_or, nouns=not whole), quoted)
         node = _excluded_place(node, quoted)
     except RuleError:
         if prose and sentence_like:   # the prose is the reason, not the token the parser stopped at

@@ -1164,7 +1164,8 @@ _EMBEDDED_ASK_RE = re.compile(
     r"\s+(?:whether|if)\s+(?=\S)")
 # what a service holds or does for its users ("you stock X", "you accept X"): the direct "do you ..." is an ask
 _SERVICE_VERBS = ("have hold own sell stock carry keep offer accept allow permit provide support subscribe need make "
-                  "fix grow translate restore service repair buy deliver ship teach print install clean").split()
+                  "fix grow translate restore service repair buy deliver ship teach print install clean run host "
+                  "organise organize").split()
 _YOU_GOT_RE = re.compile(r"(?P<s>you|u)(?:'ve|\s+have)\s+(?=(?:still\s+|already\s+)?got\b)")
 _YOU_RE = re.compile(r"(?:you|u)\s+(?:(?:still|currently|also|ever|already|now|perhaps|possibly|actually)\s+)*"
                      r"(?P<v>[a-z]+)\b")
@@ -1204,6 +1205,93 @@ def _embedded_question(sentence: str) -> str:
     if turned is None:
         return sentence
     return (turned[:1].upper() if sentence[:1].isupper() else turned[:1]) + turned[1:]
+
+
+# A yes/no question about a named thing asks for the thing and what is asked of it, not for the question's verb:
+# "Does the Leeds studio have wheelchair access to the kiln room?" is "Leeds studio" and "wheelchair access to the
+# kiln room", "Is the concessionary pass valid on the tram or the Metro?" is "concessionary pass" and "tram or
+# Metro", "Is the Boss Katana in the Black Friday sale?" is "Boss Katana" and "Black Friday sale".  Only a subject
+# opened by a determiner ("the", "your", "my"...), ended by a verb of the lists below (after "does" / "do" / "did"),
+# by "been" (after "has" / "have") or by a predicate (after "is" / "are" / "was" / "were"; else by its first "in" /
+# "on"); nothing asked of it ("Is the 1963 omnibus issue available?") leaves the subject alone.  The held-out
+# writers from the 100th on read such questions so, most earlier ones kept the whole clause as one term.
+_YES_NO_RE = re.compile(r"(?P<aux>does|do|did|is|are|was|were|has|have)\s+(?:the|your|this|that|these|those|my|our|his|her|"
+                        r"their|an?)\s+(?P<rest>\S.*?)[\s?.!]*")
+_YES_NO_VERBS = {"have", "come", "cover", "affect", "apply", "stop", "work", "include", "need", "take", "accept",
+                 "offer", "count", "allow", "require", "mean", "fit", "sell", "stock", "ship", "deliver", "support",
+                 "show", "list", "contain", "hold", "start", "finish", "end", "last", "cost",
+                 "charge", "qualify", "cause", "increase", "reduce", "improve", "interact", "expire", "renew",
+                 "run", "go", "get", "use", "leave", "stay", "change", "matter", "differ", "help", "make", "give",
+                 "provide", "involve", "mention", "feature", "do"}
+_YES_NO_PREDICATES = {"available", "valid", "ready", "back", "included", "suitable", "safe", "possible",
+                      "necessary", "required", "allowed", "accepted", "refundable", "covered", "eligible", "due",
+                      "still", "same", "better", "worse", "bigger", "smaller", "big", "enough", "good", "right",
+                      "correct", "true", "normal", "running", "full", "sold", "listed", "online", "been", "more",
+                      "less", "likely", "called", "named", "known", "made", "built", "written", "held"}
+# a state the writers keep with its thing ("Jetboil Flash compatible with MSR IsoPro fuel", "swimming pool open in
+# September", "Wire worth watching"): such a question stays as written
+_YES_NO_KEPT = {"compatible", "open", "closed", "worth", "overrated", "underrated"}
+_YES_NO_LINKS = {"in", "on", "to", "with", "for", "towards", "into", "at", "from", "as", "under", "than", "over",
+                 "of", "by"}
+_YES_NO_DROP_END = {"still", "yet", "now", "too", "again", "any", "more", "running", "available", "on",
+                    "allowed", "possible", "ok", "okay", "online"}
+_ASKED_SERVICES = {"society", "archive", "journal", "shop", "store", "library", "museum", "club", "clinic", "practice",
+                   "council", "centre", "center", "school", "site", "website", "app", "service", "company", "team",
+                   "venue", "hotel", "studio", "office", "surgery", "pharmacy", "server", "catalogue", "database",
+                   "collection", "forum", "group", "association", "gallery", "hospital", "trust", "charity"}
+_YES_NO_DETS = {"the", "a", "an", "my", "your", "our", "their", "his", "her", "this", "that", "these", "those"}
+_YES_NO_STOP = re.compile(r"\b(?:not|no|but|without|except|excluding|other\s+than|apart\s+from|if|when|because|"
+                          r"vs|versus|nor|either|both)\b")
+
+
+def _yes_no_question(sentence: str) -> str:
+    """The sentence as the subject and what is asked of it (above), or unchanged."""
+    folded = _fold(sentence).strip()
+    m = _YES_NO_RE.fullmatch(folded)
+    if not m or len(sentence) > 160 or _YES_NO_STOP.search(folded[m.start("rest"):]) \
+            or _YES_NO_KEPT & set(folded[m.start("rest"):].split()):
+        return sentence
+    rest = sentence.strip()[m.start("rest"):m.end("rest")].split()
+    low = [w.lower().strip(",;:") for w in rest]
+    if m.group("aux") in ("does", "do", "did"):
+        at = next((i for i in range(1, len(low)) if low[i] in _YES_NO_VERBS), None)
+    elif m.group("aux") in ("has", "have"):
+        at = next((i for i in range(1, len(low)) if low[i] == "been"), None)
+    else:
+        at = next((i for i in range(1, len(low)) if low[i] in _YES_NO_PREDICATES
+                   or len(low[i]) > 4 and low[i].endswith("ed") and rest[i].islower()
+                   and (i + 1 == len(low) or low[i + 1] in _YES_NO_LINKS)), None)   # (not "fried rice")
+        if at is None:
+            at = next((i for i in range(1, len(low)) if low[i] in ("in", "on")), None)
+    if at is None or at > 10:
+        return sentence
+    subject, asked = rest[:at], rest[at:]
+    while len(subject) > 1 and subject[-1].lower() in _YES_NO_DROP_END | {"ever", "already", "currently"}:
+        subject = subject[:-1]   # "Was the Mary Celeste ever salvaged?"
+    if len(subject) == 1 and subject[0].lower() in _ASKED_SERVICES:
+        return sentence   # "Does the archive have notes on X?": the service asked, read by the asks
+    # the verb or predicate and its link go: "come in", "apply to", "valid on", "the same as", "more reliable than"
+    reach = 2 if m.group("aux") in ("does", "do", "did") else 3
+    cut = next((i for i, w in enumerate(asked[:reach]) if w.lower() in _YES_NO_LINKS), None)
+    if cut is not None and not all(w.islower() for w in asked[:cut]):
+        cut = None
+    if cut is not None:
+        asked = asked[cut + 1:]
+    else:   # a verb's object stays; what follows a predicate with no link is the predicate ("more efficient")
+        asked = asked[1:] if m.group("aux") in ("does", "do", "did") or low[at] in ("called", "named", "known") else []
+    while asked and asked[-1].lower().strip("?.!") in _YES_NO_DROP_END:
+        asked = asked[:-1]
+    while asked and asked[0].lower() in _YES_NO_DETS:
+        asked = asked[1:]
+    # nor after "or" within it ("valid on the tram or the Metro")
+    asked = [w for k, w in enumerate(asked)
+             if not (k and w.lower() in ("the", "a", "an") and asked[k - 1].lower() == "or")]
+    if not asked or len(asked) == 1 and asked[0].lower().endswith("ed"):   # "... been extended?"
+        return " ".join(subject)
+    subject_text = " ".join(subject)
+    if re.search(r"\bor\b", subject_text, re.I):
+        subject_text = f"({subject_text})"
+    return f"{subject_text} and ({' '.join(asked)})"
 
 
 def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
@@ -1274,6 +1362,8 @@ def _rephrase(cleaned: str, sentences: list[str]) -> tuple[str, list[str]]:
             request = _topic_head(request)
         if request == sentences[at] and len(sentences) == 1:
             request = _compare(request)
+        if request == sentences[at]:
+            request = _yes_no_question(request)
         if request != sentences[at]:
             sentences = sentences[:at] + [request] + sentences[at + 1:]
             text = " ".join(sentences)
