@@ -930,24 +930,22 @@ def _dash_separates(toks: list[_Tok], i: int) -> bool:
 
 
 def _parallel_end(out: list, start: int, i: int, end: int) -> int | None:
-    """Where the second of two compared topics ends when words follow it with no link: as many words as the
-    first ("silicon anode vs graphite anode cycle life", "Ménière's disease vs vestibular migraine dizziness"), or
-    up to the first's last word ("Schools class vs King Arthur class boiler pressures"); the rest is their
-    common ground.  None where the first is one word or over four, or the rest opens with a small word."""
+    """Where the second of two compared topics ends when words follow it with no link: at the first's last word
+    ("silicon anode vs graphite anode cycle life", "Schools class vs King Arthur class boiler pressures"), or as
+    long as the first where both open with the same word ("Data analyst vs data scientist entry level salaries";
+    not always: "lithium ion vs lithium iron phosphate battery life" is cut after "iron"); the rest is their
+    common ground.  Where the first's last word does not come back, the words alone cannot tell the
+    second's end ("merino wool vs polyester base layer odour", "red meat vs chicken heart disease risk"): None."""
     first = [_fold(u.text) for u in out[start:i]]
     second = [_fold(u.text).strip(".,;:!?") for u in out[i + 1:end]]
-    if not 2 <= len(first) <= 4 or len(second) <= 1 or any(w[-1:] in ".?!:" for w in first + second[:-1]):
+    if not 2 <= len(first) <= 4 or len(second) <= 2 or any(w[-1:] in ".?!:" for w in first + second[:-1]):
         return None
-    if second[-1] == first[-1] or second[0] in ("the", "a", "an") \
-            or all(u.text[:1].isupper() for u in out[i + 1:end]):
-        return None   # "Rembrandt self-portraits vs Van Gogh self-portraits", "... vs Benjamin Moore Regal Select",
-        # "venom vs the old mouth bacteria theory" (an article opens a phrase of its own length)
-    repeated = next((j + 1 for j, w in enumerate(second[:-1]) if j and w == first[-1]), None)   # ("hot tea vs tea bags")
-    n = repeated or len(first)
-    if n >= len(second) or second[n] in _TITLE_SMALL | _COMPARED_GROUND_LINKS | _NO_SHARED_HEAD_END | _NO_GROUND_START \
-            or second[n - 1] in _TITLE_SMALL or not any(c.isalpha() for c in second[n]) \
-            or not repeated and len(second) - n < 2 or len(second) - n > _MAX_SHARED_PHRASE:
-        return None   # (one word more is the second's own: "merino wool vs polyester base layers")
+    n = next((j + 1 for j, w in enumerate(second[:-1]) if j and w == first[-1]), None)   # ("hot tea vs tea bags")
+    if n is None and second[0] == first[0] and len(second) > len(first):
+        n = len(first)   # the same first word: the same shape ("Puya raimondii vs Puya berteroana germination rates")
+    if n is None or second[n] in _TITLE_SMALL | _COMPARED_GROUND_LINKS | _NO_SHARED_HEAD_END | _NO_GROUND_START \
+            or not any(c.isalpha() for c in second[n]) or len(second) - n > _MAX_SHARED_PHRASE:
+        return None
     return i + 1 + n
 
 

@@ -570,11 +570,13 @@ _ASKS = [  # a sentence that starts so asks for documents
     # what a service does: "do you allow e-scooters or e-bikes onboard?", "do you work with donor egg banks in Spain"
     r"(?:do|does)\s+(?:you|u)\s+(?:allow|accept|permit|provide|work\s+with|support)\s+(?:any\s+)?",
     # what a service or a forum's members make or do: "do you make dog-friendly birthday cakes", "does anyone grow
-    # Restrepia in a Wardian case", "do you work on Marks and Spencer suites", "do you run raku workshops", "do u
-    # guys fix X" (not "take": "do you take omeprazole before food" asks how it is taken)
+    # Restrepia in a Wardian case", "do you work on Marks and Spencer suites", "do u guys fix X" (not "take": "do
+    # you take omeprazole before food" asks how it is taken)
     r"(?:do|does)\s+(?:you|u|anyone|anybody)(?:\s+guys)?\s+(?:(?:still|ever|also)\s+)?(?:make|fix|grow|work\s+on|"
-    r"translate|restore|service|repair|buy|deliver\s+to|ship\s+to|teach|print|install|clean|run|host|organi[sz]e)\s+"
-    r"(?:any\s+)?"
+    r"translate|restore|service|repair|buy|deliver\s+to|ship\s+to|teach|print|install|clean|host|organi[sz]e|"
+    # "run" a kind of event ("do you run raku firing workshops"; not "do you run every day", "run the dishwasher")
+    r"run(?=\s+(?:[\w'-]+\s+){0,5}?(?:workshops?|class(?:es)?|courses?|sessions?|trips?|tours?|events?|clubs?|"
+    r"camps?|lessons?|groups?|programmes?|programs?|retreats?|tasters?)\b))\s+(?:any\s+)?"
     r"(?!(?:your|their|my|our|his|her|its|it|them|themselves|yourself|yourselves|myself|ourselves|at|behind|into|in|"
     r"on|up|out|off|a\s+living|sure|do|with|for|before|after)\b)(?=\S)",   # ("do you grow your own", "make it to")
     # "does anyone know if the club has a X", a learner's "the club has X to borrow?"

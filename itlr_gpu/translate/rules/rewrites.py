@@ -1164,7 +1164,7 @@ _EMBEDDED_ASK_RE = re.compile(
     r"\s+(?:whether|if)\s+(?=\S)")
 # what a service holds or does for its users ("you stock X", "you accept X"): the direct "do you ..." is an ask
 _SERVICE_VERBS = ("have hold own sell stock carry keep offer accept allow permit provide support subscribe need make "
-                  "fix grow translate restore service repair buy deliver ship teach print install clean run host "
+                  "fix grow translate restore service repair buy deliver ship teach print install clean host "
                   "organise organize").split()
 _YOU_GOT_RE = re.compile(r"(?P<s>you|u)(?:'ve|\s+have)\s+(?=(?:still\s+|already\s+)?got\b)")
 _YOU_RE = re.compile(r"(?:you|u)\s+(?:(?:still|currently|also|ever|already|now|perhaps|possibly|actually)\s+)*"
@@ -1210,38 +1210,71 @@ def _embedded_question(sentence: str) -> str:
 # A yes/no question about a named thing asks for the thing and what is asked of it, not for the question's verb:
 # "Does the Leeds studio have wheelchair access to the kiln room?" is "Leeds studio" and "wheelchair access to the
 # kiln room", "Is the concessionary pass valid on the tram or the Metro?" is "concessionary pass" and "tram or
-# Metro", "Is the Boss Katana in the Black Friday sale?" is "Boss Katana" and "Black Friday sale".  Only a subject
-# opened by a determiner ("the", "your", "my"...), ended by a verb of the lists below (after "does" / "do" / "did"),
-# by "been" (after "has" / "have") or by a predicate (after "is" / "are" / "was" / "were"; else by its first "in" /
-# "on"); nothing asked of it ("Is the 1963 omnibus issue available?") leaves the subject alone.  The held-out
-# writers from the 100th on read such questions so, most earlier ones kept the whole clause as one term.
+# Metro", "Is the Covid booster safe during pregnancy?" is "Covid booster" and "pregnancy".  Only a subject opened
+# by a determiner ("the", "your", "my"...), ended by a verb of the list below (after "does" / "do" / "did"), by
+# "been" (after "has" / "have") or by a predicate (after "is" / "are" / "was" / "were"; else by the first "in" /
+# "on" after a capitalised word or a number: "Is the Boss Katana 100 MkII in the Black Friday sale?").  Where only
+# the predicate is asked, a question of availability names the thing alone ("Is the 1963 omnibus issue
+# available?"), any other keeps its whole clause ("Was the moon landing faked?": the predicate is the topic).  The
+# held-out writers from the 100th on read such questions so, most earlier ones kept the whole clause as one term.
 _YES_NO_RE = re.compile(r"(?P<aux>does|do|did|is|are|was|were|has|have)\s+(?:the|your|this|that|these|those|my|our|his|her|"
                         r"their|an?)\s+(?P<rest>\S.*?)[\s?.!]*")
+# verbs whose object is a topic (not "go", "get", "use", "make": "Do the clocks go back?")
 _YES_NO_VERBS = {"have", "come", "cover", "affect", "apply", "stop", "work", "include", "need", "take", "accept",
-                 "offer", "count", "allow", "require", "mean", "fit", "sell", "stock", "ship", "deliver", "support",
-                 "show", "list", "contain", "hold", "start", "finish", "end", "last", "cost",
-                 "charge", "qualify", "cause", "increase", "reduce", "improve", "interact", "expire", "renew",
-                 "run", "go", "get", "use", "leave", "stay", "change", "matter", "differ", "help", "make", "give",
-                 "provide", "involve", "mention", "feature", "do"}
+                 "offer", "count", "allow", "require", "fit", "sell", "stock", "ship", "deliver", "support", "show",
+                 "list", "contain", "hold", "cost", "charge", "qualify", "cause", "increase", "reduce", "improve",
+                 "interact", "expire", "renew", "run", "help", "give", "provide", "involve", "mention", "feature"}
 _YES_NO_PREDICATES = {"available", "valid", "ready", "back", "included", "suitable", "safe", "possible",
                       "necessary", "required", "allowed", "accepted", "refundable", "covered", "eligible", "due",
-                      "still", "same", "better", "worse", "bigger", "smaller", "big", "enough", "good", "right",
-                      "correct", "true", "normal", "running", "full", "sold", "listed", "online", "been", "more",
-                      "less", "likely", "called", "named", "known", "made", "built", "written", "held"}
+                      "still", "same", "better", "worse", "bigger", "smaller", "big", "good", "right", "correct",
+                      "true", "normal", "running", "full", "sold", "listed", "been", "more", "less", "likely",
+                      "called", "named", "known", "made", "built", "written", "held"}
+# asked alone, these ask whether the thing is there: the thing alone is the topic
+_YES_NO_AVAILABLE = {"available", "ready", "back", "running", "still", "due", "listed", "on", "in", "going", "ahead",
+                     "happening"}
 # a state the writers keep with its thing ("Jetboil Flash compatible with MSR IsoPro fuel", "swimming pool open in
 # September", "Wire worth watching"): such a question stays as written
 _YES_NO_KEPT = {"compatible", "open", "closed", "worth", "overrated", "underrated"}
 _YES_NO_LINKS = {"in", "on", "to", "with", "for", "towards", "into", "at", "from", "as", "under", "than", "over",
-                 "of", "by"}
+                 "of", "by", "during", "after", "before"}
 _YES_NO_DROP_END = {"still", "yet", "now", "too", "again", "any", "more", "running", "available", "on",
-                    "allowed", "possible", "ok", "okay", "online"}
+                    "allowed", "possible", "ok", "okay"}
 _ASKED_SERVICES = {"society", "archive", "journal", "shop", "store", "library", "museum", "club", "clinic", "practice",
                    "council", "centre", "center", "school", "site", "website", "app", "service", "company", "team",
                    "venue", "hotel", "studio", "office", "surgery", "pharmacy", "server", "catalogue", "database",
-                   "collection", "forum", "group", "association", "gallery", "hospital", "trust", "charity"}
+                   "collection", "forum", "group", "association", "gallery", "hospital", "trust", "charity", "gym",
+                   "branch", "restaurant", "cafe", "bar", "pub", "salon", "spa", "garage", "dealer", "supplier"}
 _YES_NO_DETS = {"the", "a", "an", "my", "your", "our", "their", "his", "her", "this", "that", "these", "those"}
 _YES_NO_STOP = re.compile(r"\b(?:not|no|but|without|except|excluding|other\s+than|apart\s+from|if|when|because|"
                           r"vs|versus|nor|either|both)\b")
+
+
+def _predicate_at(aux: str, rest: list[str], low: list[str]) -> int | None:
+    """Where the subject of a yes/no question ends (above), or None."""
+    if aux in ("does", "do", "did"):
+        return next((i for i in range(1, len(low)) if low[i] in _YES_NO_VERBS), None)
+    if aux in ("has", "have"):
+        return next((i for i in range(1, len(low)) if low[i] == "been"), None)
+    at = next((i for i in range(1, len(low)) if rest[i].islower() and (
+        low[i] in _YES_NO_PREDICATES
+        # a participle at the end or before a link ("summarised in", not "fried rice", "signed or sealed")
+        or len(low[i]) > 4 and low[i].endswith("ed") and low[i - 1] not in ("or", "and")
+        and (i + 1 == len(low) or low[i + 1] in _YES_NO_LINKS))), None)
+    if at is None:   # "Is the Boss Katana 100 MkII in the sale?", "Is the Reel Rock screening on 8 November?" (not
+        #              "Is the black mould in my bathroom X?")
+        at = next((i for i in range(1, len(low) - 1) if low[i] in ("in", "on")
+                   and (rest[i - 1][:1].isupper() or any(c.isdigit() for c in rest[i - 1])
+                        or _DATE_START_RE.match(" ".join(low[i + 1:i + 3])))), None)
+    return at
+
+
+_DATE_START_RE = re.compile(r"(?:the\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:january|february|march|"
+                            r"april|may|june|july|august|september|october|november|december)\b)")
+
+
+def _without_or_article(words: list[str]) -> list[str]:
+    """The words without an article after "or" ("the tram or the Metro")."""
+    return [w for k, w in enumerate(words) if not (k and w.lower() in ("the", "a", "an") and words[k - 1].lower() == "or")]
 
 
 def _yes_no_question(sentence: str) -> str:
@@ -1251,44 +1284,41 @@ def _yes_no_question(sentence: str) -> str:
     if not m or len(sentence) > 160 or _YES_NO_STOP.search(folded[m.start("rest"):]) \
             or _YES_NO_KEPT & set(folded[m.start("rest"):].split()):
         return sentence
+    aux = m.group("aux")
     rest = sentence.strip()[m.start("rest"):m.end("rest")].split()
     low = [w.lower().strip(",;:") for w in rest]
-    if m.group("aux") in ("does", "do", "did"):
-        at = next((i for i in range(1, len(low)) if low[i] in _YES_NO_VERBS), None)
-    elif m.group("aux") in ("has", "have"):
-        at = next((i for i in range(1, len(low)) if low[i] == "been"), None)
-    else:
-        at = next((i for i in range(1, len(low)) if low[i] in _YES_NO_PREDICATES
-                   or len(low[i]) > 4 and low[i].endswith("ed") and rest[i].islower()
-                   and (i + 1 == len(low) or low[i + 1] in _YES_NO_LINKS)), None)   # (not "fried rice")
-        if at is None:
-            at = next((i for i in range(1, len(low)) if low[i] in ("in", "on")), None)
+    at = _predicate_at(aux, rest, low)
     if at is None or at > 10:
         return sentence
     subject, asked = rest[:at], rest[at:]
     while len(subject) > 1 and subject[-1].lower() in _YES_NO_DROP_END | {"ever", "already", "currently"}:
         subject = subject[:-1]   # "Was the Mary Celeste ever salvaged?"
-    if len(subject) == 1 and subject[0].lower() in _ASKED_SERVICES:
+    last = subject[-1].lower()
+    if len(subject) == 1 and last in _ASKED_SERVICES:
         return sentence   # "Does the archive have notes on X?": the service asked, read by the asks
-    # the verb or predicate and its link go: "come in", "apply to", "valid on", "the same as", "more reliable than"
-    reach = 2 if m.group("aux") in ("does", "do", "did") else 3
-    cut = next((i for i, w in enumerate(asked[:reach]) if w.lower() in _YES_NO_LINKS), None)
-    if cut is not None and not all(w.islower() for w in asked[:cut]):
-        cut = None
-    if cut is not None:
-        asked = asked[cut + 1:]
-    else:   # a verb's object stays; what follows a predicate with no link is the predicate ("more efficient")
-        asked = asked[1:] if m.group("aux") in ("does", "do", "did") or low[at] in ("called", "named", "known") else []
+    if last in _YES_NO_LINKS | _YES_NO_DETS | {"or", "and"} \
+            or last.endswith("ing") and subject[-1].islower() and low[at] not in ("in", "on"):
+        return sentence   # the clause goes on: "Is the 20mph limit being scrapped?", "Are the caps melting faster than
+        #                   predicted?"
+    # the verb or predicate and its link go: "come in", "apply to", "valid on", "safe during", "more reliable than"
+    if aux in ("does", "do", "did"):
+        cut = 1 if len(asked) > 1 and asked[1].lower() in _YES_NO_LINKS else 0
+    else:
+        cut = next((i for i, w in enumerate(asked[:3]) if w.lower() in _YES_NO_LINKS), None)
+        if cut is None or not all(w.islower() for w in asked[:cut]):
+            cut = next((i for i, w in enumerate(asked) if w.lower() not in _YES_NO_PREDICATES | _YES_NO_AVAILABLE
+                        | {"enough", "very"} and not (w.islower() and w.lower().endswith("ed"))), len(asked)) - 1
+    predicate, asked = [w.lower() for w in asked[:cut + 1]], asked[cut + 1:]
     while asked and asked[-1].lower().strip("?.!") in _YES_NO_DROP_END:
         asked = asked[:-1]
     while asked and asked[0].lower() in _YES_NO_DETS:
         asked = asked[1:]
-    # nor after "or" within it ("valid on the tram or the Metro")
-    asked = [w for k, w in enumerate(asked)
-             if not (k and w.lower() in ("the", "a", "an") and asked[k - 1].lower() == "or")]
-    if not asked or len(asked) == 1 and asked[0].lower().endswith("ed"):   # "... been extended?"
-        return " ".join(subject)
-    subject_text = " ".join(subject)
+    asked = _without_or_article(asked)
+    if not asked:
+        if aux in ("does", "do", "did") or predicate[0] != "been" and not set(predicate) <= _YES_NO_AVAILABLE | _YES_NO_LINKS:
+            return sentence   # "Was the moon landing faked?": what is asked is the topic too
+        return " ".join(subject)   # ("Has the deadline been extended?": whether it still holds)
+    subject_text = " ".join(_without_or_article(subject))
     if re.search(r"\bor\b", subject_text, re.I):
         subject_text = f"({subject_text})"
     return f"{subject_text} and ({' '.join(asked)})"
