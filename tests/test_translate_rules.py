@@ -3680,3 +3680,21 @@ def test_rules102(text, expr):
 ])
 def test_rules103_review_of_rules102(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-104, from a second review: a gerund, a number word or a word each alternative takes after it keeps the
+    # last alternative whole; more common two-word nouns; "the" opens no shape of its own; names after a keyword
+    # string share it
+    ("passport or driving licence renewal fees", '("passport" OR "driving licence renewal fees")'),
+    ("meat or dairy free diet plans", '("meat" OR "dairy free diet plans")'),
+    ("car or fire engine toys", '("car" OR "fire engine toys")'),
+    ("the Beatles vs the Rolling Stones album sales", '("the Beatles" AND "the Rolling Stones album sales")'),
+    ("equal pay claims Birmingham City Council or Glasgow City Council",
+     '("equal pay claims" AND ("Birmingham City Council" OR "Glasgow City Council"))'),
+    ("ice shelf calving Thwaites Glacier or Pine Island Glacier",
+     '("ice shelf calving" AND ("Thwaites Glacier" OR "Pine Island Glacier"))'),
+    ("autumn or spring planting for garlic", '(("autumn" OR "spring") AND "planting for garlic")'),
+])
+def test_rules104_second_review(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -941,7 +941,7 @@ def _parallel_end(out: list, start: int, i: int, end: int) -> int | None:
     if not 2 <= len(first) <= 4 or len(second) <= 2 or any(w[-1:] in ".?!:" for w in first + second[:-1]):
         return None
     n = next((j + 1 for j, w in enumerate(second[:-1]) if j and w == first[-1]), None)   # ("hot tea vs tea bags")
-    if n is None and second[0] == first[0] and len(second) > len(first):
+    if n is None and second[0] == first[0] and first[0] not in ("the", "a", "an") and len(second) > len(first):
         n = len(first)   # the same first word: the same shape ("Puya raimondii vs Puya berteroana germination rates")
     if n is None or second[n] in _TITLE_SMALL | _COMPARED_GROUND_LINKS | _NO_SHARED_HEAD_END | _NO_GROUND_START \
             or not any(c.isalpha() for c in second[n]) or len(second) - n > _MAX_SHARED_PHRASE:

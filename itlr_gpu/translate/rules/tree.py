@@ -178,6 +178,24 @@ def _names_after_a_link(kids: list, quoted: set[str], heads: bool) -> bool:
         and name(first) and all(name(c.text) for c in kids[1:])
 
 
+def _names_after_a_topic(kids: list, quoted: set[str], heads: bool) -> bool:
+    """"equal pay claims Birmingham City Council or Glasgow City Council", "ice shelf calving Thwaites Glacier or
+    Pine Island Glacier": a lower-case keyword string of two words or more, then names on both sides of the "or"
+    (capitalised words, up to three): the names are alternatives, not titles."""
+    if not heads or len(kids) < 2 or not all(isinstance(c, Term) and c.text not in quoted for c in kids):
+        return False
+    words = kids[0].text.split()
+    n = 0
+    while n < min(3, len(words)) and words[-1 - n][:1].isupper():
+        n += 1
+    topic = words[:len(words) - n]
+    def name(text: str) -> bool:
+        w = text.split()
+        return 0 < len(w) <= _MAX_SHARED_ALT and w[0][:1].isupper() and all(x[:1].isupper() or x[:1].isdigit() for x in w)
+    return n > 0 and len(topic) >= 2 and all(re.fullmatch(r"[a-z][a-z'-]*", w) for w in topic) \
+        and topic[-1] not in _TITLE_SMALL | _NO_SHARED_HEAD_END and all(name(c.text) for c in kids[1:])
+
+
 def _mixed_case(alternatives: list[str]) -> bool:
     """Capitalised and lower-case alternatives side by side ("chickpeas or Foods for Glaucoma"): a title or a name
     among topics, whose words are not to be shared out (acronyms and numbers count as neither).  A leading article
@@ -312,7 +330,9 @@ def _shared_noun_tail(kids: tuple[Node, ...], words: list[str]) -> bool:
     alone = [c.text for c in kids[:-1]]
     return len(words) >= 3 and all(re.fullmatch(r"[a-z][a-z-]{2,}", a) for a in alone) \
         and len(words[0]) > 2 and words[1].isalpha() and not (any(_plural(a) for a in alone) and not _plural(words[0])) \
-        and not (_adjective_like(words[0]) or words[0] in _NOT_NOUNS or re.search(r"(?:ed|ary)$", words[0])) \
+        and not (_adjective_like(words[0]) or words[0] in _NOT_NOUNS or re.search(r"(?:ed|ary)$", words[0])
+                 or re.fullmatch(r"[a-z]{3,}ing", words[0]) and words[0] not in _ING_NOUNS) \
+        and words[1] not in _AFTER_EACH \
         and f"{words[0]} {re.sub(r'(?<=[^s])s$', '', words[1])}" not in _COMPOUND_NOUNS
 
 
@@ -331,13 +351,23 @@ air fryer|air conditioning|solar panel|heat pump|wind turbine|power bank|hard dr
 food processor|text message|email address|birth control|birth certificate|school uniform|science fiction
 tool box|hand luggage|sun cream|sun screen|tooth brush|hair dryer|hair loss
 weight loss|pain relief|back pain|neck pain|knee pain|head lice|bed bug|fruit fly|house plant|pot plant
+fire engine|teddy bear|bunk bed|camper van|council house|bank holiday|holiday cottage|ice lolly|dock leaf|tree nut
+fire brigade|police officer|police station|shopping centre|town hall|city centre|high street|living room|bed room
 """.replace("\n", "|").strip("|").split("|"))
+# a word after the item that each alternative takes ("meat or dairy free diet plans", "bed or breakfast only
+# rates")
+_AFTER_EACH = {"free", "only", "based", "friendly", "proof", "related", "style", "type", "flavoured", "flavored",
+               "shaped", "led", "sized", "coloured", "colored", "themed"}
+# nouns ending in "ing" (a gerund before the item's noun is its own modifier: "driving licence", "horse riding")
+_ING_NOUNS = {"spring", "evening", "morning", "ceiling", "building", "string", "wedding", "clothing", "bedding",
+              "housing", "ginseng", "pudding", "dumpling", "herring", "sibling", "seedling", "sapling", "earring"}
 # adjectives and counters with no adjective's ending ("sweet potato fries", "second hand textbooks", "all season
 # tyres")
 _NOT_NOUNS = {"sweet", "sour", "sore", "high", "low", "first", "second", "third", "all", "cheap", "short", "long", "deep",
               "fast", "slow", "half", "double", "single", "common", "general", "special", "standard", "basic", "extra",
               "super", "mini", "top", "best", "good", "bad", "great", "little", "real", "fake", "whole", "plain",
-              "junior", "senior", "multipurpose", "multi", "non", "pre", "post", "anti", "self"}
+              "junior", "senior", "multipurpose", "multi", "non", "pre", "post", "anti", "self", "one", "two",
+              "three", "four", "five", "six", "ten"}
 
 
 def _split_shared(node: Node, quoted: set[str], heads: bool = True, nouns: bool = True) -> Node:
@@ -410,7 +440,7 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool, nouns: bool) -
     if repeated is not None:   # (before the titles' guard too: "Brahms German Requiem in English or in German")
         return repeated
     if not all(isinstance(c, Term) and c.text not in quoted and not _title_cased(c.text) for c in kids) \
-            and not _names_after_a_link(kids, quoted, heads):
+            and not _names_after_a_link(kids, quoted, heads) and not _names_after_a_topic(kids, quoted, heads):
         return make_or([_split_shared(c, quoted, heads, nouns) for c in kids])
     first, last = kids[0].text, kids[-1].text
     # lone adjectives before the last alternative qualify its noun: "public or private schools", "pneumatic or
