@@ -3698,3 +3698,19 @@ def test_rules103_review_of_rules102(text, expr):
 ])
 def test_rules104_second_review(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-105: two days, months or seasons around "or" in a keyword string are the alternatives, the words before
+    # and after them facets of their own; a sentence's capitalised first word before "the" is no title-cased run
+    ("adult beginner ballet tuesday or thursday evening",
+     '("adult beginner ballet" AND ("tuesday" OR "thursday") AND "evening")'),
+    ("powerboat lvl 2 on sat or sun?? poole", '("powerboat lvl 2" AND ("sat" OR "sun") AND "poole")'),
+    ("Grandstand tickets for the Saturday or Sunday of the May meeting",
+     '("Grandstand tickets" AND ("Saturday" OR "Sunday") AND "May meeting")'),
+    ("plants that flower in late autumn or winter", '("plants" AND ("late autumn" OR "winter"))'),   # (as before)
+    ("you may or may not get a refund", '"you may or may not get a refund"'),
+    ("Photos from the Rose and Crown pub fire", '"the Rose and Crown pub fire"'),
+])
+def test_rules105_times_and_names(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

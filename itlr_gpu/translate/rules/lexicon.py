@@ -219,9 +219,13 @@ def _pair_name_with_and(raw: list, i: int) -> int:
             or not after[:1].islower() or not after[:1].isalpha() or _fold(after) in _TITLE_SMALL | _AUX_AFFIRMATIVE \
             or _fold(after) in _CLAUSE_ENDS or a[-1:] in ",;:" or b[-1:] in ",;:.!?":
         return 0
-    before = [t for t in raw[max(0, i - 3):i] if t.kind == "WORD" and _fold(t.text) not in _TITLE_SMALL]
-    if before and (before[-1].text[:1].isupper() or _fold(before[-1].text).rstrip(".") in ("v", "vs")):
-        return 0   # a title-cased run ("Cola Have in Common and Atkins diet"), a case ("Roe v. Wade and ...")
+    before = [k for k in range(max(0, i - 3), i) if raw[k].kind == "WORD" and _fold(raw[k].text) not in _TITLE_SMALL]
+    opening = bool(before) and (before[-1] == 0 or raw[before[-1] - 1].kind != "WORD"
+                                or raw[before[-1] - 1].text[-1:] in ".?!:") and _fold(raw[i - 1].text) == "the"
+    if before and not opening and (raw[before[-1]].text[:1].isupper()
+                                   or _fold(raw[before[-1]].text).rstrip(".") in ("v", "vs")):
+        return 0   # a title-cased run ("Cola Have in Common and Atkins diet"), a case ("Roe v. Wade and ..."); a
+        #            sentence's capitalised first word before "the" is none ("Photos from the Rose and Crown pub fire")
     if i > 0 and raw[i - 1].kind == "WORD" and _fold(raw[i - 1].text).rstrip(".") in {"v", "vs", "both"} | _PLACE_BEFORE:
         return 0   # ("both A and B", "between A and B", "flights to Paris and Rome": two things)
     rest = [_fold(t.text).strip(".,;:!?") for t in raw[i + 3:i + 9] if t.kind == "WORD"]

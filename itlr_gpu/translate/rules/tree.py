@@ -370,6 +370,52 @@ _NOT_NOUNS = {"sweet", "sour", "sore", "high", "low", "first", "second", "third"
               "three", "four", "five", "six", "ten"}
 
 
+# days, months and seasons, by kind: two of a kind on both sides of an "or" are the alternatives ("may" and "march"
+# only capitalised: "you may or may not")
+_TIME_KINDS = {
+    **{w: "day" for w in ("mon tue tues wed weds thu thur thurs fri sat sun monday tuesday wednesday thursday friday "
+                          "saturday sunday weekday weekend").split()},
+    **{w: "month" for w in ("jan feb apr jun jul aug sep sept oct nov dec january february april june july august "
+                            "september october november december").split()},
+    **{w: "season" for w in "spring summer autumn winter".split()},
+}
+_TIME_HEAD_LINKS = {"on", "in", "for", "the", "at", "during", "of", "a", "every"}
+_TIME_QUALIFIERS = {"late", "early", "mid", "next", "last", "this", "every", "each", "most", "all"}
+
+
+def _time_kind(word: str) -> str | None:
+    bare = word.strip(".,;:!?")
+    if bare in ("May", "March"):
+        return "month"
+    low = bare.lower()
+    return _TIME_KINDS.get(low) or (_TIME_KINDS.get(low[:-1]) if low.endswith("s") else None)   # ("Tuesdays")
+
+
+def _times_between(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
+    """Two days, months or seasons around an "or" inside a keyword string are the alternatives; the words before
+    the first and after the second are facets of their own: "adult beginner ballet tuesday or thursday evening" is
+    "adult beginner ballet" AND ("tuesday" OR "thursday") AND "evening", "Grandstand tickets for the Saturday or
+    Sunday of the May meeting" drops the links too.  None for anything else, and where a qualifier is the first
+    one's own ("plants that flower in late autumn or winter")."""
+    if len(kids) != 2 or not all(isinstance(c, Term) and c.text not in quoted for c in kids):
+        return None
+    first, second = kids[0].text.split(), kids[1].text.split()
+    kind = _time_kind(first[-1])
+    if not kind or kind != _time_kind(second[0]) or first[-1].lower() == second[0].lower():
+        return None
+    head, tail = first[:-1], second[1:]
+    if head and head[-1].lower() in _TIME_QUALIFIERS:
+        return None
+    while head and head[-1].lower() in _TIME_HEAD_LINKS:
+        head = head[:-1]
+    while tail and tail[0].lower() in _TIME_HEAD_LINKS:
+        tail = tail[1:]
+    if len(head) > _MAX_SHARED_HEAD or len(tail) > _MAX_SHARED_PHRASE:
+        return None
+    return make_and(([Term(" ".join(head))] if head else []) + [make_or([Term(first[-1]), Term(second[0])])]
+                    + ([Term(" ".join(tail))] if tail else []))
+
+
 def _split_shared(node: Node, quoted: set[str], heads: bool = True, nouns: bool = True) -> Node:
     """Share a phrase out of alternatives (above); ``heads=False``: only a phrase after the last one;
     ``nouns=False``: lone nouns share nothing (see _shared_noun_tail)."""
@@ -433,6 +479,9 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool, nouns: bool) -
     if not isinstance(node, Or):
         return node
     kids = node.children
+    times = _times_between(kids, quoted)
+    if times is not None:   # (before the titles' guard: "Grandstand tickets for the Saturday or Sunday of the May meeting")
+        return times
     codes = _codes_after_head(kids, quoted) if heads else None
     if codes is not None:   # (before the titles' guard: a product's name may be title-cased, "Samsung Galaxy S22")
         return codes
