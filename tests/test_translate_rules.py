@@ -3714,3 +3714,14 @@ def test_rules104_second_review(text, expr):
 ])
 def test_rules105_times_and_names(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-106: "avoiding" straight after a topic excludes; not after a link, an adverb or advice
+    ("Bristol to Exeter route avoiding the A38", '("Bristol to Exeter route" AND NOT "the A38")'),
+    ("circular walks from Montgomery avoiding road walking", '("circular walks from Montgomery" AND NOT "road walking")'),
+    ("strategies for avoiding burnout", '"strategies for avoiding burnout"'),
+    ("patrols actively avoiding wanted men", '"patrols actively avoiding wanted men"'),
+])
+def test_rules106_avoiding(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -401,7 +401,14 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
             # tips, avoid costly repairs")
             aim = low.startswith("avoid") and prev == "COMMA" and (
                 not t.text[:1].islower() or i < 2 or out[i - 2].kind != "WORD" or _advice_clause(out, i - 1))
-            if (prev not in openers and not named) or aim or nxt not in ("WORD", "QTERM", "LP") \
+            # "avoiding" straight after a topic excludes too ("Bristol to Exeter route avoiding the A38", "circular
+            # walks from Montgomery avoiding road walking"), not after a link, an adverb or an advice's noun ("for
+            # avoiding plagiarism", "actively avoiding", "tips avoiding ...")
+            before = _fold(out[i - 1].text).strip(".,;:!?") if prev == "WORD" else ""
+            topic_before = low == "avoiding" and t.text.islower() and prev == "WORD" and before.isalnum() \
+                and before not in _TITLE_SMALL | _AVOIDING_NOT_AFTER and not before.endswith("ly") \
+                and not _advice_clause(out, i - 1)
+            if (prev not in openers and not named and not topic_before) or aim or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
                         and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
                                  and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes
@@ -949,6 +956,9 @@ def _parallel_end(out: list, start: int, i: int, end: int) -> int | None:
     return i + 1 + n
 
 
+_AVOIDING_NOT_AFTER = {"by", "for", "at", "of", "about", "on", "in", "to", "and", "or", "thus", "while", "when",
+                       "from", "is", "are", "was", "were", "be", "been", "i", "we", "you", "they", "he", "she", "it",
+                       "not", "without", "means", "ways", "tips", "help", "helps", "keep", "keeps", "start", "stop"}
 _NO_GROUND_START = {"off", "alone", "then", "only", "up", "out", "too", "instead"}
 _ASKED = {"you", "we", "i", "they", "anyone", "anybody", "someone", "somebody", "u"}
 _NO_GROUP_START = {"no", "not", "but", "except", "excluding", "without", "ignore", "skip", "leave", "minus",

@@ -72,7 +72,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("preferably not", "NOT"), ("ideally not", "NOT"), ("preferably without", "EXCL"), ("ideally without", "EXCL"),
     # more exclusions: "X not counting Y" (it and "alongside" only between operands: see _lex), "X but skip
     # Y"; a "please" inside the marker ("but please leave out") is politeness.  Left out as too often a
-    # topic's own words: "lacking" ("mice lacking Sirt1"), "in the absence of", "save for", "avoiding".
+    # topic's own words: "lacking" ("mice lacking Sirt1"), "in the absence of", "save for" ("avoiding" only after a
+    # comma or a topic: see _lex).
     ("not counting", "EXCL"), ("but not counting", "EXCL"), ("sans", "EXCL"), ("but skip", "EXCL"), ("and skip", "EXCL"), ("but please leave out", "EXCL"),
     ("but please exclude", "EXCL"), ("but please ignore", "EXCL"), ("but please skip", "EXCL"),
     ("and please exclude", "EXCL"), ("and please leave out", "EXCL"), ("please exclude", "EXCL"),
