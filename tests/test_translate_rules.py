@@ -3725,3 +3725,13 @@ def test_rules105_times_and_names(text, expr):
 ])
 def test_rules106_avoiding(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-107: a maker's two model codes around "or" share the maker and the words after them
+    ("BSA A10 or A7 gearbox mainshaft", '("BSA" AND ("A10" OR "A7") AND "gearbox mainshaft")'),
+    ("Leica M6 or M4-P in chrome", '("Leica" AND ("M6" OR "M4-P") AND "chrome")'),
+    ("ASME B31.3 or B31.1 piping stress", '(("ASME B31.3" OR "B31.1") AND "piping stress")'),   # (no code's shape)
+])
+def test_rules107_model_codes(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -479,6 +479,9 @@ def _split_shared_here(node: Node, quoted: set[str], heads: bool, nouns: bool) -
     if not isinstance(node, Or):
         return node
     kids = node.children
+    models = _model_codes(kids, quoted) if heads else None
+    if models is not None:   # (before the names' rules: "BSA A10 or A7 gearbox mainshaft")
+        return models
     times = _times_between(kids, quoted)
     if times is not None:   # (before the titles' guard: "Grandstand tickets for the Saturday or Sunday of the May meeting")
         return times
@@ -640,6 +643,28 @@ def _parallel_slots(head: list[str], words: list[str]) -> bool:
     Mandela or Desmond Tutu".)"""
     return all(_VERSION_RE.fullmatch(w) for w in (head[-1], words[0])) \
         and not {head[-2].lower(), words[1].lower()} & (_TITLE_SMALL | _NO_SHARED_HEAD_END | _BOUND_FOLLOWERS)
+
+
+def _model_codes(kids: tuple[Node, ...], quoted: set[str]) -> Node | None:
+    """A maker's name, two model codes around the "or" and words after them: the maker and the words are shared
+    ("BSA A10 or A7 gearbox mainshaft" is "BSA" AND ("A10" OR "A7") AND "gearbox mainshaft"); None otherwise."""
+    if len(kids) != 2 or not all(isinstance(c, Term) and c.text not in quoted for c in kids):
+        return None
+    head, words = kids[0].text.split(), kids[1].text.split()
+    if len(head) < 2 or len(words) < 2 or not all(_MODEL_CODE_RE.fullmatch(w) for w in (head[-1], words[0])) \
+            or not all(w[:1].isupper() for w in head[:-1]) or head[-1][:1].isupper() != words[0][:1].isupper() \
+            or len(head) > 4:
+        return None
+    tail = words[2:] if words[1].lower() in _SLOT_TAIL_LINKS and len(words) >= 3 else words[1:]
+    if tail[0].lower() in _TITLE_SMALL | _NO_SHARED_HEAD_END | _BOUND_FOLLOWERS:
+        return None
+    return make_and([Term(" ".join(head[:-1])), make_or([Term(head[-1]), Term(words[0])]), Term(" ".join(tail))])
+
+
+# a maker's model codes ("BSA A10 or A7 gearbox mainshaft", "VW T5 or T6 pop top conversion"): letters, then a
+# number, perhaps a suffix; a link before the words after them goes ("Leica M6 or M4-P in chrome")
+_MODEL_CODE_RE = re.compile(r"[A-Za-z]{1,3}\d+[A-Za-z]?(?:-[A-Za-z0-9]+)?")
+_SLOT_TAIL_LINKS = {"for", "in", "with"}
 
 
 def _excluded_place(node: Node, quoted: set[str]) -> Node:
