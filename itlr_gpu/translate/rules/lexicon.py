@@ -1016,6 +1016,15 @@ _DASHES = {"-", "--", "\u2013", "\u2014"}
 _MAX_SLASH_WORDS = 12   # a spaced slash is an "or" in a request of at most this many words
 
 
+# Calendar words: the days (with their short forms), the months' names and short forms, the seasons
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS = frozenset(_WEEKDAY_NAMES) | set("mon tue tues wed thu thur thurs fri sat sun".split())
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_MONTHS = frozenset(_MONTH_NAMES) | set("jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_SEASONS = frozenset({"spring", "summer", "autumn", "fall", "winter"})
+
+
 def _fold(text: str) -> str:
     """Lower case with the typographic apostrophe as "'", for matching only (terms keep the user's text):
     "Don\u2019t", "I\u2019m", "What\u2019s" match the markers and patterns written with "'".  Always the

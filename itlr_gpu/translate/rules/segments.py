@@ -7,7 +7,7 @@ import re
 
 from ...query import Node
 from ...query.ast import terms as terms_of
-from .lexicon import _EDGE_PUNCT, _fold, _title_cased, _TITLE_SMALL
+from .lexicon import _EDGE_PUNCT, _fold, _MONTHS, _SEASONS, _title_cased, _TITLE_SMALL, _WEEKDAYS
 from .sentences import _EXCLUDING, _REQUEST_RE
 
 # A spaced dash or a colon between two parts of a one-line request ("tonsillectomy recovery diet - what can they
@@ -101,9 +101,7 @@ def _runs_over_break(node: Node, pairs: list[str]) -> bool:
 _HYPHEN_PREFIXES = set("anti non pre post co re self semi multi inter intra over under well low high full part long "
                        "short cross ex sub ultra mid pro counter de un bi tri mono poly pan trans extra neo micro macro "
                        "mini super hyper state".split())
-_RANGE_WORDS = set("mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday "
-                   "jan feb mar apr jun jul aug sep sept oct nov dec january february march april may june july august "
-                   "september october november december spring summer autumn fall winter".split())
+_RANGE_WORDS = _WEEKDAYS | _MONTHS | _SEASONS
 
 
 def _hyphen_joins(before: str, a: str, b: str, hyphen: bool) -> bool:

@@ -14,10 +14,13 @@ from .lexicon import (
     _BOUND_FOLLOWERS,
     _EDGE_PUNCT,
     _fold,
+    _MONTHS,
     _NO_OPERAND_END,
     _PLACEHOLDERS,
+    _SEASONS,
     _title_cased,
     _TITLE_SMALL,
+    _WEEKDAYS,
 )
 from .lexer import (
     _adjective_like,
@@ -172,10 +175,13 @@ def _names_after_a_link(kids: list, quoted: set[str], heads: bool) -> bool:
     if not links:
         return False
     head, first = _around(kids[0].text, links[-1])
-    def name(text: str) -> bool:
-        return all(w[:1].isupper() or w[:1].isdigit() for w in text.split()) and 0 < len(text.split()) <= _MAX_SHARED_ALT
     return bool(head) and head[:1].islower() and any(w.islower() for w in head.split()) \
-        and name(first) and all(name(c.text) for c in kids[1:])
+        and _short_name(first) and all(_short_name(c.text) for c in kids[1:])
+
+
+def _short_name(text: str) -> bool:
+    """Up to three words, each capitalised or a number ("Star Alliance Gold", "Pine Island Glacier", "Route 66")."""
+    return all(w[:1].isupper() or w[:1].isdigit() for w in text.split()) and 0 < len(text.split()) <= _MAX_SHARED_ALT
 
 
 def _names_after_a_topic(kids: list, quoted: set[str], heads: bool) -> bool:
@@ -189,11 +195,9 @@ def _names_after_a_topic(kids: list, quoted: set[str], heads: bool) -> bool:
     while n < min(3, len(words)) and words[-1 - n][:1].isupper():
         n += 1
     topic = words[:len(words) - n]
-    def name(text: str) -> bool:
-        w = text.split()
-        return 0 < len(w) <= _MAX_SHARED_ALT and w[0][:1].isupper() and all(x[:1].isupper() or x[:1].isdigit() for x in w)
     return n > 0 and len(topic) >= 2 and all(re.fullmatch(r"[a-z][a-z'-]*", w) for w in topic) \
-        and topic[-1] not in _TITLE_SMALL | _NO_SHARED_HEAD_END and all(name(c.text) for c in kids[1:])
+        and topic[-1] not in _TITLE_SMALL | _NO_SHARED_HEAD_END \
+        and all(_short_name(c.text) and c.text[:1].isupper() for c in kids[1:])
 
 
 def _mixed_case(alternatives: list[str]) -> bool:
@@ -373,11 +377,9 @@ _NOT_NOUNS = {"sweet", "sour", "sore", "high", "low", "first", "second", "third"
 # days, months and seasons, by kind: two of a kind on both sides of an "or" are the alternatives ("may" and "march"
 # only capitalised: "you may or may not")
 _TIME_KINDS = {
-    **{w: "day" for w in ("mon tue tues wed weds thu thur thurs fri sat sun monday tuesday wednesday thursday friday "
-                          "saturday sunday weekday weekend").split()},
-    **{w: "month" for w in ("jan feb apr jun jul aug sep sept oct nov dec january february april june july august "
-                            "september october november december").split()},
-    **{w: "season" for w in "spring summer autumn winter".split()},
+    **{w: "day" for w in _WEEKDAYS | {"weds", "weekday", "weekend"}},
+    **{w: "month" for w in _MONTHS - {"mar", "march", "may"}},
+    **{w: "season" for w in _SEASONS - {"fall"}},   # ("fall" is a verb as often)
 }
 _TIME_HEAD_LINKS = {"on", "in", "for", "the", "at", "during", "of", "a", "every"}
 _TIME_QUALIFIERS = {"late", "early", "mid", "next", "last", "this", "every", "each", "most", "all"}
