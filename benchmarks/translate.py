@@ -315,7 +315,8 @@ def main(argv=None) -> None:
     ap.add_argument("--candidates", type=int, default=None,
                     help="llamacpp: next-best tokens checked one by one when the grammar rejects the greedy "
                          "token, before the whole vocabulary is masked (default 32; 1: mask at once)")
-    add_example_arguments(ap)  # the pool is the dev split: with examples, dev accuracy is not held out
+    add_example_arguments(ap)  # shared examples from the dev split (dev accuracy is then not held out); nearest
+    # ones from the writers' pool unless --nearest-from says otherwise
     add_terms_argument(ap)
     add_repair_argument(ap)
     ap.add_argument("--max-model-len", type=positive_int, default=None, help="prompt + generation per request")
@@ -348,7 +349,8 @@ def main(argv=None) -> None:
         if args.translator != "rules":
             opts["max_tokens"] = args.max_tokens
             opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest, "terms": args.terms,
-                                        "max_model_len": args.max_model_len}.items() if v is not None}
+                                        "max_model_len": args.max_model_len,
+                                        "nearest_pool": args.nearest_from}.items() if v is not None}
             if args.split == "dev-b":
                 from itlr_gpu.translate.examples import ExamplePool
 

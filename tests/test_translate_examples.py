@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 
 from itlr_gpu.query import canonical, parse
 from itlr_gpu.translate import grammar as g
-from itlr_gpu.translate.examples import FUNCTION_WORDS, ExamplePool, default_pool, skeleton
+from itlr_gpu.translate.examples import (FUNCTION_WORDS, MAX_EXAMPLE_CHARS, ExamplePool, default_pool, load_pool,
+                                        skeleton, writers_pool)
 from itlr_gpu.translate.llm import FEW_SHOT, VllmTranslator
 
 from test_translate_vllm import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PAIRS = Path(__file__).parent / "data" / "translation_pairs.jsonl"
 
@@ -141,10 +144,9 @@ def test_prompt_order_shared_then_fixed_then_nearest_then_request():
                        "cats but not dogs": '("cats" AND NOT "dogs")'})
     tr = VllmTranslator(llm=llm, examples=5, nearest=3)
     prompts = [tr.prompt(t) for t in llm.answers]
-    pool = default_pool()
-    shared = pool.representatives(5)
+    shared = default_pool().representatives(5)
     for p, t in zip(prompts, llm.answers):
-        near = pool.nearest(t, 3)
+        near = writers_pool().nearest(t, 3)   # (the nearest examples come from the writers' pool)
         assert len(near) == 3
         idx = [p.index(f"Request: {q}\nQuery: {a}\n") for q, a in (*shared, *FEW_SHOT, *near)]
         assert idx == sorted(idx)
@@ -182,3 +184,86 @@ def test_cli_refuses_a_negative_example_count(capsys):
     assert main(["translate", "q.jsonl", "-o", "out.arrow", "--examples", "-2"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--examples" in err[0] and ">= 0" in err[0]
+
+
+# ------------------------------------------------------------------ the nearest examples' pools
+
+def test_the_shipped_writers_pool_is_the_build_scripts_output_without_the_test_split():
+    import gzip
+    import importlib.util
+    from importlib import resources
+
+    spec = importlib.util.spec_from_file_location("build_writers_pool", ROOT / "scripts" / "build_writers_pool.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    rows = build.pool_rows()
+    shipped = resources.files("itlr_gpu.translate").joinpath("data/writers.jsonl.gz").read_bytes()
+    assert shipped == build.pool_bytes(rows), "run: python scripts/build_writers_pool.py"
+    assert len(rows) > 16_000 and gzip.decompress(shipped).count(b"\n") == len(rows)
+    test = {" ".join(json.loads(line)["text"].lower().split())
+            for line in (ROOT / "tests" / "data" / "translation_pairs.jsonl").read_text().splitlines()
+            if line.strip() and json.loads(line)["split"] == "test"}
+    assert not test & {" ".join(r["text"].lower().split()) for r in rows}
+    assert len(writers_pool()) == sum(len(r["text"]) <= MAX_EXAMPLE_CHARS for r in rows)
+    assert all(canonical(parse(r["expr"])) == r["expr"] for r in rows[:500])   # as the prompt's examples are written
+    # a pool for scoring later writers held out holds none of theirs
+    early = build.pool_rows(below=4)
+    assert early and {r["id"] for r in early} <= {r["id"] for r in rows} and len(early) < len(rows)
+    assert {json.loads(line)["text"] for line in (ROOT / "benchmarks/data/heldout-writer4.jsonl").read_text().splitlines()
+            if line.strip()}.isdisjoint(r["text"] for r in early)
+
+
+def test_nearest_examples_come_from_the_writers_pool_unless_another_is_named(tmp_path):
+    llm = ScriptedLLM({})
+    default = VllmTranslator(llm=llm, examples=6, nearest=2)
+    assert default.nearest_pool is writers_pool() and default.pool is default_pool()
+    own = tmp_path / "mine.jsonl"
+    own.write_text('{"text": "tea but not coffee", "expr": "\\"tea\\" AND NOT \\"coffee\\""}\n'
+                   '{"text": "rome or paris", "expr": "\\"rome\\" OR \\"paris\\""}\n')
+    mine = VllmTranslator(llm=llm, examples=6, nearest=2, nearest_pool=str(own))
+    prompt = mine.prompt("cats but not dogs")
+    tail = prompt[prompt.index(f"Request: {FEW_SHOT[-1][0]}\n"):]   # after the fixed examples: the file's two
+    assert "Request: tea but not coffee\n" in tail and "Request: rome or paris\n" in tail
+    dev = VllmTranslator(llm=llm, examples=6, nearest=2, nearest_pool="dev")
+    assert dev.nearest_pool is default_pool()
+    # every pool is in the cache key; without nearest examples the key is the one runs had before
+    assert len({default.prompt_version, mine.prompt_version, dev.prompt_version}) == 3
+    assert VllmTranslator(llm=llm, examples=6).prompt_version.endswith(
+        f":e=6:k=0@{default_pool().fingerprint}:" + default.prompt_version.rsplit(":", 1)[1])
+    # a pool given as `pool` (the benchmark's dev halves) gives both kinds, as before
+    half = ExamplePool([("tea but not coffee", '("tea" AND NOT "coffee")')])
+    both = VllmTranslator(llm=llm, examples=1, nearest=1, pool=half)
+    assert both.nearest_pool is half and both.pool is half
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    ("not json\n", "line 1: not JSON"),
+    ('{"text": "a"}\n', "line 1: needs a non-empty string 'text' and a string 'expr'"),
+    ('{"text": "a", "expr": "\\"a\\""}\n{"text": "b", "expr": "\\"b\\" AND ("}\n', "line 2: expr does not parse"),
+    ("\n\n", "holds no examples"),
+])
+def test_a_bad_pool_file_is_one_clear_error(tmp_path, content, message):
+    from itlr_gpu.errors import InputError
+
+    path = tmp_path / "pool.jsonl"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(InputError, match="--nearest-from") as e:
+        load_pool(path)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cli_refuses_a_pool_without_nearest_and_a_bad_pool_file(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
+    out = tmp_path / "out.arrow"
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest-from", "dev"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--nearest-from" in err[0] and "--nearest" in err[0]
+    assert main(["translate", str(q), "-o", str(out), "--nearest", "2", "--nearest-from", "dev"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--nearest-from" in err[0] and "rules" in err[0]
+    assert not out.exists()

@@ -318,13 +318,13 @@ DEFAULT_MAX_MODEL_LEN = 8192    # prompt + generation tokens per request
 OPTION_TRANSLATORS = {
     "model": LLM_TRANSLATORS, "cache_dir": LLM_TRANSLATORS, "no_cache": LLM_TRANSLATORS,
     "batch_size": LLM_TRANSLATORS, "max_model_len": LLM_TRANSLATORS, "examples": LLM_TRANSLATORS,
-    "nearest": LLM_TRANSLATORS, "terms": LLM_TRANSLATORS, "repair": LLM_TRANSLATORS,
+    "nearest": LLM_TRANSLATORS, "nearest_from": LLM_TRANSLATORS, "terms": LLM_TRANSLATORS, "repair": LLM_TRANSLATORS,
     "dtype": ("vllm",), "gpu_memory_utilization": ("vllm",), "tensor_parallel_size": ("vllm",), "no_grammar": ("vllm",),
     "parallel": ("llamacpp",), "threads": ("llamacpp",),
 }
 
 
-LOGICAL_ONLY = ("terms", "examples", "nearest", "repair")   # options of the logical form's prompt, grammar and checks
+LOGICAL_ONLY = ("terms", "examples", "nearest", "nearest_from", "repair")   # options of the logical form's prompt, grammar and checks
 
 
 def check_translator_options(args) -> None:
@@ -337,10 +337,13 @@ def check_translator_options(args) -> None:
         raise UsageError("the rules translator has no rewrite mode", "--mode",
                          "logical (or --translator vllm / llamacpp)")
     if getattr(args, "mode", "logical") == "rewrite":   # a rewrite is one sentence: no terms, examples or repair
-        logical = [f"--{n}" for n in LOGICAL_ONLY if getattr(args, n, None) not in (None, False)]
+        logical = [f"--{n.replace('_', '-')}" for n in LOGICAL_ONLY if getattr(args, n, None) not in (None, False)]
         if logical:
             raise UsageError(f"{', '.join(logical)} appl{'ies' if len(logical) == 1 else 'y'} to logical mode only",
                              "--mode rewrite", "no logical-mode options with --mode rewrite")
+    if getattr(args, "nearest_from", None) is not None and not getattr(args, "nearest", None) and not wrong:
+        raise UsageError("given without --nearest (it names where the nearest examples come from)",
+                         "--nearest-from", "--nearest K (K >= 1) beside it")
     if wrong:
         flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])} only)" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
@@ -391,7 +394,11 @@ def add_example_arguments(p) -> None:
                         "every request shares (default 80; 0: the ten fixed examples only)")
     p.add_argument("--nearest", type=non_negative_int, default=None,
                    help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
-                        "more accurate, about 4x slower on a CPU at 4)")
+                        "more accurate, about 5x slower on a 2-core CPU at 4)")
+    p.add_argument("--nearest-from", default=None, metavar="writers|dev|FILE.jsonl",
+                   help="where --nearest draws its examples: writers (default; the outside writers' 16,000 "
+                        "labelled requests shipped with the package), dev (the labelled dev split) or a JSON Lines "
+                        "file of your own labelled requests (text, expr)")
 
 
 def add_terms_argument(p) -> None:
@@ -432,6 +439,8 @@ def run_translate_cli(args) -> int:
         for name in ("examples", "nearest", "terms"):
             if getattr(args, name, None) is not None:
                 opts[name] = getattr(args, name)
+        if getattr(args, "nearest_from", None) is not None:
+            opts["nearest_pool"] = args.nearest_from
         opts["repair"] = getattr(args, "repair", None) or "rules"
         opts["cache"] = not getattr(args, "no_cache", False)
         opts["batch_size"] = getattr(args, "batch_size", None) or DEFAULT_BATCH_SIZE

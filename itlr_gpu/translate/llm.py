@@ -41,7 +41,7 @@ from ..errors import InputError, QuerySyntaxError, UsageError
 from ..query import MAX_QUERY_CHARS, canonical, parse, quote
 from ..query.ast import terms as _terms
 from . import grammar as _grammar
-from .examples import ExamplePool, default_pool
+from .examples import ExamplePool, default_pool, load_pool
 from .spans import align_terms, strip_terminal_escapes
 
 __all__ = [
@@ -426,9 +426,15 @@ class VllmTranslator:
     """Logical mode: labelled pairs covering the pool's patterns, in the prompt every request shares."""
     nearest: int = 0
     """Logical mode: labelled pairs most like each request, added to its own prompt (more accurate on
-    the dev split, but each request then prefills ~120 more tokens: ~4x slower on a CPU)."""
+    the dev split and on later writers' requests held out, but each request then prefills its own examples: ~5x
+    slower on a 2-core CPU at 4)."""
     pool: ExamplePool | None = None
-    """Where both come from (default: the pool shipped with the package, the labelled dev split)."""
+    """Where the shared examples come from (default: the labelled dev split shipped with the package); given
+    without ``nearest_pool``, the nearest ones too."""
+    nearest_pool: ExamplePool | str | os.PathLike | None = None
+    """Where the nearest examples come from: a pool, ``"writers"`` (the outside writers' labelled requests shipped
+    with the package: the default unless ``pool`` is given), ``"dev"`` or a JSON Lines file of ``text`` and
+    ``expr``."""
     terms: str = "span"
     """Logical mode with the grammar: ``span`` (default) lets a term be only a phrase copied from the
     request (:func:`~.grammar.span_query_grammar`, one grammar per request); ``free``, any text."""
@@ -450,7 +456,11 @@ class VllmTranslator:
             raise ValueError(f"terms must be one of {', '.join(TERMS)}, got {self.terms!r}")
         if self.mode != "logical":
             self.examples = self.nearest = 0
-        if (self.examples or self.nearest) and self.pool is None:
+        if self.nearest and not isinstance(self.nearest_pool, ExamplePool):
+            source = self.nearest_pool if self.nearest_pool is not None else (
+                self.pool if self.pool is not None else "writers")
+            self.nearest_pool = source if isinstance(source, ExamplePool) else load_pool(source)
+        if self.examples and self.pool is None:
             self.pool = default_pool()
         self._shared = tuple(self.pool.representatives(self.examples)) if self.examples else ()
         self._grammar_text = _grammar.gbnf(self.mode) if self.use_grammar else None
@@ -537,7 +547,12 @@ class VllmTranslator:
         retry = "r" if self.retry_truncated else "-"
         # a1: logical terms aligned with the request's words (spans.py); older cached rows are not
         align = ":a1" if self.mode == "logical" else ""
-        shots = (f":e={self.examples}:k={self.nearest}@{self.pool.fingerprint}"
+        # (the shared examples' pool, then the nearest ones' where it is another: a key cached before the
+        # pools were two still names the rows of a run with one pool)
+        first = self.pool if self.examples else self.nearest_pool
+        near = (f"+{self.nearest_pool.fingerprint}" if self.nearest and self.examples
+                and self.nearest_pool is not self.pool else "")
+        shots = (f":e={self.examples}:k={self.nearest}@{first.fingerprint}{near}"
                  if self.examples or self.nearest else "")
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
                 f":s={self.seed}:{retry}{align}{shots}:{CHECKS_VERSION}"
@@ -576,7 +591,7 @@ class VllmTranslator:
         return _grammar.to_gbnf(self._grammar_rules(text)) if self._spans else self._grammar_text
 
     def prompt(self, text: str) -> str:
-        near = self.pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
+        near = self.nearest_pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
         return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
 
     def shared_head(self) -> str:
