@@ -16,14 +16,16 @@ import argparse
 import gzip
 import io
 import json
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from itlr_gpu.output import atomic_file  # noqa: E402
+from itlr_gpu.query import canonical, parse  # noqa: E402
+from itlr_gpu.translate.examples import _same_text_key  # noqa: E402
+
 DEFAULT_OUT = ROOT / "itlr_gpu" / "translate" / "data" / "writers.jsonl.gz"
 
 
@@ -34,9 +36,7 @@ def _writer_number(path: Path) -> int:
 def pool_rows(data: Path = ROOT / "benchmarks" / "data",
               labelled: Path = ROOT / "tests" / "data" / "translation_pairs.jsonl",
               below: int | None = None) -> list[dict]:
-    from itlr_gpu.query import canonical, parse
-
-    test = {" ".join(json.loads(line)["text"].lower().split())
+    test = {_same_text_key(json.loads(line)["text"])
             for line in labelled.read_text(encoding="utf-8").splitlines()
             if line.strip() and json.loads(line).get("split") == "test"}
     rows = []
@@ -47,13 +47,16 @@ def pool_rows(data: Path = ROOT / "benchmarks" / "data",
             if not line.strip():
                 continue
             r = json.loads(line)
-            if " ".join(r["text"].lower().split()) not in test:
+            if _same_text_key(r["text"]) not in test:
                 rows.append({"id": r["id"], "text": r["text"], "expr": canonical(parse(r["expr"]))})
     return rows
 
 
-def pool_bytes(rows: list[dict]) -> bytes:
+def pool_bytes(rows: list[dict], gzipped: bool = True) -> bytes:
+    """The pool file's bytes: JSON Lines, gzipped with no timestamp or name (the shipped form) unless not."""
     raw = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    if not gzipped:
+        return raw
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9, filename="") as gz:
         gz.write(raw)
@@ -67,16 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--below", type=int, default=None, metavar="N", help="only writers numbered below N")
     args = ap.parse_args(argv)
     rows = pool_rows(below=args.below)
-    data = pool_bytes(rows) if args.out.name.endswith(".gz") else \
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=args.out.resolve().parent, prefix=".writers-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, args.out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    data = pool_bytes(rows, gzipped=args.out.name.endswith(".gz"))
+    with atomic_file(args.out) as fh:
+        fh.write(data)
     print(f"{len(rows):,} pairs -> {args.out} ({len(data):,} bytes)")
     return 0
 

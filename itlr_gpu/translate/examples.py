@@ -168,24 +168,24 @@ class ExamplePool:
         return [(self._entries[i].text, self._entries[i].expr) for _, i in reversed(best)]
 
 
-@cache
-def default_pool() -> ExamplePool:
-    """The pool shipped with the package."""
-    data = resources.files(__package__).joinpath("data/examples.jsonl").read_text(encoding="utf-8")
+def _shipped_pool(name: str) -> ExamplePool:
+    """A pool shipped in ``data/``: JSON Lines of ``text`` and ``expr``, gzipped where the name says so."""
+    raw = resources.files(__package__).joinpath(f"data/{name}").read_bytes()
+    data = (gzip.decompress(raw) if name.endswith(".gz") else raw).decode("utf-8")
     rows = [json.loads(line) for line in data.splitlines() if line.strip()]
     return ExamplePool([(r["text"], r["expr"]) for r in rows])
 
 
 @cache
+def default_pool() -> ExamplePool:
+    """The pool shipped with the package."""
+    return _shipped_pool("examples.jsonl")
+
+
+@cache
 def writers_pool() -> ExamplePool:
     """The nearest examples' pool shipped with the package: the outside writers' labelled requests."""
-    raw = resources.files(__package__).joinpath("data/writers.jsonl.gz").read_bytes()
-    rows = [json.loads(line) for line in gzip.decompress(raw).decode("utf-8").splitlines() if line.strip()]
-    return ExamplePool([(r["text"], r["expr"]) for r in rows])
-
-
-POOLS = ("writers", "dev")
-"""Named pools for ``--nearest-from``: the writers' requests (default) or the labelled dev split."""
+    return _shipped_pool("writers.jsonl.gz")
 
 
 def load_pool(source: str | os.PathLike) -> ExamplePool:
