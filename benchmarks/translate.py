@@ -350,7 +350,8 @@ def main(argv=None) -> None:
             opts["max_tokens"] = args.max_tokens
             opts |= {k: v for k, v in {"examples": args.examples, "nearest": args.nearest, "terms": args.terms,
                                         "max_model_len": args.max_model_len,
-                                        "nearest_pool": args.nearest_from}.items() if v is not None}
+                                        "nearest_pool": args.nearest_from,
+                                        "nearest_group": args.nearest_group}.items() if v is not None}
             if args.split == "dev-b":
                 from itlr_gpu.translate.examples import ExamplePool
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -48,15 +49,14 @@ def test_shipped_pool_is_the_dev_split_only_and_parses():
 
 # ------------------------------------------------------------------ nearest pairs vs an oracle
 
-def oracle_nearest(pairs, text, k):
-    """Brute force, written from the definition: idf-weighted skeleton n-gram cosine + 0.1 x
-    content-word Jaccard; ties by pool order; the query's own text excluded; closest last."""
+def oracle_scores(pairs, text):
+    """Brute force, written from the definition: idf-weighted skeleton n-gram cosine + 0.1 x content-word
+    Jaccard, per pair (None for a pair whose request is the query's own text); long pairs dropped first."""
     def feats(t):
         sk = ["<s>", *skeleton(t), "</s>"]
         return Counter(" ".join(sk[i:i + n]) for n in (1, 2, 3) for i in range(len(sk) - n + 1))
 
     def words(t):
-        import re
         return {w for w in re.findall(r"[\w'’]+|[^\w\s]", t.lower()) if w[0].isalnum() and w not in FUNCTION_WORDS}
 
     pairs = [p for p in pairs if len(p[0]) <= 400]
@@ -74,15 +74,22 @@ def oracle_nearest(pairs, text, k):
 
     q = vec(feats(text))
     qw = words(text)
-    scored = []
+    scores = []
     for i, (t, e) in enumerate(pairs):
         if " ".join(t.lower().split()) == " ".join(text.lower().split()):
+            scores.append(None)
             continue
         w = words(t)
         jac = len(qw & w) / len(qw | w) if qw | w else 0.0
-        scored.append((cos(q, vec(fs[i])) + 0.1 * jac, i))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    return [pairs[i] for _, i in scored[:k]][::-1]
+        scores.append(cos(q, vec(fs[i])) + 0.1 * jac)
+    return [p for p in pairs], scores
+
+
+def oracle_nearest(pairs, text, k):
+    """The k best of :func:`oracle_scores`; ties by pool order; closest last."""
+    kept, scores = oracle_scores(pairs, text)
+    best = sorted((i for i, x in enumerate(scores) if x is not None), key=lambda i: (-scores[i], i))[:k]
+    return [kept[i] for i in best][::-1]
 
 
 WORDS = ["cats", "dogs", "tea", "coffee", "Rome", "Paris", "jazz", "opera", "tax", "law"]
@@ -116,6 +123,64 @@ def test_same_connectives_with_other_topics_is_the_closest(glues, data):
     query = fill(glues[pick], ["zeta"] * 5)
     best = ExamplePool(pairs).nearest(query, 1)
     assert skeleton(best[0][0]) == skeleton(pairs[pick][0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(phrases, min_size=1, max_size=10), st.lists(phrases, min_size=1, max_size=12), st.integers(1, 5),
+       st.integers(0, 4), st.randoms(use_true_random=False))
+def test_nearest_groups_partition_the_batch_and_ignore_its_order(pool_texts, texts, size, k, rnd):
+    pairs = [(t, f'"{i}"') for i, t in enumerate(pool_texts)]
+    pool = ExamplePool(pairs)
+    groups = pool.nearest_groups(texts, k, size)
+    members = [m for ms, _ in groups for m in ms]
+    assert sorted(members) == list(range(len(texts)))           # every request in exactly one group
+    assert all(len(ms) == size for ms, _ in groups[:-1]) and 1 <= len(groups[-1][0]) <= size
+    for ms, examples in groups:
+        mine = {" ".join(texts[m].lower().split()) for m in ms}
+        assert not {" ".join(t.lower().split()) for t, _ in examples} & mine   # never a member's own request
+        # each member's closest pair, then the highest summed score over the members (up to float ties); the
+        # chosen ones least similar to the group first
+        kept, total, own = oracle_scores(pairs, texts[ms[0]])[0], None, []
+        for m in ms:
+            sc = oracle_scores(pairs, texts[m])[1]
+            own.append(max((i for i, x in enumerate(sc) if x is not None), key=lambda i: sc[i], default=None))
+            total = sc if total is None else [None if a is None or b is None else a + b for a, b in zip(total, sc)]
+        ranked = sorted((i for i, x in enumerate(total) if x is not None), key=lambda i: (-total[i], i))
+        assert len(examples) == min(k, len(ranked))
+        got = [kept.index(e) for e in examples]
+        assert [total[i] for i in got] == sorted(total[i] for i in got)
+        closest = {total[i] for i in own if i is not None and total[i] is not None}
+        n_own = min(k, len(closest))
+        # as many members' closest pairs as fit (by score: a tie may pick another pair of the same score) ...
+        assert sum(any(abs(total[i] - c) < 1e-9 for c in closest) for i in got) >= n_own
+        # ... and the rest the best summed among the others
+        rest = sorted((total[i] for i in got if not any(abs(total[i] - c) < 1e-9 for c in closest)), reverse=True)
+        others = [total[i] for i in ranked if not any(abs(total[i] - c) < 1e-9 for c in closest)]
+        assert all(abs(a - b) < 1e-9 for a, b in zip(rest, others))
+    # the same requests in another order: the same groups (as texts) with the same examples
+    order = list(range(len(texts)))
+    rnd.shuffle(order)
+    again = pool.nearest_groups([texts[i] for i in order], k, size)
+    as_texts = sorted((sorted(texts[m] for m in ms), ex) for ms, ex in groups)
+    assert sorted((sorted(texts[order[m]] for m in ms), ex) for ms, ex in again) == as_texts
+
+
+def test_a_group_of_one_gets_its_own_nearest_examples_and_a_group_the_best_summed():
+    pairs = [("cats but not dogs", "1"), ("tea but not coffee", "2"), ("either jazz or opera", "3"),
+             ("neither tax nor law", "4"), ("Rome and Paris", "5"), ("either Rome or Paris", "6")]
+    pool = ExamplePool(pairs)
+    texts = ["owls but not bats", "either rock or pop", "either oak or elm", "lamps but not candles"]
+    for ms, examples in pool.nearest_groups(texts, 2, 1):
+        assert examples == pool.nearest(texts[ms[0]], 2)
+    groups = pool.nearest_groups(texts, 2, 2)
+    # like requests are grouped together, and each group gets the pattern its members share
+    assert sorted(sorted(texts[m] for m in ms) for ms, _ in groups) == [
+        ["either oak or elm", "either rock or pop"], ["lamps but not candles", "owls but not bats"]]
+    for ms, examples in groups:
+        want = {"either": {"3", "6"}, "lamps": {"1", "2"}, "owls": {"1", "2"}}[texts[ms[0]].split()[0]]
+        assert {e for _, e in examples} == want
+    with pytest.raises(ValueError, match="group size"):
+        pool.nearest_groups(texts, 2, 0)
 
 
 def test_nearest_excludes_the_request_itself_and_long_examples():
@@ -156,6 +221,60 @@ def test_prompt_order_shared_then_fixed_then_nearest_then_request():
     assert all(f"Request: {q}\n" in prompts[0][:common] for q, _ in (*shared, *FEW_SHOT))
     rows = tr.generate(list(llm.answers))
     assert [r.expr for r in rows] == ['("a" OR "b")', '("cats" AND NOT "dogs")']
+
+
+def test_a_group_shares_its_nearest_examples_and_goes_to_the_engine_together():
+    texts = ["owls but not bats", "either rock or pop", "lamps but not candles", "either oak or elm", ""]
+    llm = ScriptedLLM({t: '"x"' for t in texts})
+    pool = ExamplePool([("cats but not dogs", '"cats" AND NOT "dogs"'), ("tea but not coffee", '"tea" AND NOT "coffee"'),
+                        ("either jazz or opera", '"jazz" OR "opera"'), ("either Rome or Paris", '"rome" OR "paris"'),
+                        ("neither tax nor law", 'NOT "tax" AND NOT "law"')])
+    tr = VllmTranslator(llm=llm, examples=0, nearest=2, nearest_pool=pool, nearest_group=2)
+    rows = tr.generate(texts)
+    assert [r.expr for r in rows] == ['"x"'] * 4 + [None] and rows[4].error == "empty text"
+    sent = llm.calls[0][0]
+    asked = [p.rsplit("Request: ", 1)[1].split("\n")[0] for p in sent]
+    assert sorted(asked) == sorted(t for t in texts if t)
+    # a group's two members are sent one after the other, with the same prompt up to the request
+    heads = [p.rsplit("Request: ", 1)[0] for p in sent]
+    pairs = {frozenset(("owls but not bats", "lamps but not candles")), frozenset(("either rock or pop", "either oak or elm"))}
+    for a in range(0, 4, 2):
+        assert frozenset(asked[a:a + 2]) in pairs and heads[a] == heads[a + 1]
+    assert heads[0] != heads[2]
+    assert "Request: either jazz or opera" in heads[asked.index("either oak or elm")]
+    # each request alone (group 1): its own examples, the prompt it always had, and the key it always had
+    alone = VllmTranslator(llm=llm, examples=0, nearest=2, nearest_pool=pool)
+    assert alone.prompt_version != tr.prompt_version and ":k=2x2@" in tr.prompt_version
+    assert VllmTranslator(llm=llm, examples=0, nearest=2, nearest_pool=pool, nearest_group=1).prompt_version == \
+        alone.prompt_version and ":k=2@" in alone.prompt_version
+    assert VllmTranslator(llm=llm, examples=4, nearest_group=8).prompt_version == \
+        VllmTranslator(llm=llm, examples=4).prompt_version   # without nearest examples the group changes nothing
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "4", True])
+def test_a_bad_group_size_is_refused(bad):
+    with pytest.raises(ValueError, match="nearest_group"):
+        VllmTranslator(llm=ScriptedLLM({}), nearest=2, nearest_group=bad)
+
+
+def test_cli_refuses_a_group_without_nearest_and_a_group_of_zero(tmp_path, capsys):
+    from itlr_gpu.cli import main
+
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
+    out = tmp_path / "out.arrow"
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest-group", "8"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--nearest-group" in err[0] and "--nearest K" in err[0]
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest", "2",
+                 "--nearest-group", "0"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--nearest-group" in err[0]
+    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--mode", "rewrite",
+                 "--nearest-group", "2"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--nearest-group" in err[0] and "logical mode only" in err[0]
+    assert not out.exists()
 
 
 def test_examples_are_in_the_cache_key_and_zero_gives_the_fixed_prompt():

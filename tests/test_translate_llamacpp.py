@@ -182,6 +182,53 @@ def test_each_prompts_own_grammar_and_limit_equal_one_at_a_time(pp, n_seq, n_bat
         BatchDecoder(backend, n_seq=n_seq).generate(prompts, grammars + [None], limits)
 
 
+groups_st = st.tuples(
+    st.lists(st.integers(0, 9), min_size=0, max_size=6),  # the batch's common prefix
+    st.lists(st.tuples(st.lists(st.integers(0, 9), min_size=0, max_size=24),      # a group's shared part
+                       st.lists(st.lists(st.integers(0, 9), min_size=1, max_size=5), min_size=1, max_size=4)),
+             min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups_st, st.integers(1, 4), st.integers(1, 16), st.integers(1, 6), st.integers(60, 400))
+def test_groups_share_their_part_and_equal_one_at_a_time(gg, n_seq, n_batch, max_tokens, n_ctx):
+    """Consecutive prompts sharing a part beyond the batch's common prefix (a group's nearest examples): the
+    part is decoded once per group into the group sequence, copied to each member, and the outputs are still
+    those of one prompt at a time; KV cells are counted once for a group and freed when its members end."""
+    from itlr_gpu.translate.llamacpp import MIN_GROUP_SHARE, shared_runs
+
+    prefix, groups = gg
+    prompts = [prefix + part + own for part, members in groups for own in members]
+    backend = FakeBackend(n_ctx=n_ctx, n_batch=n_batch)
+    dec = BatchDecoder(backend, n_seq=n_seq)
+    FakeGrammar.live = 0
+    got = dec.generate(prompts, "1", max_tokens)
+    assert FakeGrammar.live == 0
+    assert got == [reference(p, "1", max_tokens) for p in prompts]
+    assert all(not cells for s, cells in backend.kv.items() if s != 0)  # members and the group sequence freed
+    plen = min(common_prefix(prompts), min(len(p) for p in prompts) - 1)
+    runs = shared_runs(prompts, plen)
+    assert [i for a, b, _ in runs for i in range(a, b)] == list(range(len(prompts)))
+    for a, b, shared in runs:
+        assert all(prompts[i][:shared] == prompts[a][:shared] and len(prompts[i]) > shared for i in range(a, b))
+        assert (shared == plen) == (b - a == 1) and (b - a == 1 or shared >= plen + MIN_GROUP_SHARE)
+    # every token of a prompt is decoded once: in the prefix, its run's shared part or its own tail
+    assert dec.stats["prefix_tokens"] + dec.stats["group_tokens"] + dec.stats["prompt_tokens"] == \
+        plen + sum(shared - plen for a, b, shared in runs) + sum(len(prompts[i]) - shared for a, b, shared in runs
+                                                                   for i in range(a, b))
+
+
+def test_a_group_of_sixteen_decodes_its_examples_once():
+    backend = FakeBackend(n_batch=64)
+    dec = BatchDecoder(backend, n_seq=4)
+    head, examples = [1] * 8, [list(range(10)) * 3, [9, 8, 7, 6] * 8]
+    prompts = [head + ex + [i % 10, i // 10] for ex in examples for i in range(16)]
+    assert dec.generate(prompts, "1", 4) == [reference(p, "1", 4) for p in prompts]
+    assert dec.stats["prefix_tokens"] == 8 and dec.stats["group_tokens"] == 30 + 32
+    assert dec.stats["prompt_tokens"] == 2 * 32
+
+
 def test_prefix_is_decoded_once_and_reused_across_calls():
     backend = FakeBackend(n_batch=64)
     dec = BatchDecoder(backend, n_seq=4)

@@ -45,7 +45,7 @@ CLI wiring: ``add_translate_arguments(subparser)`` adds the options and
                    [--mode logical|rewrite] [--cache-dir DIR] [--no-cache] [--batch-size N]
                    [--dtype D] [--max-model-len N] [--gpu-memory-utilization F]
                    [--tensor-parallel-size N] [--no-grammar] [--terms span|free]
-                   [--examples N] [--nearest K] [--repair rules|none]
+                   [--examples N] [--nearest K [--nearest-group G]] [--repair rules|none]
 
 reads ``query_id`` and ``text`` (.jsonl/.tsv/.parquet/.arrow) and writes ``query_id,
 text, expr, translator, error`` plus ``llm_expr, repaired`` (logical mode) or ``rewrite``
@@ -318,13 +318,13 @@ DEFAULT_MAX_MODEL_LEN = 8192    # prompt + generation tokens per request
 OPTION_TRANSLATORS = {
     "model": LLM_TRANSLATORS, "cache_dir": LLM_TRANSLATORS, "no_cache": LLM_TRANSLATORS,
     "batch_size": LLM_TRANSLATORS, "max_model_len": LLM_TRANSLATORS, "examples": LLM_TRANSLATORS,
-    "nearest": LLM_TRANSLATORS, "nearest_from": LLM_TRANSLATORS, "terms": LLM_TRANSLATORS, "repair": LLM_TRANSLATORS,
+    "nearest": LLM_TRANSLATORS, "nearest_from": LLM_TRANSLATORS, "nearest_group": LLM_TRANSLATORS, "terms": LLM_TRANSLATORS, "repair": LLM_TRANSLATORS,
     "dtype": ("vllm",), "gpu_memory_utilization": ("vllm",), "tensor_parallel_size": ("vllm",), "no_grammar": ("vllm",),
     "parallel": ("llamacpp",), "threads": ("llamacpp",),
 }
 
 
-LOGICAL_ONLY = ("terms", "examples", "nearest", "nearest_from", "repair")   # options of the logical form's prompt, grammar and checks
+LOGICAL_ONLY = ("terms", "examples", "nearest", "nearest_from", "nearest_group", "repair")   # options of the logical form's prompt, grammar and checks
 
 
 def check_translator_options(args) -> None:
@@ -344,6 +344,9 @@ def check_translator_options(args) -> None:
     if getattr(args, "nearest_from", None) is not None and not getattr(args, "nearest", None) and not wrong:
         raise UsageError("given without --nearest (it names where the nearest examples come from)",
                          "--nearest-from", "--nearest K (K >= 1) beside it")
+    if getattr(args, "nearest_group", None) is not None and not getattr(args, "nearest", None) and not wrong:
+        raise UsageError("given without --nearest (it says how many requests share their nearest examples)",
+                         "--nearest-group", "--nearest K (K >= 1) beside it")
     if wrong:
         flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])} only)" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",
@@ -378,8 +381,8 @@ def add_translate_arguments(p) -> None:
     add_terms_argument(p)
     add_example_arguments(p)
     add_repair_argument(p, default=None)  # None: not given (the rules translator refuses it); rules applies
-    p.add_argument("--parallel", type=int_in(1, MAX_PARALLEL, "llama.cpp keeps at most 256 sequences, one of them "
-                                                           "the shared prompt head's"), default=None,
+    p.add_argument("--parallel", type=int_in(1, MAX_PARALLEL, "llama.cpp keeps at most 256 sequences, two of them "
+                                                           "the shared prompt head's and a group's"), default=None,
                    help="llamacpp: sequences decoded together (default 16)")
     p.add_argument("--threads", type=positive_int, default=None, help="llamacpp: CPU threads (default: all available)")
 
@@ -387,7 +390,7 @@ def add_translate_arguments(p) -> None:
 def add_example_arguments(p) -> None:
     """``--examples`` and ``--nearest`` (the LLM prompt's examples from the shipped pool, the labelled dev
     split), for ``itlr translate`` and the translation benchmark."""
-    from ..cli_common import non_negative_int
+    from ..cli_common import non_negative_int, positive_int
 
     p.add_argument("--examples", type=non_negative_int, default=None,
                    help="logical mode: labelled examples covering the shipped pool's patterns, in the prompt "
@@ -399,6 +402,10 @@ def add_example_arguments(p) -> None:
                    help="where --nearest draws its examples: writers (default; the outside writers' 16,000 "
                         "labelled requests shipped with the package), dev (the labelled dev split) or a JSON Lines "
                         "file of your own labelled requests (text, expr)")
+    p.add_argument("--nearest-group", type=positive_int, default=None, metavar="G",
+                   help="with --nearest: up to G like requests of a batch share one set of nearest examples, "
+                        "prefilled once for all of them (default 1: each request its own; a request's examples "
+                        "then depend on the other requests of its batch)")
 
 
 def add_terms_argument(p) -> None:
@@ -436,7 +443,7 @@ def run_translate_cli(args) -> int:
         opts = {k: v for k, v in given.items() if v is not None}
         if getattr(args, "no_grammar", False):
             opts["use_grammar"] = False
-        for name in ("examples", "nearest", "terms"):
+        for name in ("examples", "nearest", "nearest_group", "terms"):
             if getattr(args, name, None) is not None:
                 opts[name] = getattr(args, name)
         if getattr(args, "nearest_from", None) is not None:

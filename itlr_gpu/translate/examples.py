@@ -34,10 +34,13 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 __all__ = ["ExamplePool", "default_pool", "load_pool", "skeleton", "writers_pool"]
 
@@ -57,6 +60,9 @@ _TOKEN = re.compile(r"[\w'’]+|[^\w\s]")
 _SLOT = "_"
 MAX_EXAMPLE_CHARS = 400
 """Longer pool entries are never shown (a long argument costs hundreds of prompt tokens)."""
+GROUP_WINDOW = 512
+"""How many unplaced requests :meth:`ExamplePool.nearest_groups` compares with a group's first (its cost grows
+with the batch times this, not with the batch squared)."""
 
 
 def skeleton(text: str) -> list[str]:
@@ -123,6 +129,7 @@ class ExamplePool:
             w = self._weigh(f)
             self._entries.append(_Entry(t, e, w, _norm(w), _content(t), _same_text_key(t)))
         self.fingerprint = hashlib.sha1(json.dumps(self.pairs).encode()).hexdigest()[:8]
+        self._inverted: tuple | None = None
 
     def _weigh(self, feats: Counter) -> dict[str, float]:
         unseen = math.log(1 + len(self.pairs)) + 1.0
@@ -149,23 +156,114 @@ class ExamplePool:
             cover = [max(c, x) for c, x in zip(cover, sim[nxt])]
         return [(e[i].text, e[i].expr) for i in reversed(chosen)]
 
+    def _index(self) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray], np.ndarray,
+                              dict[str, list[int]]]:
+        """Inverted lists, built on first use: per skeleton feature the pairs holding it and their weight over
+        their vector's norm; per content word the pairs holding it; each pair's number of content words; the
+        pairs per request key."""
+        if self._inverted is None:
+            feats: dict[str, tuple[list[int], list[float]]] = {}
+            words: dict[str, list[int]] = {}
+            keys: dict[str, list[int]] = {}
+            for i, e in enumerate(self._entries):
+                for k, v in e.feats.items():
+                    ids, ws = feats.setdefault(k, ([], []))
+                    ids.append(i)
+                    ws.append(v / e.norm if e.norm else 0.0)
+                for w in e.words:
+                    words.setdefault(w, []).append(i)
+                keys.setdefault(e.key, []).append(i)
+            self._inverted = ({k: (np.array(i, dtype=np.int64), np.array(w)) for k, (i, w) in feats.items()},
+                              {w: np.array(i, dtype=np.int64) for w, i in words.items()},
+                              np.array([len(e.words) for e in self._entries], dtype=np.float64), keys)
+        return self._inverted
+
+    def _scores(self, text: str) -> np.ndarray:
+        """Each pair's likeness to ``text``: skeleton cosine, plus a tenth of the content words' overlap (a tie
+        breaker); ``-inf`` for a pair whose request equals ``text`` (ignoring case and spacing).  The same sums
+        as :func:`_cosine` and a Jaccard overlap pair by pair, taken over the inverted lists."""
+        feats, words, n_words, keys = self._index()
+        f = self._weigh(_features(text))
+        nf = _norm(f)
+        out = np.zeros(len(self._entries))
+        if nf:
+            for k, v in f.items():
+                if k in feats:
+                    ids, ws = feats[k]
+                    out[ids] += (v / nf) * ws
+        mine = _content(text)
+        shared = np.zeros(len(self._entries))
+        for w in mine:
+            if w in words:
+                shared[words[w]] += 1.0
+        union = len(mine) + n_words - shared
+        out += 0.1 * np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
+        out[keys.get(_same_text_key(text), [])] = -np.inf
+        return out
+
+    def _best(self, scores: np.ndarray, k: int, first: Sequence[int] = ()) -> list[tuple[str, str]]:
+        """The ``k`` best-scored pairs, least similar first (ties: pool order); never a ``-inf`` one.  The pairs
+        ``first`` names come before the others (the best scored of them where they are more than ``k``)."""
+        order = np.lexsort((np.arange(len(scores)), -scores))   # best first, ties in pool order
+        order = order[np.isfinite(scores[order])]
+        rank = np.empty(len(scores), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        best = sorted({int(i) for i in first if np.isfinite(scores[i])}, key=lambda i: rank[i])[:k]
+        taken = set(best)
+        best += [int(i) for i in order[:k + len(taken)] if int(i) not in taken][:k - len(best)]
+        best.sort(key=lambda i: rank[i])
+        return [(self._entries[i].text, self._entries[i].expr) for i in reversed(best)]
+
     def nearest(self, text: str, k: int) -> list[tuple[str, str]]:
         """The ``k`` pairs most like ``text``, least similar first (the closest sits next to the
         request); a pair whose request equals ``text`` (ignoring case and spacing) is never chosen."""
         if k <= 0 or not self._entries:
             return []
-        key = _same_text_key(text)
-        f = self._weigh(_features(text))
-        nf = _norm(f)
-        words = _content(text)
-        scored = []
-        for i, e in enumerate(self._entries):
-            if e.key == key:
-                continue
-            overlap = len(words & e.words) / len(words | e.words) if words or e.words else 0.0
-            scored.append((_cosine(f, nf, e.feats, e.norm) + 0.1 * overlap, i))
-        best = sorted(scored, key=lambda s: (-s[0], s[1]))[:k]  # ties: pool order
-        return [(self._entries[i].text, self._entries[i].expr) for _, i in reversed(best)]
+        return self._best(self._scores(text), k)
+
+    def nearest_groups(self, texts: list[str], k: int, size: int,
+                       window: int = GROUP_WINDOW) -> list[tuple[list[int], list[tuple[str, str]]]]:
+        """``texts`` in groups of at most ``size`` like requests, each with ``k`` pairs for the whole group: each
+        member's closest pair (by :meth:`nearest`'s score) and then the pairs with the highest sum of scores over
+        the members (where the members' closest are more than ``k``, those of the highest sum); none equal to a
+        member's request.
+
+        A batched engine prefills a group's examples once for all its members instead of once per request.
+        Groups are formed greedily over the requests in a fixed order (by skeleton, then text): the first
+        request not yet placed takes the ``size - 1`` most like it among the next ``window`` unplaced ones.
+        So the groups, and a request's examples, depend on the other requests of the batch (but not on their
+        order). Returns ``(member indices, examples)`` per group, the groups in that fixed order."""
+        if size < 1:
+            raise ValueError(f"group size must be >= 1, got {size}")
+        order = sorted(range(len(texts)), key=lambda i: (skeleton(texts[i]), _same_text_key(texts[i]), i))
+        weighed = {i: self._weigh(_features(texts[i])) for i in order}
+        norms = {i: _norm(f) for i, f in weighed.items()}
+        words = {i: _content(texts[i]) for i in order}
+
+        def like(a: int, b: int) -> float:
+            union = words[a] | words[b]
+            overlap = len(words[a] & words[b]) / len(union) if union else 0.0
+            return _cosine(weighed[a], norms[a], weighed[b], norms[b]) + 0.1 * overlap
+
+        left = list(order)
+        out: list[tuple[list[int], list[tuple[str, str]]]] = []
+        while left:
+            seed = left[0]
+            near = sorted(range(1, min(len(left), window + 1)), key=lambda p: (-like(seed, left[p]), p))[:size - 1]
+            members = [seed, *(left[p] for p in sorted(near))]
+            taken = set(members)
+            left = [i for i in left if i not in taken]
+            examples: list[tuple[str, str]] = []
+            if k > 0 and self._entries:
+                total = np.zeros(len(self._entries))
+                own = []
+                for m in members:
+                    scores = self._scores(texts[m])
+                    own.append(int(np.argmax(scores)))   # the first of equals: pool order
+                    total += scores
+                examples = self._best(total, k, first=own)
+            out.append((members, examples))
+        return out
 
 
 def _shipped_pool(name: str) -> ExamplePool:

@@ -111,7 +111,31 @@ def common_prefix(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
-MAX_PARALLEL = 255   # llama.cpp's LLAMA_MAX_SEQ (256) less the prompt head's own sequence
+MAX_PARALLEL = 254   # llama.cpp's LLAMA_MAX_SEQ (256) less the prompt head's sequence and a group's
+MIN_GROUP_SHARE = 16
+"""Consecutive prompts that share at least this many tokens beyond the batch's common prefix (a group's nearest
+examples) have their shared part decoded once, into a group sequence they copy from."""
+
+
+def shared_runs(prompts: Sequence[Sequence[int]], plen: int) -> list[tuple[int, int, int]]:
+    """``(start, end, shared)`` for each run of consecutive prompts ``start..end-1``: ``shared`` tokens common to
+    all of them (at least ``plen + MIN_GROUP_SHARE`` for a run of two or more, each member keeping one token
+    of its own; ``plen`` for a prompt alone)."""
+    runs: list[tuple[int, int, int]] = []
+    start, shared = 0, None
+    for i in range(len(prompts)):
+        nxt = None
+        if i + 1 < len(prompts):
+            a, b = prompts[i], prompts[i + 1]
+            nxt = min(common_prefix([a, b]), len(a) - 1, len(b) - 1)
+            if nxt < plen + MIN_GROUP_SHARE:
+                nxt = None
+        if nxt is None:
+            runs.append((start, i + 1, shared if shared is not None else plen))
+            start, shared = i + 1, None
+        else:
+            shared = nxt if shared is None else min(shared, nxt)
+    return runs
 
 
 class BatchDecoder:
@@ -125,8 +149,8 @@ class BatchDecoder:
         self.candidates = candidates
         self.prefix: list[int] = []  # what sequence 0 holds
         self.show_progress = False
-        self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prefix_loaded": 0, "prompt_tokens": 0,
-                      "generated": 0, "rejected": 0, "masked": 0}
+        self.stats = {"decode_calls": 0, "prefix_tokens": 0, "prefix_loaded": 0, "group_tokens": 0,
+                      "prompt_tokens": 0, "generated": 0, "rejected": 0, "masked": 0}
 
     def _decode(self, entries: list[tuple[int, int, int, bool]],
                 progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
@@ -186,7 +210,10 @@ class BatchDecoder:
         ``grammar`` and ``max_tokens``: one for every prompt, or a sequence with each prompt's
         own (a grammar shared by several prompts is compiled once and cloned).  A prompt must
         leave room for its ``max_tokens`` within ``n_ctx`` beside the prefix (ValueError
-        otherwise; callers check lengths first)."""
+        otherwise; callers check lengths first).
+
+        Consecutive prompts that share more than all prompts do (:func:`shared_runs`: a group's examples) have
+        that part decoded once, into sequence ``n_seq + 1``, which each member copies as it starts."""
         n = len(prompts)
         results: list[tuple[list[int], str] | None] = [None] * n
         if n == 0:
@@ -203,6 +230,15 @@ class BatchDecoder:
             if plen + (len(p) - plen) + m > self.b.n_ctx:
                 raise ValueError(f"prompt of {len(p)} tokens + {m} does not fit n_ctx {self.b.n_ctx}")
         self._ensure_prefix(list(prompts[0][:plen]), head)
+        group_seq = self.n_seq + 1
+        run_of, share = [0] * n, [plen] * n
+        runs = shared_runs(prompts, plen)
+        for r, (a, b, shared) in enumerate(runs):
+            for i in range(a, b):
+                run_of[i], share[i] = r, shared
+        run_cells: dict[int, int] = {}   # run -> its shared cells beyond the prefix, while any member holds them
+        run_live: dict[int, int] = {}    # run -> members admitted and not yet finished
+        started_all: set[int] = set()    # runs whose last member has been admitted
         uses: dict[str, int] = {}
         for t in grammars:
             if t is not None:
@@ -216,17 +252,32 @@ class BatchDecoder:
                 # admit prompts while sequences and KV cells are free
                 while queue and len(slots) < self.n_seq:
                     i = queue[0]
-                    need = len(prompts[i]) - plen + limits[i]
-                    if slots and used + need > self.b.n_ctx:
+                    r, start = run_of[i], share[i]
+                    need = len(prompts[i]) - start + limits[i]
+                    first = start > plen and r not in run_cells   # its run's shared part is not decoded yet
+                    if slots and used + need + (start - plen if first else 0) > self.b.n_ctx:
                         break
                     queue.pop(0)
+                    if first:   # the previous run's group sequence was dropped as its last member started
+                        if plen:
+                            self.b.seq_cp(0, group_seq, 0, plen)
+                        self._decode([(t, plen + k, group_seq, False) for k, t in enumerate(prompts[i][plen:start])])
+                        self.stats["group_tokens"] += start - plen
+                        run_cells[r], run_live[r] = start - plen, 0
+                        used += start - plen
                     seq = next(s for s in range(1, self.n_seq + 1) if s not in slots)
-                    if plen:
+                    if start > plen:
+                        self.b.seq_cp(group_seq, seq, 0, start)
+                        run_live[r] += 1
+                        if i == runs[r][1] - 1:   # its last member: the members' copies keep the cells
+                            self.b.seq_rm(group_seq, -1, -1)
+                            started_all.add(r)
+                    elif plen:
                         self.b.seq_cp(0, seq, 0, plen)
                     g = self._grammar(grammars[i], uses, shared)
-                    slots[seq] = _Slot(i, seq, list(prompts[i][plen:]), plen, g, need)
+                    slots[seq] = _Slot(i, seq, list(prompts[i][start:]), start, g, need)
                     used += need
-                    self.stats["prompt_tokens"] += len(prompts[i]) - plen
+                    self.stats["prompt_tokens"] += len(prompts[i]) - start
                 # one decode: pending prompt tokens (up to n_batch in all) and one token per generating slot
                 entries: list[tuple[int, int, int, bool]] = []
                 asked: list[_Slot] = []
@@ -262,11 +313,19 @@ class BatchDecoder:
                         self._release(slot)
                         del slots[slot.seq]
                         used -= slot.reserved
+                        r = run_of[slot.index]
+                        if r in run_live:
+                            run_live[r] -= 1
+                            if run_live[r] == 0 and r in started_all:   # no member holds the shared cells
+                                used -= run_cells[r]
+                                del run_live[r]
                         if on_done is not None:
                             on_done(slot.index, results[slot.index])
         finally:
             for slot in slots.values():
                 self._release(slot)
+            if run_cells:
+                self.b.seq_rm(group_seq, -1, -1)
             for g in shared.values():
                 self.b.grammar_free(g)
         return [r if r is not None else ([], "error") for r in results]
@@ -380,8 +439,8 @@ class LlamaCppEngine:
                  n_threads: int | None = None, prefix_dir: str | os.PathLike | None = None):
         if not 1 <= n_seq <= MAX_PARALLEL:   # else llama.cpp's context fails, for a reason it prints apart
             raise InputError(f"{n_seq} sequences decoded together", "--parallel",
-                             f"1 to {MAX_PARALLEL} (llama.cpp keeps at most 256 sequences, one of them the shared "
-                             "prompt head's)")
+                             f"1 to {MAX_PARALLEL} (llama.cpp keeps at most 256 sequences, two of them the shared "
+                             "prompt head's and a group's)")
         try:
             import llama_cpp as lc
         except ImportError as e:
@@ -409,7 +468,7 @@ class LlamaCppEngine:
         self.n_vocab = lc.llama_vocab_n_tokens(self.vocab)
         cp = lc.llama_context_default_params()
         threads = n_threads or len(os.sched_getaffinity(0))
-        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, n_seq + 1
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = n_ctx, n_batch, n_batch, n_seq + 2
         cp.n_threads = cp.n_threads_batch = threads
         cp.kv_unified = True  # one KV buffer: the shared prefix's cells belong to every sequence
         # Flash attention off: llama.cpp's CPU kernel took 560-610 ms for a step of 16 sequences over a 3,000-token

@@ -428,6 +428,11 @@ class VllmTranslator:
     """Logical mode: labelled pairs most like each request, added to its own prompt (more accurate on
     the dev split and on later writers' requests held out, but each request then prefills its own examples: ~5x
     slower on a 2-core CPU at 4)."""
+    nearest_group: int = 1
+    """Logical mode with ``nearest``: up to this many like requests of a batch share one set of nearest examples
+    (:meth:`~.examples.ExamplePool.nearest_groups`), which a batched engine then prefills once for the group
+    (llama.cpp's decoder keeps a group's part in a sequence of its own; vLLM's prefix cache shares it). A
+    request's examples then depend on the other requests of its batch."""
     pool: ExamplePool | None = None
     """Where the shared examples come from (default: the labelled dev split shipped with the package); given
     without ``nearest_pool``, the nearest ones too."""
@@ -452,6 +457,9 @@ class VllmTranslator:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+        g = self.nearest_group
+        if not isinstance(g, int) or isinstance(g, bool) or g < 1:
+            raise ValueError(f"nearest_group must be a positive integer, got {g!r}")
         if self.terms not in TERMS:
             raise ValueError(f"terms must be one of {', '.join(TERMS)}, got {self.terms!r}")
         if self.mode != "logical":
@@ -552,7 +560,8 @@ class VllmTranslator:
         first = self.pool if self.examples else self.nearest_pool
         near = (f"+{self.nearest_pool.fingerprint}" if self.nearest and self.examples
                 and self.nearest_pool is not self.pool else "")
-        shots = (f":e={self.examples}:k={self.nearest}@{first.fingerprint}{near}"
+        group = f"x{self.nearest_group}" if self.nearest and self.nearest_group > 1 else ""
+        shots = (f":e={self.examples}:k={self.nearest}{group}@{first.fingerprint}{near}"
                  if self.examples or self.nearest else "")
         return (f"{PROMPT_VERSION}:{prompt_fingerprint(self.mode)}:g={h}:t={self.temperature}:n={self.max_tokens}"
                 f":s={self.seed}:{retry}{align}{shots}:{CHECKS_VERSION}"
@@ -590,9 +599,24 @@ class VllmTranslator:
         """The decoding grammar (GBNF) for one request: its own with ``terms="span"``, else the shared one."""
         return _grammar.to_gbnf(self._grammar_rules(text)) if self._spans else self._grammar_text
 
-    def prompt(self, text: str) -> str:
-        near = self.nearest_pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
+    def prompt(self, text: str, near: Sequence[tuple[str, str]] | None = None) -> str:
+        """``text``'s prompt, with ``near`` as its nearest examples (default: its own, when ``nearest`` is set)."""
+        if near is None:
+            near = self.nearest_pool.nearest(clean_request(text), self.nearest) if self.nearest else ()
         return build_prompt(text, self.mode, self._tokenizer, self._shared, near)
+
+    def _grouped(self, texts: Sequence[str]) -> tuple[list[int], dict[int, list[tuple[str, str]]]]:
+        """The order to send ``texts`` in and each one's nearest examples: a group's members together (so that
+        the engine sees their shared part back to back), with their group's examples; ``({}`` when requests
+        choose their own)."""
+        if not (self.nearest and self.nearest_group > 1):
+            return list(range(len(texts))), {}
+        live = [i for i, t in enumerate(texts) if text_error(t) is None]
+        groups = self.nearest_pool.nearest_groups([clean_request(texts[i]) for i in live], self.nearest,
+                                                  self.nearest_group)
+        order = [live[m] for members, _ in groups for m in members]
+        near = {live[m]: examples for members, examples in groups for m in members}
+        return order + [i for i in range(len(texts)) if i not in near], near
 
     def shared_head(self) -> str:
         """The start of every request's prompt: the system text and the shared examples, up to where the
@@ -634,13 +658,14 @@ class VllmTranslator:
                                  f"at least {least}, or fewer --examples")
         prompts: list[str | None] = []
         budgets = [self.max_tokens] * len(texts)
+        order, group_examples = self._grouped(texts)
         for i, t in enumerate(texts):
             error = text_error(t)
             if error is not None:
                 results[i] = GenResult(error=error)
                 prompts.append(None)
                 continue
-            p = self.prompt(t)
+            p = self.prompt(t, group_examples.get(i))
             budgets[i] = self._max_tokens_for(t)
             limit = (self.max_model_len - budgets[i]) if self.max_model_len else None
             if limit is not None and self._tokenizer is not None:
@@ -666,7 +691,7 @@ class VllmTranslator:
                     prompts.append(None)
                     continue
             prompts.append(p)
-        todo = [i for i, p in enumerate(prompts) if p is not None]
+        todo = [i for i in order if prompts[i] is not None]
         if self._spans:
             params: Any = [self.sampling_params(self.grammar_for(texts[i]), budgets[i]) if p is not None
                            else None for i, p in enumerate(prompts)]
