@@ -9,13 +9,15 @@ content words to one slot::
     "either chemotherapy or radiotherapy for breast cancer" -> "either _ or _ for _"
 
 Skeletons are compared as idf-weighted n-gram vectors (cosine; shared content words break ties).
-Two selections:
+Three selections:
 
 * :meth:`ExamplePool.representatives`: m pairs covering the pool's patterns (greedy k-center), the
   same for every request, so they sit in the prompt's shared prefix and batched engines prefill
   them once (the translator's default, ``examples``);
 * :meth:`ExamplePool.nearest`: the k pairs most like one request, in that request's own prompt
-  (``nearest``): more accurate, but each request prefills them itself.
+  (``nearest``): more accurate, but each request prefills them itself;
+* :meth:`ExamplePool.nearest_groups`: k pairs for each group of like requests of a batch (``nearest_group``),
+  prefilled once per group: most of the nearest pairs' gain at a fraction of their cost.
 
 Two pools ship with the package, and the test split of the labelled set is never a source of examples:
 ``data/examples.jsonl`` (:func:`default_pool`: the labelled set's *dev* split, 233 pairs) gives the shared
