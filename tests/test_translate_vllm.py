@@ -253,6 +253,36 @@ def test_real_vllm_generation_with_grammar(smollm2_engine, tmp_path):
         assert smollm2_engine.calls == first  # no generation at all
 
 
+def test_real_vllm_nearest_examples_shared_by_groups(smollm2_engine, monkeypatch):
+    """--nearest-group on the real engine: a group's members go in one call, one after the other, with the same
+    prompt up to the request (vLLM's prefix cache shares that part), and every finished row parses."""
+    texts = ["tea but not coffee", "either tennis or golf", "cats but not dogs", "either jazz or opera"]
+    llm, sent = smollm2_engine.llm, []
+    real = llm.generate
+
+    def spy(prompts, params, **kw):
+        sent.append(list(prompts))
+        return real(prompts, params, **kw)
+
+    monkeypatch.setattr(llm, "generate", spy)
+    eng = VllmTranslator(llm=llm, model_id=smollm2_engine.model_id, examples=0, nearest=2, nearest_group=2,
+                         max_tokens=48)
+    rows = translate(texts, translator="vllm", engine=eng, cache=False, repair="none")
+    first = sent[0]
+    own = [max(texts, key=p.rfind) for p in first]   # the request: the text that comes last in its prompt
+    assert len(first) == 4 and sorted(own) == sorted(texts)
+    for a in (0, 2):
+        assert {own[a], own[a + 1]} in ({"tea but not coffee", "cats but not dogs"},
+                                        {"either tennis or golf", "either jazz or opera"})
+        assert first[a][:first[a].rindex(own[a])] == first[a + 1][:first[a + 1].rindex(own[a + 1])]
+    assert first[0][:first[0].rindex(own[0])] != first[2][:first[2].rindex(own[2])]
+    for r in rows:
+        if r.error is None:
+            assert canonical(parse(r.expr)) == r.expr
+        else:
+            assert "max_tokens" in r.error, r.error
+
+
 def test_real_vllm_rewrite_mode(smollm2_engine):
     eng = VllmTranslator(llm=smollm2_engine.llm, mode="rewrite", max_tokens=40)
     (row,) = translate(["coral reef restoration"], translator="vllm", mode="rewrite", engine=eng, cache=False)
