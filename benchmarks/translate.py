@@ -277,7 +277,8 @@ def write_md(doc: dict, path: Path) -> None:
                           f"grammar {st.get('rejected', '-')} times, the whole vocabulary masked "
                           f"{st.get('masked', '-')} times (next-best candidates checked first: "
                           f"{r.get('candidates', 'none, an older decoder')}); {st['prompt_tokens']} prompt tokens, "
-                          f"{st['prefix_tokens']} shared-prefix tokens"]
+                          f"{st['prefix_tokens']} shared-prefix tokens"
+                          + (f", {st['group_tokens']} tokens of groups' shared parts" if st.get("group_tokens") else "")]
     for r in doc["runs"]:
         if r["translator"] == "rules":
             continue

@@ -607,8 +607,8 @@ class VllmTranslator:
 
     def _grouped(self, texts: Sequence[str]) -> tuple[list[int], dict[int, list[tuple[str, str]]]]:
         """The order to send ``texts`` in and each one's nearest examples: a group's members together (so that
-        the engine sees their shared part back to back), with their group's examples; ``({}`` when requests
-        choose their own)."""
+        the engine sees their shared part back to back), each with its group's examples; the texts in their own
+        order and no examples (each request then chooses its own) without groups."""
         if not (self.nearest and self.nearest_group > 1):
             return list(range(len(texts))), {}
         live = [i for i, t in enumerate(texts) if text_error(t) is None]
