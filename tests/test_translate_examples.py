@@ -251,6 +251,23 @@ def test_a_group_shares_its_nearest_examples_and_goes_to_the_engine_together():
         VllmTranslator(llm=llm, examples=4).prompt_version   # without nearest examples the group changes nothing
 
 
+def test_groups_with_hostile_requests_keep_one_row_each():
+    long = "grant writing " * 1500   # 21,000 characters
+    texts = ["", "?!", "cats but not dogs", "cats but not dogs", "tea\x00 or\x1b[31m coffee", long, "   ", "owls"]
+    answers = {" ".join(t.split()): '"x"' for t in texts}
+    answers["tea or coffee"] = '"x"'
+    llm = ScriptedLLM(answers)
+    tr = VllmTranslator(llm=llm, examples=0, nearest=3, nearest_group=3, max_model_len=None)
+    rows = tr.generate(texts)
+    assert len(rows) == len(texts)
+    assert [r.error for r in rows][:2] == ["empty text", "no words: the request is punctuation only"]
+    assert rows[6].error == "empty text" and all(r.error is None for i, r in enumerate(rows) if i not in (0, 1, 6))
+    (sent,) = [c[0] for c in llm.calls]
+    assert len(sent) == 5 and len(set(sent)) == 4   # the two equal requests: one prompt, sent side by side
+    i = sent.index(next(p for p in sent if p.endswith("Request: cats but not dogs\nQuery:")))
+    assert sent[i + 1] == sent[i] or sent[i - 1] == sent[i]
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "4", True])
 def test_a_bad_group_size_is_refused(bad):
     with pytest.raises(ValueError, match="nearest_group"):
