@@ -274,24 +274,27 @@ def test_a_bad_group_size_is_refused(bad):
         VllmTranslator(llm=ScriptedLLM({}), nearest=2, nearest_group=bad)
 
 
-def test_cli_refuses_a_group_without_nearest_and_a_group_of_zero(tmp_path, capsys):
+def refused_translate(tmp_path, capsys, *flags) -> str:
+    """``itlr translate`` of a one-request file with ``flags``: it must fail with one error line and write nothing;
+    returns that line."""
     from itlr_gpu.cli import main
 
     q = tmp_path / "q.jsonl"
     q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
     out = tmp_path / "out.arrow"
-    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest-group", "8"]) != 0
+    assert main(["translate", str(q), "-o", str(out), *flags]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--nearest-group" in err[0] and "--nearest K" in err[0]
-    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest", "2",
-                 "--nearest-group", "0"]) != 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--nearest-group" in err[0]
-    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--mode", "rewrite",
-                 "--nearest-group", "2"]) != 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--nearest-group" in err[0] and "logical mode only" in err[0]
-    assert not out.exists()
+    assert len(err) == 1 and not out.exists()
+    return err[0]
+
+
+def test_cli_refuses_a_group_without_nearest_and_a_group_of_zero(tmp_path, capsys):
+    err = refused_translate(tmp_path, capsys, "--translator", "llamacpp", "--nearest-group", "8")
+    assert "--nearest-group" in err and "--nearest K" in err
+    err = refused_translate(tmp_path, capsys, "--translator", "llamacpp", "--nearest", "2", "--nearest-group", "0")
+    assert "--nearest-group" in err
+    err = refused_translate(tmp_path, capsys, "--translator", "llamacpp", "--mode", "rewrite", "--nearest-group", "2")
+    assert "--nearest-group" in err and "logical mode only" in err
 
 
 def test_examples_are_in_the_cache_key_and_zero_gives_the_fixed_prompt():
@@ -391,15 +394,7 @@ def test_a_bad_pool_file_is_one_clear_error(tmp_path, content, message):
 
 
 def test_cli_refuses_a_pool_without_nearest_and_a_bad_pool_file(tmp_path, capsys):
-    from itlr_gpu.cli import main
-
-    q = tmp_path / "q.jsonl"
-    q.write_text('{"query_id": "1", "text": "cats but not dogs"}\n')
-    out = tmp_path / "out.arrow"
-    assert main(["translate", str(q), "-o", str(out), "--translator", "llamacpp", "--nearest-from", "dev"]) != 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--nearest-from" in err[0] and "--nearest" in err[0]
-    assert main(["translate", str(q), "-o", str(out), "--nearest", "2", "--nearest-from", "dev"]) != 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--nearest-from" in err[0] and "rules" in err[0]
-    assert not out.exists()
+    err = refused_translate(tmp_path, capsys, "--translator", "llamacpp", "--nearest-from", "dev")
+    assert "--nearest-from" in err and "--nearest" in err
+    err = refused_translate(tmp_path, capsys, "--nearest", "2", "--nearest-from", "dev")
+    assert "--nearest-from" in err and "rules" in err

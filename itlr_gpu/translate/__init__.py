@@ -327,6 +327,11 @@ OPTION_TRANSLATORS = {
 LOGICAL_ONLY = ("terms", "examples", "nearest", "nearest_from", "nearest_group", "repair")   # options of the logical form's prompt, grammar and checks
 
 
+NEEDS_NEAREST = {"nearest_from": "names where the nearest examples come from",
+                 "nearest_group": "says how many requests share their nearest examples"}
+"""Options that only qualify ``--nearest``, and what each says."""
+
+
 def check_translator_options(args) -> None:
     """Refuse options given for another translator than ``args.translator`` (one UsageError naming them)."""
     from ..errors import UsageError
@@ -341,12 +346,10 @@ def check_translator_options(args) -> None:
         if logical:
             raise UsageError(f"{', '.join(logical)} appl{'ies' if len(logical) == 1 else 'y'} to logical mode only",
                              "--mode rewrite", "no logical-mode options with --mode rewrite")
-    if getattr(args, "nearest_from", None) is not None and not getattr(args, "nearest", None) and not wrong:
-        raise UsageError("given without --nearest (it names where the nearest examples come from)",
-                         "--nearest-from", "--nearest K (K >= 1) beside it")
-    if getattr(args, "nearest_group", None) is not None and not getattr(args, "nearest", None) and not wrong:
-        raise UsageError("given without --nearest (it says how many requests share their nearest examples)",
-                         "--nearest-group", "--nearest K (K >= 1) beside it")
+    for name, what in NEEDS_NEAREST.items():
+        if getattr(args, name, None) is not None and not getattr(args, "nearest", None) and not wrong:
+            raise UsageError(f"given without --nearest (it {what})", f"--{name.replace('_', '-')}",
+                             "--nearest K (K >= 1) beside it")
     if wrong:
         flags = ", ".join(f"--{name.replace('_', '-')} ({'/'.join(OPTION_TRANSLATORS[name])} only)" for name in wrong)
         raise UsageError(f"{flags} do{'es' if len(wrong) == 1 else ''} not apply to the {args.translator} translator",

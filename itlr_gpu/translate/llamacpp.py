@@ -236,8 +236,8 @@ class BatchDecoder:
         for r, (a, b, shared) in enumerate(runs):
             for i in range(a, b):
                 run_of[i], share[i] = r, shared
-        run_cells: dict[int, int] = {}   # run -> its shared cells beyond the prefix, while any member holds them
-        run_live: dict[int, int] = {}    # run -> members admitted and not yet finished
+        decoded: set[int] = set()        # runs whose shared part has been decoded into the group sequence
+        run_live: dict[int, int] = {}    # run -> members admitted and not yet finished (its cells still held)
         started_all: set[int] = set()    # runs whose last member has been admitted
         uses: dict[str, int] = {}
         for t in grammars:
@@ -254,7 +254,7 @@ class BatchDecoder:
                     i = queue[0]
                     r, start = run_of[i], share[i]
                     need = len(prompts[i]) - start + limits[i]
-                    first = start > plen and r not in run_cells   # its run's shared part is not decoded yet
+                    first = start > plen and r not in decoded   # its run's shared part is not decoded yet
                     if slots and used + need + (start - plen if first else 0) > self.b.n_ctx:
                         break
                     queue.pop(0)
@@ -263,7 +263,8 @@ class BatchDecoder:
                             self.b.seq_cp(0, group_seq, 0, plen)
                         self._decode([(t, plen + k, group_seq, False) for k, t in enumerate(prompts[i][plen:start])])
                         self.stats["group_tokens"] += start - plen
-                        run_cells[r], run_live[r] = start - plen, 0
+                        decoded.add(r)
+                        run_live[r] = 0
                         used += start - plen
                     seq = next(s for s in range(1, self.n_seq + 1) if s not in slots)
                     if start > plen:
@@ -317,14 +318,14 @@ class BatchDecoder:
                         if r in run_live:
                             run_live[r] -= 1
                             if run_live[r] == 0 and r in started_all:   # no member holds the shared cells
-                                used -= run_cells[r]
+                                used -= runs[r][2] - plen
                                 del run_live[r]
                         if on_done is not None:
                             on_done(slot.index, results[slot.index])
         finally:
             for slot in slots.values():
                 self._release(slot)
-            if run_cells:
+            if decoded:
                 self.b.seq_rm(group_seq, -1, -1)
             for g in shared.values():
                 self.b.grammar_free(g)
