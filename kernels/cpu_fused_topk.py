@@ -57,6 +57,18 @@ def _inline(f):
 
 
 @_inline
+def _max(a, b):
+    """max as torch.maximum: a NaN on either side is the result (Python's max(a, nan) is a)."""
+    return a if a != a or a >= b else b
+
+
+@_inline
+def _min(a, b):
+    """min as torch.minimum: a NaN on either side is the result."""
+    return a if a != a or a <= b else b
+
+
+@_inline
 def _worse(s1, r1, s2, r2):
     """(s1, r1) ranks below (s2, r2): a lower score, or an equal score and a higher row."""
     return s1 < s2 or (s1 == s2 and r1 > r2)
@@ -154,7 +166,7 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                             t[j] = one - t[j]
                     else:
                         for j in range(nb):
-                            t[j] = one / max(t[j], floor)
+                            t[j] = one / _max(t[j], floor)
                 else:
                     fam = and_f if op == AND else or_f
                     x = stack[sp - 2]
@@ -167,10 +179,10 @@ def _kernel(sims, opcodes, operands, offsets, lit_a, lit_b, and_f, or_f, not_f, 
                             x[j] = x[j] + y[j]
                     elif fam == 2:
                         for j in range(nb):
-                            x[j] = min(x[j], y[j])
+                            x[j] = _min(x[j], y[j])
                     else:
                         for j in range(nb):
-                            x[j] = max(x[j], y[j])
+                            x[j] = _max(x[j], y[j])
                     sp -= 1
             top = stack[0]
             if mix.shape[0] > 0:

@@ -77,6 +77,24 @@ def test_a_score_out_of_range_is_refused_whatever_k_on_every_path(path, case, k)
                         device="cpu")
 
 
+@pytest.mark.parametrize("path", ["torch", "numba"])
+@pytest.mark.parametrize("shape", ["x OR nan", "nan OR x", "NOT nan"])
+def test_a_nan_inside_or_as_max_or_a_reciprocal_not_is_refused(path, shape):
+    """inf times a similarity of 0 is NaN; OR as the max and the reciprocal NOT's floor keep it on either side (numba
+    once took max(x, nan) = x and ranked the documents)."""
+    if path == "numba":
+        pytest.importorskip("numba")
+    docs = np.zeros((2, 32), np.float32)
+    docs[0, 0] = 1.0                       # similar to no term: 13 reciprocal NOTs overflow, times "a" (0) is NaN
+    docs[1, 14] = 1.0                      # "t13"
+    corpus = itlr.Index.from_arrays(docs, ["d0", "d1"], dtype="float32")
+    nan = "(" + " AND ".join(["NOT t0"] * 13) + " AND a)"
+    query = shape.replace("nan", nan).replace("x", "t13")
+    with pytest.raises(InputError, match=r"query 'q0' scores some documents inf or NaN \(document 'd0' first\)"):
+        itlr.search(corpus, [query], encoder=BasisEncoder(), k=2, ops="product,max,reciprocal", backend=path,
+                    device="cpu")
+
+
 @pytest.mark.parametrize("path", ["torch", "numba", "rerank"])
 @pytest.mark.parametrize("query", ["t0", "t0 AND t0", "NOT t0"])
 @pytest.mark.parametrize("k", [3, 20])

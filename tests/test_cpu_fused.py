@@ -87,6 +87,24 @@ def test_recommended_and_percentile():
         assert_equal_topk(got, want)
 
 
+@pytest.mark.parametrize("ops", ALL_OPS, ids=str)
+@pytest.mark.parametrize("query", ['"n" OR "a"', '"a" OR "n"', '"n" AND "a"', '"a" AND "n"', 'NOT "n"',
+                                   '"a" AND NOT "n"'])
+def test_a_nan_on_either_side_of_every_operator_stays_nan(ops, query):
+    """A NaN similarity (term "n"'s vector is NaN) survives every operator on either side, as in torch: min and max
+    propagate it (Python's max(a, nan) is a, which once turned a NaN on the right of OR = max into a ranking), and
+    so does the reciprocal NOT's floor.  The backends rank it first as +inf, and the engine refuses the search."""
+    rng = np.random.default_rng(3)
+    program = compile_queries([query])
+    docs = unit_rows(rng, 40, 8)
+    terms = unit_rows(rng, len(program.terms), 8)
+    terms[program.terms.index("n")] = np.nan
+    want = TorchBackend().search(docs, terms, program, ops, 5, device=CPU)
+    got = NumbaBackend().search(docs, terms, program, ops, 5, device=CPU)
+    assert np.isinf(want[0][0, 0])
+    assert_equal_topk(got, want)
+
+
 def test_k_above_n_and_empty_corpus_shapes():
     rng = np.random.default_rng(0)
     program = compile_queries(['"a" OR NOT "b"', '"c"'])
