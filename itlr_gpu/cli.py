@@ -254,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_common.add_fallback_argument(s)
     s.add_argument("--errors", metavar="PATH",
                    help="errors table for --skip-invalid (.arrow/.parquet; default: OUT.errors.arrow beside a "
-                        "result file, OUT/_errors.arrow in a result folder)")
+                        "result file, OUT.errors.parquet beside a .parquet one, OUT/_errors.arrow in a result "
+                        "folder)")
     add_score_arguments(s)
     scale_cli.add_arguments_search(s)
     s.set_defaults(func=cmd_search)
@@ -512,7 +513,8 @@ def _errors_path(args, scaled: bool) -> str | None:
         return path  # the folder is created by the job; its own checks apply
     else:
         stem, ext = os.path.splitext(args.output)
-        path = f"{stem}.errors{ext}"
+        # beside a TREC run file (.trec/.run) the table is Arrow: a run has no column for an error
+        path = f"{stem}.errors{ext if ext in ('.arrow', '.parquet') else '.arrow'}"
     if os.path.abspath(path) == os.path.abspath(args.output):
         raise UsageError("the errors table would replace the results", "--errors", "another path than -o")
     folder = os.path.abspath(args.output)

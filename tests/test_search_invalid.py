@@ -71,6 +71,19 @@ def test_skip_invalid_scores_the_rest_and_writes_the_errors_table(tmp_path, caps
     assert all(errors.column("error").to_pylist())
 
 
+@pytest.mark.parametrize("name,errors_name", [("out.parquet", "out.errors.parquet"), ("out.trec", "out.errors.arrow"),
+                                               ("out.run", "out.errors.arrow")])
+def test_skip_invalid_beside_each_result_format(tmp_path, capsys, name, errors_name):
+    """The errors table takes the result file's format where it is a table, Arrow beside a TREC run (which has no
+    column for an error): --skip-invalid alone works with every -o the search writes."""
+    index = build_index(tmp_path / "i")
+    queries = write_queries(tmp_path / "q.jsonl", EXPRS)
+    rc, _, err = run_cli(["search", index, queries, "-o", tmp_path / name, "--skip-invalid"], capsys)
+    assert rc == 0, err
+    assert (tmp_path / name).stat().st_size > 0
+    assert read_table(tmp_path / errors_name).column("query_id").to_pylist() == ["q1", "q3", "q4"]
+
+
 def test_skip_invalid_in_a_bulk_folder_keeps_it_a_dataset(tmp_path, capsys):
     index = build_index(tmp_path / "i")
     queries = write_queries(tmp_path / "q.jsonl", EXPRS)
