@@ -31,6 +31,8 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from .errors import InputError
@@ -38,7 +40,7 @@ from .model_settings import settings_outside_the_transformer
 from .output import mkdtemp_shared, temp_name
 
 __all__ = ["RUNTIME_BACKENDS", "runtime_available", "require_runtime", "supported", "onnx_model_files",
-           "int8_check", "ort_session", "RuntimeEncoderCore"]
+           "int8_check", "ort_session", "RuntimeEncoderCore", "check_tokenizer"]
 
 RUNTIME_BACKENDS = ("onnx", "openvino")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -249,6 +251,25 @@ def model_folder(model_path: Path):
                          "tokenizer)") from e
 
 
+# Plain words that any text encoder's vocabulary holds some of, in a few languages and scripts.
+_TOKENIZER_SAMPLE = ("the water and health study in children of the city; eau et santé; Wasser und Gesundheit; "
+                     "вода и здоровье; 水与健康; 水と健康; 물과 건강; الماء والصحة")
+
+
+def check_tokenizer(tokenizer: Any, model_path: Path) -> None:
+    """Refuse a tokenizer that reads plain words as its unknown token only.  With its vocabulary file gone
+    (tokenizer.json, vocab.txt, ...) transformers still builds a tokenizer from tokenizer_config.json, of the
+    special tokens alone: every text then becomes [CLS] [UNK] ... [SEP] and gets about the same vector, an index
+    that ranks nothing, built without an error."""
+    ids = tokenizer(_TOKENIZER_SAMPLE, add_special_tokens=False)["input_ids"]
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if not ids or (unk is not None and all(i == unk for i in ids)):
+        raise InputError(f"its tokenizer reads every word as unknown ({len(tokenizer)} tokens in its vocabulary: "
+                         "the vocabulary file is missing or empty)", str(model_path),
+                         "a model folder with its tokenizer's files (tokenizer.json, or vocab.txt / vocab.json "
+                         "and merges.txt / a sentencepiece model, as the model came)")
+
+
 @contextlib.contextmanager
 def _quiet():
     """The exporter's and quantiser's advice (tracer warnings, "consider pre-processing") is not the user's
@@ -372,6 +393,7 @@ def _export(model_path: Path, target: Path) -> dict:
     # the default SDPA path exports NaN guards around the softmax that it does not.  Same arithmetic.
     st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True,
                              model_kwargs={"attn_implementation": "eager"})
+    check_tokenizer(st.tokenizer, model_path)   # before minutes of export and an export cached
     transformer = st[0].auto_model.eval()
     uses_types = "token_type_ids" in st.tokenizer.model_input_names
 
@@ -489,6 +511,7 @@ class RuntimeEncoderCore:
                                  "fp32; an index built in int8 with this model is to be built again")
         with model_folder(model_path):
             self.tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+        check_tokenizer(self.tokenizer, model_path)
         self.backend = backend
         threads = threads or len(os.sched_getaffinity(0))
         try:

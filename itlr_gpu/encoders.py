@@ -360,10 +360,11 @@ class SentenceTransformerEncoder:
                     from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # the per-load "Loading weights" bar is noise in a CLI
-                from .encode_runtime import model_folder
+                from .encode_runtime import check_tokenizer, model_folder
 
                 with model_folder(self.path):
                     model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+                check_tokenizer(model.tokenizer, self.path)
                 model.max_seq_length = min(settings["max_length"], model.max_seq_length or settings["max_length"])
                 if settings["backend"] == "torch" and settings["precision"] in ("fp16", "bf16"):
                     import torch

@@ -836,7 +836,15 @@ def test_a_model_folder_with_corrupt_files_is_one_clear_error(tmp_path, monkeypa
     (tokenizer / "tokenizer.json").write_text('{"broken')
     with pytest.raises(InputError, match=r"bad-tokenizer: cannot load the model \("):
         SentenceTransformerEncoder(tokenizer, backend=backend, show_progress=False).encode(["x"])
+    # no vocabulary: transformers builds a tokenizer of the special tokens alone, every word [UNK], every text
+    # about the same vector; refused before any export
+    no_vocab = _copy_model(tmp_path, "no-vocab")
+    (no_vocab / "tokenizer.json").unlink()
+    (no_vocab / "vocab.txt").unlink()
+    with pytest.raises(InputError, match=r"no-vocab: its tokenizer reads every word as unknown"):
+        SentenceTransformerEncoder(no_vocab, backend=backend, show_progress=False).encode(["x"])
     assert not list((tmp_path / "cache").glob("models/onnx/.*tmp*"))   # no half-written export left behind
+    assert not list((tmp_path / "cache").glob("models/onnx/no-vocab*"))
 
 
 @functools.lru_cache(maxsize=None)
