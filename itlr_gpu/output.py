@@ -435,16 +435,16 @@ def _swap_in(tmp: Path, target: Path, replace: bool) -> None:
                                   "it is left as that job wrote it", str(target),
                                   "one job per output folder (run again to replace it)")
             aside = target.parent / temp_name(target.name + ".old")
-            os.replace(target, aside)
-            _live.add(aside)
-            try:
-                os.replace(tmp, target)
-            except BaseException:
-                os.replace(aside, target)
-                raise
-            finally:
-                _live.discard(aside)
-            shutil.rmtree(aside, ignore_errors=True)
+            # an interrupt between the two renames would leave no folder at the path (and one after them the old
+            # folder aside): it waits until the swap is done; an index folder is a few files, quickly removed
+            with _signals_held():
+                os.replace(target, aside)
+                try:
+                    os.replace(tmp, target)
+                except OSError:
+                    os.replace(aside, target)
+                    raise
+                shutil.rmtree(aside, ignore_errors=True)
         else:
             if target.is_dir():
                 target.rmdir()
@@ -454,6 +454,34 @@ def _swap_in(tmp: Path, target: Path, replace: bool) -> None:
 
 
 # --------------------------------------------------------------------------- signals
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP wait until the block is done, then reach the handlers they were meant for (in
+    the main thread, where Python runs signal handlers; a signal ignored stays ignored).  For the few system
+    calls that must not be split, such as the two renames of a folder's swap."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for sig in _HELD:
+        handler = signal.getsignal(sig)
+        if handler is not signal.SIG_IGN and handler is not None:
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
 
 
 @contextlib.contextmanager

@@ -422,6 +422,36 @@ def test_a_folder_filled_by_another_job_meanwhile_is_left_as_it_wrote_it(tmp_pat
     assert info.value.where == f"-o {tmp_path / 'run.csv'}" and "unknown output type .csv" in info.value.what
 
 
+@pytest.mark.parametrize("after_rename", [1, 2])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_a_folders_swap_leaves_the_new_folder_in_place(tmp_path, monkeypatch, after_rename, sig):
+    """Replacing a folder renames the old one aside, then the new one in: a Ctrl-C or SIGTERM arriving after either
+    rename waits until both are done (after the first it left no folder at the path; after the second the rollback
+    failed with 'Directory not empty' and said the folder was not in place), then interrupts as usual."""
+    import signal
+
+    from itlr_gpu import output
+    from itlr_gpu.output import Terminated, atomic_dir, handle_signals
+
+    target = tmp_path / "idx"
+    target.mkdir()
+    (target / "old").write_text("old")
+    real, calls = os.replace, []
+
+    def replace(a, b):
+        real(a, b)
+        calls.append((a, b))
+        if len(calls) == after_rename:
+            os.kill(os.getpid(), getattr(signal, sig))
+
+    monkeypatch.setattr(output.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt if sig == "SIGINT" else Terminated):
+        with handle_signals(), atomic_dir(target, replace=True) as tmp:
+            (tmp / "new").write_text("new")
+    assert len(calls) == 2
+    assert os.listdir(target) == ["new"] and os.listdir(tmp_path) == ["idx"]
+
+
 def test_an_output_where_no_file_can_be_made_is_refused_before_any_work(tmp_path):
     """access() says yes to root on /proc; creating a probe tells the truth."""
     from itlr_gpu.output import OutputError, check_output_file, check_output_folder
