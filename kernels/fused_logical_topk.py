@@ -279,21 +279,23 @@ def fused_logical_topk_kernel(
                     v = v * la[None, :] + lb[None, :]
             top = tl.sum(tl.where(slots == (sp - 1)[None, None, :], stack, 0.0), axis=0)
             sec = tl.sum(tl.where(slots == (sp - 2)[None, None, :], stack, 0.0), axis=0)
+            # min/max propagate a NaN as torch's do (tl.maximum alone returns the other operand), so an
+            # overflowing composition reaches the top k as +inf and is refused, as on every backend
             if NOT_OP == 0:
                 not_v = 1.0 - top
             else:
                 not_v = tl.math.div_rn(tl.full([BLOCK_N, BLOCK_Q], 1.0, tl.float32),
-                                       tl.maximum(top, RECIP_FLOOR))
+                                       tl.maximum(top, RECIP_FLOOR, propagate_nan=tl.PropagateNan.ALL))
             if AND_OP == 0:
                 and_v = sec * top
             elif AND_OP == 1:
                 and_v = sec + top
             else:
-                and_v = tl.minimum(sec, top)
+                and_v = tl.minimum(sec, top, propagate_nan=tl.PropagateNan.ALL)
             if OR_OP == 0:
                 or_v = sec + top
             else:
-                or_v = tl.maximum(sec, top)
+                or_v = tl.maximum(sec, top, propagate_nan=tl.PropagateNan.ALL)
             op2 = op[None, :]
             new = tl.where(op2 == 0, v, tl.where(op2 == 3, not_v, tl.where(op2 == 1, and_v, or_v)))
             dest = tl.where(op == 0, sp, tl.where(op == 3, sp - 1, tl.where(op <= 2, sp - 2, -1)))
@@ -496,7 +498,7 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     (88 bytes at 128 x 32); float32 documents with HYBRID and 4 terms keep the per-step form (HYBRID's
     whole-query dot is a fifth accumulator of the batched pass: 32 bytes of spills at k = 1000); 128 x 32
     push-batched was the fastest of eight tiles at 1M and 10M (gpu-run4).
-    ``k`` is accepted for rules that depend on it; none does yet.  (These budgets are Triton 3.9's ptxas;
+    ``k`` > 128 (a list of 1024) takes the 32-lane tiles for four PUSHes beside AFFINE at S <= 2.  (These budgets are Triton 3.9's ptxas;
     Triton 3.6's spills more: benchmarks/results/kernel_registers-triton36.md.)
     """
     s = next_pow2(max(1, max_depth))
@@ -508,8 +510,9 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     batched = push_batched(push_batch, pushes)
     # PUSH accumulators beside HYBRID's whole-query dot do not fit 64-lane tiles (188-236 bytes of spills at
     # S = 2), nor four of them beside AFFINE's per-literal maps 128 x 32 tiles (88 bytes)
-    block_q = 64 if wide and not (batched and hybrid) else 32 if s <= 8 else 16
     heavy_push = batched and pushes >= PUSH_BATCH_MAX and affine
+    # nor, since min and max propagate NaN, four beside AFFINE's maps at a list of 1024 (k > 128): 16 bytes
+    block_q = 64 if wide and not (batched and hybrid) and not (heavy_push and k > 128) else 32 if s <= 8 else 16
     block_n = 128 if s == 4 and half and not hybrid and not heavy_push else 64
     block_d = 64 if half else 16
     return dict(block_n=block_n, block_q=block_q, block_d=block_d, num_warps=8, num_stages=3,

@@ -377,6 +377,38 @@ def test_a_score_out_of_range_ranks_first_whatever_k(negative):
     assert np.isfinite(gs[0, 1:]).all()
 
 
+@needs_kernel
+@pytest.mark.parametrize("shape", ["x OR nan", "nan OR x", "NOT nan"])
+@pytest.mark.parametrize("or_", ["max", "sum"])
+def test_a_nan_inside_or_or_a_reciprocal_not_ranks_first(shape, or_):
+    """A NaN (inf times 0) on either side of OR and under a reciprocal NOT stays NaN in the kernel, as in torch
+    (tl.maximum drops a NaN unless told to propagate it), so it ranks first as +inf and the engine refuses."""
+    eye = np.eye(32, dtype=np.float32)
+    docs = np.zeros((40, 32), np.float32)
+    docs[:, 1], docs[:, 14], docs[:, 20] = 0.5, 1.0, 0.5   # "t0", "t13" and "a" similar: every score finite
+    docs[15] = eye[0]                      # but here: NOT t0 is 1000, 13 of them inf, times "a" (0) NaN
+    nan = "(" + " AND ".join(["NOT t0"] * 13) + " AND a)"
+    program = compile_queries([shape.replace("nan", nan).replace("x", "t13")])
+    terms = np.stack([eye[1 + int(t[1:])] if t != "a" else eye[20] for t in program.terms])
+    ops = Ops("product", or_, "reciprocal")
+    (gs, gr), (ws, wr) = run_both(torch.from_numpy(docs), terms, program, ops, 3, **SMALL)
+    assert gs[0, 0] == ws[0, 0] == np.inf and gr[0, 0] == wr[0, 0] == 15
+
+
+@needs_kernel
+@pytest.mark.parametrize("ops", [Ops("min", "max", "reciprocal"), Ops("min", "max", "one_minus")], ids=str)
+@pytest.mark.parametrize("query", ['"n" OR "a"', '"a" OR "n"', '"n" AND "a"', '"a" AND "n"', 'NOT "n"'])
+def test_a_nan_term_on_either_side_of_min_and_max(ops, query):
+    """A NaN similarity (term "n"'s vector is NaN) on either side of AND = min and OR = max stays NaN, as in torch."""
+    rng = np.random.default_rng(4)
+    program = compile_queries([query])
+    docs = torch.from_numpy(unit_rows(rng, 40, 32))
+    terms = unit_rows(rng, len(program.terms), 32)
+    terms[program.terms.index("n")] = np.nan
+    (gs, gr), (ws, wr) = run_both(docs, terms, program, ops, 3, **SMALL)
+    assert np.isinf(ws[0, 0]) and np.array_equal(gs, ws) and np.array_equal(gr, wr)
+
+
 # ------------------------------------------------------------------------------------------------
 # Scoring options (calibration, guard, hybrid, OR as max) in the kernel: per-literal affine maps and a
 # per-query epilogue from itlr_gpu.scoring.linearize, against the chunked torch definition.
