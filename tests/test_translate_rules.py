@@ -3735,3 +3735,16 @@ def test_rules106_avoiding(text, expr):
 ])
 def test_rules107_model_codes(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-108: typographic single quotes around a whole term go as straight ones do; one whose partner is inside
+    # the term stays
+    ("\u201csmart phones\u201d but not \u2018apple\u2019", '("smart phones" AND NOT "apple")'),
+    ("\u2018smart phones\u2019 but not apple", '("smart phones" AND NOT "apple")'),
+    ("smart phones but not 'apple'", '("smart phones" AND NOT "apple")'),
+    ("\u2018OK\u2019 etymology", '"\u2018OK\u2019 etymology"'),
+    ("etymology of \u2018OK\u2019", '"etymology of \u2018OK\u2019"'),
+])
+def test_rules108_typographic_single_quotes(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -288,6 +288,11 @@ def _term_text(text: str) -> str:
             text += q
         elif raw.lstrip(" .,;:!?").startswith(q) and closed > opened:
             text = q + text
+    # typographic single quotes around the whole term go as straight ones do ("not \u2018apple\u2019"); one whose
+    # partner is inside stays ("\u2018OK\u2019 etymology")
+    while len(text) > 2 and text[0] == "\u2018" and text[-1] == "\u2019" and "\u2018" not in text[1:] \
+            and not re.search(r"\u2019(?=\s)", text):
+        text = text[1:-1].strip(_EDGE_PUNCT)
     low = text.lower()
     if low in _TRAILING_FILLER and not (low in _CLOSING_ASKS and all(w[:1].isupper() for w in text.split())):
         return ""   # (a title: "Is It Possible?")
