@@ -335,12 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_index(args) -> int:
     from .encoders import model_fingerprint
-    from .index import INDEX_FILES, Index, check_replaceable
+    from .index import INDEX_FILES, Index, check_not_in_index, check_replaceable
     from .output import check_not_input, check_output_folder
 
     check_replaceable(check_output_folder(args.output), INDEX_FILES)  # before the (long) encoding
     check_not_input(args.output, {"corpus": args.corpus, "embeddings": args.embeddings, "ids file": args.ids,
                                   "model": args.model})
+    check_not_in_index(args.output)
     encoder_flags = [f for f, v in (("--encoder-backend", args.encoder_backend != "auto"),
                                     ("--max-length", args.max_length is not None),
                                     ("--precision", args.precision is not None), ("--device", args.device != "cpu"),

@@ -204,11 +204,13 @@ def check_output(path: str, extensions: tuple[str, ...] = (".arrow", ".parquet")
                  inputs: dict[str, str | None] | None = None, flag: str = "-o") -> Path:
     """Refuse a bad output file path, or one that would overwrite one of ``inputs`` ({what: path}), before
     any work (see :func:`itlr_gpu.output.check_output_file` and :func:`~itlr_gpu.output.check_not_input`)."""
+    from .index import check_not_in_index
     from .output import check_not_in_result_folder, check_not_input, check_output_file
 
     target = check_output_file(path, extensions, flag)
     check_not_input(path, inputs or {}, flag)
     check_not_in_result_folder(path, flag)
+    check_not_in_index(path, flag)
     return target
 
 

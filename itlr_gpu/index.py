@@ -526,6 +526,16 @@ def index_folder(directory: PathLike, writer: str) -> Path:
     return d
 
 
+def check_not_in_index(path: str | os.PathLike, flag: str = "-o") -> None:
+    """Refuse an output inside an index folder (at any depth): an index holds its own files only, and one foreign
+    file there makes it refuse ``--append`` and a rebuild (:func:`check_replaceable`)."""
+    target = Path(os.path.realpath(path))
+    for folder in target.parents:
+        if _is_index_dir(folder):
+            raise OutputError(f"inside the index folder {folder}", f"{flag} {os.fspath(path)}",
+                              "a path outside it (an index folder holds the index's files only)")
+
+
 def _is_index_dir(d: Path) -> bool:
     try:
         m = read_json_file(d / MANIFEST_FILE, "an index manifest")

@@ -384,8 +384,8 @@ def test_7_an_output_that_is_an_input_is_refused_and_the_input_kept(base, tmp_pa
         (["search", idx, queries, "-o", tmp_path / "r.arrow", "--skip-invalid", "--errors", queries],
          "--errors .*: the output is the queries"),
         (["search", idx, errors_in, "-o", tmp_path / "r.arrow", "--skip-invalid"], "the output is the queries"),
-        (["search", idx, queries, "-o", index_file], "the output is inside the index"),
-        (["search", idx, queries, "-o", Path(idx) / "new.arrow"], "the output is inside the index"),
+        (["search", idx, queries, "-o", index_file], "inside the index folder"),
+        (["search", idx, queries, "-o", Path(idx) / "new.arrow"], "inside the index folder"),
         (["shard", idx, "-o", Path(idx) / "inner", "--shard-rows", "7"], "the output is inside the index"),
         (["shard", q, "-o", tmp_path / "s", "--shard-rows", "7"], "is a file, not an index folder"),
         (["search", idx, queries, "-o", tmp_path], "the output holds the queries"),  # a folder output
@@ -398,6 +398,34 @@ def test_7_an_output_that_is_an_input_is_refused_and_the_input_kept(base, tmp_pa
         assert re.search(match, err), (argv, err)
     for p, data in before.items():
         assert p.read_bytes() == data, p
+
+
+def test_7_no_command_writes_inside_an_index_folder(tmp_path, capsys):
+    """An index folder holds its own files only (one foreign file and --append or a rebuild refuse it): every
+    command's output inside any index folder, not only its own input, is refused before any work."""
+    idx = build_index(tmp_path / "a")
+    other = build_index(tmp_path / "b", seed=1)
+    queries = write_queries(tmp_path / "q.jsonl")
+    texts = tmp_path / "t.jsonl"
+    texts.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
+    res, qrels = _results_and_qrels(tmp_path)
+    emb = next((tmp_path / "b").glob("emb-*.npy"))
+    ids = next((tmp_path / "b").glob("ids-*.txt"))
+    before = sorted(p.name for p in idx.iterdir())
+    cases = [
+        ["translate", texts, "-o", idx / "t.arrow"],
+        ["eval", res, qrels, "--json", idx / "e.json"],
+        ["index", "--embeddings", emb, "--ids", ids, "-o", idx / "sub"],
+        ["search", other, queries, "-o", idx / "r.arrow"],
+        ["search", other, queries, "-o", idx / "deep" / "res", "--batch-size", "2"],   # a result folder
+        ["shard", other, "-o", idx / "shards", "--shard-rows", "7"],
+        ["bench", other, queries, "--json", idx / "b.json"],
+    ]
+    for argv in cases:
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err)
+        assert f"inside the index folder {idx}" in err, (argv, err)
+    assert sorted(p.name for p in idx.iterdir()) == before
 
 
 @pytest.mark.parametrize("flags", [["--threads", "2"], ["--parallel", "4"], ["--no-cache"], ["--repair", "none"],

@@ -94,7 +94,10 @@ def check_search_args(args: argparse.Namespace) -> None:
                          "--ray --ray-stream --memory-cap SIZE (each task reads a shard within SIZE), or --ray "
                          "--shard-rows N")
     if is_dataset_path(args.output):
+        from ..index import check_not_in_index
+
         check_output_folder(args.output)
+        check_not_in_index(args.output)
     else:
         if getattr(args, "part_format", "parquet") != "parquet":
             raise UsageError("--part-format only goes with a folder -o", "itlr search",
@@ -317,13 +320,14 @@ def add_shard_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def cmd_shard(args: argparse.Namespace) -> int:
-    from ..index import INDEX_FILES, check_replaceable
+    from ..index import INDEX_FILES, check_not_in_index, check_replaceable
     from ..output import check_not_input, check_output_folder
     from .shards import save_sharded
 
     # before the index is read and verified: a new or empty folder, or an index folder to replace
     check_replaceable(check_output_folder(args.output), INDEX_FILES)
     check_not_input(args.output, {"index": args.index})
+    check_not_in_index(args.output)
     index = load_index(args.index)
     out = save_sharded(index, args.output, args.shard_rows)   # (refuses vectors that no longer hash as opened)
     n = -(-len(index) // args.shard_rows)
