@@ -329,6 +329,9 @@ def test_api_inputs_that_pyarrow_or_torch_would_refuse_with_their_own_exceptions
         itlr.search(index, ["a"], encoder=enc, query_ids=["q\ud800"])
     with pytest.raises(QuerySyntaxError, match=r"lone surrogate '\\ud800' at position 1"):
         itlr.search(index, ["a\ud800 AND c"], encoder=enc)
+    # a Latin-1 byte in a command-line argument, as Python decodes it (surrogateescape)
+    with pytest.raises(QuerySyntaxError, match=r"byte 0xE9 that is not UTF-8 at position 3"):
+        itlr.search(index, [b"caf\xe9 AND c".decode("utf-8", "surrogateescape")], encoder=enc)
     with pytest.raises(InputError, match=r"whole_queries: whole query at row 0 is not valid Unicode"):
         itlr.search(index, ["a"], encoder=enc, hybrid=0.5, whole_queries=["x\ud800"])
     with pytest.raises(InputError, match=r"unknown device 'cpu:abc'"):

@@ -65,8 +65,10 @@ def tokenize(query: str) -> list[Token]:
         cat = unicodedata.category(ch) if ch not in _WHITESPACE else ""
         if cat == "Cc":
             raise QuerySyntaxError(f"control character {ch!r}", query, i, "printable text")
-        if cat == "Cs":
-            raise QuerySyntaxError(f"lone surrogate {ch!r}", query, i, "valid Unicode text")
+        if cat == "Cs":   # U+DC80-U+DCFF: a byte that is not UTF-8, as Python decodes command-line arguments
+            what = (f"byte 0x{ord(ch) - 0xDC00:02X} that is not UTF-8" if "\udc80" <= ch <= "\udcff"
+                    else f"lone surrogate {ch!r}")
+            raise QuerySyntaxError(what, query, i, "valid Unicode text (UTF-8)")
 
     tokens: list[Token] = []
     words: list[str] = []  # the current run of bare words
