@@ -16,14 +16,15 @@ Contract, for every command:
   ``mkdir``; a file replacing an existing one keeps the old file's mode.
 * **Checked first.**  :func:`check_output_file` / :func:`check_output_folder`
   refuse a bad ``-o`` (a folder where a file is expected, an ancestor that is a
-  file, a dangling link or a folder that is not writable) and
+  file or a dangling link, a folder that is not writable) and
   :func:`check_not_input` an output that would overwrite an input, *before* any
   work is done, with one :class:`OutputError` line; nothing is created by the
   check.  Missing parent folders are allowed: they are created when the output
   is written (like ``mkdir -p``), never earlier.
 
 Symbolic links are followed: ``-o link.arrow`` writes the file the link names,
-and the link stays.
+and the link stays (a dangling one too: its target is written, its missing parent
+folders created, as for any other path).
 """
 
 from __future__ import annotations
@@ -248,6 +249,9 @@ def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", "
     shown = os.fspath(path)
     if not shown:
         raise OutputError("empty output path", flag, "a file path")
+    if shown == "-":
+        raise OutputError("'-' (standard output) is not an output here", flag,
+                          "a file path (" + " or ".join(extensions) + ")")
     if shown.endswith(("/", os.sep)) and shown.rstrip("/" + os.sep).lower().endswith(extensions):
         raise OutputError("a folder path (it ends with a slash)", shown,
                           "a file path (" + " or ".join(extensions) + "), without the trailing slash")
@@ -279,6 +283,8 @@ def check_output_folder(path: PathLike) -> Path:
     shown = os.fspath(path)
     if not shown:
         raise OutputError("empty output path", "-o", "a folder path")
+    if shown == "-":   # would make a folder named '-'
+        raise OutputError("'-' (standard output) is not an output here", "-o", "a folder path")
     target = _resolve(path)
     if target.exists() and not target.is_dir():
         raise OutputError("exists and is not a folder", shown, "a new or empty folder")

@@ -314,6 +314,22 @@ def test_6_an_empty_json_path_is_one_error_line(base, tmp_path, capsys):
         assert "--json: empty output path" in err
 
 
+def test_6_a_dash_as_output_is_one_error_line_not_a_folder_named_dash(base, tmp_path, capsys, monkeypatch):
+    """'-o -' (standard output, in many tools) made a result folder named '-'."""
+    _, idx, q = base
+    res, qrels = _results_and_qrels(tmp_path)
+    texts = tmp_path / "t.jsonl"
+    texts.write_text('{"query_id": "a", "text": "cats but not dogs"}\n')
+    monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
+    for argv in (["search", idx, q, "-o", "-"], ["translate", texts, "-o", "-"], ["shard", idx, "-o", "-", "--shard-rows", "7"],
+                 ["eval", res, qrels, "--json", "-"]):
+        rc, _, err = run_cli(argv, capsys)
+        assert_clean_failure(rc, err, (1,))
+        assert "'-' (standard output) is not an output here" in err, (argv, err)
+    assert tree(tmp_path) == before
+
+
 def test_6_empty_npy_and_eval_columns(tmp_path, capsys):
     (tmp_path / "e.npy").write_bytes(b"")
     (tmp_path / "ids.txt").write_text("a\n")
