@@ -3745,6 +3745,10 @@ def test_rules107_model_codes(text, expr):
     ("smart phones but not 'apple'", '("smart phones" AND NOT "apple")'),
     ("\u2018OK\u2019 etymology", '"\u2018OK\u2019 etymology"'),
     ("etymology of \u2018OK\u2019", '"etymology of \u2018OK\u2019"'),
+    # names split off after a link lose their quotes too, straight or typographic
+    ("films by 'Kubrick' or 'Lynch'", '("films" AND ("Kubrick" OR "Lynch"))'),
+    ("films by \u2018Kubrick\u2019 or \u2018Lynch\u2019", '("films" AND ("Kubrick" OR "Lynch"))'),
+    ("songs like 'Don't Stop Me Now'", '"songs like \'Don\'t Stop Me Now\'"'),
 ])
 def test_rules108_typographic_single_quotes(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -55,6 +55,7 @@ from .rewrites import (
 from .tree import (
     _drop_articles,
     _drop_bare_any,
+    _unquote_terms,
     _drop_placeholders,
     _excluded_asides,
     _excluded_place,
@@ -283,7 +284,7 @@ overflowed float32 at search time)."""
 
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
-    node = _drop_bare_any(_translate_segments(text))
+    node = _unquote_terms(_drop_bare_any(_translate_segments(text)))
     count = sum(1 for _ in _terms(node))
     if count > MAX_RULE_TERMS:
         raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "

@@ -96,6 +96,25 @@ def _drop_bare_any(node: Node) -> Node:
     return kids[0] if len(kids) == 1 else And(tuple(kids))
 
 
+# a term that is one phrase in single quotes, straight or typographic, with no quote inside but a word's apostrophe
+_WHOLLY_QUOTED_RE = re.compile(r"'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*?)'"
+                               r"|\u2018((?:[^\u2018\u2019\s]|(?<=\w)\u2019(?=\w))(?:[^\u2018\u2019]|(?<=\w)\u2019(?=\w))*?)\u2019")
+
+
+def _unquote_terms(node: Node) -> Node:
+    """A term that is wholly one phrase in single quotes goes without them ("films by 'Kubrick' or 'Lynch'" split
+    after the link, whose words kept the first name's quotes): the quotes mark a name, which the term is."""
+    if isinstance(node, Term):
+        m = _WHOLLY_QUOTED_RE.fullmatch(node.text)
+        inner = m and (m.group(1) or m.group(2) or "").strip()
+        return Term(inner) if inner else node
+    if isinstance(node, Not):
+        return Not(_unquote_terms(node.child))
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(_unquote_terms(c) for c in node.children))
+    return node
+
+
 _ARTICLE_KEPT = {"priori", "posteriori", "fortiori", "cappella", "capella", "la", "lot", "few", "little", "bit"}
 _QUANTIFIER_KEPT = {"like", "of", "more", "other", "time", "times", "day", "days", "kind", "sort", "way", "ways", "one",
                     "longer", "how", "where", "people", "body", "thing", "things"}
