@@ -188,6 +188,9 @@ def test_cli_models_list_finds_what_translate_finds(fake_gguf, capsys, monkeypat
     (cache.parent / "afile").write_text("x")
     assert main(["models", "list", "--cache-dir", str(cache.parent / "afile")]) == 1
     assert "afile: is a file, not a folder" in capsys.readouterr().err
+    # install says so first too, not that the model's parts are missing
+    assert main(["models", "install", "all-mpnet-base-v2", "--cache-dir", str(cache.parent / "afile")]) == 1
+    assert "afile: is a file, not a folder" in capsys.readouterr().err
 
 
 def test_registry_entries_are_consistent():

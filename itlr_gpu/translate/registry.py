@@ -433,9 +433,13 @@ def _cmd_no_action(args) -> int:
     raise UsageError("no action given", "itlr models", "list, or install NAME (see 'itlr models --help')")
 
 
+def _check_cache_dir(cache_dir: str | None) -> None:
+    if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise InputError("is a file, not a folder", cache_dir, "--cache-dir: the model cache's folder")
+
+
 def _cmd_list(args) -> int:
-    if args.cache_dir is not None and Path(args.cache_dir).exists() and not Path(args.cache_dir).is_dir():
-        raise InputError("is a file, not a folder", args.cache_dir, "--cache-dir: the model cache's folder")
+    _check_cache_dir(args.cache_dir)
     print(f"{'name':<22} {'kind':<7} {'size':>9}  {'parts':<10} installed")
     for spec in REGISTRY.values():
         # as `itlr translate --cache-dir` finds models: there, or else in the default cache
@@ -450,6 +454,7 @@ def _cmd_list(args) -> int:
 
 def _cmd_install(args) -> int:
     _spec(args.name)   # a bad option value: usage (exit 2), before any folder is looked at
+    _check_cache_dir(args.cache_dir)   # before the parts are looked for: a mistyped cache is the first mistake
     for d in args.parts_dir:   # before any lookup: a mistyped folder would read as "parts not installed"
         if not Path(d).is_dir():
             raise InputError("is a file, not a folder" if Path(d).exists() else "folder not found", d,
