@@ -445,9 +445,13 @@ def test_a_signal_during_a_folders_swap_leaves_the_new_folder_in_place(tmp_path,
             os.kill(os.getpid(), getattr(signal, sig))
 
     monkeypatch.setattr(output.os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt if sig == "SIGINT" else Terminated):
-        with handle_signals(), atomic_dir(target, replace=True) as tmp:
-            (tmp / "new").write_text("new")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # (a pytest-xdist worker ignores it)
+    try:
+        with pytest.raises(KeyboardInterrupt if sig == "SIGINT" else Terminated):
+            with handle_signals(), atomic_dir(target, replace=True) as tmp:
+                (tmp / "new").write_text("new")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(calls) == 2
     assert os.listdir(target) == ["new"] and os.listdir(tmp_path) == ["idx"]
 
