@@ -316,8 +316,8 @@ class SentenceTransformerEncoder:
     @staticmethod
     def _mismatch(differences: list[str], where: str) -> InputError:
         return InputError("query encoder does not match the index's encoder: " + "; ".join(differences), where,
-                          "the model (same files), --max-length, --encoder-backend and precision the index was "
-                          "built with")
+                          "the model (same files) and the encoder settings the index was built with (a search takes "
+                          "the settings from the index; to change them, build the index again)")
 
     def _max_length(self) -> int:
         """The resolved length, capped by the model's own limit (loads the model's config)."""

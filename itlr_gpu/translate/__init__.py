@@ -402,7 +402,7 @@ def add_example_arguments(p) -> None:
                    help="logical mode: labelled examples most like each request, in its own prompt (default 0; "
                         "more accurate, about 5x slower on a 2-core CPU at 4)")
     p.add_argument("--nearest-from", default=None, metavar="writers|dev|FILE.jsonl",
-                   help="where --nearest draws its examples: writers (default; the outside writers' 16,000 "
+                   help="where --nearest draws its examples: writers (default; the outside writers' 16,640 "
                         "labelled requests shipped with the package), dev (the labelled dev split) or a JSON Lines "
                         "file of your own labelled requests (text, expr)")
     p.add_argument("--nearest-group", type=positive_int, default=None, metavar="G",
