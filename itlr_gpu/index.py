@@ -28,7 +28,7 @@ from .errors import IndexIntegrityError, InputError
 from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import TEMP_TAG, OutputError, atomic_dir, check_output_folder, is_temp_name
 from .validate import (is_textual, load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading,
-                       strings_to_arrow)
+                       strings_to_arrow, value_list)
 
 __all__ = ["Index", "FORMAT", "FORMAT_VERSION"]
 
@@ -114,7 +114,7 @@ def _ids_array(doc_ids: Any, where: str) -> pa.Array:
     if not isinstance(doc_ids, pa.Array):
         if isinstance(doc_ids, str):
             raise InputError("doc_ids is a single string", where, "a sequence of ids")
-        values = list(doc_ids)
+        values = value_list(doc_ids, "doc_ids", "a sequence of ids, one per row", where)   # a set: refused
         try:
             doc_ids = pa.array(values)
         except OverflowError:   # Python integers beyond 64 bits: an id of any size is its decimal text
@@ -182,13 +182,29 @@ class Index:
 
     def doc_id_at(self, rows: int | Iterable[int] | np.ndarray) -> list[str]:
         """Doc ids of the given row numbers (an int gives a one-element list)."""
+        expected = "a row number or a sequence of them (integers)"
+        if isinstance(rows, (bool, np.bool_, str, bytes, float, np.floating)):   # (1.7 is no row: not truncated)
+            raise InputError(f"rows is {type(rows).__name__} {rows!r:.40}", "rows", expected)
         if isinstance(rows, (int, np.integer)):
             rows = [int(rows)]
-        rows = np.asarray(rows, dtype=np.int64)
-        if rows.size and (rows.min() < 0 or rows.max() >= len(self)):
-            bad = int(rows[(rows < 0) | (rows >= len(self))][0])
-            raise InputError(f"row {bad} is outside the index", "rows", f"row numbers in 0..{len(self) - 1}")
-        return self.doc_ids.take(pa.array(rows)).to_pylist()
+        try:
+            values = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows)
+        except TypeError:   # not iterable
+            raise InputError(f"rows is {type(rows).__name__}", "rows", expected) from None
+        if values.ndim != 1 or values.dtype == bool or (values.size and not (
+                np.issubdtype(values.dtype, np.integer) or values.dtype == object
+                and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values))):
+            raise InputError(f"rows hold {values.dtype} values of shape {values.shape}", "rows", expected)
+        if values.dtype == object:   # Python integers beyond 64 bits: outside, said before any cast overflows
+            big = next((int(v) for v in values if not 0 <= int(v) < len(self)), None)
+            if big is not None:
+                raise InputError(f"row {big} is outside the index", "rows", f"row numbers in 0..{len(self) - 1}")
+            values = values.astype(np.int64)
+        bad = (values < 0) | (values >= len(self))
+        if bad.any():
+            raise InputError(f"row {int(values[bad][0])} is outside the index", "rows",
+                             f"row numbers in 0..{len(self) - 1}")
+        return self.doc_ids.take(pa.array(values.astype(np.int64))).to_pylist()
 
     # ------------------------------------------------------------------ construction
 

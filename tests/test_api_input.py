@@ -225,6 +225,25 @@ def test_rows_queries_and_folders_out_of_range_are_input_errors(index):
     assert itlr.compile_queries(["a", "b"]).describe(1) == 'PUSH "b"'
 
 
+@pytest.mark.parametrize("rows, message", [
+    ([1.7], "rows hold float64 values"), (np.array([0.9, 2.2]), "rows hold float64 values"),   # not truncated
+    (True, "rows is bool"), (1.5, "rows is float"), ("1", "rows is str"), ([[0, 1]], r"of shape \(1, 2\)"),
+    (None, "rows is NoneType"), (2**70, "row 1180591620717411303424 is outside"), ([1, -2**70], "row -118"),
+])
+def test_rows_that_are_no_row_numbers_are_refused(index, rows, message):
+    with pytest.raises(InputError, match=message):
+        index.doc_id_at(rows)
+    assert index.doc_id_at(np.int64(2)) == ["d2"] and index.doc_id_at(range(2)) == ["d0", "d1"]
+    assert index.doc_id_at([]) == []
+
+
+@pytest.mark.parametrize("ids", [{"a", "b", "c"}, {"a": 0, "b": 1, "c": 2}, frozenset("abc")])
+def test_doc_ids_without_a_row_order_are_refused(ids):
+    """A set's order is its hashes' (it changed with PYTHONHASHSEED): its ids would land on arbitrary rows."""
+    with pytest.raises(InputError, match=r"doc_ids is a (set|dict|frozenset) .*has no row order"):
+        itlr.Index.from_arrays(np.eye(3, dtype=np.float32), ids)
+
+
 def test_a_program_table_that_is_not_one_is_an_input_error():
     table = itlr.compile_queries(["a AND b"]).to_arrow()
     meta = dict(table.schema.metadata)
