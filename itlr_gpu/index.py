@@ -235,6 +235,9 @@ class Index:
 
     @staticmethod
     def _manifest(matrix: np.ndarray, model: str | None) -> dict[str, Any]:
+        if model is not None and not isinstance(model, str):   # what load() would refuse, refused before save()
+            raise InputError(f"model is {type(model).__name__} {model!r:.40}", "model",
+                             "the model's name (a string) or None")
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -333,6 +336,7 @@ class Index:
         manifest = cls._manifest(out, model)
         settings = embedding_record(encoder)[1]
         if settings is not None:   # how documents were embedded: queries must be embedded the same way
+            _check_settings(settings)
             manifest["encoder"] = settings
         return cls(out, table.column("doc_id").combine_chunks(), manifest)
 
@@ -718,6 +722,20 @@ def _valid_encoder_record(encoder: Any) -> bool:
     # pair that it writes
     return "model" in encoder and (not run or encoder["max_length"] >= 8 and encoder["precision"] in PRECISIONS
                                    and encoder["precision"] in BACKEND_PRECISIONS[encoder["backend"]])
+
+
+def _check_settings(settings: dict[str, Any]) -> None:
+    """An encoder's own ``settings`` as an index records them: refused here, before anything is written, where
+    :meth:`Index.load` would refuse the saved index."""
+    try:
+        json.dumps(settings, allow_nan=False)
+        recordable = _valid_encoder_record(settings)
+    except (TypeError, ValueError):
+        recordable = False
+    if not recordable:
+        raise InputError(f"encoder.settings is {settings!r:.120}", "encoder",
+                         "a dict of JSON values: model (a string), and max_length (an integer), backend (" +
+                         " or ".join(BACKEND_PRECISIONS) + ") and precision (a string) all three or none of them")
 
 
 def check_encoder_record(manifest: dict[str, Any], where: str) -> None:

@@ -489,3 +489,30 @@ def test_recommended_with_a_named_or_family_is_what_the_cli_computes(index):
                                      **kw))
     assert recommended_for(None) is itlr.RECOMMENDED and recommended_for("min,max,reciprocal") is itlr.RECOMMENDED
     assert recommended_for("product,sum,one_minus").or_max is False
+
+
+class _OwnEncoder:
+    name = "my-model"
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def encode(self, texts):
+        return np.eye(len(texts), 4, dtype=np.float32) + 0.1
+
+
+@pytest.mark.parametrize("settings", [{"model": "m", "max_length": 128}, {"model": 5}, {"model": "m", "x": object()},
+                                      {"model": "m", "max_length": 128, "backend": "mine", "precision": "fp32"}])
+def test_what_load_would_refuse_is_refused_before_save(tmp_path, settings):
+    """An index whose manifest Index.load refuses as damaged was built and saved: a model that is no string, an
+    own encoder's settings that no index records (half of the run's fields, a value JSON cannot hold)."""
+    import pyarrow as pa
+
+    with pytest.raises(InputError, match=r"model is int 5"):
+        itlr.Index.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"], model=5)
+    corpus = pa.table({"doc_id": ["a", "b"], "text": ["first text", "second text"]})
+    with pytest.raises(InputError, match=r"encoder: encoder.settings is "):
+        itlr.Index.build(corpus, _OwnEncoder(settings), progress=False)
+    ok = itlr.Index.build(corpus, _OwnEncoder({"model": "m"}), progress=False)   # what imported embeddings record
+    ok.save(tmp_path / "i")
+    assert itlr.Index.load(tmp_path / "i").manifest["encoder"] == {"model": "m"}
