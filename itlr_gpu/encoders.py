@@ -557,20 +557,46 @@ def _pooled_dim(path: Path | None) -> int | None:
 _NUMPY_FLOATS = ("torch.float16", "torch.float32", "torch.float64")   # torch float dtypes numpy has
 
 
+def _plain(value: Any) -> Any:
+    """A torch tensor as one numpy reads: autograd's (requires_grad), bfloat16 (numpy has none) and a GPU's alike."""
+    if hasattr(value, "detach") and hasattr(value, "dtype") and callable(getattr(value, "float", None)):
+        value = value.detach().cpu()
+        return value.float() if value.is_floating_point() and str(value.dtype) not in _NUMPY_FLOATS else value
+    return value
+
+
+def encoder_array(raw: Any, expected: str) -> np.ndarray:
+    """An encoder's output as a numpy array, not yet cast (float64 beyond float32's range is scaled first by
+    :func:`~itlr_gpu.validate.l2_normalize`, which also refuses text): a torch tensor or a list of them, a list
+    of rows; rows of different lengths are an InputError (``expected``: the shape wanted)."""
+    raw = _plain(raw)
+    if isinstance(raw, (list, tuple)):
+        raw = [_plain(row) for row in raw]
+    try:
+        return np.asarray(raw)
+    except ValueError as e:   # ragged rows
+        raise InputError(f"encoder returned rows of different lengths ({e})", "encoder", expected) from None
+
+
+def declared_dim(encoder: Any) -> int | None:
+    """``encoder.dim`` when it has one (checked: a positive integer), else None."""
+    dim = getattr(encoder, "dim", None)
+    if dim is None:
+        return None
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise InputError(f"encoder.dim is {type(dim).__name__} {dim!r:.40}", "encoder",
+                         "a positive integer (the vectors' dimension) or no dim attribute")
+    return int(dim)
+
+
 def encode_queries(encoder: Encoder, texts: list[str], dim: int, what: str = "query terms") -> np.ndarray:
     """Query texts as L2-normalised float32 ``(len(texts), dim)`` vectors, checked: through
     ``encoder.encode_queries`` when it has one (see :meth:`SentenceTransformerEncoder.encode_queries`), else
     ``encode``.  ``what`` names the texts in errors."""
-    raw = getattr(encoder, "encode_queries", encoder.encode)(texts)
-    if hasattr(raw, "detach") and hasattr(raw, "dtype") and callable(getattr(raw, "float", None)):
-        # a torch tensor: autograd's (requires_grad), bfloat16 (numpy has none) and a GPU's alike
-        raw = raw.detach().cpu()
-        raw = raw.float() if raw.is_floating_point() and str(raw.dtype) not in _NUMPY_FLOATS else raw
-    try:   # no float32 cast here: float64 beyond its range is scaled first (l2_normalize); text is refused there
-        raw = np.asarray(raw)
-    except ValueError as e:   # ragged rows
-        raise InputError(f"encoder returned rows of different lengths ({e})", "encoder",
-                         f"a ({len(texts)}, {dim}) array") from None
+    encode = getattr(encoder, "encode_queries", None)
+    if not callable(encode):   # (an attribute of that name that is no method: the encoder's plain encode)
+        encode = encoder.encode
+    raw = encoder_array(encode(texts), f"a ({len(texts)}, {dim}) array")
     vectors = l2_normalize(raw, what)
     if vectors.shape != (len(texts), dim):
         raise InputError(f"encoder returned shape {vectors.shape}", "encoder", f"({len(texts)}, {dim})")

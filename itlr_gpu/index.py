@@ -23,7 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .encoders import BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, default_encoder, l2_normalize
+from .encoders import (BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, declared_dim, default_encoder,
+                       encoder_array, l2_normalize)
 from .errors import IndexIntegrityError, InputError
 from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
 from .output import TEMP_TAG, OutputError, atomic_dir, check_output_folder, is_temp_name
@@ -320,13 +321,13 @@ class Index:
             for start in range(0, n, batch_size):
                 rows = order[start : start + batch_size]
                 batch = [texts[i] for i in rows]
-                vecs = np.asarray(encoder.encode(batch))
+                vecs = encoder_array(encoder.encode(batch), f"a ({len(batch)}, dim) array")
                 if vecs.ndim != 2 or vecs.shape[0] != len(batch) or (out is not None and vecs.shape[1] != out.shape[1]):
                     expected = f"({len(batch)}, {out.shape[1] if out is not None else 'dim'})"
                     raise InputError(f"encoder returned shape {vecs.shape} for {len(batch)} texts", emb_where, expected)
                 if out is None:
-                    declared = getattr(encoder, "dim", None)
-                    if declared is not None and int(declared) != vecs.shape[1]:
+                    declared = declared_dim(encoder)
+                    if declared is not None and declared != vecs.shape[1]:
                         raise InputError(f"encoder declares dim {declared} but returned {vecs.shape[1]} columns",
                                          emb_where, "vectors of the declared dimension")
                     out = np.empty((n, vecs.shape[1]), dtype=dt)
@@ -444,8 +445,8 @@ class Index:
         records them) or ``dim`` differ from the index's.  An encoder whose options were left unset
         adopts the index's recorded settings (see ``SentenceTransformerEncoder.match_settings``)."""
         check_settings(encoder, self.manifest.get("encoder"), str(self.path) if self.path else "index")
-        dim = getattr(encoder, "dim", None)
-        if dim is not None and int(dim) != self.dim:
+        dim = declared_dim(encoder)
+        if dim is not None and dim != self.dim:
             name = getattr(encoder, "name", None) or type(encoder).__name__
             model = self.manifest.get("model")
             made = f"built with model {model!r}" if model else "imported embeddings; no model recorded"

@@ -516,3 +516,56 @@ def test_what_load_would_refuse_is_refused_before_save(tmp_path, settings):
     ok = itlr.Index.build(corpus, _OwnEncoder({"model": "m"}), progress=False)   # what imported embeddings record
     ok.save(tmp_path / "i")
     assert itlr.Index.load(tmp_path / "i").manifest["encoder"] == {"model": "m"}
+
+
+class _TorchOut:
+    """An own encoder returning torch tensors: bfloat16, autograd's, or a list of bfloat16 rows."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def encode(self, texts):
+        import torch
+
+        rows = torch.from_numpy(np.eye(len(texts), 8, dtype=np.float32) + 0.1)
+        if self.kind == "bf16":
+            return rows.bfloat16()
+        if self.kind == "grad":
+            return rows.requires_grad_()
+        return [r.bfloat16() for r in rows]
+
+
+@pytest.mark.parametrize("kind", ["bf16", "grad", "rows"])
+def test_an_own_encoders_torch_output_builds_as_it_searches(kind):
+    """Index.build read the encoder's output with np.asarray (a bf16 or autograd tensor failed inside torch) where
+    search converts it: both take it now."""
+    import pyarrow as pa
+
+    corpus = pa.table({"doc_id": ["a", "b", "c"], "text": ["one", "two", "three"]})
+    index = itlr.Index.build(corpus, _TorchOut(kind), progress=False, dtype="float32")
+    out = itlr.search(index, ['"one" AND NOT "two"'], encoder=_TorchOut(kind), k=3)
+    assert out.num_rows == 3 and np.isfinite(out["score"].to_numpy()).all()
+
+
+def test_own_encoders_bad_output_or_attributes_are_input_errors():
+    import pyarrow as pa
+
+    corpus = pa.table({"doc_id": ["a", "b"], "text": ["one", "two"]})
+
+    class Ragged:
+        def encode(self, texts):
+            return [[1.0] * 8, [1.0] * 7][:len(texts)]
+
+    class DimText(_OwnEncoder):
+        dim = "eight"
+
+    with pytest.raises(InputError, match="encoder returned rows of different lengths"):
+        itlr.Index.build(corpus, Ragged(), progress=False)
+    with pytest.raises(InputError, match=r"encoder.dim is str 'eight'"):
+        itlr.Index.build(corpus, DimText({"model": "m"}), progress=False)
+
+    class NotAMethod(_OwnEncoder):
+        encode_queries = 5   # not callable: the plain encode serves the queries
+
+    index = itlr.Index.build(corpus, NotAMethod({"model": "m"}), progress=False)
+    assert itlr.search(index, ["x"], encoder=NotAMethod({"model": "m"}), k=2).num_rows == 2
