@@ -79,6 +79,14 @@ def _mapped_checksum(matrix: np.memmap, path: Path) -> str:
 
 def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
     """Validate ``x`` and return its rows L2-normalised (computed in float32) as ``dtype``."""
+    if isinstance(x, pa.Tensor):
+        x = x.to_numpy()
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "layout"):
+        if getattr(x, "is_meta", False):
+            raise InputError("embeddings are a tensor on the meta device (shapes, no values)", where,
+                             "a tensor with values (on the CPU or a GPU)")
+        if str(x.layout) != "torch.strided":   # sparse: read densely, as a matrix of its values
+            x = x.to_dense()
     if not hasattr(x, "shape"):
         try:
             x = np.asarray(x)
@@ -466,6 +474,10 @@ class Index:
         else (its ``embeddings.npy``, ``doc_ids.arrow``, ``manifest.json``); a folder
         holding any other file, dotfiles included, is refused and left untouched.
         """
+        if isinstance(directory, bytes):
+            directory = os.fsdecode(directory)
+        if not isinstance(directory, (str, os.PathLike)):
+            raise InputError(f"index folder is a {type(directory).__name__}", "directory", "a folder path")
         target = check_output_folder(directory)
         replace = check_replaceable(target, INDEX_FILES)
         with atomic_dir(target, replace=replace) as tmp:

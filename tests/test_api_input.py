@@ -4,6 +4,7 @@ that left float32's range (the backends order inf and NaN differently)."""
 from __future__ import annotations
 
 import json
+import os
 import warnings
 
 import numpy as np
@@ -569,3 +570,23 @@ def test_own_encoders_bad_output_or_attributes_are_input_errors():
 
     index = itlr.Index.build(corpus, NotAMethod({"model": "m"}), progress=False)
     assert itlr.search(index, ["x"], encoder=NotAMethod({"model": "m"}), k=2).num_rows == 2
+
+
+def test_embeddings_as_sparse_or_arrow_tensors_and_bytes_folders(tmp_path):
+    """A sparse torch tensor (the README takes torch tensors) and a pyarrow Tensor are read as their dense values;
+    a meta tensor has none to read; save takes a bytes path as open() does, and refuses what is no path."""
+    import pyarrow as pa
+    import torch
+
+    eye = np.eye(3, dtype=np.float32)
+    want = itlr.Index.from_arrays(eye, ["a", "b", "c"], dtype="float32").embeddings
+    for given in (torch.from_numpy(eye).to_sparse(), torch.from_numpy(eye).to_sparse_csr(), pa.Tensor.from_numpy(eye)):
+        got = itlr.Index.from_arrays(given, ["a", "b", "c"], dtype="float32").embeddings
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(InputError, match="meta device"):
+        itlr.Index.from_arrays(torch.empty(3, 3, device="meta"), ["a", "b", "c"])
+    index = itlr.Index.from_arrays(eye, ["a", "b", "c"])
+    index.save(os.fsencode(str(tmp_path / "i")))
+    assert itlr.Index.load(tmp_path / "i").doc_ids.to_pylist() == ["a", "b", "c"]
+    with pytest.raises(InputError, match="index folder is a int"):
+        index.save(5)
