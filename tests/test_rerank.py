@@ -386,3 +386,31 @@ def test_cli_rerank_checks_the_first_stage_as_eval_does(saved, tmp_path, monkeyp
     pq.write_table(pa.table({"qid": pa.array(["q0", "q0"]).dictionary_encode(), "docid": ["d5", "d9"]}), cats)
     assert main(["rerank", str(root / "sharded"), str(q), str(cats), "-o", str(out)]) == 0
     assert "2 of 2 candidates scored" in capsys.readouterr().out
+
+
+def test_the_rerank_api_checks_its_arguments_as_search_does():
+    """A list as candidates, a table without query_id, encoder=None (the index's model, as search takes it) and
+    k=0 (named as the argument, not the command line's -k)."""
+    import pyarrow as pa
+
+    import itlr_gpu as itlr
+    from itlr_gpu.errors import InputError
+    from itlr_gpu.scale.rerank import rerank
+
+    index = itlr.Index.from_arrays(np.eye(4, dtype=np.float32), ["a", "b", "c", "d"], dtype="float32")
+
+    class Axis:
+        def encode(self, texts):
+            return np.array([np.eye(4, dtype=np.float32)["abcd".index(t)] for t in texts])
+
+    cands = pa.table({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"]})
+    for bad, message in (([("q", "a")], "candidates is a list"),
+                         (pa.table({"qid": ["q"], "doc_id": ["a"]}), "candidates have no query_id column")):
+        with pytest.raises(InputError, match=message):
+            rerank(index, ["a"], ["q"], bad, Axis())
+    with pytest.raises(InputError, match=r"k: k=0"):
+        rerank(index, ["a"], ["q"], cands, Axis(), k=0)
+    with pytest.raises(InputError, match="encoder is a int with no encode method"):
+        rerank(index, ["a"], ["q"], cands, 5)
+    table, _ = rerank(index, ["a OR b"], ["q"], pa.RecordBatch.from_pydict(cands.to_pydict()), Axis(), k=2)
+    assert table.column("doc_id").to_pylist() == ["a", "b"]

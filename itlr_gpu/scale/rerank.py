@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import torch
 
 from ..compiler import compile_queries, run_postfix
-from ..encoders import Encoder
+from ..encoders import Encoder, encoder_for
 from ..engine import (check_results, check_score_options, check_whole_queries, whole_query_embeddings,
                       whole_query_list)
 from ..validate import value_list
@@ -128,7 +128,7 @@ def rerank(
     queries: Sequence[str | Node],
     query_ids: Sequence[str],
     candidates: pa.Table,
-    encoder: Encoder,
+    encoder: Encoder | None = None,
     k: int = 10,
     ops: Ops | str | None = None,
     device: str | torch.device = "auto",
@@ -147,7 +147,20 @@ def rerank(
     from ..backends import resolve_device
 
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
-        raise InputError(f"k={k!r}", "-k", "a positive integer")
+        raise InputError(f"k={k!r}", "k", "a positive integer")
+    if isinstance(candidates, pa.RecordBatch):
+        candidates = pa.Table.from_batches([candidates])
+    if not isinstance(candidates, pa.Table):
+        raise InputError(f"candidates is a {type(candidates).__name__}", where,
+                         "a pyarrow Table with query_id and doc_id columns (itlr_gpu.io.read_run reads a run file)")
+    missing = [c for c in ("query_id", "doc_id") if c not in candidates.column_names]
+    if missing:
+        raise InputError(f"candidates have no {' or '.join(missing)} column (columns: "
+                         f"{', '.join(candidates.column_names) or 'none'})", where, "query_id and doc_id columns")
+    if encoder is not None and not callable(getattr(encoder, "encode", None)):
+        raise InputError(f"encoder is a {type(encoder).__name__} with no encode method", "encoder",
+                         "an object with encode(list of texts) -> (n, dim) array, or None for the index's model")
+    encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     queries = value_list(queries, "queries", "a list of expressions or query ASTs")
     query_ids = value_list(query_ids, "query_ids", "a list of ids, one per query")
     whole_queries = whole_query_list(whole_queries)
