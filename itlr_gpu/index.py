@@ -46,6 +46,8 @@ _CHECKSUM_RE = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def _dtype(dtype: Any) -> np.dtype:
+    if dtype is None:   # (numpy reads None as float64)
+        raise InputError("dtype is None", "dtype", " or ".join(DTYPES))
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
@@ -287,8 +289,9 @@ class Index:
             encoder = default_encoder()
         if not isinstance(encoder, Encoder):
             raise InputError(f"{type(encoder).__name__} has no encode() method", "encoder", "an Encoder")
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise InputError(f"batch_size {batch_size!r}", "Index.build", "a positive integer")
+        batch_size = int(batch_size)
         model = embedding_record(encoder, settings=False)[0]
         texts = document_texts(table)
         n = len(texts)

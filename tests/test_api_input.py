@@ -590,3 +590,16 @@ def test_embeddings_as_sparse_or_arrow_tensors_and_bytes_folders(tmp_path):
     assert itlr.Index.load(tmp_path / "i").doc_ids.to_pylist() == ["a", "b", "c"]
     with pytest.raises(InputError, match="index folder is a int"):
         index.save(5)
+
+
+def test_build_batch_size_and_dtype_none():
+    """batch_size takes a numpy integer as k does and refuses True (it was read as 1); dtype=None is named as such
+    (numpy read it as float64: 'unsupported dtype float64')."""
+    import pyarrow as pa
+
+    corpus = pa.table({"doc_id": ["a", "b"], "text": ["one", "two"]})
+    assert itlr.Index.build(corpus, _OwnEncoder({"model": "m"}), batch_size=np.int64(1), progress=False).dim == 4
+    with pytest.raises(InputError, match="batch_size True"):
+        itlr.Index.build(corpus, _OwnEncoder({"model": "m"}), batch_size=True, progress=False)
+    with pytest.raises(InputError, match="dtype is None"):
+        itlr.Index.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"], dtype=None)
