@@ -207,7 +207,8 @@ def test_canonical_parses_a_string_and_refuses_what_no_expression_spells():
     assert itlr.canonical("a and b or not c") == '(("a" AND "b") OR NOT "c")'
     for bad, message in ((itlr.Term(""), "empty term '' in query AST"),
                           (itlr.Term(5), r"a term of the query AST is a int \(5\)"),
-                         (itlr.And(()), "empty And in query AST"), (None, "not a query node: NoneType")):
+                         (itlr.And(()), "empty And in query AST"), (None, "not a query node: NoneType"),
+                         (itlr.Or((itlr.Term("a"), "b")), "not a query node: str")):   # was printed as b
         with pytest.raises(InputError, match=message):
             itlr.canonical(bad)
 

@@ -23,11 +23,12 @@ def canonical(node: Node | str) -> str:
     if isinstance(node, str):
         node = parse(node)
     out: list[str] = []
-    stack: list[Node | str] = [node]
+    # the printed punctuation goes on the stack as 1-tuples: a str child of a node is a malformed AST, not text
+    stack: list[Node | tuple[str]] = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
+        if isinstance(item, tuple):
+            out.append(item[0])
         elif isinstance(item, Term):
             check_term(item.text)
             out.append(quote(item.text))
@@ -35,18 +36,18 @@ def canonical(node: Node | str) -> str:
             # The grammar has no NOT NOT: a negated negation needs its parentheses.
             if isinstance(item.child, Not):
                 out.append("NOT (")
-                stack.extend((")", item.child))
+                stack.extend(((")",), item.child))
             else:
                 out.append("NOT ")
                 stack.append(item.child)
         elif isinstance(item, (And, Or)) and item.children:
-            op = " AND " if isinstance(item, And) else " OR "
-            parts: list[Node | str] = ["("]
+            op = (" AND ",) if isinstance(item, And) else (" OR ",)
+            parts: list[Node | tuple[str]] = [("(",)]
             for i, child in enumerate(item.children):
                 if i:
                     parts.append(op)
                 parts.append(child)
-            parts.append(")")
+            parts.append((")",))
             stack.extend(reversed(parts))
         elif isinstance(item, (And, Or)):
             raise InputError(f"empty {type(item).__name__} in query AST", "query", "at least one operand")
