@@ -230,7 +230,7 @@ def check_score_options(options: ScoreOptions | str | None, ops: str | Ops | Non
     """``options`` itself, :func:`recommended_for` ``ops`` for ``"recommended"`` (what ``--recommended`` sets, with
     the ``ops`` the caller named), or the paper's raw composition for None; anything else is an InputError.  (A
     ScoreOptions, ``RECOMMENDED`` itself included, is used as it is.)"""
-    if isinstance(options, str) and options == "recommended":
+    if isinstance(options, str) and options.strip().lower() == "recommended":   # as calibration names are read
         return recommended_for(ops)
     if options is not None and not isinstance(options, ScoreOptions):
         raise InputError(f"score_options is {options!r}" if isinstance(options, str) else

@@ -604,3 +604,11 @@ def test_build_batch_size_and_dtype_none():
         itlr.Index.build(corpus, _OwnEncoder({"model": "m"}), batch_size=True, progress=False)
     with pytest.raises(InputError, match="dtype is None"):
         itlr.Index.from_arrays(np.eye(2, dtype=np.float32), ["a", "b"], dtype=None)
+
+
+def test_score_options_recommended_in_any_case(index):
+    kw = dict(encoder=AxisEncoder(), k=3)
+    want = itlr.search(index, ["a AND NOT c"], score_options="recommended", **kw)
+    assert itlr.search(index, ["a AND NOT c"], score_options=" Recommended", **kw).equals(want)
+    with pytest.raises(InputError, match="score_options is 'recommend'"):
+        itlr.search(index, ["a AND NOT c"], score_options="recommend", **kw)
