@@ -607,7 +607,7 @@ def test_build_batch_size_and_dtype_none():
 
 
 def test_score_options_recommended_in_any_case(index):
-    kw = dict(encoder=AxisEncoder(), k=3)
+    kw = dict(encoder=AxisEncoder(), k=3, whole_queries=["a"])
     want = itlr.search(index, ["a AND NOT c"], score_options="recommended", **kw)
     assert itlr.search(index, ["a AND NOT c"], score_options=" Recommended", **kw).equals(want)
     with pytest.raises(InputError, match="score_options is 'recommend'"):
