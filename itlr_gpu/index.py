@@ -83,6 +83,11 @@ def _normalized_copy(x: Any, dtype: np.dtype, where: str) -> np.ndarray:
     """Validate ``x`` and return its rows L2-normalised (computed in float32) as ``dtype``."""
     if isinstance(x, pa.Tensor):
         x = x.to_numpy()
+    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():
+        raise InputError("embeddings are a masked array with masked values", where,
+                         "every value present (fill them: x.filled(...), or drop those rows)")
+    if isinstance(x, np.ndarray) and x.dtype.kind in "mM":   # (numpy counts a timedelta as an integer)
+        raise InputError(f"embeddings have dtype {x.dtype}", where, "numbers (a float or integer matrix)")
     if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "layout"):
         if getattr(x, "is_meta", False):
             raise InputError("embeddings are a tensor on the meta device (shapes, no values)", where,

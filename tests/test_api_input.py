@@ -612,3 +612,14 @@ def test_score_options_recommended_in_any_case(index):
     assert itlr.search(index, ["a AND NOT c"], score_options=" Recommended", **kw).equals(want)
     with pytest.raises(InputError, match="score_options is 'recommend'"):
         itlr.search(index, ["a AND NOT c"], score_options="recommend", **kw)
+
+
+def test_masked_and_time_typed_embeddings_are_refused():
+    """A masked array's mask was ignored (its hidden values embedded); numpy counts a timedelta as an integer."""
+    eye = np.eye(2, dtype=np.float32)
+    with pytest.raises(InputError, match="masked array with masked values"):
+        itlr.Index.from_arrays(np.ma.masked_array(eye, mask=[[0, 1], [0, 0]]), ["a", "b"])
+    assert itlr.Index.from_arrays(np.ma.masked_array(eye), ["a", "b"]).dim == 2   # nothing masked: its values
+    for kind in ("timedelta64[s]", "datetime64[s]"):
+        with pytest.raises(InputError, match=f"embeddings have dtype {kind.replace('[', '.').replace(']', '.')}"):
+            itlr.Index.from_arrays(eye.astype(kind), ["a", "b"])
