@@ -498,7 +498,8 @@ def default_config(docs: torch.Tensor, max_depth: int, k: int = 10, hybrid: bool
     (88 bytes at 128 x 32); float32 documents with HYBRID and 4 terms keep the per-step form (HYBRID's
     whole-query dot is a fifth accumulator of the batched pass: 32 bytes of spills at k = 1000); 128 x 32
     push-batched was the fastest of eight tiles at 1M and 10M (gpu-run4).
-    ``k`` > 128 (a list of 1024) takes the 32-lane tiles for four PUSHes beside AFFINE at S <= 2.  (These budgets are Triton 3.9's ptxas;
+    ``k`` > 128 (a list of 1024) takes the 32-lane tiles for four PUSHes beside AFFINE at S <= 2.
+    (These budgets are Triton 3.9's ptxas;
     Triton 3.6's spills more: benchmarks/results/kernel_registers-triton36.md.)
     """
     s = next_pow2(max(1, max_depth))

@@ -98,7 +98,8 @@ def _drop_bare_any(node: Node) -> Node:
 
 # a term that is one phrase in single quotes, straight or typographic, with no quote inside but a word's apostrophe
 _WHOLLY_QUOTED_RE = re.compile(r"'((?:[^'\s]|(?<=\w)'(?=\w))(?:[^']|(?<=\w)'(?=\w))*?)'"
-                               r"|\u2018((?:[^\u2018\u2019\s]|(?<=\w)\u2019(?=\w))(?:[^\u2018\u2019]|(?<=\w)\u2019(?=\w))*?)\u2019")
+                               r"|\u2018((?:[^\u2018\u2019\s]|(?<=\w)\u2019(?=\w))"
+                               r"(?:[^\u2018\u2019]|(?<=\w)\u2019(?=\w))*?)\u2019")
 
 
 def _unquote_terms(node: Node) -> Node:
