@@ -286,5 +286,5 @@ def results_table(query_ids: Sequence[str], scores: np.ndarray, rows: np.ndarray
         "query_id": pa.array(np.repeat(np.asarray(query_ids, dtype=object), k), pa.string()),
         "rank": pa.array(np.tile(np.arange(1, k + 1, dtype=np.int32), q), pa.int32()),
         "doc_id": doc_ids.take(pa.array(rows.reshape(-1))),
-        "score": pa.array(scores.reshape(-1).astype(np.float32), pa.float32()),
+        "score": pa.array(scores.reshape(-1).astype(np.float32) + np.float32(0), pa.float32()),   # (-0.0: 0.0)
     }, schema=RESULT_SCHEMA)

@@ -286,7 +286,7 @@ def rerank(
             "query_id": pa.array(out_q, pa.string()),
             "rank": pa.array(np.concatenate(out_rank), pa.int32()),
             "doc_id": index.doc_ids.take(pa.array(rows_all)),
-            "score": pa.array(np.concatenate(out_scores), pa.float32()),
+            "score": pa.array(np.concatenate(out_scores).astype(np.float32) + np.float32(0), pa.float32()),   # -0.0: 0
         }, schema=RESULT_SCHEMA)
     else:
         table = RESULT_SCHEMA.empty_table()
