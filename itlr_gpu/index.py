@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 from .encoders import (BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, declared_dim, default_encoder,
                        encoder_array, l2_normalize)
 from .errors import IndexIntegrityError, InputError
-from .io import ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus, read_table
+from .io import (ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus,
+                 read_table, warn_normalisation_twins)
 from .output import TEMP_TAG, OutputError, atomic_dir, check_output_folder, is_temp_name
 from .validate import (is_textual, load_npy, open_maybe_gzip, read_arrow_file, read_json_file, reading,
                        strings_to_arrow, value_list)
@@ -441,6 +442,7 @@ class Index:
         self.check_new_ids(other.doc_ids)
         matrix = np.concatenate([np.asarray(self.embeddings), np.asarray(other.embeddings, dtype=self.dtype)])
         ids = pa.concat_arrays([self.doc_ids, other.doc_ids.cast(self.doc_ids.type)])
+        warn_normalisation_twins(ids, where, "doc_id")   # the new ids beside the old ones
         manifest = dict(self.manifest, count=int(matrix.shape[0]), checksum=None, created=None)
         manifest.pop("ids_checksum", None)
         return Index(matrix, ids, manifest)

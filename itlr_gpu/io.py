@@ -156,7 +156,13 @@ def check_ids(ids: pa.Array | pa.ChunkedArray, where: str, kind: str = "id", *, 
                              where, f"{kind}s {ODD_ID_EXPECTED}")
     if _has_duplicates(ids):
         _raise_duplicate(ids, where, kind)
-    if spelling and len(ids) > 1 and not pc.all(pc.string_is_ascii(ids)).as_py():
+    if spelling:
+        warn_normalisation_twins(ids, where, kind)
+
+
+def warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:
+    """A warning naming the first two ids that differ only in Unicode normalisation (none for ASCII ids)."""
+    if len(ids) > 1 and not pc.all(pc.string_is_ascii(ids)).as_py():
         _warn_normalisation_twins(ids, where, kind)
 
 

@@ -637,3 +637,12 @@ def test_a_negative_zero_score_is_written_as_zero(backend):
         out = itlr.search(index, ["a AND c"], encoder=AxisEncoder(), k=3, backend=backend)
     scores = out["score"].to_numpy()
     assert (scores == 0).all() and not np.signbit(scores).any()
+
+
+def test_append_warns_of_ids_differing_only_in_unicode_normalisation():
+    """from_arrays warns of two such ids in one list; two indexes each clean met silently in append."""
+    first = itlr.Index.from_arrays(np.eye(2, dtype=np.float32), ["caf\u00e9", "x"])
+    second = itlr.Index.from_arrays(np.eye(2, dtype=np.float32), ["cafe\u0301", "y"])
+    with pytest.warns(UserWarning, match=r"'caf\u00e9' \(row 0\) and 'cafe\u0301' \(row 2\) differ only in Unicode"):
+        both = first.append(second)
+    assert both.doc_ids.to_pylist() == ["caf\u00e9", "x", "cafe\u0301", "y"]
