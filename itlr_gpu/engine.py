@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries, query_list
@@ -173,7 +174,11 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
         return
     qid = results.column("query_id").filter(first)[int(lost[0])].as_py()
     n = len(lost)
-    what = f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored every document 0"
+    mine = scores[pc.equal(results.column("query_id"), qid).to_numpy(zero_copy_only=False)]
+    # (a best score of 0 over negative ones: a product with a negative similarity; those are still ranked)
+    every = bool((np.abs(mine) < np.finfo(np.float32).tiny).all())
+    what = (f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored "
+            + ("every document 0" if every else "no document above 0 (its best score is 0)"))
     terms = _term_count(program, qid)
     if terms is None or terms >= UNDERFLOW_TERMS:
         warnings.warn(f"{what} or below float32's range (1.2e-38): a product AND of that many terms underflows, and "
@@ -192,8 +197,9 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
                       f"ones), so {zero} scores 0 and the order of the results is the index's, not a ranking ({fix})",
                       UserWarning, stacklevel=3)
     else:
+        order = "the order of the results is" if every else "the documents at 0 keep"
         warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): its terms score 0 under these operators, "
-                      "and the order of the results is the index's, not a ranking", UserWarning, stacklevel=3)
+                      f"and {order} the index's order, not a ranking", UserWarning, stacklevel=3)
 
 
 def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:

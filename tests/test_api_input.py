@@ -646,3 +646,12 @@ def test_append_warns_of_ids_differing_only_in_unicode_normalisation():
     with pytest.warns(UserWarning, match=r"'caf\u00e9' \(row 0\) and 'cafe\u0301' \(row 2\) differ only in Unicode"):
         both = first.append(second)
     assert both.doc_ids.to_pylist() == ["caf\u00e9", "x", "cafe\u0301", "y"]
+
+
+def test_a_best_score_of_zero_over_negative_ones_is_not_called_every_document_zero():
+    docs = np.array([[-1, 0.001, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    index = itlr.Index.from_arrays(docs, ["d0", "d1", "d2"], dtype="float32")
+    with pytest.warns(UserWarning, match=r"scored no document above 0 \(its best score is 0\).*the documents at 0 "
+                                         r"keep the index's order"):
+        out = itlr.search(index, ["a AND c"], encoder=AxisEncoder(), k=3)
+    assert out["score"].to_pylist()[2] < 0
