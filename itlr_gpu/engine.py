@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -69,11 +69,7 @@ def search(
     if not isinstance(index, Index) and not hasattr(index, "check_encoder"):   # (a sharded index quacks alike)
         raise InputError(f"index is a {type(index).__name__}", "index",
                          "an itlr_gpu.Index (Index.load(folder), Index.build(...), Index.from_arrays(...))")
-    if encoder is not None and not callable(getattr(encoder, "encode", None)):
-        raise InputError(f"encoder is a {type(encoder).__name__} with no encode method", "encoder",
-                         "an object with encode(list of texts) -> (n, dim) array, or None for the index's model")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
-        raise InputError(f"k={k!r}", "k", "a positive integer")
+    check_encoder_and_k(encoder, k)
     if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
                                    or chunk_size < 1):
         raise InputError(f"chunk_size={chunk_size!r}", "chunk_size", "a positive integer or None")
@@ -159,6 +155,21 @@ def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> N
                       "underflows, so those scores keep few digits (subnormal) or reach 0, where documents keep the "
                       "index's order, not a ranking (split the query into fewer terms, or --ops min,max,one_minus)",
                       UserWarning, stacklevel=4)
+
+
+def check_encoder_and_k(encoder: Encoder | None, k: Any) -> None:
+    """The ``encoder`` and ``k`` arguments of :func:`search` and of rerank: an object with an ``encode`` method or
+    None (the index's model), and a positive integer."""
+    if encoder is not None and not callable(getattr(encoder, "encode", None)):
+        raise InputError(f"encoder is a {type(encoder).__name__} with no encode method", "encoder",
+                         "an object with encode(list of texts) -> (n, dim) array, or None for the index's model")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
+        raise InputError(f"k={k!r}", "k", "a positive integer")
+
+
+def score_column(scores: np.ndarray) -> pa.Array:
+    """A result table's ``score`` column: float32, a -0.0 (a negative similarity times 0) written as 0.0."""
+    return pa.array(np.asarray(scores, dtype=np.float32).reshape(-1) + np.float32(0), pa.float32())
 
 
 def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None) -> None:
@@ -292,5 +303,5 @@ def results_table(query_ids: Sequence[str], scores: np.ndarray, rows: np.ndarray
         "query_id": pa.array(np.repeat(np.asarray(query_ids, dtype=object), k), pa.string()),
         "rank": pa.array(np.tile(np.arange(1, k + 1, dtype=np.int32), q), pa.int32()),
         "doc_id": doc_ids.take(pa.array(rows.reshape(-1))),
-        "score": pa.array(scores.reshape(-1).astype(np.float32) + np.float32(0), pa.float32()),   # (-0.0: 0.0)
+        "score": score_column(scores),
     }, schema=RESULT_SCHEMA)

@@ -212,15 +212,12 @@ class Index:
                 np.issubdtype(values.dtype, np.integer) or values.dtype == object
                 and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values))):
             raise InputError(f"rows hold {values.dtype} values of shape {values.shape}", "rows", expected)
-        if values.dtype == object:   # Python integers beyond 64 bits: outside, said before any cast overflows
-            big = next((int(v) for v in values if not 0 <= int(v) < len(self)), None)
-            if big is not None:
-                raise InputError(f"row {big} is outside the index", "rows", f"row numbers in 0..{len(self) - 1}")
-            values = values.astype(np.int64)
-        bad = (values < 0) | (values >= len(self))
-        if bad.any():
-            raise InputError(f"row {int(values[bad][0])} is outside the index", "rows",
-                             f"row numbers in 0..{len(self) - 1}")
+        if values.dtype == object:   # Python integers (beyond 64 bits too): compared before any cast overflows
+            outside = [int(v) for v in values if not 0 <= int(v) < len(self)]
+        else:
+            outside = values[(values < 0) | (values >= len(self))].tolist()
+        if outside:
+            raise InputError(f"row {outside[0]} is outside the index", "rows", f"row numbers in 0..{len(self) - 1}")
         return self.doc_ids.take(pa.array(values.astype(np.int64))).to_pylist()
 
     # ------------------------------------------------------------------ construction

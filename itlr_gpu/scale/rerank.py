@@ -39,8 +39,8 @@ import torch
 
 from ..compiler import compile_queries, run_postfix
 from ..encoders import Encoder, encoder_for
-from ..engine import (check_results, check_score_options, check_whole_queries, whole_query_embeddings,
-                      whole_query_list)
+from ..engine import (check_encoder_and_k, check_results, check_score_options, check_whole_queries, score_column,
+                      whole_query_embeddings, whole_query_list)
 from ..validate import value_list
 from ..errors import InputError
 from ..index import Index
@@ -146,8 +146,7 @@ def rerank(
     ``percentile`` calibration)."""
     from ..backends import resolve_device
 
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k <= 0:
-        raise InputError(f"k={k!r}", "k", "a positive integer")
+    check_encoder_and_k(encoder, k)
     if isinstance(candidates, pa.RecordBatch):
         candidates = pa.Table.from_batches([candidates])
     if not isinstance(candidates, pa.Table):
@@ -157,9 +156,6 @@ def rerank(
     if missing:
         raise InputError(f"candidates have no {' or '.join(missing)} column (columns: "
                          f"{', '.join(candidates.column_names) or 'none'})", where, "query_id and doc_id columns")
-    if encoder is not None and not callable(getattr(encoder, "encode", None)):
-        raise InputError(f"encoder is a {type(encoder).__name__} with no encode method", "encoder",
-                         "an object with encode(list of texts) -> (n, dim) array, or None for the index's model")
     encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     queries = value_list(queries, "queries", "a list of expressions or query ASTs")
     query_ids = value_list(query_ids, "query_ids", "a list of ids, one per query")
@@ -286,7 +282,7 @@ def rerank(
             "query_id": pa.array(out_q, pa.string()),
             "rank": pa.array(np.concatenate(out_rank), pa.int32()),
             "doc_id": index.doc_ids.take(pa.array(rows_all)),
-            "score": pa.array(np.concatenate(out_scores).astype(np.float32) + np.float32(0), pa.float32()),   # -0.0: 0
+            "score": score_column(np.concatenate(out_scores)),
         }, schema=RESULT_SCHEMA)
     else:
         table = RESULT_SCHEMA.empty_table()
