@@ -444,12 +444,15 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
 
 def cmd_parse(args) -> int:
     from .compiler import compile_queries
-    from .query import canonical, parse
+    from .query import canonical, parse, self_negated
 
     node = parse(args.expr)
     program = compile_queries([node])
     print(canonical(node))
     print(program.describe(0))
+    term = self_negated(node)
+    if term is not None:
+        cli_common.note_self_negated([(None, term)])
     symbols = cli_common.foreign_operators(args.expr)
     if symbols:   # other query languages' operators ("a & b", "!c"): here they are words of a term
         print(f"itlr: note: {', '.join(map(repr, symbols))} {'is' if len(symbols) == 1 else 'are'} part of a term "

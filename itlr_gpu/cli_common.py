@@ -335,6 +335,23 @@ def note_foreign_operators(exprs: list[str], ids: list[str]) -> None:
               "(itlr parse shows how an expression reads)", file=sys.stderr)
 
 
+def note_self_negated(held: list[tuple[str | None, str]], what: str = "query", whats: str = "queries") -> None:
+    """One note on stderr for the ``(id, term)`` pairs of queries that AND a term with its own negation
+    (:func:`~itlr_gpu.query.self_negated`): they parse and are searched, but score x(1 - x).  An id of None:
+    the one expression of ``itlr parse``."""
+    from .query import quote
+
+    if not held:
+        return
+    qid, term = held[0]
+    form = f"{quote(term)} AND NOT {quote(term)}"
+    who = (f"the expression holds {form}" if qid is None else
+           f"{counted(len(held), what, whats)} {'holds' if len(held) == 1 else 'hold'} a term ANDed with its own "
+           f"negation (the first {qid!r}: {form})")
+    print(f"itlr: note: {who}, which scores x(1 - x): highest for documents half-similar to the term, not a "
+          "ranking by it", file=sys.stderr)
+
+
 def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] | None = None, *,
                        skip_hint: bool | str = False,
                        fallback: list[dict] | None = None) -> tuple[list[Any], list[str], str]:
@@ -351,7 +368,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     row is best searched with) and appended to it as such a record instead (``--fallback-text``).
     """
     from .errors import QuerySyntaxError
-    from .query import Term, parse
+    from .query import Term, parse, self_negated
     from .query.parser import check_term, whole_text
 
     def text_term(text: str) -> tuple[Any, str | None]:
@@ -376,12 +393,15 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     queries: list[Any] = []
     kept: list[str] = []
     bad: list[dict] = []
+    contradictory: list[tuple[str, str]] = []
     for row, value in enumerate(values):
         empty = value is None or not str(value).strip()
         problem = (f"no {field} (null)" if value is None else f"empty {field}") if empty else None
         if not empty and field == "expr":
             try:
-                parse(value)  # checked here so that every bad row is reported; the engine parses again
+                term = self_negated(parse(value))  # parsed here so that every bad row is reported; the engine
+                if term is not None:               # parses again
+                    contradictory.append((ids[row], term))
             except QuerySyntaxError as err:
                 problem = err.short()
         if problem is None and field != "expr":
@@ -430,6 +450,7 @@ def queries_from_table(table: Any, field: str, where: str, invalid: list[dict] |
     if field == "expr":
         note_foreign_operators([q for q in queries if isinstance(q, str)],
                                [i for i, q in zip(kept, queries) if isinstance(q, str)])
+        note_self_negated(contradictory)
     return queries, kept, field
 
 

@@ -591,6 +591,30 @@ def test_search_and_rerank_note_other_languages_operators(index_dir, tmp_path, m
     assert "part of a term" not in capsys.readouterr().err
 
 
+def test_search_rerank_bench_note_a_term_anded_with_its_negation(index_dir, tmp_path, monkeypatch, capsys):
+    """A query that ANDs a term with its own negation is searched as written (it parses), and search, rerank and
+    bench say once that it scores x(1 - x); the same term negated under an OR, or another term, is no note."""
+    import itlr_gpu.cli_common as cli_common
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": HashEncoder())
+    q = _queries_file(tmp_path / "q.jsonl", ["t0 AND t1 OR t2 AND NOT T2", "t3 AND NOT t3", "t4 OR NOT t4"],
+                      ["a", "b", "c"])
+    note = ('itlr: note: 2 queries hold a term ANDed with its own negation (the first \'a\': "T2" AND NOT "T2"), '
+            "which scores x(1 - x): highest for documents half-similar to the term, not a ranking by it\n")
+    out = tmp_path / "r.arrow"
+    assert main(["search", str(index_dir), str(q), "-o", str(out), "-k", "3", "--device", "cpu"]) == 0
+    assert capsys.readouterr().err.count(note) == 1
+    assert read_table(out).num_rows == 9
+    assert main(["rerank", str(index_dir), str(q), str(out), "-o", str(tmp_path / "rr.arrow")]) == 0
+    assert note in capsys.readouterr().err
+    assert main(["bench", str(index_dir), str(q), "--repeat", "1", "--backends", "torch-cpu"]) == 0
+    assert note in capsys.readouterr().err
+    plain = _queries_file(tmp_path / "p.jsonl", ["t0 OR NOT t0", "t1 AND NOT (t1 AND t2)", "t1 AND NOT t2"],
+                          ["a", "b", "c"])
+    assert main(["search", str(index_dir), str(plain), "-o", str(tmp_path / "p.arrow"), "-k", "3"]) == 0
+    assert "own negation" not in capsys.readouterr().err
+
+
 def test_run_output_refuses_spaced_ids_before_scoring(tmp_path, monkeypatch, capsys):
     """-o .trec: an id a run cannot hold is refused before the search, whether or not it would rank in the top k
     (an outside audit saw -k 2 pass and -k 50 fail after the whole search); .arrow takes such ids."""

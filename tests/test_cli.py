@@ -228,6 +228,30 @@ def test_parse_notes_other_languages_operators(capsys):
     assert main(["parse", 'x OR "|" OR "!important"']) == 0 and capsys.readouterr().err == ""   # quoted: meant
 
 
+def test_parse_notes_a_term_anded_with_its_negation(capsys):
+    assert main(["parse", "coffee and not Coffee or tea"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == '(("coffee" AND NOT "Coffee") OR "tea")'
+    assert captured.err == ('itlr: note: the expression holds "Coffee" AND NOT "Coffee", which scores x(1 - x): '
+                            "highest for documents half-similar to the term, not a ranking by it\n")
+    assert main(["parse", "coffee or not coffee"]) == 0 and capsys.readouterr().err == ""
+
+
+def test_translate_notes_a_request_that_negates_its_own_term(tmp_path, capsys):
+    """"coffee but not coffee" is translated as asked, with a note; a row that does not is no note."""
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "text": t}) + "\n" for q, t in
+                               [("q1", "tea but not coffee"), ("q2", "coffee but not coffee"),
+                                ("q3", "cats and Dogs but not dogs")]))
+    assert main(["translate", str(queries), "-o", str(tmp_path / "t.arrow")]) == 0
+    assert ('itlr: note: 2 translations hold a term ANDed with its own negation (the first \'q2\': "coffee" AND '
+            'NOT "coffee")') in capsys.readouterr().err
+    assert read_table(tmp_path / "t.arrow").column("expr").to_pylist()[1] == '("coffee" AND NOT "coffee")'
+    queries.write_text(json.dumps({"query_id": "q1", "text": "tea but not coffee"}) + "\n")
+    assert main(["translate", str(queries), "-o", str(tmp_path / "t.arrow")]) == 0
+    assert "own negation" not in capsys.readouterr().err
+
+
 def test_parse_error_has_caret_and_exit_2(capsys):
     assert main(["parse", "a AND (b OR"]) == 2
     err = capsys.readouterr().err.splitlines()

@@ -5,7 +5,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from itlr_gpu import QuerySyntaxError, canonical, parse
+from itlr_gpu import InputError, QuerySyntaxError, canonical, parse
 from itlr_gpu.query import MAX_DEPTH, MAX_QUERY_CHARS, And, Not, Or, Term, count_negations, terms
 
 from strategies import asts
@@ -210,6 +210,32 @@ def test_canonical_form_of_any_accepted_query_parses_back():
     for _ in range(MAX_DEPTH // 2):
         n = Not(n)
     assert parse(canonical(n)) == n
+
+
+
+def test_ast_deeper_than_the_parser_takes_is_refused_everywhere():
+    """An AST built by hand keeps the expression's nesting limit, as its canonical form writes it, so that every
+    form the engine records parses back: canonical, parse and compile (which every search calls) refuse a deeper
+    one with one message."""
+    from itlr_gpu.compiler import compile_queries
+
+    nots = A
+    for _ in range(MAX_DEPTH // 2):
+        nots = Not(nots)      # NOT (NOT ...): two levels each, the limit exactly
+    chained = A
+    for i in range(MAX_DEPTH):
+        chained = And((Term(f"b{i}"), chained)) if i % 2 else Or((Term(f"c{i}"), chained))
+    for fits in (nots, chained):
+        assert parse(canonical(fits)) == fits and compile_queries([fits]).num_queries == 1
+    for deeper in (Not(nots), And((Term("x"), Or((Term("y"), chained))))):
+        for call in (canonical, parse, lambda n: compile_queries([n])):
+            with pytest.raises(InputError, match="query AST nested too deeply .*at most 64 levels"):
+                call(deeper)
+    very = A
+    for _ in range(5000):
+        very = Not(very)
+    with pytest.raises(InputError, match="nested too deeply"):   # walked without recursion
+        compile_queries([very])
 
 
 @given(asts(max_leaves=12))

@@ -79,3 +79,26 @@ def count_negations(node: Node) -> int:
         elif isinstance(n, (And, Or)):
             stack.extend(n.children)
     return count
+
+
+def self_negated(node: Node) -> str | None:
+    """The text of the first term that one AND holds both as an operand and negated (``"x" AND NOT "x"``,
+    compared lowercased with white space collapsed), else None.  Such an AND scores x(1 - x), highest for
+    documents half-similar to the term, which a request rarely means: a user typing it is given a note, and
+    a translator's form holding it is a defect."""
+    def key(text: str) -> str:
+        return " ".join(text.replace("\u2019", "'").lower().split())
+
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Not):
+            stack.append(n.child)
+        elif isinstance(n, (And, Or)):
+            if isinstance(n, And):
+                wanted = {key(c.text) for c in n.children if isinstance(c, Term)}
+                for c in n.children:
+                    if isinstance(c, Not) and isinstance(c.child, Term) and key(c.child.text) in wanted:
+                        return c.child.text
+            stack.extend(reversed(n.children))
+    return None

@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..errors import InputError, QuerySyntaxError
-from .ast import Node, Not, Term, make_and, make_or
+from .ast import And, Node, Not, Or, Term, make_and, make_or
 
 MAX_QUERY_CHARS = 1_000_000
 """Longest accepted query, in characters, as typed and as :func:`~itlr_gpu.query.canonical` writes it (every term
@@ -330,22 +330,11 @@ class _Parser:
         """The limit holds for the query as :func:`~.printer.canonical` writes it too (every AND/OR chain in
         parentheses, ``NOT (NOT x)``), so that a parsed query's canonical form parses back: "a AND (b OR c
         AND (...))" is one level deeper per chain there than as typed."""
-        stack = [(root, 0)]
-        while stack:
-            node, depth = stack.pop()
-            if isinstance(node, Term):
-                continue
-            if isinstance(node, Not):
-                depth += 2 if isinstance(node.child, Not) else 1
-                children = [node.child]
-            else:
-                depth += 1
-                children = node.children
-            if depth > MAX_DEPTH:
-                raise self.error("query nested too deeply", f"at most {MAX_DEPTH} levels of '(' and NOT, counted "
-                                 "as its canonical form writes them (every AND/OR chain in parentheses)",
-                                 self.starts.get(id(node), 0))
-            stack.extend((c, depth) for c in children)
+        node = too_deep(root)
+        if node is not None:
+            raise self.error("query nested too deeply", f"at most {MAX_DEPTH} levels of '(' and NOT, counted "
+                             "as its canonical form writes them (every AND/OR chain in parentheses)",
+                             self.starts.get(id(node), 0))
 
     def parse_atom(self, depth: int) -> Node:
         tok = self.tok
@@ -397,8 +386,39 @@ class _Parser:
         return f"'{tok.text or tok.kind}'" if tok.kind in "()" else tok.kind
 
 
+def too_deep(root: Node) -> Node | None:
+    """The first node nested deeper than :data:`MAX_DEPTH` levels of '(' and NOT as
+    :func:`~.printer.canonical` writes them (every AND/OR chain in parentheses, ``NOT (NOT x)``), or None.
+    Iterative: an AST of any depth is walked."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Not):
+            depth += 2 if isinstance(node.child, Not) else 1
+            children = [node.child]
+        elif isinstance(node, (And, Or)):
+            depth += 1
+            children = node.children
+        else:   # a term, or a malformed node: the printer and the compiler say what is wrong with it
+            continue
+        if depth > MAX_DEPTH:
+            return node
+        stack.extend((c, depth) for c in children)
+    return None
+
+
+def check_ast_depth(root: Node) -> None:
+    """An AST given in place of an expression keeps the expression's nesting limit, so that its canonical form
+    (which results and translations record) parses back."""
+    if too_deep(root) is not None:
+        raise InputError("query AST nested too deeply", "query", f"at most {MAX_DEPTH} levels of AND/OR and NOT, "
+                         "as its canonical form writes them, every AND/OR chain in parentheses")
+
+
 def parse(query: str | Node) -> Node:
-    """Parse a logical query into a flat AST; an AST passes through unchanged."""
+    """Parse a logical query into a flat AST; an AST passes through unchanged once its nesting is checked
+    (:func:`check_ast_depth`)."""
     if isinstance(query, (Term, Not)) or hasattr(query, "children"):
+        check_ast_depth(query)  # type: ignore[arg-type]
         return query  # type: ignore[return-value]
     return _Parser(query).parse()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .ast import And, Node, Not, Or, Term
-from .parser import check_term, parse
+from .parser import check_ast_depth, check_term, parse
 
 
 def quote(text: str) -> str:
@@ -18,10 +18,13 @@ def quote(text: str) -> str:
 
 def canonical(node: Node | str) -> str:
     """The canonical form of a query (iterative: no recursion limit to hit); an expression string is parsed
-    first.  A node that no expression could spell (an empty term, an operator without operands, not a node)
-    is an InputError: its form would not parse back (a term as :func:`~itlr_gpu.query.parser.check_term` says)."""
+    first.  A node that no expression could spell (an empty term, an operator without operands, not a node,
+    nesting deeper than the parser's limit) is an InputError: its form would not parse back (a term as
+    :func:`~itlr_gpu.query.parser.check_term` says)."""
     if isinstance(node, str):
         node = parse(node)
+    else:
+        check_ast_depth(node)
     out: list[str] = []
     # the printed punctuation goes on the stack as 1-tuples: a str child of a node is a malformed AST, not text
     stack: list[Node | tuple[str]] = [node]

@@ -458,6 +458,13 @@ def run_translate_cli(args) -> int:
     out = translate_table(table.select(["query_id", "text"]), translator=args.translator, model=args.model,
                           mode=args.mode, cache_dir=getattr(args, "cache_dir", None), **opts)
     write_table(out, args.output)
+    if args.mode == "logical":   # a request that asks for it ("coffee but not coffee") is translated as asked
+        from ..cli_common import note_self_negated
+        from ..query import parse, self_negated
+
+        held = [(qid, term) for qid, expr in zip(out.column("query_id").to_pylist(), out.column("expr").to_pylist())
+                if expr is not None for term in [self_negated(parse(expr))] if term is not None]
+        note_self_negated(held, "translation", "translations")
     errors = out.num_rows - out.column("error").null_count
     n = out.num_rows
     print(f"translated {n} quer{'y' if n == 1 else 'ies'} with {args.translator} ({errors} error{'' if errors == 1 else 's'}) "

@@ -51,6 +51,7 @@ import re
 from functools import lru_cache
 
 from ..query import And, Node, Not, Or, Term, canonical, parse
+from ..query.ast import self_negated
 from ..query.ast import terms as _terms
 from .rules import try_translate_rules
 from .rules.lexicon import _MARKERS
@@ -279,27 +280,10 @@ def _repeated_operand(node: Node) -> str | None:
 
 
 def _self_negation(node: Node) -> str | None:
-    """The defect of a form that negates its own term (:func:`_self_negated`), else None."""
-    term = _self_negated(node)
+    """The defect of a form that negates its own term (:func:`~itlr_gpu.query.ast.self_negated`: a small model
+    writes it for two terms it cannot tell apart), else None."""
+    term = self_negated(node)
     return None if term is None else f"{SELF_NEGATED} {term!r} and its negation in one AND"
-
-
-def _self_negated(node: Node) -> str | None:
-    """The text of a term that one AND holds both as an operand and negated (``"x" AND NOT "x"``: it scores
-    x(1 - x), which no request means; a small model writes it for two terms it cannot tell apart), else None."""
-    if isinstance(node, Not):
-        return _self_negated(node.child)
-    if isinstance(node, (And, Or)):
-        if isinstance(node, And):
-            wanted = {_norm(c.text).strip() for c in node.children if isinstance(c, Term)}
-            for c in node.children:
-                if isinstance(c, Not) and isinstance(c.child, Term) and _norm(c.child.text).strip() in wanted:
-                    return c.child.text
-        for child in node.children:
-            found = _self_negated(child)
-            if found is not None:
-                return found
-    return None
 
 
 def _keeps_little(text: str, node: Node) -> bool:
