@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -355,6 +356,28 @@ def _run(results: pa.Table, ties: str = "rank") -> list[ir_measures.ScoredDoc]:
     return run
 
 
+def _warn_rank_against_scores(results: pa.Table, where: str) -> None:
+    """A warning for a table whose ``rank`` column orders some query's documents against their scores (a run
+    re-ranked by hand, or scores of another stage): the documents are judged by score, as trec_eval judges them."""
+    codes = np.asarray(pc.dictionary_encode(pc.cast(results.column("query_id"), pa.string()))
+                       .combine_chunks().indices, dtype=np.int64)
+    scores = np.asarray(results.column("score").to_numpy(zero_copy_only=False), dtype=np.float64)
+    ranks = np.asarray(results.column("rank").to_numpy(zero_copy_only=False), dtype=np.float64)
+    order = np.lexsort((ranks, -scores, codes))
+    same_query = codes[order][1:] == codes[order][:-1]
+    against = np.flatnonzero(same_query & (np.diff(ranks[order]) < 0))
+    if not len(against):
+        return
+    n = len(np.unique(codes[order][1:][against]))
+    first = order[against[0] + 1]   # a row ranked before one that outscores it
+    above = order[against[0]]
+    qid = results.column("query_id")[int(first)].as_py()
+    warnings.warn(f"the rank column of {n:,} quer{'y' if n == 1 else 'ies'} in {where} does not follow the scores "
+                  f"(the first {str(qid)!r}: rank {ranks[first]:g} scores {scores[first]:g}, below rank "
+                  f"{ranks[above]:g} at {scores[above]:g}); documents are judged by score, as trec_eval judges "
+                  "them, the rank breaking ties only", UserWarning, stacklevel=3)
+
+
 UNANSWERED = ("zero", "skip")
 
 
@@ -425,6 +448,8 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     if ties not in TIES:
         raise InputError(f"ties={ties!r}", "ties", " or ".join(TIES))
     qrel_qids = {q.query_id for q in qrel_list}
+    if rank is not None:
+        _warn_rank_against_scores(results, where)
     run = _run(results, ties)
     identical = {d.query_id for d in run if d.query_id == d.doc_id}
     if ignore_identical_ids:   # (positions were counted first: the scores handed on keep their order)

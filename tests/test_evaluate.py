@@ -42,7 +42,35 @@ def test_hand_checked_ndcg():
 def test_rank_column_is_ignored_score_orders():
     run = results([("q1", "c", 1.0), ("q1", "b", 2.0), ("q1", "a", 3.0)])
     qrels = [ir_measures.Qrel("q1", "b", 1), ir_measures.Qrel("q1", "c", 1)]
-    assert evaluate(run, qrels)["nDCG@10"] == pytest.approx(NDCG)
+    with pytest.warns(UserWarning, match=r"the rank column of 1 query in results does not follow the scores \(the "
+                      r"first 'q1': rank 2 scores 2, below rank 3 at 3\); documents are judged by score"):
+        assert evaluate(run, qrels)["nDCG@10"] == pytest.approx(NDCG)
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_a_rank_column_against_the_scores_is_warned_of_exactly_when_it_is(data):
+    """Oracle: some pair of one query's rows where the better rank has the lower score (ties in score or rank,
+    constant ranks as some tools write them, any row order)."""
+    rows = []
+    for q in ("q1", "q2"):
+        n = data.draw(st.integers(1, 6))
+        scores = data.draw(st.lists(st.sampled_from([0.1, 0.5, 0.9]), min_size=n, max_size=n))
+        ranks = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        rows += [{"query_id": q, "rank": r, "doc_id": f"d{i}", "score": s}
+                 for i, (s, r) in enumerate(zip(scores, ranks))]
+    rows = data.draw(st.permutations(rows))
+    against = {a["query_id"] for a in rows for b in rows
+               if a["query_id"] == b["query_id"] and a["score"] > b["score"] and a["rank"] > b["rank"]}
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), [ir_measures.Qrel("q1", "d0", 1)])
+    said = [str(w.message) for w in caught if "rank column" in str(w.message)]
+    assert len(said) == (1 if against else 0)
+    if against:
+        assert f"of {len(against)} quer" in said[0]
 
 
 def test_score_ties_keep_the_rank_order():
