@@ -149,7 +149,7 @@ def main() -> None:
     terms = unit_rows(rng, len(program.terms), args.d)
     single = compile_queries([f'"{t}"' for t in program.terms])
     many, one = f"{program.num_queries} x 3 terms", f"{single.num_queries} x 1 term"   # the cases' shapes
-    device = resolve_device("auto")
+    device = resolve_device("cpu")   # a CPU benchmark, on a GPU machine too
     engine = get_backend("auto", device)
     ops = Ops()
 

@@ -167,9 +167,13 @@ def _runner(backend: str, docs, terms: np.ndarray, program, ops, k: int,
     device = torch.device("cuda" if backend in ("torch-cuda", "triton") else "cpu")
     engine = get_backend({"triton": "triton", "numba-cpu": "numba"}.get(backend, "torch"), device)
     if device.type == "cuda":   # the GPU's resident copy, made once (what a long-running job has)
-        docs = torch.as_tensor(np.asarray(docs)).to(device)
+        from .backends.gemm import host_tensor
+
+        docs = host_tensor(docs).to(device)
     return lambda: engine.search(docs, terms, program, ops, k, device=device, chunk_size=chunk_size)
 
+
+CUDA_FLOOR_BYTES = 1 << 30   # similarities per matmul of the CUDA floor
 
 SETTLE_S = 0.2   # quiet before each backend's runs: OpenBLAS's workers spin on after a call and take the cores
 
@@ -221,12 +225,21 @@ def _floors(docs, terms: np.ndarray, warmup: int, repeat: int, chunks: list[int]
                      "torch_s": min(v for (k, _), v in per.items() if k == "torch"),
                      "numpy_s": min(v for (k, _), v in per.items() if k == "numpy")}
     if cuda:
-        dev_docs = torch.as_tensor(np.asarray(docs)).cuda()
+        from .backends.gemm import host_tensor
+
+        dev_docs = host_tensor(docs).cuda()
         dev_terms = t.cuda().to(dev_docs.dtype)
+        # in row chunks of at most CUDA_FLOOR_BYTES of similarities: the search never holds all N x T of them
+        # (10M documents x 3,072 terms would be 61 GB), and neither does its floor
+        rows = max(1, CUDA_FLOOR_BYTES // (dev_docs.element_size() * max(1, dev_terms.shape[0])))
+
+        def product() -> None:
+            for lo in range(0, n, rows):
+                dev_terms @ dev_docs[lo:lo + rows].T
+
         with torch.inference_mode():
-            s = statistics.median(_timed(lambda: dev_terms @ dev_docs.T, warmup, repeat, sync=True,
-                                         min_time=min_time))
-        floors["cuda"] = {"s": s, "blas": "cuBLAS", "dtype": str(dev_docs.dtype)}
+            s = statistics.median(_timed(product, warmup, repeat, sync=True, min_time=min_time))
+        floors["cuda"] = {"s": s, "blas": "cuBLAS", "dtype": str(dev_docs.dtype), "chunk": min(rows, n)}
         del dev_docs
     return floors
 

@@ -117,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("itlr: error: out of memory (try --memory-cap, --shard-rows or a smaller --batch-size)", file=sys.stderr)
         return 1
+    except RuntimeError as err:
+        if type(err).__name__ != "OutOfMemoryError":   # torch.OutOfMemoryError: the GPU allocator's
+            raise
+        # "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...": its first two
+        what = ". ".join(str(err).split(". ")[:2]).strip().rstrip(".")
+        print(f"itlr: error: out of GPU memory ({what[:200]}): try --backend torch, --memory-cap, --shard-rows or "
+              "a smaller --batch-size", file=sys.stderr)
+        return 1
     except OSError as err:  # e.g. the disk filled up while writing: the writers removed their temporaries
         where = f"{err.filename}: " if err.filename else ""
         print(f"itlr: error: {where}{err.strerror or err}", file=sys.stderr)

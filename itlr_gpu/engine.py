@@ -81,14 +81,14 @@ def search(
     program = compile_queries(queries, query_ids)
     if program.num_queries == 0:
         raise InputError("no queries to search", "queries", "at least one query")
+    dev = resolve_device(device)   # (a device or backend not here is refused before the encoder runs)
+    engine = get_backend(backend, dev)
     encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
     index.check_encoder(encoder)
     term_embeddings = encode_queries(encoder, program.terms, index.dim)
     whole_embeddings = None
     if options.hybrid is not None:
         whole_embeddings = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
-    dev = resolve_device(device)
-    engine = get_backend(backend, dev)
     bar = None
     if progress:
         from tqdm.auto import tqdm

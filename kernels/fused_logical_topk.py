@@ -734,39 +734,43 @@ def fused_search(
     edges = [0] + [int(b) for b in np.nonzero(np.diff(batched.astype(np.int8)))[0] + 1] + [nb_all]
     segments = [(b0, min(hi, b0 + blocks_per_launch)) for lo, hi in zip(edges, edges[1:])
                 for b0 in range(lo, hi, blocks_per_launch)]
-    for b0, b1 in segments:
-        r0, r1 = int(steps_all[b0]), int(steps_all[b1])
-        op = torch.from_numpy(op_all[r0:r1]).to(device)
-        arg = torch.from_numpy(arg_all[r0:r1]).to(device)
-        block_steps = torch.from_numpy(steps_all[b0:b1 + 1] - steps_all[b0]).to(device)
-        block_lanes = torch.from_numpy(lanes_all[b0:b1]).to(device)
-        # unused pointers (feature off) get any tensor: the constexpr branch that reads them is not compiled
-        lit_a, lit_b = ((torch.from_numpy(x[r0:r1]).to(device) for x in laid) if laid else (block_lanes,) * 2)
-        mix_t, whole_t = ((torch.from_numpy(lane_mix[b0 * block_q:b1 * block_q]).to(device),
-                           torch.from_numpy(lane_whole[b0 * block_q:b1 * block_q]).to(device))
-                          if lane_mix is not None else (block_lanes, block_lanes))
-        push_rows = (torch.from_numpy(push_rows_all[b0:b1]).to(device) if batched[b0] else block_lanes)
-        nb = b1 - b0
-        buf = torch.full((nb * block_q, nsplit, L + cap), KEY_MIN, dtype=torch.int64, device=device)
-        fused_logical_topk_kernel[(nb, nsplit)](
-            docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t, push_rows,
-            n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
-            **launch, **dict(constexprs, PUSHES=pushes if batched[b0] else 0),
-        )
-        nq = int(lanes_all[b0:b1].sum())
-        dest = torch.from_numpy(order_all[b0 * block_q:b0 * block_q + nq]).to(device)
-        # Merge the splits' sorted lists pairwise (small temporaries; keys are unique, so topk is exact).
-        for g0 in range(0, nq, MERGE_GROUP):
-            g1 = min(nq, g0 + MERGE_GROUP)
-            keys = buf[g0:g1, 0, :k_eff]
-            for split in range(1, nsplit):
-                keys = torch.topk(torch.cat((keys, buf[g0:g1, split, :k_eff]), dim=1), k_eff, dim=1,
-                                  sorted=True).values
-            sc, rw = decode_keys(keys.contiguous())
-            scores[dest[g0:g1]] = sc
-            rows[dest[g0:g1]] = rw
-            del keys, sc, rw
-        del buf
+    # Triton launches on the current CUDA device, not on the tensors': cuda:1's matrix needs cuda:1 current
+    import contextlib
+
+    with torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
+        for b0, b1 in segments:
+            r0, r1 = int(steps_all[b0]), int(steps_all[b1])
+            op = torch.from_numpy(op_all[r0:r1]).to(device)
+            arg = torch.from_numpy(arg_all[r0:r1]).to(device)
+            block_steps = torch.from_numpy(steps_all[b0:b1 + 1] - steps_all[b0]).to(device)
+            block_lanes = torch.from_numpy(lanes_all[b0:b1]).to(device)
+            # unused pointers (feature off) get any tensor: the constexpr branch that reads them is not compiled
+            lit_a, lit_b = ((torch.from_numpy(x[r0:r1]).to(device) for x in laid) if laid else (block_lanes,) * 2)
+            mix_t, whole_t = ((torch.from_numpy(lane_mix[b0 * block_q:b1 * block_q]).to(device),
+                               torch.from_numpy(lane_whole[b0 * block_q:b1 * block_q]).to(device))
+                              if lane_mix is not None else (block_lanes, block_lanes))
+            push_rows = (torch.from_numpy(push_rows_all[b0:b1]).to(device) if batched[b0] else block_lanes)
+            nb = b1 - b0
+            buf = torch.full((nb * block_q, nsplit, L + cap), KEY_MIN, dtype=torch.int64, device=device)
+            fused_logical_topk_kernel[(nb, nsplit)](
+                docs, terms, op, arg, block_steps, block_lanes, buf, lit_a, lit_b, mix_t, whole_t, push_rows,
+                n, d, docs.stride(0), terms.stride(0), k_eff, cap, tiles_per_split,
+                **launch, **dict(constexprs, PUSHES=pushes if batched[b0] else 0),
+            )
+            nq = int(lanes_all[b0:b1].sum())
+            dest = torch.from_numpy(order_all[b0 * block_q:b0 * block_q + nq]).to(device)
+            # Merge the splits' sorted lists pairwise (small temporaries; keys are unique, so topk is exact).
+            for g0 in range(0, nq, MERGE_GROUP):
+                g1 = min(nq, g0 + MERGE_GROUP)
+                keys = buf[g0:g1, 0, :k_eff]
+                for split in range(1, nsplit):
+                    keys = torch.topk(torch.cat((keys, buf[g0:g1, split, :k_eff]), dim=1), k_eff, dim=1,
+                                      sorted=True).values
+                sc, rw = decode_keys(keys.contiguous())
+                scores[dest[g0:g1]] = sc
+                rows[dest[g0:g1]] = rw
+                del keys, sc, rw
+            del buf
     return scores, rows
 
 

@@ -123,7 +123,7 @@ def test_itlr_bench_on_cuda_times_both_gpu_backends(tmp_path, monkeypatch):
     assert report["floors"]["cuda"]["blas"] == "cuBLAS" and report["floors"]["cuda"]["s"] > 0
     for r in rows.values():
         assert r["memory_kind"] == "CUDA max allocated" and 0 < r["peak_memory_gib"] < 50
-        assert len(r["times_s"]) == 3 and r["vs_floor"] > 0
+        assert len(r["times_s"]) >= 3 and r["vs_floor"] > 0   # (more while the runs fill --min-time)
     print(text)   # the table, in the GPU check's log
 
 

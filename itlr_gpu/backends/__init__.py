@@ -71,9 +71,28 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if name.split(":")[0] not in ("cpu", "cuda"):
         raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES))
     try:
-        return torch.device(name)
+        dev = torch.device(name)
     except RuntimeError:   # "cpu:abc", "cuda:x"
         raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES) + ", or cuda:N") from None
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        raise InputError(f"device {name!r}: this machine has {count} CUDA GPU{'s' if count != 1 else ''}", "device",
+                         f"cuda:0 .. cuda:{count - 1}, auto or cpu")
+    return dev
+
+
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one: torch compares ``cuda`` and ``cuda:0`` unequal, though ``cuda`` is the
+    current GPU (a tensor reports ``cuda:0``; ``--device cuda`` resolves to ``cuda``)."""
+    a, b = torch.device(a), torch.device(b)
+    if a.type != b.type:
+        return False
+    if a.type != "cuda":
+        return True
+    if a.index is None or b.index is None:
+        current = torch.cuda.current_device()
+        return (current if a.index is None else a.index) == (current if b.index is None else b.index)
+    return a.index == b.index
 
 
 def get_backend(name: str, device: torch.device) -> Backend:
@@ -90,6 +109,9 @@ def get_backend(name: str, device: torch.device) -> Backend:
         name = "torch"
     if name == "torch":
         return TorchBackend()
+    if name == "triton" and not triton_available():
+        raise InputError("triton is not installed", "--backend triton",
+                         "`pip install -e '.[gpu]'` (triton>=3.6) on a CUDA machine, or --backend auto|torch")
     if name == "numba":
         if device.type != "cpu":
             raise InputError(f"the numba backend runs on the CPU, not {device}", "--backend numba",
@@ -186,13 +208,15 @@ class AutoBackend:
         self.last_choice: str | None = None   # what the last batch ran on (for tests and progress reports)
 
     def _pick(self, program: Program, k: int, docs, device, hybrid: bool = False, affine: bool = False):
+        from .triton import TritonBackend, resident_fits
+
         choice = cuda_choice(program, k, docs, device, hybrid=hybrid, affine=affine)
+        if choice == "triton" and not resident_fits(docs, torch.device(device)):
+            choice = "torch"   # the kernel reads a resident matrix; the torch path streams it in chunks
         self.last_choice = choice
         if choice == "torch":
             return self._torch
         if self._triton is None:
-            from .triton import TritonBackend
-
             self._triton = TritonBackend()
         return self._triton
 

@@ -132,6 +132,18 @@ def _one_torch_thread():
         torch.set_num_threads(before)
 
 
+def host_tensor(array) -> torch.Tensor:
+    """A host array (a read-only memory map too: an index is mapped read-only) as a tensor sharing its memory,
+    for a copy to a device.  torch warns that a non-writable array's tensor may be written through; it is only
+    read here, so the warning would name a hazard that cannot occur."""
+    array = np.ascontiguousarray(array)
+    if array.flags.writeable:
+        return torch.from_numpy(array)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(array)
+
+
 class ChunkMatmul:
     """``sims(lo, hi)``: (V x C) float32 similarities of ``vectors`` to rows lo:hi of ``docs``, plus
     the float32 chunk itself, with reused buffers on the CPU.
@@ -162,8 +174,8 @@ class ChunkMatmul:
         if block.dtype == np.float32 and isinstance(block, np.ndarray) and block.flags.writeable \
                 and block.flags.c_contiguous:
             return torch.from_numpy(block).to(self.device)
-        if not self._on_cpu:   # a GPU copies anyway: convert on the way
-            return torch.from_numpy(np.asarray(block, dtype=np.float32)).to(self.device)
+        if not self._on_cpu:   # a GPU copies anyway: the rows as stored (half the bytes for float16), widened there
+            return host_tensor(block).to(self.device).to(torch.float32)
         if self._wide is None:
             self._wide = np.empty((self._chunk, docs.shape[1]), dtype=np.float32)
         wide = self._wide[: hi - lo]

@@ -1,8 +1,9 @@
 """The fused Triton backend: one kernel computes similarities, evaluates every query and keeps its top-k.
 
-On CUDA the document matrix is uploaded once and kept resident (cached by the
-numpy array's identity and shape), so repeated searches over the same index
-stream it from GPU memory only.  On the CPU the very same kernel source runs in
+On CUDA the document matrix is uploaded once and kept resident (one matrix per
+process, cached by the array's identity and shape across backend objects, so
+every search, bulk batch and Ray actor call over the same index streams it from
+GPU memory only; freed when the array is).  On the CPU the very same kernel source runs in
 Triton's interpreter: correct but very slow, for debugging only (a warning says
 so; ``--backend auto`` never picks it there).
 
@@ -32,12 +33,63 @@ from .reference import search_linear, search_reference, search_with_options
 K_MAX = 2048  # the kernel's limit on k (itlr_gpu.kernels.fused_logical_topk.K_MAX)
 
 
+# The resident matrix: (key, weakref to the source or None, tensor).  One per process, shared by every
+# TritonBackend (get_backend makes one per search call): a second matrix replaces the first.
+_LOCK = threading.RLock()   # (re-entrant: a weakref's callback may run while it is held)
+_RESIDENT: list = [None]
+FIT_MARGIN = 0.10   # of the matrix, beside it on the GPU: the kernel's buffers (4.5 % budget), terms, results
+
+
+def _matrix_dtype(docs) -> torch.dtype:
+    """The dtype the kernel reads ``docs`` in: 16-bit as stored, anything else as float32."""
+    if isinstance(docs, torch.Tensor):
+        return docs.dtype if docs.dtype in _DTYPES else torch.float32
+    return {np.dtype(np.float16): torch.float16}.get(np.dtype(docs.dtype), torch.float32)
+
+
+def _key(docs, device: torch.device) -> tuple:
+    if isinstance(docs, torch.Tensor):
+        return ("tensor", docs.data_ptr(), tuple(docs.shape), str(docs.dtype), str(device))
+    return ("array", id(docs), tuple(docs.shape), str(docs.dtype), str(device))
+
+
+def _cached(docs, device: torch.device) -> torch.Tensor | None:
+    held = _RESIDENT[0]
+    if held is not None and held[0] == _key(docs, device) and (held[1] is None or held[1]() is docs):
+        return held[2]
+    return None
+
+
+def resident_fits(docs, device: torch.device) -> bool:
+    """Whether the kernel's resident copy of ``docs`` is on ``device`` already, or fits in its free memory
+    (the allocator's cached blocks and a resident matrix it would replace count as free) with
+    :data:`FIT_MARGIN` to spare.  Off CUDA: True (the interpreter reads host memory)."""
+    from . import same_device
+
+    device = torch.device(device)
+    if device.type != "cuda" or docs is None or getattr(docs, "ndim", 0) != 2:
+        return True
+    if isinstance(docs, torch.Tensor) and same_device(docs.device, device) or _cached(docs, device) is not None:
+        return True
+    free, _ = torch.cuda.mem_get_info(device)
+    reusable = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    held = _RESIDENT[0]
+    if held is not None and same_device(held[2].device, device):
+        reusable += held[2].numel() * held[2].element_size()
+    need = int(docs.shape[0]) * int(docs.shape[1]) * torch.finfo(_matrix_dtype(docs)).bits // 8
+    return need * (1 + FIT_MARGIN) <= free + reusable
+
+
+def _drop_resident(_ref=None) -> None:
+    """The source array is gone (a weakref's callback), or another matrix replaces it: free its GPU copy."""
+    with _LOCK:
+        held = _RESIDENT[0]
+        if held is not None and (_ref is None or held[1] is _ref):
+            _RESIDENT[0] = None
+
+
 class TritonBackend:
     name = "triton"
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._resident: tuple | None = None   # (key, weakref or None, tensor)
 
     def search(self, docs, term_embeddings, program: Program, ops: Ops, k: int, *, device,
                chunk_size: int | None = None,
@@ -107,25 +159,28 @@ class TritonBackend:
 
     def _upload(self, docs, device: torch.device) -> torch.Tensor:
         """The document matrix on ``device`` in its own dtype, uploaded once per array (in row chunks,
-        so a memory-mapped matrix never needs a second host copy)."""
-        if isinstance(docs, torch.Tensor) and docs.device == device:
+        so a memory-mapped matrix never needs a second host copy) and kept for the next search."""
+        from ..errors import InputError
+        from . import same_device
+
+        if isinstance(docs, torch.Tensor) and same_device(docs.device, device):
             return docs if docs.dtype in _DTYPES else docs.float()
-        if isinstance(docs, torch.Tensor):
-            key = ("tensor", docs.data_ptr(), tuple(docs.shape), str(docs.dtype), str(device))
-        else:
-            key = ("array", id(docs), tuple(docs.shape), str(docs.dtype), str(device))
-        with self._lock:
-            if self._resident is not None:
-                old_key, ref, tensor = self._resident
-                if old_key == key and (ref is None or ref() is docs):
-                    return tensor
-                self._resident = None
-                del tensor
+        with _LOCK:
+            tensor = _cached(docs, device)
+            if tensor is not None:
+                return tensor
+            _RESIDENT[0] = None   # a matrix of another index makes room first
+            if not resident_fits(docs, device):
+                n, d = docs.shape
+                size = n * d * torch.finfo(_matrix_dtype(docs)).bits // 8
+                free, total = torch.cuda.mem_get_info(device)
+                raise InputError(f"the index's {n:,} x {d} matrix ({size / 2**30:.1f} GiB) does not fit in the free "
+                                 f"memory of {device} ({free / 2**30:.1f} of {total / 2**30:.1f} GiB) with "
+                                 f"{FIT_MARGIN:.0%} to spare", "--backend triton",
+                                 "--backend auto or torch (they stream the matrix in chunks), or --shard-rows / "
+                                 "--memory-cap")
             n, d = docs.shape
-            if isinstance(docs, torch.Tensor):
-                dtype = docs.dtype if docs.dtype in _DTYPES else torch.float32
-            else:
-                dtype = {np.dtype(np.float16): torch.float16}.get(np.dtype(docs.dtype), torch.float32)
+            dtype = _matrix_dtype(docs)
             tensor = torch.empty((n, d), dtype=dtype, device=device)
             step = max(1, (64 << 20) // max(1, d * 4))
             for lo in range(0, n, step):
@@ -137,10 +192,10 @@ class TritonBackend:
                                                      else np.float32))
                 tensor[lo:hi].copy_(part.to(dtype))
             try:
-                ref = weakref.ref(docs)
+                ref = weakref.ref(docs, _drop_resident)
             except TypeError:
                 ref = None
-            self._resident = (key, ref, tensor)
+            _RESIDENT[0] = (_key(docs, device), ref, tensor)
             return tensor
 
 

@@ -233,8 +233,11 @@ class BatchSearcher:
         from ..engine import check_results, results_table
 
         program = compile_queries(queries, ids)
+        # Ray workers take the device of their own node (RayConfig.use_gpus): the driver needs no GPU
+        dev = resolve_device("cpu" if self.mode == "ray" else self.device)   # before the encoder runs
+        if self.mode == "memory":
+            get_backend(self.backend, dev)   # (a backend not here: refused before the encoder runs too)
         terms = encode_terms(self.index, program, self.encoder, self._terms)   # each term once per job
-        dev = resolve_device(self.device)
         linear = self._linear(program, queries, terms, dev)
         if self.mode == "ray" and self.resident:
             from .distributed import ShardPool

@@ -144,8 +144,10 @@ def _ray_config(args: argparse.Namespace):
     if args.ray in (None, "local") and args.workers and args.workers > cores:
         print(f"itlr: warning: --workers {args.workers} on a local Ray of {cores} CPU(s): each worker holds its own "
               "encoder and buffers, and more workers than CPUs only add memory and start-up time", file=sys.stderr)
+    device = getattr(args, "device", "auto") or "auto"   # cpu / cuda pin the workers' kind; auto: the cluster's
     return RayConfig(address=None if args.ray in (None, "local") else args.ray, num_workers=args.workers,
-                     shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None))
+                     shard_rows=args.shard_rows, chunk_size=getattr(args, "chunk_size", None),
+                     use_gpus=None if device == "auto" else str(device).startswith("cuda"))
 
 
 _MANY_REMOTE_SHARDS = 64

@@ -218,7 +218,7 @@ def _score_shard(index_path: str, lo: int, hi: int, program_table, terms: np.nda
     if device == "cuda" and dev.type != "cuda":
         raise RuntimeError("task was given a GPU but torch sees no CUDA device")
     return search_out_of_core(index, terms, program, ops, k, dev, shard_rows=hi - lo, rows=(lo, hi),
-                              chunk_size=chunk_size, linear=linear)
+                              chunk_size=chunk_size, linear=linear, backend="auto")   # the fused kernel on a GPU
 
 
 _REMOTE: dict[tuple, Any] = {}
