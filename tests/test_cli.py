@@ -330,6 +330,7 @@ def test_console_script_demo_runs():
     assert "all" in rows
     baseline, itlr_score, _recommended, gain = rows["all"][-4:]
     assert itlr_score > baseline  # logical retrieval beats the whole-query baseline on logical queries
+    assert "encoding:" not in proc.stderr and "demo:" not in proc.stderr   # progress bars go to a terminal only
 
 
 @pytest.mark.slow

@@ -50,7 +50,7 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
         step(f"{len(corpus)} documents, {len(queries)} queries")
         encoder.encode(["warm up"])
         step("encoder loaded")
-        index = Index.build(corpus, encoder, dtype="float32")
+        index = Index.build(corpus, encoder, dtype="float32", progress=sys.stderr.isatty())
         step("corpus indexed")
         ids = [q.query_id for q in queries]
         runs = {
