@@ -136,6 +136,7 @@ def measure(index, program, encoder, ops, k: int, backends: list[str], *, warmup
         "queries": {"count": program.num_queries, "terms": len(program.terms), "max_depth": program.max_depth,
                     "single_term": is_single_term(program)},
         "k": k, "ops": str(ops), "warmup": warmup, "repeat": repeat, "min_time_s": min_time,
+        "chunk_size": chunk_size, "chunks_floor": chunks,   # (None: each backend's own chunk)
         "encoder": {"name": getattr(encoder, "name", type(encoder).__name__),
                     "settings": getattr(encoder, "settings", None), "encode_terms_s": encode_s,
                     "share_of_end_to_end": encode_s / (encode_s + fastest)},

@@ -590,9 +590,7 @@ def cmd_eval(args) -> int:
     scores = evaluate(table, args.qrels, measures=measures, where=args.results, unanswered=args.unanswered,
                       ties=ties, per_query=bool(args.json), ignore_identical_ids=args.ignore_identical_ids)
     per_query = scores.pop("per_query", None)
-    for name, value in scores.items():
-        print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
-    if args.json:
+    if args.json:   # before the table: a reader of stdout that stops early (| head) does not lose it
         import json
 
         from .io import atomic_file
@@ -601,10 +599,16 @@ def cmd_eval(args) -> int:
                   "ignore_identical_ids": args.ignore_identical_ids, "means": scores, "per_query": per_query}
         with atomic_file(args.json, "w", encoding="utf-8") as f:
             f.write(json.dumps(report, indent=2) + "\n")
+    if args.ties == "rank" and "rank" not in table.column_names:
+        print(f"itlr: warning: --ties rank, but {args.results} has no rank column: its ties are broken as trec_eval "
+              "breaks them", file=sys.stderr)
+    for name, value in scores.items():
+        print(f"{name}\t{value:.4f}" if isinstance(value, float) else f"{name}\t{value}")
     for name, cutoff, depth in shallow_measures(table, measures):
         print(f"itlr: warning: {name} looks at {cutoff:,} results per query, {args.results} holds at most "
-              f"{depth:,} (a deeper run measures it: itlr search -k {cutoff}, where the index holds more documents; "
-              f"a reranked run holds at most each query's candidates found in the index)", file=sys.stderr)
+              f"{depth:,}: exact where that is every document of the corpus; where the corpus holds more, a deeper "
+              f"run measures it (itlr search -k {cutoff}; a reranked run holds at most each query's candidates found "
+              "in the index)", file=sys.stderr)
     if scores["judged_results"] == 0:
         sample = ", ".join(repr(str(d)) for d in table.column("doc_id").slice(0, 2).to_pylist())
         n = scores["judged_queries"]
@@ -650,8 +654,8 @@ def cmd_bench(args) -> int:
     index = scale_cli.load_index(args.index)
     table = read_queries(args.queries)
     invalid: list[dict] | None = [] if args.skip_invalid else None
-    queries, ids, _ = queries_from_table(table, args.field, args.queries, invalid, fallback=fallback,
-                                         skip_hint="--skip-invalid benchmarks the valid ones")
+    queries, ids, field = queries_from_table(table, args.field, args.queries, invalid, fallback=fallback,
+                                             skip_hint="--skip-invalid benchmarks the valid ones")
     cli_common.report_fallback(fallback or [], table.num_rows, args.queries)
     if invalid:
         first = invalid[0]
@@ -676,13 +680,14 @@ def cmd_bench(args) -> int:
                            repeat=args.repeat, chunk_size=args.chunk_size, min_time=args.min_time)
     report["index"] = {"path": args.index, **report["index"]}
     report["queries"] = {"path": args.queries, **report["queries"]}
+    report["queries"].update(field=field, left_out=len(invalid or []), by_text=len(fallback or []))
+    if args.json:   # before the table: a reader of stdout that stops early (| head) does not lose it
+        with atomic_file(args.json, "w", encoding="utf-8") as f:
+            f.write(json.dumps(report, indent=2) + "\n")
     print(bench.render(report))
     if args.backends == "auto" and not single and bench.faiss_available():
         print("itlr: note: faiss left out: it runs single-term queries only, and some of these queries hold "
               "more terms", file=sys.stderr)
-    if args.json:
-        with atomic_file(args.json, "w", encoding="utf-8") as f:
-            f.write(json.dumps(report, indent=2) + "\n")
     return 0
 
 

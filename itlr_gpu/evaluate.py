@@ -35,7 +35,7 @@ BEIR_HEADER = ["query-id", "corpus-id", "score"]
 CSV_COLUMNS = {"query": ("query_id", "qid", "query"),
                "doc": ("corpus_id", "doc_id", "docid", "document_id", "did", "docno"),
                "grade": ("score", "relevance", "rel", "grade", "label", "judgement", "judgment")}
-QRELS_FILES = "a BEIR .tsv, TREC qrels or .csv qrels file"
+QRELS_FILES = "a BEIR .tsv, TREC qrels, .csv or .arrow / .parquet qrels file"
 
 
 INT32_MAX = 2**31 - 1  # trec_eval (pytrec_eval) stores grades and cutoffs as C ints
@@ -114,13 +114,15 @@ def read_qrels(path: PathLike) -> list[ir_measures.Qrel]:
     if p.is_dir():
         raise InputError("is a folder", str(p), f"{QRELS_FILES} (in a BEIR folder: qrels/test.tsv)")
     if not p.is_file():
-        raise InputError("qrels file not found", str(p), QRELS_FILES)
+        from .io import not_a_file
+
+        not_a_file(p, "qrels file", QRELS_FILES)
     with open(p, "rb") as f:
         magic = f.read(6)
-    if magic.startswith((b"ARROW1", b"PAR1")):   # the result table given as qrels: arguments swapped?
-        raise InputError("an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first, then QRELS)", str(p),
-                         QRELS_FILES)
-    judged = _csv_qrels(p) if p.name.lower().endswith((".csv", ".csv.gz")) else _text_qrels(p)
+    if magic.startswith((b"ARROW1", b"PAR1")):
+        judged = _table_qrels(p)
+    else:
+        judged = _csv_qrels(p) if p.name.lower().endswith((".csv", ".csv.gz")) else _text_qrels(p)
     qrels: list[ir_measures.Qrel] = []
     seen: dict[tuple[str, str], tuple[int, int]] = {}
     for lineno, qrel in judged:
@@ -207,6 +209,49 @@ def _csv_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
                                        _int(row[pos["grade"]].strip(), where))
 
 
+def _table_qrels(p: Path) -> Iterable[tuple[int, ir_measures.Qrel]]:
+    """``(row + 1, qrel)`` of an Arrow or Parquet table with a query, a document and a grade column (named as a
+    CSV header names them: BEIR's query-id, corpus-id, score exported as a table).  A results table (a rank
+    column, or fractional scores) or a query file (text or expr, no grade) given as qrels is said to be one."""
+    from .io import read_table
+
+    table = read_table(p)
+    names = _header_names(table.column_names)
+    swapped = "itlr eval takes RESULTS first, then QRELS"
+    if "rank" in names:
+        raise InputError(f"a results table (it has a rank column), not qrels ({swapped})", str(p), QRELS_FILES)
+    if not any(n in CSV_COLUMNS["grade"] for n in names) and any(n in ("text", "expr") for n in names):
+        raise InputError("a query file (a text or expr column, no grade), not qrels", str(p), QRELS_FILES)
+    pos = _header_columns(table.column_names, str(p))
+    grade = table.column(pos["grade"]).combine_chunks()
+    if pa.types.is_floating(grade.type) or pa.types.is_decimal(grade.type):
+        floats = pc.cast(grade, pa.float64())
+        whole = pc.equal(floats, pc.floor(floats))
+        if not pc.all(whole).as_py():
+            row = pc.index(whole, False).as_py()
+            raise InputError(f"grade {floats[row].as_py()!r} at row {row} is not a whole number (a results table's "
+                             f"scores? {swapped})", f"{p} column {table.column_names[pos['grade']]!r}",
+                             "integer relevance grades")
+        grade = floats
+    elif not pa.types.is_integer(grade.type):
+        raise InputError(f"grade column has type {grade.type}", f"{p} column {table.column_names[pos['grade']]!r}",
+                         "integer relevance grades")
+    if grade.null_count:
+        raise InputError(f"null grade at row {pc.index(pc.is_null(grade), True).as_py()}", str(p), "a grade per row")
+    ids = []
+    for role in ("query", "doc"):
+        col = table.column(pos[role]).combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_integer(col.type)):
+            raise InputError(f"{role} id column has type {col.type}", f"{p} column {table.column_names[pos[role]]!r}",
+                             "string or integer ids")
+        ids.append(col.cast(pa.string()).to_pylist())
+    for row, (qid, did, rel) in enumerate(zip(*ids, grade.to_pylist())):
+        where = f"{p} row {row}"
+        yield row + 1, ir_measures.Qrel((qid or "").strip(), (did or "").strip(), _int(str(rel), where))
+
+
 def _header_names(header: list[str]) -> list[str]:
     return [c.strip().lstrip("\ufeff").lower().replace("-", "_") for c in header]
 
@@ -249,14 +294,19 @@ def parse_measures(measures: Iterable[str]) -> list[Any]:
             why = "the cutoff after @ is a positive integer" if re.search(r"@(?!\d+$)", str(name)) else str(e)
             unknown.append(f"{name!r}" + (f" (did you mean {hint!r}?)" if hint else f" ({why})"))
             continue
-        _check_params(measure, str(name))
+        bad = _bad_params(measure, str(name))
+        if bad:
+            unknown.append(bad)
+            continue
         why = _unsupported(measure)
         if why:
             refused.append(f"{name!r} ({why})")
             continue
         parsed.append(measure)
     if unknown:   # every unknown name at once, not one per run
-        raise InputError(f"unknown measure{'s' if len(unknown) > 1 else ''} " + ", ".join(unknown), "measures",
+        invalid = any("(its " in u for u in unknown)
+        raise InputError(f"unknown {'or invalid ' if invalid else ''}measure{'s' if len(unknown) > 1 else ''} "
+                         + ", ".join(unknown), "measures",
                          "ir_measures names such as nDCG@10, R@100, AP, P@5, RR")
     if refused:
         raise InputError(f"measure{'s' if len(refused) > 1 else ''} not computed by the installed evaluation "
@@ -315,21 +365,23 @@ def _unsupported(measure: Any) -> str | None:
     try:
         ir_measures.calc_aggregate([measure], [ir_measures.Qrel("1", "d", 1)], [ir_measures.ScoredDoc("1", "d", 1.0)])
     except Exception as e:   # the providers raise KeyError, ValueError, AssertionError, ... for what they refuse
-        text = " ".join(str(e).split())[:200]
+        # (a required parameter left out shows as ir_measures' placeholder object: "max_rel=<object object at 0x..>")
+        text = re.sub(r"<object object at 0x[0-9a-f]+>", "(not given)", " ".join(str(e).split()))[:200]
         return type(e).__name__ + (f": {text}" if text else "")
     return None
 
 
-def _check_params(measure: Any, name: str) -> None:
-    """Refuse parameters the C library would abort on (``P@0``) or overflow with (``nDCG@1e19``)."""
+def _bad_params(measure: Any, name: str) -> str | None:
+    """Parameters the C library would abort on (``P@0``) or overflow with (``nDCG@1e19``), said as one entry of
+    the unknown measures' list; None when there are none."""
     for key, value in measure.params.items():
         if key in ("cutoff", "rel"):
             low = 1 if key == "cutoff" else -INT32_MAX
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= INT32_MAX:
-                raise InputError(f"measure {name!r} has {key} {value!r}", "measures",
-                                 f"an integer {key} between {low} and {INT32_MAX}, e.g. nDCG@10")
+                return f"{name!r} (its {key} {value!r}: an integer {key} from {low} to {INT32_MAX}, e.g. nDCG@10)"
         elif isinstance(value, float) and not math.isfinite(value):
-            raise InputError(f"measure {name!r} has {key} {value!r}", "measures", "finite parameters")
+            return f"{name!r} (its {key} {value!r}: parameters are finite)"
+    return None
 
 
 TIES = ("rank", "trec_eval")
@@ -406,7 +458,10 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     out before judging, as BEIR's evaluation does by default.
     Raises InputError when no result query has qrels (mismatched ids).
     """
+    measures = [measures] if isinstance(measures, str) else list(measures)
     parsed = parse_measures(measures)
+    # each value under the name asked for (ir_measures writes an alias its own way: NumRelRet as NumRet(rel=1))
+    named = {m: str(asked) for asked, m in zip(measures, parsed)}
     if not isinstance(results, pa.Table):
         raise InputError(f"results is a {type(results).__name__}", where, "a pyarrow.Table")
     missing = [c for c in ("query_id", "doc_id", "score") if c not in results.column_names]
@@ -473,7 +528,7 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
     qrel_num = [ir_measures.Qrel(qnum[q.query_id], dnum[q.doc_id], q.relevance) for q in qrel_list]
     run_num = [ir_measures.ScoredDoc(qnum[d.query_id], dnum[d.doc_id], d.score) for d in run]
     means = ir_measures.calc_aggregate(parsed, qrel_num, run_num)
-    out: dict[str, Any] = {str(m): float(means[m]) for m in parsed}   # in the order asked for
+    out: dict[str, Any] = {named[m]: float(means[m]) for m in parsed}   # in the order asked for
     out["judged_queries"] = len(judged)
     out["identical_ids"] = len(identical)
     out["unanswered_queries"] = len(missing)
@@ -484,6 +539,6 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         table: dict[str, dict[str, float]] = {}
         qid = {n: q for q, n in qnum.items()}
         for metric in ir_measures.iter_calc(parsed, qrel_num, run_num):
-            table.setdefault(qid[metric.query_id], {})[str(metric.measure)] = float(metric.value)
+            table.setdefault(qid[metric.query_id], {})[named[metric.measure]] = float(metric.value)
         out["per_query"] = table
     return out

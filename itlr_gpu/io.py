@@ -11,7 +11,7 @@ import os
 import warnings
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -493,6 +493,13 @@ def _run_ids(table: pa.Table, aliases: tuple[str, ...], what: str, where: str) -
             if col.null_count:
                 row = pc.index(pc.is_null(col), True).as_py()
                 raise InputError(f"null {what} at row {row}", where, f"a {what} on every row")
+            # read as the qrels' readers and TREC lines read ids: without white space at either end (an index's
+            # ids never have it), and never empty
+            col = pc.utf8_trim_whitespace(col)
+            empty = pc.equal(pc.utf8_length(col), 0)
+            if pc.any(empty).as_py():
+                row = pc.index(empty, True).as_py()
+                raise InputError(f"empty {what} at row {row}", where, f"a {what} on every row")
             return col
     raise InputError(f"no {what} column; found {table.column_names}", where,
                      f"a column named one of {', '.join(aliases)} (or a TREC run: qid Q0 docid rank score tag)")
@@ -515,6 +522,8 @@ def run_number_column(table: pa.Table, name: str, where: str, text: bool = False
                              "integer ranks" if name == "rank" else "numeric scores") from None
     elif name == "rank" and not pa.types.is_integer(col.type):
         raise InputError(f"column has type {col.type}", f"{where} column 'rank'", "integer ranks")
+    elif name == "score" and pa.types.is_decimal(col.type):   # (a database export's NUMERIC column)
+        col = pc.cast(col, pa.float64())
     elif name == "score" and not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
         raise InputError(f"column has type {col.type}", f"{where} column 'score'", "numbers")
     if name == "score" and pa.types.is_floating(col.type):
@@ -538,7 +547,7 @@ def read_run(path: PathLike, what: str = "run") -> pa.Table:
     if p.is_dir():
         raise InputError("is a folder", where, f"a {what} file")
     if not p.is_file():
-        raise InputError(f"{what} file not found", where, "an existing file, or a result folder of itlr search")
+        not_a_file(p, f"{what} file", "an existing file, or a result folder of itlr search")
     kind = _kind(p, RUN_EXTENSIONS, what)
     if kind in TREC_RUN_EXTENSIONS or is_trec_run(p):
         table = read_trec_run(p)
@@ -549,6 +558,15 @@ def read_run(path: PathLike, what: str = "run") -> pa.Table:
     else:
         table = read_table(p, used=RUN_QUERY_ALIASES + RUN_DOC_ALIASES + ("rank", "score"))
     return run_columns(table, where, what)
+
+
+def not_a_file(p: Path, what: str, expected: str) -> NoReturn:
+    """The error for a path that is not a regular file: missing, or a pipe or device (a shell's ``<(zcat x.gz)``,
+    which the readers cannot read twice or seek in)."""
+    if p.exists():
+        raise InputError(f"is a pipe or device, not a regular {what}", str(p),
+                         f"{expected}; write the stream to a file first: a gzipped file is read as it is")
+    raise InputError(f"{what} not found", str(p), expected)
 
 
 def run_columns(table: pa.Table, where: str, what: str = "run", text: bool = False) -> pa.Table:

@@ -154,7 +154,9 @@ def test_a_translators_error_rows_are_skipped_or_searched_by_their_text(imported
         out = imported / f"{flag[2:]}.json"
         assert main(base + [flag, "--json", str(out)]) == 0
         assert note in capsys.readouterr().err
-        assert json.loads(out.read_text())["queries"]["count"] == count
+        queries = json.loads(out.read_text())["queries"]
+        assert queries["count"] == count and queries["field"] == "expr"   # what shaped the workload, recorded
+        assert (queries["left_out"], queries["by_text"]) == ((1, 0) if flag == "--skip-invalid" else (0, 1))
 
 
 def test_faiss_searches_one_vector_per_query_and_agrees_with_the_engine(tmp_path, monkeypatch):

@@ -62,9 +62,9 @@ def test_index_search_eval(workdir, capsys):
     printed = dict(line.split("\t") for line in captured.out.strip().splitlines())
     assert float(printed["nDCG@10"]) == pytest.approx(1.0)
     # the default R@100 of a top-3 run is recall at 3: said, not hidden
-    assert (f"itlr: warning: R@100 looks at 100 results per query, {out} holds at most 3 (a deeper run measures it: "
-            "itlr search -k 100, where the index holds more documents; a reranked run holds at most each query's "
-            "candidates found in the index)") in captured.err
+    assert (f"itlr: warning: R@100 looks at 100 results per query, {out} holds at most 3: exact where that is every "
+            "document of the corpus; where the corpus holds more, a deeper run measures it (itlr search -k 100; a "
+            "reranked run holds at most each query's candidates found in the index)") in captured.err
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -321,7 +322,7 @@ def test_a_tab_separated_header_without_a_grade_column_is_one_error(tmp_path):
 
 def test_qrels_folder_points_at_the_file(tmp_path):
     (tmp_path / "qrels").mkdir()
-    with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv, TREC qrels or .csv qrels file \(in a "
+    with pytest.raises(InputError, match=r"is a folder \(expected a BEIR .tsv, TREC qrels, .csv or .arrow / .parquet qrels file \(in a "
                                          r"BEIR folder: qrels/test.tsv\)\)"):
         read_qrels(tmp_path)
 
@@ -417,7 +418,7 @@ def test_trec_run_results_and_swapped_arguments(tmp_path, capsys):
     write_table(RUN, arrow)
     assert main(["eval", str(qrels), str(arrow)]) == 1
     assert main(["eval", str(arrow), str(arrow)]) == 1
-    assert "an Arrow/Parquet table, not qrels (itlr eval takes RESULTS first" in capsys.readouterr().err
+    assert "a results table (it has a rank column), not qrels (itlr eval takes RESULTS first" in capsys.readouterr().err
     # a .tsv / .csv with a header, Parquet with qid/docid: what itlr rerank reads as candidates is a run here too
     (tmp_path / "hdr.tsv").write_text("query_id\tdoc_id\tscore\nq1\ta\t1\n")
     (tmp_path / "hdr.csv").write_text("qid,docid,score\nq1,a,1\n")
@@ -589,3 +590,99 @@ def test_identical_ids_are_counted_and_left_out_as_beir_does():
     assert kept["identical_ids"] == left["identical_ids"] == 2 and oracle["identical_ids"] == 0
     assert kept["P@1"] == 0.5 and left["P@1"] == oracle["P@1"] == 1.0
     assert left["nDCG@10"] == pytest.approx(oracle["nDCG@10"]) and kept["nDCG@10"] < left["nDCG@10"]
+
+
+def test_qrels_as_an_arrow_or_parquet_table(tmp_path, capsys):
+    """BEIR's qrels exported as a table (query-id, corpus-id, score) are read as the TSV is (oracle: the same
+    judgements as text); a results table or a query file given as qrels is said to be one."""
+    import pyarrow.parquet as pq
+
+    from itlr_gpu.cli import main
+    from itlr_gpu.io import write_table
+
+    text = tmp_path / "qrels.tsv"
+    text.write_text("query-id\tcorpus-id\tscore\nq1\tb\t1\nq1\tc\t2\n")
+    pq.write_table(pa.table({"query-id": ["q1", "q1"], "corpus-id": [" b", "c"], "score": [1.0, 2.0]}),
+                   tmp_path / "qrels.parquet")
+    write_table(pa.table({"qid": pa.array([1, 1]), "docid": ["b", "c"], "relevance": pa.array([1, 2], pa.int8())}),
+                tmp_path / "qrels.arrow")
+    want = read_qrels(text)
+    assert sorted(read_qrels(tmp_path / "qrels.parquet")) == sorted(want)
+    assert sorted(read_qrels(tmp_path / "qrels.arrow")) == [ir_measures.Qrel("1", q.doc_id, q.relevance)
+                                                            for q in sorted(want)]
+    pq.write_table(pa.table({"query_id": ["q1"], "doc_id": ["b"], "score": [0.25]}), tmp_path / "scores.parquet")
+    with pytest.raises(InputError, match=r"grade 0.25 at row 0 is not a whole number \(a results table's scores\?"):
+        read_qrels(tmp_path / "scores.parquet")
+    pq.write_table(pa.table({"query_id": ["q1"], "text": ["coffee"]}), tmp_path / "queries.parquet")
+    with pytest.raises(InputError, match=r"a query file \(a text or expr column, no grade\), not qrels"):
+        read_qrels(tmp_path / "queries.parquet")
+    assert main(["eval", str(tmp_path / "scores.parquet"), str(tmp_path / "qrels.parquet"), "--measures", "P@1"]) == 0
+    assert capsys.readouterr().out.startswith("P@1\t1.0000")   # the table's qrels judge b relevant
+
+
+def test_result_ids_are_read_as_qrels_ids_are(tmp_path, capsys):
+    """A TSV's ids lose white space at their ends on both sides (the id 'd1 ' of both files matches); an empty
+    id is refused, not judged as a document."""
+    from itlr_gpu.cli import main
+
+    (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1 \t1\nq1\td2\t1\n")
+    (tmp_path / "r.tsv").write_text("query_id\tdoc_id\tscore\nq1\td1 \t2\nq1\td2\t1\n")
+    assert main(["eval", str(tmp_path / "r.tsv"), str(tmp_path / "q.tsv"), "--measures", "P@1,RR"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == ["P@1\t1.0000", "RR\t1.0000"]
+    (tmp_path / "e.jsonl").write_text('{"query_id": "q1", "doc_id": " ", "score": 1}\n')
+    assert main(["eval", str(tmp_path / "e.jsonl"), str(tmp_path / "q.tsv")]) == 1
+    assert "e.jsonl: empty doc_id at row 0" in capsys.readouterr().err
+
+
+def test_eval_json_survives_a_reader_that_stops_early_and_ties_rank_needs_a_rank(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "r.tsv").write_text("query_id\tdoc_id\tscore\nq1\td1\t1.0\nq1\td2\t1.0\n")
+    proc = subprocess.run(f"{sys.executable} -m itlr_gpu eval r.tsv q.tsv --json e.json --ties rank | head -c0",
+                          shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert json.loads((tmp_path / "e.json").read_text())["means"]["judged_queries"] == 1
+    assert "--ties rank, but r.tsv has no rank column: its ties are broken as trec_eval breaks them" in proc.stderr
+
+
+def test_a_pipe_is_said_to_be_one(tmp_path, capsys):
+    import os
+
+    from itlr_gpu.cli import main
+
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "q.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    assert main(["eval", str(fifo), str(tmp_path / "q.tsv")]) == 1
+    assert "run.fifo: is a pipe or device, not a regular results file" in capsys.readouterr().err
+    (tmp_path / "r.tsv").write_text("query_id\tdoc_id\tscore\nq1\td1\t0.5\n")
+    assert main(["eval", str(tmp_path / "r.tsv"), str(fifo)]) == 1
+    assert "run.fifo: is a pipe or device, not a regular qrels file" in capsys.readouterr().err
+
+
+def test_measure_names_every_bad_one_at_once_and_keeps_the_name_asked():
+    with pytest.raises(InputError) as info:
+        evaluate(RUN, [ir_measures.Qrel("q1", "b", 1)], measures=["ndcg@10", "foo", "nDCG@0"])
+    assert "'ndcg@10' (did you mean 'nDCG@10'?)" in info.value.what and "'foo'" in info.value.what
+    assert "'nDCG@0' (its cutoff 0" in info.value.what and info.value.what.startswith("unknown or invalid measures")
+    with pytest.raises(InputError) as info:
+        evaluate(RUN, [ir_measures.Qrel("q1", "b", 1)], measures=["SDCG@10"])
+    assert "<object" not in info.value.what and "max_rel=(not given)" in info.value.what
+    out = evaluate(RUN, [ir_measures.Qrel("q1", "b", 1)], measures=["NumRelRet", "P@2"], per_query=True)
+    assert out["NumRelRet"] == 1.0 and set(out["per_query"]["q1"]) == {"NumRelRet", "P@2"}
+
+
+def test_decimal_scores_are_numbers(tmp_path):
+    import decimal
+
+    import pyarrow.parquet as pq
+
+    from itlr_gpu.io import read_run
+
+    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                             "score": pa.array([decimal.Decimal("0.50"), decimal.Decimal("0.25")], pa.decimal128(5, 2))}),
+                   tmp_path / "r.parquet")
+    table = read_run(tmp_path / "r.parquet", "results")
+    assert table.column("score").to_pylist() == [0.5, 0.25]
+    assert evaluate(table, [ir_measures.Qrel("q1", "b", 1)], measures=["RR"])["RR"] == 0.5
