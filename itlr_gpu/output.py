@@ -243,15 +243,20 @@ def folder_lock(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def refuse_standard_output(shown: str, flag: str, expected: str) -> None:
+    """``-o -``: no output of this tool streams (a file is written whole and renamed into place), and a folder
+    named '-' is not what a user typing it means."""
+    if shown == "-":
+        raise OutputError("'-' (standard output) is not an output here", flag, expected)
+
+
 def check_output_file(path: PathLike, extensions: tuple[str, ...] = (".arrow", ".parquet"), flag: str = "-o") -> Path:
     """Validate an output file path before any work; returns it resolved (symbolic links followed).  ``flag``:
     the option that named it, for an empty path."""
     shown = os.fspath(path)
     if not shown:
         raise OutputError("empty output path", flag, "a file path")
-    if shown == "-":
-        raise OutputError("'-' (standard output) is not an output here", flag,
-                          "a file path (" + " or ".join(extensions) + ")")
+    refuse_standard_output(shown, flag, "a file path (" + " or ".join(extensions) + ")")
     if shown.endswith(("/", os.sep)) and shown.rstrip("/" + os.sep).lower().endswith(extensions):
         raise OutputError("a folder path (it ends with a slash)", shown,
                           "a file path (" + " or ".join(extensions) + "), without the trailing slash")
@@ -283,8 +288,7 @@ def check_output_folder(path: PathLike) -> Path:
     shown = os.fspath(path)
     if not shown:
         raise OutputError("empty output path", "-o", "a folder path")
-    if shown == "-":   # would make a folder named '-'
-        raise OutputError("'-' (standard output) is not an output here", "-o", "a folder path")
+    refuse_standard_output(shown, "-o", "a folder path")
     target = _resolve(path)
     if target.exists() and not target.is_dir():
         raise OutputError("exists and is not a folder", shown, "a new or empty folder")

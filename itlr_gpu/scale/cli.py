@@ -93,11 +93,11 @@ def check_search_args(args: argparse.Namespace) -> None:
         raise UsageError("--memory-cap with --ray: resident workers hold their whole shard in memory", "itlr search",
                          "--ray --ray-stream --memory-cap SIZE (each task reads a shard within SIZE), or --ray "
                          "--shard-rows N")
-    if args.output == "-":   # not a result folder named '-'
-        from ..io import RESULT_WRITE_EXTENSIONS
+    from ..io import RESULT_WRITE_EXTENSIONS
+    from ..output import refuse_standard_output
 
-        raise OutputError("'-' (standard output) is not an output here", "-o",
-                          f"a file path ({', '.join(RESULT_WRITE_EXTENSIONS)}) or a result folder's path")
+    refuse_standard_output(args.output, "-o", f"a file path ({', '.join(RESULT_WRITE_EXTENSIONS)}) or a result "
+                           "folder's path")
     if is_dataset_path(args.output):
         from ..index import check_not_in_index
 
