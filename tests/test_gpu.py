@@ -146,3 +146,36 @@ def test_an_index_built_on_the_gpu_is_searched_with_its_fp16_query_encoder(tmp_p
     assert main(["search", str(tmp_path / "idx"), str(tmp_path / "q.jsonl"), "-o", str(tmp_path / "r.arrow"),
                  "-k", "2"]) == 0
     assert read_table(tmp_path / "r.arrow").column("doc_id").to_pylist()[0] == "d1"
+
+
+def test_the_resident_matrix_is_uploaded_once_across_searches_and_not_copied_from_cuda0():
+    """Each search call makes its own backend object: the matrix stays resident between them (one upload), a
+    tensor already on cuda:0 is read in place for --device cuda, and the upload goes with the index's array."""
+    import gc
+
+    pytest.importorskip("pyarrow")
+    from itlr_gpu import Index, search
+    from itlr_gpu.backends import triton as TB
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5_000, 64)).astype(np.float32)
+    index = Index.from_arrays((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float16),
+                              [f"d{i}" for i in range(len(x))])
+
+    class Encoder:
+        dim = 64
+
+        def encode(self, texts):
+            v = np.random.default_rng(len(texts)).standard_normal((len(texts), 64)).astype(np.float32)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    queries = ['"a" AND NOT "b"', '"c" OR "a"']
+    first = search(index, queries, Encoder(), k=5, backend="triton", device="cuda")
+    held = TB._RESIDENT[0][2]
+    second = search(index, queries, Encoder(), k=5, backend="triton", device="cuda")
+    assert TB._RESIDENT[0][2] is held and first.equals(second)
+    on_gpu = torch.from_numpy(np.asarray(index.embeddings)).to("cuda:0")
+    assert TB.TritonBackend()._upload(on_gpu, torch.device("cuda")) is on_gpu
+    del index, first, second, held
+    gc.collect()
+    assert TB._RESIDENT[0] is None
