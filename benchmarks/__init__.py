@@ -86,6 +86,23 @@ TRIAL_HELP = (" (default: benchmarks/results/{name} with the default settings; w
               "temporary folder, so that a trial or a smoke run never replaces the committed table)")
 
 
+def default_folder(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str,
+                   ignore: Collection[str] = ()) -> str:
+    """:func:`default_stem` for a script that writes into a folder under a ``--suffix`` name: the results
+    folder with its default settings or a ``--suffix`` chosen for the table, else ``itlr-NAME-trial`` in the
+    system's temporary folder."""
+    if getattr(args, "suffix", None):
+        return str(ROOT / "benchmarks" / "results")
+    trial = any(value != ap.get_default(key) for key, value in vars(args).items()
+                if key not in {"out", "suffix", *ignore})
+    return str(Path(tempfile.gettempdir()) / f"itlr-{name}-trial" if trial else ROOT / "benchmarks" / "results")
+
+
+TRIAL_FOLDER_HELP = ("folder the results are written into (default: benchmarks/results with the default settings or "
+                     "a --suffix; with other settings and no --suffix itlr-{name}-trial in the system's temporary "
+                     "folder, so that a trial never replaces a committed table)")
+
+
 def default_stem(ap: argparse.ArgumentParser, args: argparse.Namespace, name: str,
                  ignore: Collection[str] = ()) -> str:
     """Where a script writes when ``--out`` is left out: ``benchmarks/results/NAME`` with its default settings,

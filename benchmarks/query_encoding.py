@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import DATA_DIR, STEM_HELP, check_stem, positive_int  # noqa: E402
+from benchmarks import DATA_DIR, TRIAL_HELP, check_stem, default_stem, positive_int  # noqa: E402
 from benchmarks.encode import machine  # noqa: E402
 from itlr_gpu.encoders import SentenceTransformerEncoder, l2_normalize  # noqa: E402
 from itlr_gpu.encode_runtime import runtime_available  # noqa: E402
@@ -65,10 +65,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=positive_int, default=100, help="SciFact queries (the first N of queries.jsonl)")
     ap.add_argument("--repeat", type=positive_int, default=3, help="timed runs per option, median reported (default %(default)s)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_encoding"), help=STEM_HELP)
+    ap.add_argument("--out", default=None,
+                    help="file stem of the table written: STEM.md and STEM.json" + TRIAL_HELP.format(name="query_encoding"))
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR,
                     help="folder holding scifact/queries.jsonl (default: $ITLR_SHARED/data, else ../shared/data)")
     args = ap.parse_args()
+    args.out = args.out or default_stem(ap, args, "query_encoding", ignore=("data_dir",))
     check_stem(ap, args.out)
     queries_file = args.data_dir / "scifact" / "queries.jsonl"
     if not queries_file.is_file():

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import FOLDER_HELP, check_writable, existing_file, non_negative_int, positive_int  # noqa: E402
+from benchmarks import TRIAL_FOLDER_HELP, check_writable, default_folder, existing_file, non_negative_int, positive_int  # noqa: E402
 from itlr_gpu.errors import InputError  # noqa: E402
 from itlr_gpu.output import atomic_file  # noqa: E402
 from itlr_gpu.query import parse  # noqa: E402
@@ -47,7 +47,6 @@ from itlr_gpu.query.ast import And, Not, Or, Term  # noqa: E402
 from itlr_gpu.translate import add_example_arguments, add_repair_argument, add_terms_argument, translate  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "translation_pairs.jsonl"
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def dev_half(pair: dict) -> str:
@@ -325,7 +324,7 @@ def main(argv=None) -> None:
     ap.add_argument("--gpu-memory-utilization", type=float, default=None,
                     help="vllm: fraction of accelerator (on a CPU: of host) memory to reserve")
     ap.add_argument("--suffix", default=None, help="results file suffix (default: the translator)")
-    ap.add_argument("--out", default=str(RESULTS), help=FOLDER_HELP)
+    ap.add_argument("--out", default=None, help=TRIAL_FOLDER_HELP.format(name="translate"))
     ap.add_argument("--render", metavar="JSON", type=existing_file, help="rewrite the Markdown of a results JSON (rescoring its misses)")
     ap.add_argument("--rescore-repair", action="store_true",
                     help="with --render: apply the current rules and repair (itlr_gpu.translate.repair) to the "
@@ -341,6 +340,7 @@ def main(argv=None) -> None:
     for flag in ("rescore_repair", "align"):
         if getattr(args, flag):
             ap.error(f"--{flag.replace('_', '-')} works only with --render JSON")
+    args.out = args.out or default_folder(ap, args, "translate", ignore=("translator",))   # (the table's name)
     check_writable(ap, args.out)
 
     pairs = load_pairs(args.split)

@@ -221,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "smaller --batch-size than that also shrinks the passes (and slows encoding)")
     s.add_argument("--device", type=device_spec, default="cpu", help="encoder device (cpu, cuda, cuda:N, mps; default cpu)")
     s.add_argument("--encoder-backend", choices=("auto", "torch", "onnx", "openvino"), default="auto",
-                   help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed; "
-                        "else onnx (int8) when ONNX Runtime is installed; else torch (bf16 where the CPU has it); "
+                   help="auto: torch on CUDA; on a CPU with AMX openvino (bf16) when OpenVINO is installed, else "
+                        "torch; on a CPU without AMX onnx (int8) when ONNX Runtime is installed and int8 keeps the "
+                        "model's vectors, else torch (bf16 where the CPU has it); "
                         "onnx: ONNX Runtime's fused graph, int8 by default; openvino: bf16 where the CPU has "
                         "bfloat16 instructions (see benchmarks/results/encode.md, encode-xeon.md, encode-zen4.md); "
                         "recorded in the manifest, and queries are embedded the same way")
@@ -252,8 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
     s.add_argument("--backend", choices=("auto", "torch", "triton", "numba"), default="auto",
                    help="auto: the fused Triton kernel on a GPU, the fused numba loop on a CPU (torch without numba)")
-    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where the search runs (default auto: cuda when there is one)")
+    s.add_argument("--device", type=cli_common.search_device_spec, default="auto",
+                   help="where the search runs: auto, cpu, cuda or cuda:N (default auto: cuda when there is one)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--chunk-size", type=positive_int, help="documents per chunk (default: from a 256 MiB budget)")
     s.add_argument("--skip-invalid", action="store_true",

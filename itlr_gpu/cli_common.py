@@ -165,6 +165,16 @@ def device_spec(text: str) -> str:
     return text
 
 
+def search_device_spec(text: str) -> str:
+    """``type=`` for where a search runs: auto, cpu, cuda or cuda:N (a GPU this machine lacks: refused when the
+    search starts, with what it has)."""
+    import re
+
+    if re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", text) is None:
+        raise argparse.ArgumentTypeError(f"unknown device {text!r} (expected auto, cpu, cuda or cuda:N)")
+    return text
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 query``, ``2,000 queries``: a count with its noun in the right number."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import check_stem, check_writable, default_stem, positive_int_list, seconds  # noqa: E402
+from benchmarks import check_stem, check_writable, default_folder, default_stem, positive_int_list, seconds  # noqa: E402
 from benchmarks.quality.report import seeds_link  # noqa: E402
 
 
@@ -48,6 +48,34 @@ def test_a_trial_run_without_out_never_writes_the_committed_table():
     assert default_stem(ap, ap.parse_args(["--workers", "4"]), "scale", ignore=("workers",)) == committed
     trial = default_stem(ap, ap.parse_args(["--quick"]), "scale")
     assert trial == str(Path(tempfile.gettempdir()) / "itlr-scale-trial")
+
+
+def test_a_trial_run_of_a_folder_script_never_writes_the_committed_folder():
+    """Scripts writing NAME-SUFFIX tables into a folder: the results folder with the default settings or a
+    --suffix chosen for the table, a temporary folder for any other settings (a test split, another model)."""
+    import tempfile
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--translator", default="rules")
+    ap.add_argument("--split", default="all")
+    ap.add_argument("--suffix", default=None)
+    ap.add_argument("--out", default=None)
+    results = str(ROOT / "benchmarks" / "results")
+    assert default_folder(ap, ap.parse_args(["--translator", "llamacpp"]), "translate", ignore=("translator",)) == results
+    assert default_folder(ap, ap.parse_args(["--split", "test", "--suffix", "t"]), "translate") == results
+    trial = default_folder(ap, ap.parse_args(["--split", "test"]), "translate")
+    assert trial == str(Path(tempfile.gettempdir()) / "itlr-translate-trial")
+
+
+@pytest.mark.parametrize("script, name", [("cpu_chunks.py", "cpu_chunks"), ("query_encoding.py", "query_encoding"),
+                                          ("encode_ceiling.py", "encode_ceiling"), ("translate.py", "translate"),
+                                          ("llamacpp_steps.py", "llamacpp_steps")])
+def test_every_script_writing_into_the_results_says_where_a_trial_goes(script, name):
+    """Each script that writes under benchmarks/results takes the trial rule, and says so in its --help."""
+    help_text = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True,
+                               text=True, timeout=120).stdout
+    text = "".join(help_text.split())   # (argparse wraps at a hyphen too)
+    assert f"itlr-{name}-trial" in text or f"benchmarks/results/{name}withthedefaultsettings" in text
 
 
 def _error(check, *args) -> str:

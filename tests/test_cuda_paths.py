@@ -180,3 +180,35 @@ def test_the_kernel_wrapper_launches_on_the_matrix_device():
     source = inspect.getsource(fk.fused_search)
     assert 'with torch.cuda.device(device) if device.type == "cuda"' in source
     assert source.index("with torch.cuda.device(device)") < source.index("fused_logical_topk_kernel[")
+
+
+def test_search_and_rerank_take_a_gpu_number(tmp_path, capsys, monkeypatch):
+    """--device cuda:N reaches the search (refused there on this machine with what it lacks, one line), and a
+    device that is no device is argparse's error."""
+    import json
+
+    from itlr_gpu import Index, cli, cli_common
+    from itlr_gpu.cli_common import search_device_spec
+
+    assert [search_device_spec(d) for d in ("auto", "cpu", "cuda", "cuda:1")] == ["auto", "cpu", "cuda", "cuda:1"]
+    for bad in ("gpu", "cuda:", "cuda:x", "mps"):
+        with pytest.raises(Exception, match="expected auto, cpu, cuda or cuda:N"):
+            search_device_spec(bad)
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+
+    class Encoder:
+        dim = 8
+        name = "test"
+
+        def encode(self, texts):
+            return np.ones((len(texts), 8), dtype=np.float32) / np.sqrt(8)
+
+    monkeypatch.setattr(cli_common, "make_encoder", lambda model, device="cpu": Encoder())
+    Index.from_arrays(np.eye(8, dtype=np.float32), [f"d{i}" for i in range(8)]).save(tmp_path / "idx")
+    (tmp_path / "q.jsonl").write_text(json.dumps({"query_id": "q1", "expr": "a"}) + "\n")
+    argv = ["search", str(tmp_path / "idx"), str(tmp_path / "q.jsonl"), "-o", str(tmp_path / "r.arrow")]
+    assert cli.main(argv + ["--device", "cuda:1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("itlr: error:") == 1 and "--device: device cuda:1 requested but no CUDA GPU is visible" in err
+    assert not (tmp_path / "r.arrow").exists()

@@ -271,8 +271,8 @@ def add_rerank_parser(subparsers) -> argparse.ArgumentParser:
                    "--recommended, its OR family replaces the recommended OR as max)")
     s.add_argument("--field", choices=("auto", "expr", "text"), default="auto",
                    help="expr: logical expressions; text: embed whole (baseline); auto: expr if present")
-    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where the reranking runs (default auto: cuda when there is one)")
+    s.add_argument("--device", type=cli_common.search_device_spec, default="auto",
+                   help="where the reranking runs: auto, cpu, cuda or cuda:N (default auto: cuda when there is one)")
     s.add_argument("--model", help="encoder folder (default: the index's model, bundled MiniLM)")
     s.add_argument("--strict", action="store_true",
                    help="unknown doc ids (or query ids) in CANDIDATES are an error instead of a warning")
