@@ -318,7 +318,12 @@ def test_a_request_in_another_language_is_left_to_the_model():
     """The checks' cues are English: on "mais pas" or "y" they could only misread a right form (a user probe)."""
     for text, llm in [("maladies cardiaques mais pas l'hypertension", '"maladies cardiaques" AND NOT "l\'hypertension"'),
                       ("la dieta mediterránea y enfermedades cardiovasculares",
-                       '"la dieta mediterránea" AND "enfermedades cardiovasculares"')]:
+                       '"la dieta mediterránea" AND "enfermedades cardiovasculares"'),
+                      # German with one listed word ("nicht") was read as English (an outside review)
+                      ("Wirkung von Koffein auf den Schlaf, aber nicht bei Kindern",
+                       '"Wirkung von Koffein auf den Schlaf" AND NOT "bei Kindern"'),
+                      ("effecten van cafeïne op slaap, maar niet bij kinderen",
+                       '"effecten van cafeïne op slaap" AND NOT "bij kinderen"')]:
         assert repair(text, llm) == (llm, [])
     # English with a foreign name keeps its checks: a NOT with no negation cue is still replaced
     assert repair("Tour de France doping scandals and the media", '"Tour de France" AND NOT "the media"')[1]

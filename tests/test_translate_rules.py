@@ -3752,3 +3752,28 @@ def test_rules107_model_codes(text, expr):
 ])
 def test_rules108_typographic_single_quotes(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-109: an exclusion ends at its sentence's end (the next sentence, a question after the request or its
+    # context, is not excluded: under the NOT it would exclude what it names, the wanted topic too)
+    ("Hello, I search recordings of tango orchestras from Buenos Aires, not the european tango ones. Is possible?",
+     '("recordings of tango orchestras from Buenos Aires" AND NOT "the european tango ones")'),
+    ("I'm looking for work on the Cathars that doesn't rely on inquisition records. Is there such a thing?",
+     '("the Cathars" AND NOT "inquisition records")'),
+    ("I want studies on homework and academic achievement in primary schools, but not those about university "
+     "students or online tutoring platforms. Some commentators insist that homework in primary school is useless.",
+     '("homework and academic achievement in primary schools" AND NOT "university students or online tutoring '
+     'platforms")'),
+    # a wanted term over a sentence's end keeps its words; a quoted exclusion is the writer's own
+    ('films by Kubrick but not "Barry Lyndon. The Shining"', '("films by Kubrick" AND NOT "Barry Lyndon. The Shining")'),
+    # a line wrapped mid-phrase is one phrase; short lines stay a list's items
+    ("effects of vitamin D\nsupplementation on bone density", '"effects of vitamin D supplementation on bone density"'),
+    ("apples\npears\nplums", '("apples" AND "pears" AND "plums")'),
+    ("coffee\nbut not tea", '("coffee" AND NOT "tea")'),
+    # a '"' right after a number is an inch mark, not a quote
+    ('5" floppy disks or 3.5" disks', '("5\\" floppy disks" OR "3.5\\" disks")'),
+    ('"Windows 10" laptops but not "Windows 11"', '("Windows 10 laptops" AND NOT "Windows 11")'),
+])
+def test_rules109_sentence_ends_wrapped_lines_inch_marks(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -245,8 +245,12 @@ def _negated_wanted(text: str, ref: Node, node: Node) -> str | None:
 
 _ENGLISH = set("the and or not of in on for with to a an but without about is are from by as at than except "
                "excluding neither nor either both any".split())
-_FOREIGN = set("le la les des du et ou mais pas sans avec pour dans sur el los las y pero sin con para del der die "
-               "das und oder nicht ohne mit für il di che non senza per não com sem".split())
+_FOREIGN = set("le la les des du et ou mais pas sans avec pour dans sur aux sauf entre chez "                  # fr
+               "el los las y pero sin con para del sobre desde hasta "                                       # es
+               "der die das und oder nicht ohne mit für von auf den dem aber bei zum zur über kein keine "   # de
+               "il di che non senza della delle degli nel nella "                                            # it
+               "não com sem dos mas pelo pela "                                                              # pt
+               "het een niet zonder maar".split())                                                            # nl
 
 
 def _not_english(text: str) -> bool:

@@ -52,9 +52,12 @@ class _Tok:
 
 
 _INITIALS_RE = re.compile(r"(?:[A-Za-z]\.){2,}")   # "U.S.", "e.g.": the last stop is the abbreviation's
+# (a '"' right after a digit and before a space or the end is an inch mark, a word's last character: '5" floppy
+# disks or 3.5" disks'; it opens no quoted term)
 _LEX_RE = re.compile(
-    r'"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
-    r'|([()\[\]{}])|([,;])|((?:[^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]|(?<=\d),(?=\d{3}(?!\d)|\d{1,2}(?:,\d{1,2})*[-)]))+)', re.S)
+    r'(?<!\d)"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
+    r'|([()\[\]{}])|([,;])|((?:[^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]|(?<=\d),(?=\d{3}(?!\d)|\d{1,2}(?:,\d{1,2})*[-)])'
+    r'|(?<=\d)"(?=[\s,;.!?)\]]|$))+)', re.S)
 
 
 # Emoji and pictographs ("urban fox behaviour \U0001f98a but no mange stuff pls \U0001f645"): no word of a topic

@@ -289,7 +289,9 @@ def translate_rules(text: str) -> Node:
     if count > MAX_RULE_TERMS:
         raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "
                         "a request (embed it whole with --field text, or use an LLM translator)")
-    return node
+    if len(set(_terms(node))) < 2:   # one term (negated too): a whole text, a query by document
+        return node
+    return _cut_exclusions_at_sentence_end(node, text)   # (of the reading chosen: a segment's may stand instead)
 
 
 def _translate_segments(text: str) -> Node:
@@ -581,6 +583,28 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
         return parse(expr)
     except QuerySyntaxError as e:  # e.g. too deep for the query parser
         raise RuleError(f"translation does not parse: {e}") from None
+
+
+# a sentence's end inside a term: a lower-case word of three letters or more, its stop, a capitalised word ("...
+# tutoring platforms. Some commentators insist ..."; not "Dr. Smith", "et al. Jones", "incl. VAT")
+_SENTENCE_END_IN_TERM_RE = re.compile(r"\b[a-z]{3,}(?P<stop>[.!?])\s+[A-Z][a-z]")
+
+
+def _cut_exclusions_at_sentence_end(node: Node, text: str, negated: bool = False) -> Node:
+    """An exclusion that runs on past a sentence's end ("... not snowboard. Is there discount for family?", "...
+    but not those about Y. Some insist that X ...") ends there: what follows is the next sentence (a question
+    after the request, its context), and under the NOT it would exclude whatever that sentence names, the
+    wanted topic too.  A wanted term that runs over a sentence's end keeps its words (a verbose term, not a wrong
+    one); a term the text quotes is the writer's own."""
+    if isinstance(node, Term):
+        if not negated or any(f"{a}{node.text}{b}" in text for a, b in ('""', "\u201c\u201d", "\u00ab\u00bb")):
+            return node
+        m = _SENTENCE_END_IN_TERM_RE.search(node.text)
+        return Term(node.text[:m.start("stop")]) if m else node
+    if isinstance(node, Not):
+        return Not(_cut_exclusions_at_sentence_end(node.child, text, True))
+    kids = [_cut_exclusions_at_sentence_end(c, text, negated) for c in node.children]
+    return make_and(kids) if isinstance(node, And) else make_or(kids)
 
 
 # Words that name nothing alone: articles, pronouns, question words, auxiliaries, prepositions, conjunctions
