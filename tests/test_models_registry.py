@@ -244,6 +244,27 @@ def test_an_install_whose_file_went_missing_or_shrank_is_not_installed(fake_gguf
     assert reg.installed(spec, cache) == folder
 
 
+def test_a_damaged_install_beside_a_good_default_one_is_said_and_listed(fake_gguf, monkeypatch, capsys):
+    """A damaged install in --cache-dir was skipped in silence for the default cache's good one, and `models
+    list` showed a damaged install as "no": both say so now."""
+    from itlr_gpu.cli import main
+
+    spec, data, site, cache = fake_gguf
+    default = cache.parent / "default"
+    monkeypatch.setenv("ITLR_CACHE_DIR", str(default))
+    good = reg.install(spec.name, cache_dir=None, parts_dirs=[site])
+    mine = reg.install(spec.name, cache_dir=cache, parts_dirs=[site])
+    (mine / "fake.gguf").write_bytes(data[:-1])
+    capsys.readouterr()
+    assert reg.resolve_registered(spec.name, cache) == good
+    assert f"model 'fake-gguf' in {mine.parent} is damaged" in capsys.readouterr().err
+    assert main(["models", "list", "--cache-dir", str(cache)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("fake-gguf"))
+    assert "damaged: " in row and f"in use: {good}" in row
+    reg.install(spec.name, cache_dir=cache, parts_dirs=[site], force=True)
+    assert reg.resolve_registered(spec.name, cache) == mine and capsys.readouterr().err == ""
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -169,6 +169,18 @@ def installed(spec: ModelSpec, cache_dir: str | os.PathLike | None = None) -> Pa
     return folder if meta.get("sha256") == spec.sha256 and _damage(folder, meta) is None else None
 
 
+def damaged(spec: ModelSpec, cache_dir: str | os.PathLike | None = None) -> str | None:
+    """What is wrong with an install of ``spec`` in ``cache_dir`` whose file was removed or cut since; None when
+    there is none, or it is whole."""
+    if spec.kind == "smollm2":
+        return None
+    try:
+        meta = json.loads((model_dir(spec.name, cache_dir) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return _damage(model_dir(spec.name, cache_dir), meta) if isinstance(meta, dict) else None
+
+
 def _damage(folder: Path, meta: dict) -> str | None:
     """What is wrong with an installed folder's model file (missing, or not the recorded size); None when
     it is whole (a size check: the checksum was verified when it was installed)."""
@@ -375,16 +387,16 @@ def resolve_registered(name: str, cache_dir: str | os.PathLike | None = None) ->
     if spec is None:
         return None
     folder = installed(spec, cache_dir)
+    damage = damaged(spec, cache_dir)
     if folder is None and cache_dir is not None:
         # --cache-dir names where translations (and new installs) go; a model installed in the default cache
         # is still found
         folder = installed(spec, None)
+        if folder is not None and damage is not None:   # said, not skipped in silence
+            print(f"itlr: note: model {name!r} in {model_dir(spec.name, cache_dir).parent} is damaged ({damage}); "
+                  f"using the install in {folder.parent} (`itlr models install {name} --cache-dir {cache_dir} "
+                  "--force` mends it)", file=sys.stderr)
     if folder is None and spec.kind != "smollm2":
-        try:
-            meta = json.loads((model_dir(spec.name, cache_dir) / MANIFEST).read_text())
-        except (OSError, ValueError):
-            meta = None
-        damage = _damage(model_dir(spec.name, cache_dir), meta) if isinstance(meta, dict) else None
         if damage is not None:   # an install whose file was removed or cut since
             raise InputError(f"model {name!r} is damaged: {damage}", "--model",
                              f"`itlr models install {name} --force` to install it again")
@@ -444,6 +456,9 @@ def _cmd_list(args) -> int:
     for spec in REGISTRY.values():
         # as `itlr translate --cache-dir` finds models: there, or else in the default cache
         where = installed(spec, args.cache_dir) or (installed(spec, None) if args.cache_dir is not None else None)
+        broken = damaged(spec, args.cache_dir)
+        if broken is not None:   # (an install whose file was removed or cut since: `--force` mends it)
+            where = f"damaged: {broken}" + (f"; in use: {where}" if where else "")
         found, _ = find_parts(spec)
         size = f"{spec.size / 2**20:,.0f} MiB" if spec.size else "-"
         parts = f"{len(found)}/{len(spec.parts)}" if spec.parts else "-"
