@@ -659,6 +659,8 @@ def test_a_pipe_is_said_to_be_one(tmp_path, capsys):
     (tmp_path / "r.tsv").write_text("query_id\tdoc_id\tscore\nq1\td1\t0.5\n")
     assert main(["eval", str(tmp_path / "r.tsv"), str(fifo)]) == 1
     assert "run.fifo: is a pipe or device, not a regular qrels file" in capsys.readouterr().err
+    assert main(["translate", str(fifo), "-o", str(tmp_path / "t.arrow")]) == 1   # every reader says so
+    assert "run.fifo: is a pipe or device, not a regular query file" in capsys.readouterr().err
 
 
 def test_measure_names_every_bad_one_at_once_and_keeps_the_name_asked():
