@@ -20,7 +20,7 @@ import warnings
 from . import cli_common
 from .cli_common import (DEFAULT_OPS, add_score_arguments, check_output, device_spec, index_model_path, measure_list,
                          non_negative_int, ops_spec, positive_int, queries_from_table, score_options, whole_texts)
-from .errors import InputError, ItlrError, QuerySyntaxError, UsageError
+from .errors import IndexIntegrityError, InputError, ItlrError, QuerySyntaxError, UsageError
 from .output import Terminated, handle_signals
 from .scale import cli as scale_cli
 from .translate import registry as models_cli
@@ -385,7 +385,7 @@ def cmd_index(args) -> int:
         started = time.perf_counter()  # the model's load (and a first ONNX export) is part of the time
         cli_common.check_encoder(encoder)  # before the corpus is read
         index = Index.build(args.corpus, encoder, dtype=args.dtype, batch_size=args.batch_size,
-                            keep_empty=args.keep_empty)
+                            keep_empty=args.keep_empty, progress=sys.stderr.isatty())   # (a log gets the summary)
         took = time.perf_counter() - started
     else:
         raise UsageError("nothing to index", "itlr index", "CORPUS or --embeddings EMB --ids IDS")
@@ -440,10 +440,15 @@ def _append_to_index(args, encoder_flags: list[str]) -> int:
     # before the (long) encoding: a --model other than the index's is refused now, not after the corpus
     index.check_embedded_alike(*embedding_record(encoder), planned=True)
     new = Index.build(args.corpus, encoder, dtype=index.dtype.name, batch_size=args.batch_size,
-                      keep_empty=args.keep_empty, not_in=index)   # an id already there: refused before encoding
+                      keep_empty=args.keep_empty, not_in=index,   # an id already there: refused before encoding
+                      progress=sys.stderr.isatty())
     took = time.perf_counter() - started
     appended = index.append(new)
-    scale_cli.check_unchanged(index)   # the vectors appended to are the ones opened and checksummed
+    try:
+        scale_cli.check_unchanged(index)   # the vectors appended to are the ones opened and checksummed
+    except IndexIntegrityError as err:   # (another append or build wrote the index meanwhile)
+        raise IndexIntegrityError("the index changed while these documents were encoded (another job wrote it)",
+                                  args.output, "the append run again: nothing of this one was written") from err
     appended.save(args.output)
     print(f"appended {cli_common.counted(len(new), 'document')} to {args.output}: "
           f"{cli_common.counted(len(appended), 'document')} (d={appended.dim}, {appended.dtype})")

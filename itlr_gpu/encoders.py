@@ -218,6 +218,13 @@ class SentenceTransformerEncoder:
                     why = _runtime_refusal("onnx", self.path)
                     hint = (f" (int8 runs on the onnx encoder backend, which cannot run this model: {why})" if why
                             else " (int8 runs on the onnx encoder backend: pip install -e '.[onnx]')")
+                if self.backend == "auto":   # the user named no backend: what this device takes under auto
+                    takes = set(allowed) | ({"int8"} if on_cpu and _runtime_supports("onnx", self.path) else set())
+                    takes |= {"bf16"} if on_cpu and _runtime_supports("openvino", self.path) and cpu_native_bf16() \
+                        else set()
+                    allowed = tuple(p for p in ("fp32", "bf16", "fp16", "int8") if p in takes)
+                    raise InputError(f"precision {precision} on {self.device}{hint}", "--precision",
+                                     " or ".join(allowed))
                 raise InputError(f"precision {precision} with encoder backend {backend} on {self.device}{hint}",
                                  "--precision", " or ".join(allowed))
             if backend in ("onnx", "openvino") and self.backend != "auto":   # auto picked an available one

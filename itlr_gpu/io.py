@@ -80,7 +80,8 @@ def _kind(path: Path, accepted: tuple[str, ...], what: str) -> str:
     if path.exists() and not path.is_file() and not path.is_dir():   # a shell's <(zcat x.gz): no name to go by
         not_a_file(path, f"{what} file", "a file named *" + ", *".join(accepted))
     raise InputError(
-        f"unknown {what} file type '{path.suffix or path.name}'", str(path), "one of " + ", ".join(accepted)
+        f"unknown {what} file type '{''.join(path.suffixes[-2:]) if name.endswith('.gz') else path.suffix or path.name}'",
+        str(path), "one of " + ", ".join(accepted)
     )
 
 

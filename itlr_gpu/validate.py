@@ -433,9 +433,12 @@ def read_delimited_rows(path: Path, *, csv_quoting: bool = False) -> list[tuple[
 
 
 def _utf16_hint(path: Path) -> str:
-    """A hint for a file that starts with a UTF-16 byte-order mark (spreadsheets' "Unicode text" export)."""
+    """A hint for a file that starts with a UTF-16 byte-order mark (spreadsheets' "Unicode text" export), or with
+    gzip's magic under a name without ``.gz``."""
     with open_maybe_gzip(path) as f:
         head = f.read(2)
+    if head == b"\x1f\x8b" and not path.name.lower().endswith(".gz"):   # gzip's magic under a plain name
+        return f" (this file is gzip-compressed: name it {path.name}.gz)"
     return " (this file starts with a UTF-16 byte-order mark: save it as UTF-8)" if head in (b"\xff\xfe",
                                                                                              b"\xfe\xff") else ""
 

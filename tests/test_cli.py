@@ -98,6 +98,22 @@ def test_index_append_embeds_as_the_index_did_and_equals_one_build(tmp_path, cap
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "ix" / "embeddings.npy").read_bytes() == before and not (tmp_path / "none").exists()
+    # another job wrote the index while these documents were encoded: said as an append's race, nothing written
+    import itlr_gpu.scale.cli as scale_cli
+    from itlr_gpu.scale.shards import _changed_error
+
+    def changed(index):
+        raise _changed_error(str(tmp_path / "ix" / "embeddings.npy"))
+
+    real = scale_cli.check_unchanged
+    scale_cli.check_unchanged = changed
+    try:
+        assert main(["index", corpus("c.jsonl", [("z", "owls")]), "-o", str(tmp_path / "ix"), "--append"]) == 1
+    finally:
+        scale_cli.check_unchanged = real
+    err = capsys.readouterr().err
+    assert "the index changed while these documents were encoded (another job wrote it)" in err
+    assert "the append run again" in err and (tmp_path / "ix" / "embeddings.npy").read_bytes() == before
 
 
 def test_index_append_with_another_model_is_refused_before_any_encoding(tmp_path, capsys, monkeypatch):

@@ -170,7 +170,7 @@ def test_settings_resolve_without_loading_the_model(monkeypatch):
     monkeypatch.setenv("ITLR_CPU_BF16", "1")   # int8 asked for picks ONNX Runtime on a bf16 CPU too
     assert SentenceTransformerEncoder(precision="int8").settings["backend"] == "onnx"
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: False)
-    with pytest.raises(InputError, match=r"precision int8 with encoder backend torch on cpu \(int8 runs on the onnx"):
+    with pytest.raises(InputError, match=r"precision int8 on cpu \(int8 runs on the onnx"):
         SentenceTransformerEncoder(precision="int8").settings
     monkeypatch.setenv("ITLR_CPU_BF16", "0")
     monkeypatch.setattr(encode_runtime, "runtime_available", lambda backend: True)
@@ -247,7 +247,7 @@ def test_default_batch_size_follows_the_device():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"precision": "fp16"}, "precision fp16 with encoder backend torch on cpu"),
+    ({"precision": "fp16"}, r"precision fp16 on cpu \(expected fp32 or bf16"),   # auto: no backend named
     ({"precision": "int8", "backend": "torch"}, "precision int8 with encoder backend torch"),
     ({"precision": "bf16", "backend": "onnx"}, "precision bf16 with encoder backend onnx"),
 ])

@@ -654,3 +654,19 @@ def test_ids_that_differ_only_in_unicode_normalisation_are_named_in_a_warning(tm
         io.read_corpus(path)
         io.check_ids(pa.array(["a", "b"]), "ids")
         io.check_ids(pa.array(["caf\u00e9", "cafe\u0301"]), "again")   # a pair already named is not named again
+
+
+def test_a_gzipped_file_without_gz_and_a_double_extension_are_named(tmp_path):
+    """A gzipped JSON-lines file named .jsonl is said to be gzipped (it read as invalid UTF-8 alone); an unknown
+    type names both extensions of x.sgm.gz, not '.gz'."""
+    import gzip
+
+    from itlr_gpu.io import read_queries
+
+    plain = tmp_path / "q.jsonl"
+    plain.write_bytes(gzip.compress(b'{"query_id": "a", "text": "x"}\n'))
+    with pytest.raises(InputError, match=r"this file is gzip-compressed: name it q\.jsonl\.gz"):
+        read_queries(plain)
+    (tmp_path / "reut2-000.sgm.gz").write_bytes(gzip.compress(b"<REUTERS>"))
+    with pytest.raises(InputError, match=r"unknown query file type '\.sgm\.gz'"):
+        read_queries(tmp_path / "reut2-000.sgm.gz")
