@@ -36,8 +36,9 @@ timed part does not wait on one compile after another.
 Run from the repository root (needs only torch, triton, numpy and this repo):
     python benchmarks/gpu_kernel.py              # H100/H200: < 5 minutes
     python benchmarks/gpu_kernel.py --smoke      # tiny shapes; without a GPU under Triton's interpreter
-Writes benchmarks/results/gpu_kernel.{json,md} (--smoke: gpu_kernel.smoke.{json,md}), rewritten after
-every row, so an interrupted run keeps what it measured.  ``bash benchmarks/gpu_check.sh`` runs it after
+Writes benchmarks/results/gpu_kernel.{json,md} at the default settings (any other, --smoke too:
+itlr-gpu_kernel-trial.{json,md} in the system's temporary folder; --out chooses), rewritten after every
+row, so an interrupted run keeps what it measured.  ``bash benchmarks/gpu_check.sh`` runs it after
 the GPU tests.
 """
 

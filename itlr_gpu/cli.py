@@ -122,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...": its first two
         what = ". ".join(str(err).split(". ")[:2]).strip().rstrip(".")
-        print(f"itlr: error: out of GPU memory ({what[:200]}): try --backend torch, --memory-cap, --shard-rows or "
-              "a smaller --batch-size", file=sys.stderr)
+        command = getattr(args, "command", None)
+        hint = {"search": "--backend torch, --memory-cap, --shard-rows or a smaller --batch-size",
+                "index": "a smaller --batch-size or --max-length",
+                "bench": "--backends torch-cuda, or a smaller query file"}.get(command, "--device cpu")
+        print(f"itlr: error: out of GPU memory ({what[:200]}): try {hint}", file=sys.stderr)
         return 1
     except OSError as err:  # e.g. the disk filled up while writing: the writers removed their temporaries
         where = f"{err.filename}: " if err.filename else ""
@@ -199,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     p.add_argument("--version", action="version", version=f"itlr {__version__}")
-    sub = p.add_subparsers(metavar="COMMAND")
+    sub = p.add_subparsers(metavar="COMMAND", dest="command")
 
     s = sub.add_parser("index", help="build an index from a corpus or import precomputed embeddings")
     s.add_argument("corpus", nargs="?", help="BEIR folder, or .jsonl/.tsv/.csv (each may be gzipped)/.parquet/"

@@ -408,7 +408,7 @@ def _run(results: pa.Table, ties: str = "rank") -> list[ir_measures.ScoredDoc]:
     return run
 
 
-def _warn_rank_against_scores(results: pa.Table, where: str) -> None:
+def _warn_rank_against_scores(results: pa.Table, where: str, ties: str = "rank") -> None:
     """A warning for a table whose ``rank`` column orders some query's documents against their scores (a run
     re-ranked by hand, or scores of another stage): the documents are judged by score, as trec_eval judges them."""
     codes = np.asarray(pc.dictionary_encode(pc.cast(results.column("query_id"), pa.string()))
@@ -427,7 +427,8 @@ def _warn_rank_against_scores(results: pa.Table, where: str) -> None:
     warnings.warn(f"the rank column of {n:,} quer{'y' if n == 1 else 'ies'} in {where} does not follow the scores "
                   f"(the first {str(qid)!r}: rank {ranks[first]:g} scores {scores[first]:g}, below rank "
                   f"{ranks[above]:g} at {scores[above]:g}); documents are judged by score, as trec_eval judges "
-                  "them, the rank breaking ties only", UserWarning, stacklevel=3)
+                  "them, " + ("the rank breaking ties only" if ties == "rank" else "ties broken as trec_eval breaks "
+                              "them"), UserWarning, stacklevel=3)
 
 
 UNANSWERED = ("zero", "skip")
@@ -504,7 +505,7 @@ def evaluate(results: pa.Table, qrels: PathLike | Iterable[ir_measures.Qrel],
         raise InputError(f"ties={ties!r}", "ties", " or ".join(TIES))
     qrel_qids = {q.query_id for q in qrel_list}
     if rank is not None:
-        _warn_rank_against_scores(results, where)
+        _warn_rank_against_scores(results, where, ties)
     run = _run(results, ties)
     identical = {d.query_id for d in run if d.query_id == d.doc_id}
     if ignore_identical_ids:   # (positions were counted first: the scores handed on keep their order)

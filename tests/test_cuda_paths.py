@@ -151,11 +151,14 @@ def test_cuda_out_of_memory_is_one_error_line(monkeypatch, tmp_path, capsys):
         raise oom("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.1 GiB of which "
                   "1.2 GiB is free. Including non-PyTorch memory, this process has ...")
 
-    monkeypatch.setattr(cli, "cmd_parse", parse)
-    assert cli.main(["parse", "a"]) == 1
+    monkeypatch.setattr(cli, "cmd_search", parse)
+    assert cli.main(["search", "idx", "q.jsonl", "-o", str(tmp_path / "r.arrow")]) == 1
     err = capsys.readouterr().err
     assert err == ("itlr: error: out of GPU memory (CUDA out of memory. Tried to allocate 2.00 GiB): try --backend "
                    "torch, --memory-cap, --shard-rows or a smaller --batch-size\n")
+    monkeypatch.setattr(cli, "cmd_parse", parse)   # the hint fits the command (parse has none of search's options)
+    assert cli.main(["parse", "a"]) == 1
+    assert capsys.readouterr().err.endswith("): try --device cpu\n")
 
 
 def test_ray_workers_take_the_kind_of_device_asked_for():
@@ -212,3 +215,11 @@ def test_search_and_rerank_take_a_gpu_number(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.count("itlr: error:") == 1 and "--device: device cuda:1 requested but no CUDA GPU is visible" in err
     assert not (tmp_path / "r.arrow").exists()
+
+
+def test_a_bfloat16_numpy_array_goes_to_a_device_as_float32():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from itlr_gpu.backends.gemm import host_tensor
+
+    t = host_tensor(np.ones((2, 3), dtype=ml_dtypes.bfloat16))   # (torch.from_numpy refuses ml_dtypes' bfloat16)
+    assert t.dtype == torch.float32 and float(t.sum()) == 6.0

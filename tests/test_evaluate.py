@@ -675,6 +675,17 @@ def test_measure_names_every_bad_one_at_once_and_keeps_the_name_asked():
     assert out["NumRelRet"] == 1.0 and set(out["per_query"]["q1"]) == {"NumRelRet", "P@2"}
 
 
+def test_the_rank_warning_says_how_ties_are_broken(tmp_path):
+    import warnings
+
+    run = results([("q1", "c", 1.0), ("q1", "b", 2.0), ("q1", "a", 2.0)])
+    for ties, tail in (("rank", "the rank breaking ties only"), ("trec_eval", "ties broken as trec_eval breaks them")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            evaluate(run, [ir_measures.Qrel("q1", "b", 1)], ties=ties)
+        assert [str(w.message).endswith(tail) for w in caught if "rank column" in str(w.message)] == [True]
+
+
 def test_decimal_scores_are_numbers(tmp_path):
     import decimal
 

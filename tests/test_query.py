@@ -236,6 +236,11 @@ def test_ast_deeper_than_the_parser_takes_is_refused_everywhere():
         very = Not(very)
     with pytest.raises(InputError, match="nested too deeply"):   # walked without recursion
         compile_queries([very])
+    for malformed in (And(None), Not(And(None))):   # the depth walk leaves them to the printer's checks
+        with pytest.raises(InputError):
+            canonical(malformed)
+        with pytest.raises(InputError):
+            compile_queries([malformed])
 
 
 @given(asts(max_leaves=12))

@@ -3765,15 +3765,17 @@ def test_rules108_typographic_single_quotes(text, expr):
      "students or online tutoring platforms. Some commentators insist that homework in primary school is useless.",
      '("homework and academic achievement in primary schools" AND NOT "university students or online tutoring '
      'platforms")'),
+    # a lower-case abbreviation before a name is no sentence's end
+    ("papers on taxes but not approx. Boston area stuff", '("taxes" AND NOT "approx. Boston area")'),
     # a wanted term over a sentence's end keeps its words; a quoted exclusion is the writer's own
     ('films by Kubrick but not "Barry Lyndon. The Shining"', '("films by Kubrick" AND NOT "Barry Lyndon. The Shining")'),
-    # a line wrapped mid-phrase is one phrase; short lines stay a list's items
-    ("effects of vitamin D\nsupplementation on bone density", '"effects of vitamin D supplementation on bone density"'),
+    # lines stay sentences or a list's items
     ("apples\npears\nplums", '("apples" AND "pears" AND "plums")'),
     ("coffee\nbut not tea", '("coffee" AND NOT "tea")'),
-    # a '"' right after a number is an inch mark, not a quote
-    ('5" floppy disks or 3.5" disks', '("5\\" floppy disks" OR "3.5\\" disks")'),
+    # a '"' right after a number is an inch mark, not a quote: read as the bare number is
+    ('5" floppy disks or 3.5" disks', '("5 floppy disks" OR "3.5 disks")'),
+    ('monitors of 27" or more', '"monitors of 27 or more"'),
     ('"Windows 10" laptops but not "Windows 11"', '("Windows 10 laptops" AND NOT "Windows 11")'),
 ])
-def test_rules109_sentence_ends_wrapped_lines_inch_marks(text, expr):
+def test_rules109_sentence_ends_and_inch_marks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

@@ -137,6 +137,8 @@ def host_tensor(array) -> torch.Tensor:
     for a copy to a device.  torch warns that a non-writable array's tensor may be written through; it is only
     read here, so the warning would name a hazard that cannot occur."""
     array = np.ascontiguousarray(array)
+    if array.dtype.kind != "f" or array.dtype.itemsize not in (2, 4, 8) or array.dtype.name == "bfloat16":
+        array = np.asarray(array, dtype=np.float32)   # (ml_dtypes' bfloat16 and other types torch cannot map)
     if array.flags.writeable:
         return torch.from_numpy(array)
     with warnings.catch_warnings():

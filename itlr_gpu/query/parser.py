@@ -396,7 +396,7 @@ def too_deep(root: Node) -> Node | None:
         if isinstance(node, Not):
             depth += 2 if isinstance(node.child, Not) else 1
             children = [node.child]
-        elif isinstance(node, (And, Or)):
+        elif isinstance(node, (And, Or)) and isinstance(node.children, (tuple, list)):
             depth += 1
             children = node.children
         else:   # a term, or a malformed node: the printer and the compiler say what is wrong with it

@@ -52,8 +52,8 @@ class _Tok:
 
 
 _INITIALS_RE = re.compile(r"(?:[A-Za-z]\.){2,}")   # "U.S.", "e.g.": the last stop is the abbreviation's
-# (a '"' right after a digit and before a space or the end is an inch mark, a word's last character: '5" floppy
-# disks or 3.5" disks'; it opens no quoted term)
+# (a '"' right after a digit and before a space or the end is an inch mark: it opens no quoted term ('5" floppy
+# disks or 3.5" disks'), and _lex drops it, so that '27" or more' reads as '27 or more' does)
 _LEX_RE = re.compile(
     r'(?<!\d)"((?:[^"\\]|\\.)*)"|\u201c([^\u201c\u201d]*)\u201d|\u00ab([^\u00ab\u00bb]*)\u00bb'
     r'|([()\[\]{}])|([,;])|((?:[^\s()\[\]{},;"\u201c\u201d\u00ab\u00bb]|(?<=\d),(?=\d{3}(?!\d)|\d{1,2}(?:,\d{1,2})*[-)])'
@@ -228,7 +228,7 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
         elif comma:
             raw.append(_Tok("COMMA" if comma == "," else "SEMI"))
         else:
-            raw.append(_Tok("WORD", word, spaced))
+            raw.append(_Tok("WORD", word[:-1] if word.endswith('"') else word, spaced))   # (an inch mark)
     raw = _error_messages(raw)
     raw = _acronym_expansions(raw)
     # words in lower case with no punctuation of their own ("is" in "is Not Alone back"), before it is stripped

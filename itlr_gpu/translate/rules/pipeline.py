@@ -587,7 +587,10 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
 
 # a sentence's end inside a term: a lower-case word of three letters or more, its stop, a capitalised word ("...
 # tutoring platforms. Some commentators insist ..."; not "Dr. Smith", "et al. Jones", "incl. VAT")
-_SENTENCE_END_IN_TERM_RE = re.compile(r"\b[a-z]{3,}(?P<stop>[.!?])\s+[A-Z][a-z]")
+_SENTENCE_END_IN_TERM_RE = re.compile(r"\b(?P<word>[a-z]{3,})(?P<stop>[.!?])\s+[A-Z][a-z]")
+# lower-case abbreviations before a name ("approx. Boston", "incl. Paris"): no sentence ends there
+_LOWER_ABBREVIATIONS = frozenset("approx incl excl esp univ dept govt intl misc assoc coll cent ave blvd hwy mfr "
+                                 "mfg pkg qty ref resp".split())
 
 
 def _cut_exclusions_at_sentence_end(node: Node, text: str, negated: bool = False) -> Node:
@@ -599,7 +602,8 @@ def _cut_exclusions_at_sentence_end(node: Node, text: str, negated: bool = False
     if isinstance(node, Term):
         if not negated or any(f"{a}{node.text}{b}" in text for a, b in ('""', "\u201c\u201d", "\u00ab\u00bb")):
             return node
-        m = _SENTENCE_END_IN_TERM_RE.search(node.text)
+        m = next((m for m in _SENTENCE_END_IN_TERM_RE.finditer(node.text)
+                  if m.group("word") not in _LOWER_ABBREVIATIONS), None)
         return Term(node.text[:m.start("stop")]) if m else node
     if isinstance(node, Not):
         return Not(_cut_exclusions_at_sentence_end(node.child, text, True))

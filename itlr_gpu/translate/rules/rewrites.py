@@ -327,10 +327,6 @@ _CUE_SENTENCE_RE = re.compile(r"(?:need\s+|want\s+)?(?:all|both|each|any|either)
                               r"works?|ok|okay|do|apply|applies|good|one|welcome)\b[^.!?]{0,20}[.!]?")
 
 
-_WRAPPED_LINE_RE = re.compile(r"[a-z]")   # a line going on in lower case
-_MIN_WRAPPED_WORDS = 4                      # words of the line before it that make it a wrapped one
-
-
 def _layout(text: str) -> str:
     lines = [ln.strip() for ln in re.split(r"\r\n|\r|\n", text)]
     lines = [ln for ln in lines if ln]
@@ -393,11 +389,6 @@ def _layout(text: str) -> str:
     for sentence in out:   # a label's line joins what follows, as does a line that ends with a comma (a
         if joined and joined[-1].endswith((":", ",")):   # letter's "Dear desk," or "Best,"); other lines are
             joined[-1] += " " + sentence                  # sentences
-        elif joined and _WRAPPED_LINE_RE.match(sentence) and len(joined[-1].split()) >= _MIN_WRAPPED_WORDS \
-                and joined[-1][-1:].isalnum():
-            # a line wrapped mid-phrase ("effects of vitamin D\nsupplementation on bone density"): one phrase,
-            # not two sentences (a list's short lines, "apples\npears", stay items)
-            joined[-1] += " " + sentence
         elif joined and _SIGN_OFF_RE.fullmatch(_fold(joined[-1]).rstrip(" .!")) and len(sentence.split()) <= 6 \
                 and not sentence.endswith("?") and len(joined) > 1:
             joined[-1] += ", " + sentence   # "Best,\nJames\nOffice of Jane Doe MP": the signature's lines
