@@ -47,6 +47,11 @@ def _matrix_dtype(docs) -> torch.dtype:
     return {np.dtype(np.float16): torch.float16}.get(np.dtype(docs.dtype), torch.float32)
 
 
+def _matrix_bytes(docs) -> int:
+    """The bytes of the kernel's resident copy of ``docs``."""
+    return int(docs.shape[0]) * int(docs.shape[1]) * torch.finfo(_matrix_dtype(docs)).bits // 8
+
+
 def _key(docs, device: torch.device) -> tuple:
     if isinstance(docs, torch.Tensor):
         return ("tensor", docs.data_ptr(), tuple(docs.shape), str(docs.dtype), str(device))
@@ -76,8 +81,7 @@ def resident_fits(docs, device: torch.device) -> bool:
     held = _RESIDENT[0]
     if held is not None and same_device(held[2].device, device):
         reusable += held[2].numel() * held[2].element_size()
-    need = int(docs.shape[0]) * int(docs.shape[1]) * torch.finfo(_matrix_dtype(docs)).bits // 8
-    return need * (1 + FIT_MARGIN) <= free + reusable
+    return _matrix_bytes(docs) * (1 + FIT_MARGIN) <= free + reusable
 
 
 def _drop_resident(_ref=None) -> None:
@@ -172,9 +176,8 @@ class TritonBackend:
             _RESIDENT[0] = None   # a matrix of another index makes room first
             if not resident_fits(docs, device):
                 n, d = docs.shape
-                size = n * d * torch.finfo(_matrix_dtype(docs)).bits // 8
                 free, total = torch.cuda.mem_get_info(device)
-                raise InputError(f"the index's {n:,} x {d} matrix ({size / 2**30:.1f} GiB) does not fit in the free "
+                raise InputError(f"the index's {n:,} x {d} matrix ({_matrix_bytes(docs) / 2**30:.1f} GiB) does not fit in the free "
                                  f"memory of {device} ({free / 2**30:.1f} of {total / 2**30:.1f} GiB) with "
                                  f"{FIT_MARGIN:.0%} to spare", "--backend triton",
                                  "--backend auto or torch (they stream the matrix in chunks), or --shard-rows / "

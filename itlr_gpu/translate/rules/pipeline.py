@@ -285,11 +285,12 @@ overflowed float32 at search time)."""
 def translate_rules(text: str) -> Node:
     """Translate one natural-language query; raises :class:`RuleError` when it cannot."""
     node = _unquote_terms(_drop_bare_any(_translate_segments(text)))
-    count = sum(1 for _ in _terms(node))
+    terms = list(_terms(node))
+    count = len(terms)
     if count > MAX_RULE_TERMS:
         raise RuleError(f"the reading has {count:,} terms (at most {MAX_RULE_TERMS}): a text this long is prose, not "
                         "a request (embed it whole with --field text, or use an LLM translator)")
-    if len(set(_terms(node))) < 2:   # one term (negated too): a whole text, a query by document
+    if len(set(terms)) < 2:   # one term (negated too): a whole text, a query by document
         return node
     return _cut_exclusions_at_sentence_end(node, text)   # (of the reading chosen: a segment's may stand instead)
 
