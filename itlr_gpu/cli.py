@@ -20,7 +20,7 @@ import warnings
 from . import cli_common
 from .cli_common import (DEFAULT_OPS, add_score_arguments, check_output, device_spec, index_model_path, measure_list,
                          non_negative_int, ops_spec, positive_int, queries_from_table, score_options, whole_texts)
-from .errors import IndexIntegrityError, InputError, ItlrError, QuerySyntaxError, UsageError
+from .errors import OWN_WARNINGS, IndexIntegrityError, InputError, ItlrError, QuerySyntaxError, UsageError
 from .output import Terminated, handle_signals
 from .scale import cli as scale_cli
 from .translate import registry as models_cli
@@ -191,7 +191,7 @@ _default_showwarning = warnings.showwarning
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """The package's own warnings as one ``itlr: warning:`` line (not a source location); others as usual."""
-    if os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+    if issubclass(category, OWN_WARNINGS) or os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
         print(f"itlr: warning: {message}", file=file or sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)

@@ -297,22 +297,15 @@ def query_encoder(model: str | None, index: Any, *, documents: bool = False) -> 
 
 
 def index_model_path(index: Any, where: str) -> str | None:
-    """The model the index was built with; None means the bundled default."""
-    from .encoders import DEFAULT_MODEL_NAME
+    """The model the index was built with (:func:`~itlr_gpu.encoders.index_model`); None means the bundled
+    default, with a note where the index records no model at all."""
+    from .encoders import DEFAULT_MODEL_NAME, index_model
 
-    path = index.manifest.get("model_path")
-    if path:
-        if not os.path.isdir(path):
-            raise InputError(f"the index's model folder {path} is missing", where,
-                             "--model PATH naming a folder with the same model files")
-        return path
-    model = index.manifest.get("model")
-    if model not in (None, DEFAULT_MODEL_NAME):
-        raise InputError(f"index was built with model {model!r}", where, "--model PATH naming that model's folder")
-    if model is None:
+    path = index_model(index.manifest, where, "--model PATH naming that model's folder")
+    if path is None and index.manifest.get("model") is None:
         print(f"itlr: note: {where} records no model; embedding queries with the bundled {DEFAULT_MODEL_NAME}",
               file=sys.stderr)
-    return None
+    return path
 
 
 MAX_LISTED = 20  # invalid queries listed under the error line (the error counts them all)

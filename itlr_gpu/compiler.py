@@ -94,21 +94,49 @@ class Program:
                              "itlr.terms a JSON list of strings, itlr.max_depth an integer") from None
         if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
             raise InputError("itlr.terms is not a list of strings", "program table", "a JSON list of strings")
-        table = table.combine_chunks()
-        opcodes_col, operands_col = table.column("opcodes").chunk(0), table.column("operands").chunk(0)
-        offsets = np.asarray(opcodes_col.offsets, dtype=np.int64)
-        if not np.array_equal(offsets, np.asarray(operands_col.offsets, dtype=np.int64)):
+        opcodes, offsets = _int_lists(table, "opcodes", np.int8)
+        operands, operand_offsets = _int_lists(table, "operands", np.int32)
+        if not np.array_equal(offsets, operand_offsets):
             raise InputError("opcodes and operands lists differ in length", "program table")
-        program = cls(
-            terms=terms,
-            opcodes=np.asarray(opcodes_col.values, dtype=np.int8)[offsets[0]:offsets[-1]],
-            operands=np.asarray(operands_col.values, dtype=np.int32)[offsets[0]:offsets[-1]],
-            offsets=offsets - offsets[0],
-            max_depth=max_depth,
-            query_ids=table.column("query_id").to_pylist(),
-        )
+        ids = table.column("query_id")
+        if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+            raise InputError(f"column query_id is {ids.type}", "program table", "strings")
+        from .io import check_ids   # (none null or empty, none twice, no white space at an end: compile's rules)
+
+        check_ids(ids, "program table", "query_id")
+        program = cls(terms=terms, opcodes=opcodes, operands=operands, offsets=offsets, max_depth=max_depth,
+                      query_ids=ids.to_pylist())
         validate(program)
         return program
+
+
+def _int_lists(table: pa.Table, name: str, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(values, offsets from 0) of a program table's list-of-integers column, refused where a value would not
+    survive the cast to ``dtype`` unchanged (a wrapped opcode or a truncated float reads as another program)."""
+    col = table.column(name)
+    kind = col.type
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
+        raise InputError(f"column {name} is {kind}", "program table",
+                         f"lists of integers (to_arrow() writes list<{np.dtype(dtype).name}>)")
+    lists = col.combine_chunks() if col.num_chunks else pa.array([], kind)
+    if isinstance(lists, pa.ChunkedArray):   # (pyarrow < 17 returns a ChunkedArray of one chunk)
+        lists = lists.chunk(0) if lists.num_chunks else pa.array([], kind)
+    row = next((i for i, v in enumerate(lists.is_null().to_pylist()) if v), None) if lists.null_count else None
+    values = lists.flatten()
+    if row is None and values.null_count:
+        row = next(i for i, v in enumerate(lists.to_pylist()) if None in v)
+    if row is not None:
+        raise InputError(f"column {name} holds a null at row {row}", "program table", "no nulls")
+    offsets = np.asarray(lists.offsets, dtype=np.int64)
+    offsets = offsets - offsets[0]
+    wide = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    limits = np.iinfo(dtype)
+    outside = np.flatnonzero((wide < limits.min) | (wide > limits.max))
+    if outside.size:
+        at = int(np.searchsorted(offsets, outside[0], side="right")) - 1
+        raise InputError(f"column {name} holds {int(wide[outside[0]])} at row {at}", "program table",
+                         f"{np.dtype(dtype).name} values ({limits.min}..{limits.max})")
+    return wide.astype(dtype), offsets
 
 
 def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], operands: list[int]) -> int:

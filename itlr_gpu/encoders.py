@@ -347,10 +347,10 @@ class SentenceTransformerEncoder:
             index = int(name.split(":")[1]) if ":" in name else 0
             if index >= count:
                 seen = f"{count} CUDA GPU(s)" if count else "no CUDA GPU"
-                raise InputError(f"device {name} requested but torch sees {seen} here", "--device",
+                raise InputError(f"device {name} requested but torch sees {seen} here", "device",
                                  "cpu" + (f" or cuda:0..cuda:{count - 1}" if count else ""))
         elif name == "mps" and not torch.backends.mps.is_available():
-            raise InputError("device mps requested but this machine has no Apple GPU", "--device", "cpu")
+            raise InputError("device mps requested but this machine has no Apple GPU", "device", "cpu")
 
     def _load(self) -> Any:
         self.check_device()
@@ -694,6 +694,24 @@ def _detect_bf16() -> dict[str, bool]:
 
 
 _for_index: dict[tuple, SentenceTransformerEncoder] = {}
+
+API_MODEL_EXPECTED = "encoder= an encoder of that model (e.g. SentenceTransformerEncoder(its folder))"
+
+
+def index_model(manifest: dict[str, Any], where: str, expected: str = API_MODEL_EXPECTED) -> str | None:
+    """The model folder an index's queries are embedded with: its recorded ``model_path`` (``itlr index --model``),
+    or None for the bundled default.  An index that names another model without a folder (vectors imported with
+    ``model=``, an index built by an encoder of another model) is refused: the bundled model would embed its
+    queries without a word of warning, into a space unrelated to its documents'."""
+    path = manifest.get("model_path")
+    if path:
+        if not os.path.isdir(path):
+            raise InputError(f"the index's model folder {path} is missing", where, expected)
+        return path
+    model = manifest.get("model")
+    if model not in (None, DEFAULT_MODEL_NAME):
+        raise InputError(f"index was built with model {model!r}", where, expected)
+    return None
 
 
 def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None = None,

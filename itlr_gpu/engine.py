@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -11,8 +10,8 @@ import pyarrow.compute as pc
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries, query_list
-from .encoders import Encoder, encode_queries, encoder_for
-from .errors import InputError
+from .encoders import Encoder, encode_queries, encoder_for, index_model
+from .errors import InputError, warn_caller
 from .index import Index
 from .io import RESULT_SCHEMA
 from .ops import Ops
@@ -83,7 +82,8 @@ def search(
         raise InputError("no queries to search", "queries", "at least one query")
     dev = resolve_device(device)   # (a device or backend not here is refused before the encoder runs)
     engine = get_backend(backend, dev)
-    encoder = encoder if encoder is not None else encoder_for(index.manifest.get("encoder"))
+    encoder = encoder if encoder is not None else encoder_for(
+        index.manifest.get("encoder"), index_model(index.manifest, str(getattr(index, "path", None) or "index")))
     index.check_encoder(encoder)
     term_embeddings = encode_queries(encoder, program.terms, index.dim)
     whole_embeddings = None
@@ -118,7 +118,7 @@ def check_results(results: pa.Table, ops: Ops, program=None, options: ScoreOptio
         return
     scores = results.column("score").to_numpy(zero_copy_only=False)
     check_finite(results, scores, ops)
-    warn_underflow(results, scores, program, options)
+    warn_underflow(results, scores, program, options, ops)
 
 
 UNDERFLOW_TERMS = 8
@@ -150,11 +150,11 @@ def _warn_partial_underflow(results: pa.Table, scores: np.ndarray, program) -> N
     if long:
         qid, terms = long[0]
         n = len(long)
-        warnings.warn(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}, {terms} terms) scored some documents "
-                      "of their top k below float32's normal range (1.2e-38): a product AND of that many terms "
-                      "underflows, so those scores keep few digits (subnormal) or reach 0, where documents keep the "
-                      "index's order, not a ranking (split the query into fewer terms, or --ops min,max,one_minus)",
-                      UserWarning, stacklevel=4)
+        warn_caller(f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}, {terms} terms) scored some documents "
+                    "of their top k below float32's normal range (1.2e-38): a product AND of that many terms "
+                    "underflows, so those scores keep few digits (subnormal) or reach 0, where documents keep the "
+                    "index's order, not a ranking (split the query into fewer terms, or --ops min,max,one_minus)",
+                    UserWarning)
 
 
 def check_encoder_and_k(encoder: Encoder | None, k: Any) -> None:
@@ -172,12 +172,14 @@ def score_column(scores: np.ndarray) -> pa.Array:
     return pa.array(np.asarray(scores, dtype=np.float32).reshape(-1) + np.float32(0), pa.float32())
 
 
-def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None) -> None:
+def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options: ScoreOptions | None = None,
+                   ops: Ops | None = None) -> None:
     """A warning (for the caller of :func:`search`; ``itlr search`` prints it as one line) for the queries whose
     best score fell below float32's normal range, so that their "ranking" is the index's row order.  Its cause,
     told from the first such query: the product of a long AND (about 40 MiniLM cosines of ~0.1) underflows to 0
-    in every backend; a short query scores 0 everywhere where a calibration found no spread over the corpus (one
-    document, or identical ones), or where its terms score 0 under the operators."""
+    in every backend (only a product AND underflows: under another AND family the cause is named as for a short
+    query); a short query scores 0 everywhere where a calibration found no spread over the corpus (one document,
+    or identical ones), or where its terms score 0 under the operators."""
     first = results.column("rank").to_numpy(zero_copy_only=False) == 1
     lost = np.flatnonzero(np.abs(scores[first]) < np.finfo(np.float32).tiny)
     if not len(lost):
@@ -191,10 +193,11 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
     what = (f"{n:,} quer{'y' if n == 1 else 'ies'} (the first {qid!r}) scored "
             + ("every document 0" if every else "no document above 0 (its best score is 0)"))
     terms = _term_count(program, qid)
-    if terms is None or terms >= UNDERFLOW_TERMS:
-        warnings.warn(f"{what} or below float32's range (1.2e-38): a product AND of that many terms underflows, and "
-                      "the order of their results is the index's, not a ranking (split the query into fewer terms, "
-                      "or --ops min,max,one_minus)", UserWarning, stacklevel=3)
+    count = "" if terms is None else f" ({terms} term{'s' if terms != 1 else ''})"
+    if (terms is None or terms >= UNDERFLOW_TERMS) and (ops is None or ops.and_ == "product"):
+        warn_caller(f"{what} or below float32's range (1.2e-38): a product AND of that many terms underflows, and "
+                    "the order of their results is the index's, not a ranking (split the query into fewer terms, "
+                    "or --ops min,max,one_minus)", UserWarning)
     elif options is not None and (options.calibration is not None or options.hybrid is not None):
         # a standardisation over the documents (the calibration's per term, the hybrid's of its two scores) found
         # no spread above float32 rounding: a corpus of one document, or of identical ones
@@ -203,14 +206,14 @@ def warn_underflow(results: pa.Table, scores: np.ndarray, program=None, options:
                             if options.calibration is not None else
                             ("the hybrid standardises the logical and the whole-query scores over the documents "
                              "before it mixes them", "every document", "without --hybrid the scores are kept"))
-        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): {cause}, and here they have no spread "
-                      f"above float32 rounding (under 1e-6 of their size: a corpus of one document, or of identical "
-                      f"ones), so {zero} scores 0 and the order of the results is the index's, not a ranking ({fix})",
-                      UserWarning, stacklevel=3)
+        warn_caller(f"{what}{count}: {cause}, and here they have no spread "
+                    f"above float32 rounding (under 1e-6 of their size: a corpus of one document, or of identical "
+                    f"ones), so {zero} scores 0 and the order of the results is the index's, not a ranking ({fix})",
+                    UserWarning)
     else:
         order = "the order of the results is" if every else "the documents at 0 keep"
-        warnings.warn(f"{what} ({terms} term{'s' if terms != 1 else ''}): its terms score 0 under these operators, "
-                      f"and {order} the index's order, not a ranking", UserWarning, stacklevel=3)
+        warn_caller(f"{what}{count}: its terms score 0 under these operators, "
+                    f"and {order} the index's order, not a ranking", UserWarning)
 
 
 def check_finite(results: pa.Table, scores: np.ndarray, ops: Ops) -> None:

@@ -68,3 +68,30 @@ class UsageError(InputError):
     """A command line that cannot work (options that do not go together, a bad option value): exit 2."""
 
     exit_code = 2
+
+
+class ItlrWarning(UserWarning):
+    """A warning of itlr-gpu about its input or results (``itlr`` prints it as one ``itlr: warning:`` line)."""
+
+
+class ItlrRuntimeWarning(RuntimeWarning):
+    """A warning of itlr-gpu about how it runs (a slower path taken), printed as :class:`ItlrWarning` is."""
+
+
+OWN_WARNINGS = (ItlrWarning, ItlrRuntimeWarning)
+
+
+def warn_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` attributed to the first frame outside this package: the line of the user's code that
+    called the API (a fixed ``stacklevel`` is right for one call path only; the CLI's frames are the package's).
+    A UserWarning or RuntimeWarning goes as its itlr subclass, by which the CLI knows its own."""
+    import os
+    import sys
+    import warnings
+
+    category = {UserWarning: ItlrWarning, RuntimeWarning: ItlrRuntimeWarning}.get(category, category)
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InputError
+from .errors import InputError, warn_caller
 from .io import run_number_column
 from .validate import plain_float, plain_int, read_delimited_rows, text_lines
 
@@ -424,11 +423,11 @@ def _warn_rank_against_scores(results: pa.Table, where: str, ties: str = "rank")
     first = order[against[0] + 1]   # a row ranked before one that outscores it
     above = order[against[0]]
     qid = results.column("query_id")[int(first)].as_py()
-    warnings.warn(f"the rank column of {n:,} quer{'y' if n == 1 else 'ies'} in {where} does not follow the scores "
-                  f"(the first {str(qid)!r}: rank {ranks[first]:g} scores {scores[first]:g}, below rank "
-                  f"{ranks[above]:g} at {scores[above]:g}); documents are judged by score, as trec_eval judges "
-                  "them, " + ("the rank breaking ties only" if ties == "rank" else "ties broken as trec_eval breaks "
-                              "them"), UserWarning, stacklevel=3)
+    warn_caller(f"the rank column of {n:,} quer{'y' if n == 1 else 'ies'} in {where} does not follow the scores "
+                f"(the first {str(qid)!r}: rank {ranks[first]:g} scores {scores[first]:g}, below rank "
+                f"{ranks[above]:g} at {scores[above]:g}); documents are judged by score, as trec_eval judges "
+                "them, " + ("the rank breaking ties only" if ties == "rank" else "ties broken as trec_eval breaks "
+                              "them"), UserWarning)
 
 
 UNANSWERED = ("zero", "skip")

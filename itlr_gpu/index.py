@@ -13,7 +13,6 @@ import json
 import os
 import re
 import unicodedata
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +24,7 @@ import pyarrow.compute as pc
 
 from .encoders import (BACKEND_PRECISIONS, PRECISIONS, Encoder, check_settings, declared_dim, default_encoder,
                        encoder_array, l2_normalize)
-from .errors import IndexIntegrityError, InputError
+from .errors import IndexIntegrityError, InputError, warn_caller
 from .io import (ODD_ID_CHARS, ODD_ID_EXPECTED, check_ids, document_texts, normalize_corpus, read_corpus,
                  read_table, warn_normalisation_twins)
 from .output import TEMP_TAG, OutputError, atomic_dir, check_output_folder, is_temp_name
@@ -306,10 +305,10 @@ class Index:
                 raise InputError(f"no document has text ({n:,} with empty title and text)", where,
                                  "documents with a title or a text (--keep-empty indexes them anyway)")
             if keep_empty:
-                warnings.warn(f"{what}: each is embedded as an empty string", stacklevel=2)
+                warn_caller(f"{what}: each is embedded as an empty string")
             else:
-                warnings.warn(f"{what}: left out of the index (--keep-empty, keep_empty=True in Python, embeds "
-                              "each as an empty string)", stacklevel=2)
+                warn_caller(f"{what}: left out of the index (--keep-empty, keep_empty=True in Python, embeds "
+                            "each as an empty string)")
                 keep = np.ones(n, dtype=bool)
                 keep[blank] = False
                 table = table.filter(pa.array(keep))
@@ -320,10 +319,10 @@ class Index:
         scant = [i for i, t in enumerate(texts) if _letters(t) < _MIN_LETTERS and _has_text(t)]
         if scant:   # kept (they are documents), but worth a word: they behave like the empty ones above
             first = table.column("doc_id")[scant[0]].as_py()
-            warnings.warn(f"{len(scant):,} of {n:,} documents of {where} hold almost no text (fewer than "
-                          f"{_MIN_LETTERS} letters or digits, e.g. one character or only emoji; first: {first!r}): "
-                          "their vectors lie close to many short terms, so they may rank high on OR and NOT "
-                          "queries", stacklevel=2)
+            warn_caller(f"{len(scant):,} of {n:,} documents of {where} hold almost no text (fewer than "
+                        f"{_MIN_LETTERS} letters or digits, e.g. one character or only emoji; first: {first!r}): "
+                        "their vectors lie close to many short terms, so they may rank high on OR and NOT "
+                        "queries")
         out: np.ndarray | None = None
         emb_where = f"embeddings of {where} (encoder {model or type(encoder).__name__})"
         # Longest texts first, over the whole corpus: each call's texts are of similar length, so the encoder's

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -17,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import InputError
+from .errors import InputError, warn_caller
 from .output import atomic_file, check_output_file
 from .validate import (is_textual, iter_json_lines, plain_float, plain_int, read_arrow_file, read_delimited_rows,
                        read_parquet_file, string_column, strings_to_arrow, table_from_rows, text_lines)
@@ -183,9 +182,9 @@ def _warn_normalisation_twins(ids: pa.Array | pa.ChunkedArray, where: str, kind:
     if pair in _TWINS_WARNED:   # (a query file's ids are checked as read and again as compiled)
         return
     _TWINS_WARNED.add(pair)
-    warnings.warn(f"{where}: {kind}s {pair[0]!r} (row {first}) and {pair[1]!r} (row {row}) differ only in Unicode "
-                  "normalisation (composed and decomposed accents): they print alike, and a qrels or run file "
-                  "matches one of them", UserWarning, stacklevel=3)
+    warn_caller(f"{where}: {kind}s {pair[0]!r} (row {first}) and {pair[1]!r} (row {row}) differ only in Unicode "
+                "normalisation (composed and decomposed accents): they print alike, and a qrels or run file "
+                "matches one of them", UserWarning)
 
 
 def _raise_duplicate(ids: pa.Array | pa.ChunkedArray, where: str, kind: str) -> None:

@@ -8,6 +8,7 @@ import os
 import warnings
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import itlr_gpu as itlr
@@ -211,6 +212,12 @@ def test_canonical_parses_a_string_and_refuses_what_no_expression_spells():
                          (itlr.Or((itlr.Term("a"), "b")), "not a query node: str")):   # was printed as b
         with pytest.raises(InputError, match=message):
             itlr.canonical(bad)
+    # a form longer than parse() reads back (quotes and escapes count) is refused, not returned
+    for long in (itlr.Term("x" * 999_999), itlr.Term("\\" * 500_000)):
+        with pytest.raises(InputError, match=r"canonical form is 1,000,00\d characters long .*at most 1,000,000"):
+            itlr.canonical(long)
+    longest = itlr.Term("x" * 999_998)
+    assert itlr.parse(itlr.canonical(longest)) == longest
 
 
 def test_rows_queries_and_folders_out_of_range_are_input_errors(index):
@@ -257,6 +264,40 @@ def test_a_program_table_that_is_not_one_is_an_input_error():
                          (table.drop(["operands"]), "no operands column")):
         with pytest.raises(InputError, match=message):
             itlr.Program.from_arrow(bad)
+
+
+def _program_with(column: str, values: pa.Array) -> pa.Table:
+    table = itlr.compile_queries(['"a" AND "b"', 'NOT "c"']).to_arrow()
+    i = table.column_names.index(column)
+    return table.set_column(i, table.field(column).with_type(values.type), values)
+
+
+@pytest.mark.parametrize("column, values, message", [
+    ("opcodes", pa.array([[256, 0, 1], [0, 2]], pa.list_(pa.int16())), r"opcodes holds 256 at row 0 .*int8"),
+    ("operands", pa.array([[0, 1, -1], [2**32, -1]], pa.list_(pa.int64())), r"operands holds 4294967296 at row 1"),
+    ("operands", pa.array([[0.0, 1.7, -1], [0, -1]], pa.list_(pa.float64())), r"operands is list<item: double>"),
+    ("opcodes", pa.array([[0, None, 1], [0, 2]], pa.list_(pa.int8())), r"opcodes holds a null at row 0"),
+    ("opcodes", pa.array([[0, 0, 1], None], pa.list_(pa.int8())), r"opcodes holds a null at row 1"),
+    ("opcodes", pa.array(["a", "b"]), r"opcodes is string \(expected lists of integers"),
+    ("query_id", pa.array(["q0", None]), r"null query_id at row 1"),
+    ("query_id", pa.array(["q0", "q0"]), r"duplicate query_id 'q0' at row 1"),
+    ("query_id", pa.array([1, 2]), r"query_id is int64 \(expected strings"),
+])
+def test_a_program_table_is_read_as_written_or_refused(column, values, message):
+    """A value that would wrap or truncate in the cast to the program's int8 / int32 reads as another program:
+    refused with its column and row, as are nulls and ids compile_queries would refuse."""
+    with pytest.raises(InputError, match=message):
+        itlr.Program.from_arrow(_program_with(column, values))
+
+
+def test_a_program_table_in_chunks_slices_or_none_reads_back():
+    program = itlr.compile_queries(['"a" AND "b"', 'NOT "c"'])
+    table = program.to_arrow()
+    assert itlr.Program.from_arrow(pa.concat_tables([table.slice(0, 1), table.slice(1)])) == program
+    tail = itlr.Program.from_arrow(table.slice(1))
+    assert tail.query_ids == ["q1"] and tail.query_code(0)[0].tolist() == [0, 3]
+    empty = itlr.Program.from_arrow(pa.Table.from_batches([], table.schema))
+    assert empty.num_queries == 0 and empty.query_ids == []
 
 
 def test_a_product_and_that_underflows_warns_the_caller(index):
@@ -655,3 +696,49 @@ def test_a_best_score_of_zero_over_negative_ones_is_not_called_every_document_ze
                                          r"keep the index's order"):
         out = itlr.search(index, ["a AND c"], encoder=AxisEncoder(), k=3)
     assert out["score"].to_pylist()[2] < 0
+
+
+def test_an_index_of_another_model_is_not_searched_with_the_bundled_one(tmp_path):
+    """encoder=None embeds queries as the index was built: an index naming another model without its folder is
+    refused (the bundled MiniLM would embed into a space unrelated to its documents'), by search and rerank."""
+    from itlr_gpu.scale.rerank import rerank
+
+    docs = np.random.default_rng(0).standard_normal((5, 384)).astype(np.float32)
+    other = itlr.Index.from_arrays(docs, list("abcde"), model="BAAI/bge-small-en-v1.5")
+    candidates = pa.table({"query_id": ["q0"], "doc_id": ["a"]})
+    with pytest.raises(InputError, match=r"index: index was built with model 'BAAI/bge-small-en-v1.5' "
+                                         r"\(expected encoder= an encoder of that model"):
+        itlr.search(other, ['"coffee"'], k=1)
+    with pytest.raises(InputError, match="built with model 'BAAI/bge-small-en-v1.5'"):
+        rerank(other, ['"coffee"'], ["q0"], candidates)
+    other.save(tmp_path / "idx")
+    with pytest.raises(InputError, match=r"idx: index was built with model"):
+        itlr.search(itlr.Index.load(tmp_path / "idx"), ['"coffee"'], k=1)
+    # a recorded model folder that is gone is named
+    moved = itlr.Index.from_arrays(docs, list("abcde"))
+    moved.manifest["model_path"] = str(tmp_path / "gone")
+    with pytest.raises(InputError, match=r"the index's model folder .*gone is missing"):
+        itlr.search(moved, ['"coffee"'], k=1)
+    # an own encoder is the caller's word: searched
+    out = itlr.search(other, ['"a"'], encoder=type("E", (), {"encode": lambda s, t: docs[:len(t)]})(), k=1)
+    assert out.column("doc_id").to_pylist() == ["a"]
+
+
+def test_an_all_zero_long_and_under_min_is_not_put_down_to_underflow():
+    """Only a product AND underflows: eight terms that score 0 under min are said to score 0, and the warning points
+    at the caller's line, not at the package's."""
+    d = 16
+    one_hot = itlr.Index.from_arrays(np.eye(d, dtype=np.float32), [f"d{i}" for i in range(d)], dtype="float32")
+
+    class OneHot:
+        def encode(self, texts):
+            return np.stack([np.eye(d, dtype=np.float32)[int(t[1:])] for t in texts])
+
+    query = " AND ".join(f'"t{i}"' for i in range(8))
+    with pytest.warns(UserWarning, match=r"scored every document 0 \(8 terms\): its terms score 0 under these "
+                                         r"operators") as seen:
+        itlr.search(one_hot, [query], encoder=OneHot(), ops="min,max,one_minus", k=3)
+    assert not any("underflows" in str(w.message) for w in seen)
+    assert {os.path.basename(w.filename) for w in seen} == {os.path.basename(__file__)}
+    with pytest.warns(UserWarning, match="a product AND of that many terms underflows"):
+        itlr.search(one_hot, [query], encoder=OneHot(), k=3)

@@ -453,7 +453,7 @@ def test_index_option_errors_come_before_the_corpus_is_read(tmp_path, capsys, fl
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA GPU is present")
 def test_index_on_a_device_this_machine_lacks_is_refused(tmp_path, capsys):
     assert main(["index", str(_tiny_corpus(tmp_path)), "-o", str(tmp_path / "ix"), "--device", "cuda"]) == 1
-    assert "--device: device cuda requested but torch sees no CUDA GPU here" in capsys.readouterr().err
+    assert "device: device cuda requested but torch sees no CUDA GPU here" in capsys.readouterr().err
     assert not (tmp_path / "ix").exists()
 
 

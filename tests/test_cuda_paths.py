@@ -213,7 +213,7 @@ def test_search_and_rerank_take_a_gpu_number(tmp_path, capsys, monkeypatch):
     argv = ["search", str(tmp_path / "idx"), str(tmp_path / "q.jsonl"), "-o", str(tmp_path / "r.arrow")]
     assert cli.main(argv + ["--device", "cuda:1"]) == 1
     err = capsys.readouterr().err
-    assert err.count("itlr: error:") == 1 and "--device: device cuda:1 requested but no CUDA GPU is visible" in err
+    assert err.count("itlr: error:") == 1 and "device: device cuda:1 requested but no CUDA GPU is visible" in err
     assert not (tmp_path / "r.arrow").exists()
 
 

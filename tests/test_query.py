@@ -302,6 +302,14 @@ def test_operators_apostrophes_and_invisible_characters():
     # a format character pasted beside a keyword leaves it a keyword
     assert parse("x AND NOT\u200b y") == And((Term("x"), Not(Term("y"))))
     assert parse("x \u2060OR y") == Or((Term("x"), Term("y")))
+    # and beside a quote, a parenthesis or a bare word (a BOM of a file read without utf-8-sig, U+200B, a soft
+    # hyphen) it is white space; inside a word it stays (an emoji's zero-width joiner)
+    for query in ('\ufeff"a" AND "b"', '"a" AND "b"\ufeff', '"a"\u200b AND "b"', '"a" AND \u00ad "b"',
+                  'a\u200b AND b', '\ufeffa AND (\u200bb)'):
+        assert parse(query) == And((Term("a"), Term("b"))), query
+    assert parse("x\u200dy AND z") == And((Term("x\u200dy"), Term("z")))
+    with pytest.raises(QuerySyntaxError, match="dangling AND"):
+        parse('"a" AND \u200b')
     # line breaks and tabs inside a quoted term are spaces: the canonical form is one line
     assert parse('"a\nb" OR "c\td" OR \u201ce\r\nf\u201d') == Or((Term("a b"), Term("c d"), Term("e f")))
     assert "\n" not in canonical('"a\nb" OR c')

@@ -67,7 +67,7 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device {name} requested but no CUDA GPU is visible", "--device", "auto or cpu")
+        raise InputError(f"device {name} requested but no CUDA GPU is visible", "device", "auto or cpu")
     if name.split(":")[0] not in ("cpu", "cuda"):
         raise InputError(f"unknown device {name!r}", "device", " or ".join(DEVICES))
     try:

@@ -18,7 +18,6 @@ table) takes the torch path.
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from typing import Callable
 
@@ -26,6 +25,7 @@ import numpy as np
 import torch
 
 from ..compiler import Program
+from ..errors import warn_caller
 from ..ops import Ops
 from ..scoring import ScoreOptions, linearize_options
 from .reference import search_linear, search_reference, search_with_options
@@ -100,8 +100,8 @@ class TritonBackend:
                on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         device = torch.device(device)
         if min(int(k), docs.shape[0]) > K_MAX:
-            warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): "
-                          "using the torch reference", RuntimeWarning, stacklevel=2)
+            warn_caller(f"k={k} is above the fused kernel's limit ({K_MAX}): "
+                        "using the torch reference", RuntimeWarning)
             return search_reference(docs, term_embeddings, program, ops, k, device=device,
                                     chunk_size=chunk_size, on_chunk=on_chunk)
         return self._run(docs, term_embeddings, program, ops, int(k), device, {}, on_chunk)
@@ -115,8 +115,8 @@ class TritonBackend:
 
         device = torch.device(device)
         if options.calibration == "percentile":
-            warnings.warn("percentile calibration is a lookup table, not an affine map: using the torch path "
-                          "for the scoring options", RuntimeWarning, stacklevel=2)
+            warn_caller("percentile calibration is a lookup table, not an affine map: using the torch path "
+                        "for the scoring options", RuntimeWarning)
             return search_with_options(docs, term_embeddings, program, ops, k, options, whole_embeddings,
                                        device=device, chunk_size=chunk_size, on_chunk=on_chunk)
         # On CUDA the statistics sample comes from the resident matrix the kernel will read (no second host
@@ -130,8 +130,8 @@ class TritonBackend:
                       on_chunk: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         device = torch.device(device)
         if min(int(k), docs.shape[0]) > K_MAX:
-            warnings.warn(f"k={k} is above the fused kernel's limit ({K_MAX}): using the torch path",
-                          RuntimeWarning, stacklevel=2)
+            warn_caller(f"k={k} is above the fused kernel's limit ({K_MAX}): using the torch path",
+                        RuntimeWarning)
             return search_linear(docs, lin, k, device=device, chunk_size=chunk_size, on_chunk=on_chunk)
         extra = {"lit_affine": (lin.lit_a, lin.lit_b)}
         if lin.mix is not None:
@@ -144,9 +144,9 @@ class TritonBackend:
 
         interpret = device.type != "cuda"
         if interpret:
-            warnings.warn("triton backend on the CPU runs the kernel in Triton's interpreter: "
-                          "for debugging only (very slow); use --backend torch on the CPU",
-                          RuntimeWarning, stacklevel=3)
+            warn_caller("triton backend on the CPU runs the kernel in Triton's interpreter: "
+                        "for debugging only (very slow); use --backend torch on the CPU",
+                        RuntimeWarning)
         n = docs.shape[0]
         if interpret and not interpreter_ready():
             # Triton was imported compiled in this process: run the interpreter in a child process.

@@ -103,6 +103,15 @@ def tokenize(query: str) -> list[Token]:
             while j < n and not query[j].isspace() and query[j] not in _WORD_END:
                 j += 1
             word = query[i:j]
+            if not word.isascii():   # invisible format characters at a word's ends (a BOM, U+200B, a soft hyphen)
+                bare = _strip_format(word)   # are no part of it, and a word of them alone is white space
+                if not bare:
+                    i = j
+                    continue
+                if bare != word:
+                    i += len(word) - len(word.lstrip(_format_chars(word)))
+                    word = bare
+                    j = i + len(word)
             phrase = _single_quoted(query, i, word) if word[:1] in ("'", "\u2018") else None
             if phrase is not None:
                 # the user's phrase where it is plain ("rock 'n' roll" holds quotes of its own: the general hint)
@@ -121,6 +130,18 @@ def tokenize(query: str) -> list[Token]:
     flush()
     tokens.append(Token("END", n))
     return tokens
+
+
+def _format_chars(word: str) -> str:
+    """The format characters (category Cf) of ``word``, as a strip() set."""
+    return "".join({ch for ch in word if unicodedata.category(ch) == "Cf"})
+
+
+def _strip_format(word: str) -> str:
+    """``word`` without the invisible format characters at its ends (inside a word they stay: a zero-width joiner
+    of an emoji sequence, the non-joiner of a Persian word)."""
+    chars = _format_chars(word)
+    return word.strip(chars) if chars else word
 
 
 def _keyword(word: str) -> str:
@@ -287,9 +308,9 @@ class _Parser:
             raise self.error(f"unexpected {self.describe(self.tok)}", "AND, OR or end of query")
         self.check_canonical_depth(node)
         if len(self.query) > MAX_QUERY_CHARS // 3:   # (a canonical form is well under 3x the query typed)
-            from .printer import canonical
+            from .printer import printed
 
-            written = len(canonical(node))
+            written = len(printed(node))
             if written > MAX_QUERY_CHARS:   # (its quotes and escapes): then it would not parse back
                 raise self.error(f"query's canonical form is {written} characters long", f"at most {MAX_QUERY_CHARS} "
                                  "characters, counted as its canonical form writes them (every term quoted, '\"' "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .ast import And, Node, Not, Or, Term
-from .parser import check_ast_depth, check_term, parse
+from .parser import MAX_QUERY_CHARS, check_ast_depth, check_term, parse
 
 
 def quote(text: str) -> str:
@@ -19,12 +19,22 @@ def quote(text: str) -> str:
 def canonical(node: Node | str) -> str:
     """The canonical form of a query (iterative: no recursion limit to hit); an expression string is parsed
     first.  A node that no expression could spell (an empty term, an operator without operands, not a node,
-    nesting deeper than the parser's limit) is an InputError: its form would not parse back (a term as
-    :func:`~itlr_gpu.query.parser.check_term` says)."""
+    nesting deeper than the parser's limit, a form longer than the parser reads) is an InputError: its form would
+    not parse back (a term as :func:`~itlr_gpu.query.parser.check_term` says)."""
     if isinstance(node, str):
         node = parse(node)
     else:
         check_ast_depth(node)
+    written = printed(node)
+    if len(written) > MAX_QUERY_CHARS:
+        raise InputError(f"the query's canonical form is {len(written):,} characters long", "query",
+                         f"at most {MAX_QUERY_CHARS:,} characters (as parse() reads back; every term quoted, '\"' and "
+                         "'\\' escaped)")
+    return written
+
+
+def printed(node: Node) -> str:
+    """The canonical form of an AST whose depth was checked, whatever its length (the parser measures it)."""
     out: list[str] = []
     # the printed punctuation goes on the stack as 1-tuples: a str child of a node is a malformed AST, not text
     stack: list[Node | tuple[str]] = [node]

@@ -100,11 +100,11 @@ class Translation:
 
 def _check(translator: str, mode: str) -> None:
     if translator not in TRANSLATORS:
-        raise InputError(f"unknown translator {translator!r}", "--translator", " or ".join(TRANSLATORS))
+        raise InputError(f"unknown translator {translator!r}", "translator", " or ".join(TRANSLATORS))
     if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}", "--mode", " or ".join(MODES))
+        raise InputError(f"unknown mode {mode!r}", "mode", " or ".join(MODES))
     if translator == "rules" and mode != "logical":
-        raise InputError("the rules translator has no rewrite mode", "--mode",
+        raise InputError("the rules translator has no rewrite mode", "mode",
                          "logical (or --translator vllm / llamacpp)")
 
 
