@@ -622,14 +622,16 @@ def _is_bundled(path: Path) -> bool:
 
 def _int8_keeps_vectors(model_path: Path, name: str) -> bool:
     """Whether ONNX Runtime's int8 graph of the model keeps its vectors (the export's check against fp32, made
-    once per model and cached with the export); if not, says so once: ``auto`` then encodes in fp32."""
+    once per model and cached with the export); if not, says so once: ``auto`` then encodes with torch (bf16 where
+    the CPU multiplies bfloat16 natively, else fp32), ``--encoder-backend onnx`` with the fp32 graph."""
     from .encode_runtime import int8_check
 
     check = int8_check(model_path, name)
     if not check["accepted"] and name not in _INT8_REFUSED:
         _INT8_REFUSED.add(name)
         print(f"itlr: note: int8 quantisation of {name} does not keep its vectors (cosine to fp32 down to "
-              f"{check['min_cosine']:.3f} on a sample); encoding in fp32", file=sys.stderr)
+              f"{check['min_cosine']:.3f} on a sample); not used: encoding with torch "
+              f"{'bf16' if cpu_native_bf16() else 'fp32'} (onnx fp32 with --encoder-backend onnx)", file=sys.stderr)
     return bool(check["accepted"])
 
 

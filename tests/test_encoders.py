@@ -594,7 +594,7 @@ def test_layer_norm_runs_apart_from_its_residual_add(onnx_cache, tmp_path, graph
     assert "Attention" in ops or "QAttention" in ops      # the rest of the fusion is kept
 
 
-def test_auto_encodes_in_fp32_where_int8_does_not_keep_the_models_vectors(monkeypatch, capsys):
+def test_auto_leaves_int8_where_it_does_not_keep_the_models_vectors(monkeypatch, capsys):
     """all-mpnet-base-v2's dynamic int8 graph gave vectors unrelated to its own (cosine about 0): ``auto`` must not
     pick an int8 graph that the export's check refused, and says so once."""
     from itlr_gpu import encode_runtime
@@ -609,7 +609,15 @@ def test_auto_encodes_in_fp32_where_int8_does_not_keep_the_models_vectors(monkey
         assert (s["backend"], s["precision"]) == ("torch", "fp32")
     err = capsys.readouterr().err
     assert err.count("int8 quantisation of all-MiniLM-L6-v2 does not keep its vectors (cosine to fp32 down to "
-                     "-0.090 on a sample); encoding in fp32") == 1
+                     "-0.090 on a sample); not used: encoding with torch fp32 (onnx fp32 with --encoder-backend "
+                     "onnx)") == 1
+    # where the CPU multiplies bfloat16 natively, auto's torch runs in bf16, and the note says so
+    monkeypatch.setenv("ITLR_CPU_BF16", "1")
+    monkeypatch.setattr(encoders, "_INT8_REFUSED", set())
+    s = SentenceTransformerEncoder().settings
+    assert (s["backend"], s["precision"]) == ("torch", "bf16")
+    assert "; not used: encoding with torch bf16" in capsys.readouterr().err
+    monkeypatch.setenv("ITLR_CPU_BF16", "0")
     # int8 asked for explicitly still resolves to ONNX Runtime; the encoder itself refuses it (below); the onnx
     # backend without a precision takes its fp32 graph
     assert SentenceTransformerEncoder(precision="int8").settings["backend"] == "onnx"
