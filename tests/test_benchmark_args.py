@@ -150,3 +150,32 @@ def test_every_committed_benchmark_table_names_its_command():
                    for part in (report, report.get("info"), report.get("machine"))):
             lacking.append(path.name)
     assert not lacking, lacking
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seeds", "0,x"], "expected comma-separated integer seeds"),
+    (["--seeds", "-1"], "seeds of 0 or more"),
+    (["--encoders", "auto,fast"], "unknown encoder setting(s) fast"),
+    (["--docs", "1"], "--docs 1: expected at least 2 documents"),
+])
+def test_the_demo_benchmark_refuses_bad_settings_before_any_work(args, message, capsys):
+    from benchmarks import demo
+
+    with pytest.raises(SystemExit) as stop:
+        demo.main(args)
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_demo_benchmark_tabulates_each_seed_and_encoder(tmp_path):
+    """A small run: one row per seed, the encoder's settings named, ITLR above the baseline."""
+    import json
+
+    from benchmarks import demo
+
+    assert demo.main(["--seeds", "0,1", "--encoders", "torch-fp32", "--docs", "40", "--out", str(tmp_path / "d")]) == 0
+    report = json.loads((tmp_path / "d.json").read_text())
+    assert [r["seed"] for r in report["results"]] == [0, 1]
+    assert report["results"][0]["settings"]["backend"] == "torch"
+    assert all(r["overall"]["itlr"] > r["overall"]["baseline"] for r in report["results"])
+    table = (tmp_path / "d.md").read_text()
+    assert "## Encoder `torch-fp32` (torch fp32" in table and table.count("\n| 0 |") == 1

@@ -26,13 +26,16 @@ from .corpus import make_corpus, topic_terms
 
 
 def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str | None = None,
-             k: int = 100, print_fn=print) -> dict:
+             k: int = 100, print_fn=print, encoder=None) -> dict:
+    """Build the demo's corpus and queries, search them three ways, print the table; returns its rows.
+    ``encoder``: one to use instead of ``model``'s (``benchmarks/demo.py`` compares encoder settings)."""
     from ..encoders import SentenceTransformerEncoder, default_encoder
     from ..engine import search
     from ..index import Index
 
     t0 = time.perf_counter()
-    encoder = default_encoder() if model is None else SentenceTransformerEncoder(model)  # a bad folder: before any work
+    if encoder is None:   # a bad folder: before any work
+        encoder = default_encoder() if model is None else SentenceTransformerEncoder(model)
     # The bar goes to a terminal only; an error closes it first, so the error line stands on its own.
     steps = tqdm(total=5, desc="demo", unit="step", bar_format="{desc}: {n}/{total} steps |{bar}| {elapsed}",
                  disable=not sys.stderr.isatty())
@@ -102,4 +105,5 @@ def run_demo(n_docs: int = 400, per_template: int = 4, seed: int = 0, model: str
     print_fn(f"example: {example.text!r}")
     print_fn(f"   as logic: {example.expr}")
     print_fn(f"done in {time.perf_counter() - t0:.1f} s")
-    return {"rows": rows, "overall": overall, "queries": len(queries), "documents": len(corpus)}
+    return {"rows": rows, "overall": overall, "queries": len(queries), "documents": len(corpus),
+            "encoder": dict(getattr(encoder, "settings", None) or {})}
