@@ -3779,3 +3779,42 @@ def test_rules108_typographic_single_quotes(text, expr):
 ])
 def test_rules109_sentence_ends_and_inch_marks(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-110: "though not", "although not", "however not" exclude every item of the list after them, as
+    # "but not" does (NOT bound the first item only: prostate cancer rose instead of falling)
+    ("diet and cancer, though not breast cancer or prostate cancer",
+     '("diet" AND "cancer" AND NOT "breast cancer" AND NOT "prostate cancer")'),
+    ("fruit although not apples or pears", '("fruit" AND NOT "apples" AND NOT "pears")'),
+    ("fruit, however not apples or pears", '("fruit" AND NOT "apples" AND NOT "pears")'),
+    ("fruit though not apples, pears or plums", '("fruit" AND NOT "apples" AND NOT "pears" AND NOT "plums")'),
+    ("fruit but also not apples or pears", '("fruit" AND NOT "apples" AND NOT "pears")'),
+    # a numbered or lettered list: a negated item stays an exclusion (it was ORed in: OR NOT rewards everything else)
+    ("1. soy 2. tofu 3. not tempeh", '(("soy" OR "tofu") AND NOT "tempeh")'),
+    ("1) soy 2) tofu 3) no tempeh", '(("soy" OR "tofu") AND NOT "tempeh")'),
+    ("(1) soy (2) tofu (3) not tempeh", '(("soy" OR "tofu") AND NOT "tempeh")'),
+    ("a) soy b) tofu c) not tempeh", '(("soy" OR "tofu") AND NOT "tempeh")'),
+    ("a) wheat b) corn", '("wheat" OR "corn")'),
+    ("Looking for any of these: 1) soy milk 2) oat milk 3) not almond milk",
+     '(("soy milk" OR "oat milk") AND NOT "almond milk")'),
+    # "Skip X." after a request or a question excludes X ("Skip hire." is a builder's skip); "leave X out"
+    ("Any news on copper? Skip Chile.", '("copper" AND NOT "Chile")'),
+    ("News on copper. Skip Chile.", '("copper" AND NOT "Chile")'),
+    ("I'm looking for work on avian influenza H5N1 in wild birds. Skip the poultry papers.",
+     '("avian influenza H5N1 in wild birds" AND NOT "poultry papers")'),
+    ("copper, but leave Chile out", '("copper" AND NOT "Chile")'),
+    ("copper prices; leave Chile and Peru out please", '("copper prices" AND NOT "Chile" AND NOT "Peru")'),
+    # "Zinc too.": one more topic after a request; a pronoun adds none
+    ("Copper news? Zinc too.", '("Copper news" AND "Zinc")'),
+    ("Looking for tin prices. Nickel too.", '("tin prices" AND "Nickel")'),
+])
+def test_rules110_concessive_exclusions_numbered_negations_and_short_sentences(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text", ["Is it expensive? Me too.", "copper, leave it out",
+                                  "Need a quote for waste removal. Skip hire."])
+def test_rules110_leaves_pronouns_and_nouns_alone(text):
+    node, err = try_translate_rules(text)
+    assert err is not None or "NOT" not in canonical(node)

@@ -477,8 +477,16 @@ def _spec(text: str) -> str:
 # A numbered list ("Looking for any of these: 1) X 2) Y 3) Z", "either 1) X or 2) Y"): its items are alternatives
 # (an "and" before the last one, or "all" / "both" before the list, makes them topics to AND).  A head that ends
 # with a colon and only introduces the list ("Need one of:", "Which of these is best documented:", "Topics I'd
-# take:") goes; another head stays before the list.
-_NUMBER_MARK_RE = re.compile(r"(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9])[).]\s+(?=\S)")
+# take:") goes; another head stays before the list.  Letters mark a list too, closed by a bracket only ("a) X
+# b) Y": "a." is an initial).  An item that is itself an exclusion ("3) not Z", "3) no Z") stays one, after the
+# alternatives: as items on their own lines or after commas read.
+_NUMBER_MARK_RE = re.compile(r"(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9]|[a-h](?=\)))[).]\s+(?=\S)")
+_NEGATED_ITEM_RE = re.compile(r"(?:not|no|never|without|excluding|except)\s+\S", re.IGNORECASE)
+
+
+def _mark_number(mark: re.Match) -> int:
+    n = mark.group("n")
+    return int(n) if n.isdigit() else ord(n) - ord("a") + 1
 _LIST_HEAD_RE = re.compile(r"(?:.*\b(?:these|following|one\s+of|any\s+of|either|options|choices|topics?|ideas|"
                            r"which|whichever|any|all|both|i'd|i\s+would|i'll|take|terms|request|search|list|needed|"
                            r"apply|items)\b.*|)$")
@@ -490,9 +498,9 @@ def _numbered(text: str) -> str:
     marks = list(_NUMBER_MARK_RE.finditer(text))
     if len(marks) < 2:
         return text
-    run = [marks[0]] if marks[0].group("n") == "1" else []
+    run = [marks[0]] if _mark_number(marks[0]) == 1 else []
     for m in marks[1:]:
-        if run and int(m.group("n")) == int(run[-1].group("n")) + 1:
+        if run and _mark_number(m) == _mark_number(run[-1]) + 1 and m.group("n").isdigit() == run[-1].group("n").isdigit():
             run.append(m)
     if len(run) < 2:
         return text
@@ -509,13 +517,18 @@ def _numbered(text: str) -> str:
     head = text[:run[0].start()].rstrip()
     low_head = _fold(head)
     both = "and" in joins[:-1] or re.search(r"\b(?:all|both|each|every)\b", low_head)
-    joined = (" and " if both else " or ").join(items)
+    negated = [item for item in items if _NEGATED_ITEM_RE.match(item)]
+    wanted = [item for item in items if not _NEGATED_ITEM_RE.match(item)]
+    if not wanted:
+        return text
+    joined = (" and " if both else " or ").join(wanted)
     if head.endswith(":") and _LIST_HEAD_RE.match(low_head[:-1]):
         head = ""
     elif re.search(r"\beither$", low_head):
         pass
     elif head:
-        joined = f"({joined})" if not head.endswith(":") else joined
+        joined = f"({joined})" if not head.endswith(":") and len(wanted) > 1 else joined
+    joined += "".join(f", {item}" for item in negated)
     rest = text[stop:]
     return (f"{head} {joined}" if head else joined) + rest
 
@@ -696,6 +709,10 @@ _OR_BOTH_RE = re.compile(r"\s*\((?:or|and/or)\s+(?:both|all\s+(?:three|of\s+them
 _SKIP_CLAUSE_RE = re.compile(r"(?<=[;,])\s*skip\s+(?!(?:the|any|anything|everything|all|hire|hires|rope|bins?|lorr(?:y|ies)|"
                              r"counting|breakfast|meals?|"
                              r"school|class|classes|work|a\s+grade|generation|tracing|list|lists)\b)(?=\w)", re.I)
+# "X, but leave Y out", "X; leave Y out please": an exclusion around its object (a short one, to the clause's end)
+_LEAVE_OUT_RE = re.compile(r"(?<=[;,])\s*(?:but\s+|and\s+)?(?:please\s+)?leave\s+(?P<what>(?!(?:it|this|that|them|these|"
+                           r"those|me|us)\b)[^,;.!?()]{1,60}?)\s+out(?:\s+(?:please|pls|plz|thanks))?(?=\s*(?:[,;.!?]|$))",
+                           re.I)
 # "X, including A and B": the parts named are required too
 _INCLUDING_RE = re.compile(r"\s*,\s*including\s+(?:both\s+)?(?=\S)", re.I)
 # "at least one of A, B, C", "any of the following: A, B or C": alternatives, to the clause's end
@@ -834,6 +851,7 @@ def _loose_operators(text: str) -> str:
         text = _DOUBLE_NEGATION_RE.sub(" and ", text)
     text = _OR_BOTH_RE.sub(lambda m: "," if m.group("more") is not None else "", text)
     text = _SKIP_CLAUSE_RE.sub(" excluding ", text)
+    text = _LEAVE_OUT_RE.sub(lambda m: f" excluding {m.group('what')}", text)
     text = _INCLUDING_RE.sub(", and ", text)
     text = _any_of_lists(text)
     text = _NARROWING_RE.sub(lambda m: " and " if m.group("sep").strip() in ("", "-", "\u2013", "\u2014") else ", and ",

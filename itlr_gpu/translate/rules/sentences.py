@@ -75,7 +75,11 @@ def _closing_chatter(sentence: str) -> bool:
 _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and|also|and\s+also|please),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
-    r"leave\s+out|skip\s+(?:anything|everything|any|all|the)|ignore|avoid|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
+    r"leave\s+out|skip\s+(?:anything|everything|any|all|the)|ignore|avoid|"
+    # "Skip Chile.", "Drop the pre-2000 stuff." (not "Skip hire.": a builder's skip)
+    r"(?:skip|drop|omit)\s+(?!(?:hire|hires|rope|bins?|lorr(?:y|ies)|counting|breakfast|meals?|school|class|"
+    r"classes|work|a\s+grade|generation|tracing|list|lists|it|this|that|them|these|those|shipping|off|out|in|by)\b)"
+    r"(?=\w)|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+(?:anything|stuff|material|papers|articles|info|information)\s+"
     r"(?:on|about|regarding)|"
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
@@ -147,6 +151,11 @@ def _first_exclusion_last(sentences: list[str]) -> list[str]:
 
 
 _MAX_FRAGMENT_WORDS = 6
+# "Zinc too.", "Nickel as well.": a sentence that adds a topic to the request before it
+_TOO_SENTENCE_RE = re.compile(r"(?!(?:me|you|us|them|him|her|it|this|that|these|those|i|we|they|he|she|same|"
+                              r"mine|yours|ours|thanks|thank\s+you)\b)"
+                              r"(?P<what>[^\s,;:?!.][^,;:?!.]*?),?\s+(?:too|as\s+well)\s*[.!?]*", re.I)
+_MAX_TOO_WORDS = 4
 _CHAIN_LEAD_RE = re.compile(r"(?P<lead>and|also|plus|what\s+about|how\s+about|or)\b[\s,]*(?:(?:on|in|about|for)\s+)?(?=\S)")
 
 
@@ -209,6 +218,11 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
             else:
                 out[-1] = head + "; " + part + "."
             continue
+        too = _TOO_SENTENCE_RE.fullmatch(s) if prev is not None and prev.rstrip()[-1:] in ("?", ".") else None
+        if too and len(too.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(too.group("what")):
+            end = "?" if prev.rstrip().endswith("?") else "."   # "Copper news? Zinc too.": one more topic
+            out[-1] = prev.rstrip(" .!?") + "; " + too.group("what") + end
+            continue
         narrowing = re.match(r"(?:more\s+)?(?:specifically|in\s+particular|particularly)\b[\s,:]*(?=\S)", low) \
             if prev is not None else None
         if narrowing and len(s.split()) <= _MAX_ALTERNATIVE_WORDS and not _has_strong_aux(s):
@@ -238,6 +252,8 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         topic = prev[ask.end():] if ask else prev                               # "are" is the ask's
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
                 and (asked or not _has_strong_aux(topic)) and not _has_strong_aux(rest):
+            # "Skip Chile." excludes Chile ("Skip the X", "skip anything on X": the lexer's own markers)
+            s = re.sub(r"^(?:skip|drop|omit)\s+(?!(?:the|any|anything|everything|all)\b)", "not ", s, flags=re.I)
             s = re.sub(r"^(?:(?:and\s+)?also|please)\b,?\s*", "", s, flags=re.I)   # "Also not Amazon.", "Please no
                                                                                   # X.": "also" is no topic
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
