@@ -177,7 +177,7 @@ def translate(
             raise InputError(f"options {sorted(opts)} apply only to an LLM translator", "translate")
         return _rules(texts)
     if repair not in REPAIRS:
-        raise InputError(f"unknown repair {repair!r}", "--repair", " or ".join(REPAIRS))
+        raise InputError(f"unknown repair {repair!r}", "repair", " or ".join(REPAIRS))
     rows, refused = _translate_llm(translator, texts, model, mode, cache_dir, cache, batch_size, engine, opts)
     return _repaired(rows, refused) if repair == "rules" and mode == "logical" else rows
 
