@@ -10,9 +10,10 @@ double-quoted string (escapes ``\\"`` and ``\\\\``; typographic quotes such as �
 «...» and the full-width ＂...＂ also quote, without escapes) or a run of bare words that are
 not keywords (full-width parentheses group as ASCII ones do); white space inside a bare run collapses to one space, so
 ``vitamin D benefits AND NOT bone health`` has two terms.  Tabs, newlines and
-Unicode spaces (``str.isspace``, e.g. U+3000) count as white space; every other
-control character is an error, and so is a term of only invisible characters
-(format characters such as U+200B, spaces), reported at the term's position.
+Unicode spaces (``str.isspace``, e.g. U+3000) count as white space, and so do invisible
+format characters (a BOM, U+200B, a soft hyphen) at a bare word's ends or between
+words; every other control character is an error, and so is a quoted term of only
+invisible characters, reported at the term's position.
 
 Every error is a :class:`~itlr_gpu.errors.QuerySyntaxError` with the 0-based
 position and what was expected.  The limits below keep the recursive descent far
