@@ -11,14 +11,15 @@ import importlib.util
 import os
 import sys
 
-from .errors import IndexIntegrityError, InputError, ItlrError, QuerySyntaxError
+from .errors import IndexIntegrityError, InputError, ItlrError, ItlrRuntimeWarning, ItlrWarning, QuerySyntaxError
 from .ops import Ops
 from .query import And, Not, Or, Term, canonical, parse
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "And", "Index", "IndexIntegrityError", "InputError", "ItlrError", "Not", "Ops", "Or", "Program",
+    "And", "Index", "IndexIntegrityError", "InputError", "ItlrError", "ItlrRuntimeWarning", "ItlrWarning", "Not",
+    "Ops", "Or", "Program",
     "QuerySyntaxError", "RECOMMENDED", "ScoreOptions", "Term", "canonical", "compile_queries", "parse", "search",
     "translate", "__version__",
 ]
