@@ -3818,3 +3818,35 @@ def test_rules110_concessive_exclusions_numbered_negations_and_short_sentences(t
 def test_rules110_leaves_pronouns_and_nouns_alone(text):
     node, err = try_translate_rules(text)
     assert err is not None or "NOT" not in canonical(node)
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-111: after an exclusion's item, a comma and a preposition open a facet of what is wanted, not another
+    # excluded item; its empty link goes
+    ("hotels near Heathrow, except Premier Inn, with free parking",
+     '("hotels near Heathrow" AND NOT "Premier Inn" AND "free parking")'),
+    ("beach holidays excluding Spain, in October", '("beach holidays" AND NOT "Spain" AND "October")'),
+    ("laptops without touchscreens, under 1000 pounds",
+     '("laptops" AND NOT "touchscreens" AND "under 1000 pounds")'),
+    ("fruit except apples, pears, plums", '("fruit" AND NOT "apples" AND NOT "pears" AND NOT "plums")'),
+    # "VS Code" is an editor, not a comparison
+    ("git integration in VS Code or IntelliJ", '("git integration" AND ("VS Code" OR "IntelliJ"))'),
+    ("vim vs emacs", '("vim" AND "emacs")'),
+    # "free of" / "free from" exclude (not a price or a right)
+    ("shampoo free of sulfates and parabens", '("shampoo" AND NOT "sulfates" AND NOT "parabens")'),
+    ("toothpaste free of fluoride", '("toothpaste" AND NOT "fluoride")'),
+    ("courses free of charge", '"courses free of charge"'),
+    ("workplaces free from discrimination", '"workplaces free from discrimination"'),
+    # first-person exclusions after a comma; a need that is an act is not one
+    ("cheap car insurance, I don't need breakdown cover", '("cheap car insurance" AND NOT "breakdown cover")'),
+    ("running shoes for marathon, I'm not after trail shoes", '("running shoes for marathon" AND NOT "trail shoes")'),
+    ("holiday cottages in Cornwall, we have no interest in caravans",
+     '("holiday cottages in Cornwall" AND NOT "caravans")'),
+    ("pizza dough recipes but I can't eat gluten", '("pizza dough recipes" AND NOT "gluten")'),
+    ("cheap flights, I don't need to fly direct", '"cheap flights, I don\'t need to fly direct"'),
+    # conditions that exclude
+    ("Thai green curry paste, as long as there's no shrimp paste", '("Thai green curry paste" AND NOT "shrimp paste")'),
+    ("holiday parks in Devon, only if there are no hot tubs", '("holiday parks in Devon" AND NOT "hot tubs")'),
+])
+def test_rules111_facets_after_exclusions_names_and_first_person_exclusions(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

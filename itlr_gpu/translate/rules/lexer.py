@@ -78,6 +78,11 @@ _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u
 # with nothing after it).  Both sides a boundary (start, end, a comma, a bracket or a connective), one of them a
 # connective: "cats ❤️ and dogs" and "X, 🙏" are decoration.
 _CONNECTIVE = r"(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)"
+# "free of charge", "free from discrimination": a price or a right, nothing excluded
+_FREE_OF_NOT_EXCLUDED = [[w] for w in ("charge", "charges", "cost", "costs", "fees", "fee", "tax", "vat", "duty",
+                                       "discrimination", "harassment", "abuse", "fear", "violence", "poverty",
+                                       "debt", "pain", "worry", "stress", "interference", "bias", "error", "errors",
+                                       "defects", "obligation", "restrictions", "restriction", "copyright")]
 _CONNECTIVE_END_RE = re.compile(rf"\b{_CONNECTIVE}$", re.I)
 _CONNECTIVE_START_RE = re.compile(rf"{_CONNECTIVE}\b", re.I)
 _SYMBOL_RUN_RE = re.compile(f"{_EMOJI_RE.pattern}(?:\\s*{_EMOJI_RE.pattern})*")
@@ -386,6 +391,8 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
                     or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
                     or (low == "sans" and t.text != "sans") \
+                    or (low == "vs" and nxt == "WORD" and _fold(out[i + 1].text).split()[:1] in (["code"], ["codium"])) \
+                    or (low in ("free of", "free from") and _fold(out[i + 1].text).split()[:1] in _FREE_OF_NOT_EXCLUDED) \
                     or (low.startswith("anywhere") and not (prev == "COMMA" or _plural_noun(out[i - 1].text))):
                 # ("sans" in a name: "Source Sans Pro", "Médecins Sans Frontières"; "anywhere but X" after a comma
                 # or a plural noun only: "jobs anywhere but London", not "work from anywhere except the office")
@@ -411,7 +418,9 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
             topic_before = low == "avoiding" and t.text.islower() and prev == "WORD" and before.isalnum() \
                 and before not in _TITLE_SMALL | _AVOIDING_NOT_AFTER and not before.endswith("ly") \
                 and not _advice_clause(out, i - 1)
-            if (prev not in openers and not named and not topic_before) or aim or nxt not in ("WORD", "QTERM", "LP") \
+            # "I don't need to fly direct": a need that is an act, not a topic excluded
+            act = low.endswith(" need") and nxt == "WORD" and _fold(out[i + 1].text).split()[:1] == ["to"]
+            if (prev not in openers and not named and not topic_before) or aim or act or nxt not in ("WORD", "QTERM", "LP") \
                     or (low == "nothing" and (_fold(out[i + 1].text).split() or [""])[0] in _NOTHING_QUALIFIES
                         and not (out[i + 1].text.lower() == "from" and i + 2 < len(out)
                                  and out[i + 2].text[:1].isupper())):   # "nothing from Swartland" excludes

@@ -47,6 +47,8 @@ _MARKERS: list[tuple[str, str]] = [
     ("as long as they don't mention", "EXCL"), ("as long as it doesn't cover", "EXCL"),
     ("as long as they don't cover", "EXCL"), ("as long as it doesn't include", "EXCL"),
     ("as long as they don't include", "EXCL"),
+    *((f"{_if} {_there} no", "EXCL") for _if in ("as long as", "provided", "providing", "only if", "so long as")
+      for _there in ("there's", "there is", "there are", "it has", "they have", "it's got")),
     ("is fine as long as it isn't about", "EXCL"), ("is fine as long as it isn't", "EXCL"),
     ("are fine as long as they aren't", "EXCL"), ("are fine as long as it isn't about", "EXCL"),
     ("are fine as long as it isn't", "EXCL"), ("except when the focus is", "EXCL"),
@@ -56,6 +58,7 @@ _MARKERS: list[tuple[str, str]] = [
     ("unrelated to", "EXCL"), ("with no mention of", "EXCL"), ("with no mention", "EXCL"),
     ("with no", "EXCL"), ("w/ no", "EXCL"), ("w/o", "EXCL"), ("minus", "EXCL"), ("leaving out", "EXCL"), ("leaving aside", "EXCL"),
     ("omitting", "EXCL"),
+    ("free of", "EXCL"), ("free from", "EXCL"),   # "shampoo free of sulfates" (not "free of charge": see _lex)
     ("yet not", "EXCL"), ("and yet not", "EXCL"), ("though not", "EXCL"), ("although not", "EXCL"),
     ("however not", "EXCL"), ("though no", "EXCL"), ("although no", "EXCL"), ("but also not", "EXCL"), ("but ignore", "EXCL"), ("but ignoring", "EXCL"),
     ("ignoring", "EXCL"), ("but leave out", "EXCL"), ("but exclude", "EXCL"), ("and exclude", "EXCL"),
@@ -102,7 +105,8 @@ _MARKERS: list[tuple[str, str]] = [
 ]
 # Markers that count only between two operands (see _lex); the loop below adds "that exclude" and kin.
 _COMPARES = {"vs.", "vs", "versus"}   # two compared topics ("X vs Y"): both
-_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "besides", "combined with", *_COMPARES,   # "the minus strand"
+_BETWEEN_OPERANDS = {"not counting", "sans", "alongside", "minus", "besides", "combined with", "free of", "free from",
+                     *_COMPARES,   # "the minus strand"
                      "anywhere except", "anywhere but", "anywhere other than", "anywhere apart from"}   # is a word;
 # ("Anywhere But Here lyrics" is a title; "work from anywhere except the office" wants the remote work: see _lex)
 _NEGATED_BE = {"not", "aren't", "arent", "isn't", "isnt"}   # the last word of "that are not" and kin
@@ -324,6 +328,13 @@ for _be in ("i'm", "i am", "we're", "we are", ""):
     for _about in ("in", "about", "on"):   # "I am not interested about animal studies" (second language)
         _CLAUSE_OPENERS.add(f"{_be} not interested {_about}".strip())
     _CLAUSE_OPENERS.add(f"{_be} not looking for".strip())
+    if _be:   # "running shoes, I'm not after trail shoes" ("not after 2010" alone is a date's)
+        _CLAUSE_OPENERS.update((f"{_be} not after", f"{_be} not looking at", f"{_be} allergic to"))
+for _who in ("i", "we"):   # "cheap car insurance, I don't need breakdown cover", "pizza dough, I can't eat gluten"
+    _CLAUSE_OPENERS.update((f"{_who} have no interest in", f"{_who} can't eat", f"{_who} cannot eat",
+                            f"{_who} can't have", f"{_who} cannot have", f"{_who} can't stand"))
+for _neg in ("don't", "do not", "dont"):   # (after a comma, "I" only: "we don't need X" is often a claim)
+    _CLAUSE_OPENERS.update((f"i {_neg} need", f"i {_neg} need any"))
 for _who in ("i", "we"):
     for _would in (" would", "'d"):
         for _verb in ("prefer to avoid", "rather avoid", "rather skip", "like to skip", "like to avoid", "like to exclude",

@@ -11,6 +11,12 @@ from .lexicon import _BOUND_FOLLOWERS, _fold, RuleError, _TITLE_SMALL
 from .lexer import _adjective_like, _COMPARED_GROUND_LINKS, _Tok
 from .normalise import _ITEM_START, _SEPS, _STRONG
 
+# After an exclusion's item and a comma, a phrase opened by one of these prepositions qualifies what is wanted
+# ("beach holidays excluding Spain, in October"); another item continues the exclusion's list.
+_FACET_RE = re.compile(r"(?:with|in|for|near|during|on|at|from|under|over|between|before|after|within|around|"
+                       r"since|until|throughout)\s+\S", re.IGNORECASE)
+_FACET_LINK_RE = re.compile(r"^(?:with|in|during|for|on|at)\s+(?=\S)", re.IGNORECASE)   # a link that says nothing
+
 
 class _Parser:
     """Recursive descent over the normalised tokens.
@@ -114,6 +120,9 @@ class _Parser:
             elif after_excl and k in ("AND", "COMMA", "CAND") and self.peek() in _ITEM_START:
                 # "a, not b, and c": the list goes on after a one-item exclusion
                 self.i += 1
+                if k == "COMMA" and self.kind == "TERM":   # "..., with free parking": the facet, not its link
+                    tok = self.toks[self.i]
+                    tok.text = _FACET_LINK_RE.sub("", tok.text, count=1) or tok.text
                 right = self.segment(depth)
                 node = make_and([node, right])
                 after_excl = False
@@ -167,6 +176,8 @@ class _Parser:
         while self.kind in _SEPS - _STRONG and self.peek() in _ITEM_START:
             if single and self.kind in ("AND", "COMMA", "CAND") and self.peek() != "NOT":
                 break
+            if self.kind == "COMMA" and self.peek() == "TERM" and _FACET_RE.match(self.toks[self.i + 1].text):
+                break   # "hotels, except Premier Inn, with free parking": a facet of what is wanted, not excluded
             self.i += 1
             items.append(self.excl_item(depth))
         return items

@@ -85,7 +85,7 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:it\s+)?(?:must|should)\s+not\s+(?:be\s+about|include|cover|mention)|"
     r"(?:please\s+)?(?:do\s+not|don't)\s+(?:use|include|cite)\s+(?:anything|any\s+\w+)\s+(?:on|about)|"
     r"(?:do\s+not|don't|dont)\s+show(?:\s+me)?(?:\s+(?:any|anything))?|"
-    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for)|not\s+asking\s+about|"
+    r"(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:interested|looking\s+for|looking\s+at|after)|not\s+asking\s+about|"
     r"(?:i|we)(?:'d|\s+would)\s+(?:prefer\s+to|rather|like\s+to)\s+avoid)\b")
 # why an exclusion-only sentence excludes ("..., since I've already covered them", "..., as everyone is tired
 # of it"): no part of what it excludes
