@@ -3847,6 +3847,11 @@ def test_rules110_leaves_pronouns_and_nouns_alone(text):
     # conditions that exclude
     ("Thai green curry paste, as long as there's no shrimp paste", '("Thai green curry paste" AND NOT "shrimp paste")'),
     ("holiday parks in Devon, only if there are no hot tubs", '("holiday parks in Devon" AND NOT "hot tubs")'),
+    # a problem's state is what the request is about, not an exclusion
+    ("parcel not arrived after 2 weeks", '"parcel not arrived after 2 weeks"'),
+    ("gradle build not finding dependencies", '"gradle build not finding dependencies"'),
+    ("printer not recognising cartridges", '"printer not recognising cartridges"'),
+    ("discount code not applied at checkout", '"discount code not applied at checkout"'),
 ])
 def test_rules111_facets_after_exclusions_names_and_first_person_exclusions(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))

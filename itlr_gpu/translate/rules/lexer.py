@@ -736,9 +736,11 @@ _PLAIN_VERBS = set("do eat drink wear say buy use miss visit see watch read try 
 # past participles that name a problem's state ("refund not received", "module not found")
 _PROBLEM_STATES = set("received found returned delivered accepted recognized recognised detected shown "
                       "displayed updated saved sent refunded credited processed approved installed loaded "
-                      "registered supported responding filed vested".split())
+                      "registered supported responding filed vested arrived issued dispatched shipped activated "
+                      "verified applied triggered cleared".split())
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
-              "updating displaying saving sending receiving launching installing downloading uploading".split())
+              "updating displaying saving sending receiving launching installing downloading uploading finding "
+              "recognising recognizing detecting pairing accepting".split())
 
 
 def _title_opening(out: list[_Tok]) -> None:
