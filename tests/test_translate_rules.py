@@ -3855,3 +3855,17 @@ def test_rules110_leaves_pronouns_and_nouns_alone(text):
 ])
 def test_rules111_facets_after_exclusions_names_and_first_person_exclusions(text, expr):
     assert canonical(translate_rules(text)) == canonical(parse(expr))
+
+
+@pytest.mark.parametrize("text, expr", [
+    # rules-112: a short requirement sentence after a request ("Must be X.", "Has to be X.", "Must have X.") is a
+    # facet of it, and an exclusion sentence after it still joins the request
+    ("Used car. Must be automatic. No diesels please.", '("Used car" AND "automatic" AND NOT "diesels")'),
+    ("Holiday cottage in Wales. Has to be dog friendly.", '("Holiday cottage in Wales" AND "dog friendly")'),
+    ("Hotels in Rome? Must have parking.", '("Hotels in Rome" AND "parking")'),
+    ("Need a plumber in Croydon. Must be Gas Safe registered. Not British Gas.",
+     '("plumber in Croydon" AND "Gas Safe registered" AND NOT "British Gas")'),
+    ("It must be true.", '"It must be true"'),
+])
+def test_rules112_requirement_sentences(text, expr):
+    assert canonical(translate_rules(text)) == canonical(parse(expr))

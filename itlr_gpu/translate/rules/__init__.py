@@ -83,5 +83,5 @@ from .pipeline import MAX_RULE_TERMS, translate_rules, try_translate_rules
 
 __all__ = ["RuleError", "translate_rules", "try_translate_rules", "RULES_VERSION", "MAX_RULE_TERMS"]
 
-RULES_VERSION = "rules-111"
+RULES_VERSION = "rules-112"
 """Changes whenever the rules change (recorded with every LLM form the rules repair)."""

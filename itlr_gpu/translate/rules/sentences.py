@@ -156,6 +156,10 @@ _TOO_SENTENCE_RE = re.compile(r"(?!(?:me|you|us|them|him|her|it|this|that|these|
                               r"mine|yours|ours|thanks|thank\s+you)\b)"
                               r"(?P<what>[^\s,;:?!.][^,;:?!.]*?),?\s+(?:too|as\s+well)\s*[.!?]*", re.I)
 _MAX_TOO_WORDS = 4
+# "Must be automatic.", "Has to be dog friendly.", "Needs to have parking.": a requirement of the request before it
+_MUST_SENTENCE_RE = re.compile(r"(?:it\s+|they\s+|the\s+\w+\s+)?(?:must|has\s+to|have\s+to|needs\s+to|need\s+to|"
+                               r"should)\s+(?:be\s+|have\s+|include\s+|offer\s+)(?P<what>[^\s,;:?!.][^,;:?!.]*?)"
+                               r"(?:,?\s+(?:please|pls|plz|ideally|if\s+possible))?\s*[.!]*", re.I)
 _CHAIN_LEAD_RE = re.compile(r"(?P<lead>and|also|plus|what\s+about|how\s+about|or)\b[\s,]*(?:(?:on|in|about|for)\s+)?(?=\S)")
 
 
@@ -217,6 +221,11 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
                 out[-1] = head + "."
             else:
                 out[-1] = head + "; " + part + "."
+            continue
+        must = _MUST_SENTENCE_RE.fullmatch(s) if prev is not None and prev.rstrip()[-1:] in ("?", ".") else None
+        if must and len(must.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(must.group("what")):
+            end = "?" if prev.rstrip().endswith("?") else "."   # "Used car. Must be automatic.": a facet of it
+            out[-1] = prev.rstrip(" .!?") + "; " + must.group("what") + end
             continue
         too = _TOO_SENTENCE_RE.fullmatch(s) if prev is not None and prev.rstrip()[-1:] in ("?", ".") else None
         if too and len(too.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(too.group("what")):
