@@ -294,6 +294,7 @@ def check_output_folder(path: PathLike) -> Path:
         raise OutputError("exists and is not a folder", shown, "a new or empty folder")
     if target.is_dir() and not os.access(target, os.W_OK | os.X_OK):
         raise OutputError("folder is not writable", shown, "a writable folder")
+    check_not_in_result_folder(path)   # (an index, shards or another job's folder there would be read as results)
     _check_parent(target, shown)
     return target
 

@@ -259,6 +259,15 @@ def test_a_folder_named_with_a_dot_needs_a_trailing_slash(index_dir, tmp_path, m
     assert "inside the result folder" in capsys.readouterr().err
     assert not (tmp_path / "run.v2" / "x.arrow").exists()
     assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)
+    # and so is a folder output there: another job's results, shards, an index (pyarrow would read them all)
+    for more in (["search", str(index_dir), str(q), "-k", "3", "--batch-size", "4", "--device", "cpu", "-o",
+                  str(tmp_path / "run.v2" / "inner") + "/"],
+                 ["shard", str(index_dir), "-o", str(tmp_path / "run.v2" / "sh"), "--shard-rows", "100"]):
+        assert main(more) == 1
+        assert "inside the result folder" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "run.v2").iterdir() if not p.name.startswith("_")) == \
+        ["part-00000.parquet", "part-00001.parquet"]
+    assert read_results(tmp_path / "run.v2").num_rows == 3 * len(EXPRS)
 
 
 def test_hybrid_texts_are_part_of_the_job_key(index_dir, tmp_path, monkeypatch, capsys):

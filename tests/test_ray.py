@@ -232,7 +232,9 @@ def test_cli_ray_stream_equals_resident(cluster, saved, tmp_path, monkeypatch, c
 def test_starting_ray_keeps_the_clis_signal_handlers(tmp_path):
     """ray.init installs its own SIGTERM handler (a crash report, then exit): the CLI's own, which removes
     temporaries and exits 143 with how to resume, must still be the one after connecting (a fresh process:
-    this module's cluster is already up)."""
+    this module's cluster is already up).  RAY_ADDRESS naming a cluster (as on a Ray node) does not stop a job
+    without --ray ADDRESS from starting its local Ray."""
+    import os
     import subprocess
     import sys
     import textwrap
@@ -252,7 +254,8 @@ def test_starting_ray_keeps_the_clis_signal_handlers(tmp_path):
         finally:
             shutdown_if_local()
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=dict(os.environ, RAY_ADDRESS="127.0.0.1:1"))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "True"
 

@@ -436,11 +436,11 @@ def test_cli_options_with_shards_and_bulk_equal_plain_search(saved, tmp_path, fa
     assert not read_table(raw).column("doc_id").equals(want.column("doc_id"))
     # a resumable bulk job records the options: a rerun with other options is refused
     out = tmp_path / "job"
-    import itlr_gpu.scoring as scoring
+    import itlr_gpu.scale.shards as shards
 
     reads = []
-    sample = scoring.document_sample
-    monkeypatch.setattr(scoring, "document_sample", lambda *a, **kw: reads.append(1) or sample(*a, **kw))
+    sample = shards.document_sample_read
+    monkeypatch.setattr(shards, "document_sample_read", lambda *a, **kw: reads.append(1) or sample(*a, **kw))
     assert main(["search", str(root / "single"), str(q), "-o", str(out), *flags, "--batch-size", "2"]) == 0
     assert len(EXPRS) > 2 and len(reads) == 1     # the options' document sample is read once for all batches
     from itlr_gpu.scale.bulk import read_results
@@ -509,3 +509,49 @@ def test_ray_stream_memory_cap_sets_the_rows_each_task_reads():
         _ray_ready(RayConfig(num_workers=2, shard_rows=7), argparse.Namespace(ray_stream=False, memory_cap=None), index)
     assert _ray_ready(RayConfig(num_workers=2, shard_rows=15000),
                       argparse.Namespace(ray_stream=False, memory_cap=None), index).shard_rows == 15000
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_the_options_sample_is_read_without_mapping_the_matrix(tmp_path, dtype):
+    """The scoring options' document sample of a file-backed index (a memmap, shard files) is read with pread: the
+    same rows as indexing the matrix, and never through the memmap (whose pages around 4,096 spread rows mapped most
+    of a large matrix into the process under --memory-cap)."""
+    import torch
+
+    from itlr_gpu.scale.shards import document_sample_read
+    from itlr_gpu.scoring import RECOMMENDED, document_sample
+
+    rng = np.random.default_rng(3)
+    index = Index.from_arrays(unit_rows(rng, 5000), [f"d{i}" for i in range(5000)], dtype=dtype)
+    index.save(tmp_path / "idx")
+    save_sharded(index, tmp_path / "sh", shard_rows=700)
+    for loaded in (load_index(tmp_path / "idx"), load_index(tmp_path / "sh"), index):
+        want = document_sample(loaded.embeddings, RECOMMENDED, "cpu")
+        got = document_sample_read(loaded.embeddings, RECOMMENDED, "cpu")
+        assert got.dtype == torch.float32 and torch.equal(got, want)
+    mapped = load_index(tmp_path / "idx").embeddings
+    assert isinstance(mapped, np.memmap)
+
+    class Unindexable(np.memmap):
+        def __getitem__(self, key):
+            raise AssertionError("the sample was read through the memmap")
+
+    guarded = mapped.view(Unindexable)
+    guarded.filename, guarded.offset = mapped.filename, mapped.offset
+    assert torch.equal(document_sample_read(guarded, RECOMMENDED, "cpu"),
+                       document_sample(mapped, RECOMMENDED, "cpu"))
+
+
+def test_the_resident_shard_limit_counts_the_cpus_of_the_local_ray_the_job_starts(tmp_path):
+    """--workers N starts a local Ray of N CPUs: the four-shards-a-CPU limit and its message count those."""
+    import argparse
+
+    from itlr_gpu.errors import UsageError
+    from itlr_gpu.scale.cli import _ray_ready
+    from itlr_gpu.scale.distributed import RayConfig
+
+    index = make_index(2000, seed=1)
+    args = argparse.Namespace(ray_stream=False, memory_cap=None)
+    with pytest.raises(UsageError, match=r"makes 10 resident shards .* on a local Ray of 1 CPU\(s\) .*at most 4 shards"):
+        _ray_ready(RayConfig(num_workers=1, shard_rows=200), args, index)
+    assert _ray_ready(RayConfig(num_workers=3, shard_rows=200), args, index).shard_rows == 200

@@ -281,7 +281,8 @@ class BatchSearcher:
         if self.options is None or not self.options.active:
             return None
         from ..engine import whole_query_embeddings
-        from ..scoring import document_sample, linearize_options
+        from ..scoring import linearize_options
+        from .shards import document_sample_read
 
         whole = None
         if self.options.hybrid is not None:
@@ -292,7 +293,7 @@ class BatchSearcher:
         # Ray tasks run on their own devices; the driver folds on the CPU (a 4,096-row sample).
         fold_dev = torch.device("cpu") if self.mode == "ray" else dev
         if self._sample is None or self._sample[0] != fold_dev:
-            self._sample = (fold_dev, document_sample(self.index.embeddings, self.options, fold_dev))
+            self._sample = (fold_dev, document_sample_read(self.index.embeddings, self.options, fold_dev))
         return linearize_options(self.index.embeddings, terms, program, self.ops, self.options, whole,
                                  device=fold_dev, sample=self._sample[1])
 

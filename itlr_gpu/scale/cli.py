@@ -154,8 +154,9 @@ _MANY_REMOTE_SHARDS = 64
 _SHARDS_PER_CPU = 4   # resident shards share a CPU (a fraction each); each is still a process of its own
 
 
-def _local_cpus() -> int:
-    """CPUs of the Ray session this process already started (a test's, a notebook's), else of this machine."""
+def _local_cpus(workers: int | None = None) -> int:
+    """CPUs of the Ray session this process already started (a test's, a notebook's), else of the local Ray the job
+    will start: ``--workers`` CPUs (``ray.init(num_cpus=N)``), or this machine's."""
     try:
         import ray
 
@@ -163,7 +164,7 @@ def _local_cpus() -> int:
             return max(1, int(ray.cluster_resources().get("CPU", 0)))
     except (ImportError, RuntimeError, ConnectionError):   # no Ray, or a session that cannot say
         pass
-    return os.cpu_count() or 1
+    return workers or os.cpu_count() or 1
 
 
 def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
@@ -180,7 +181,7 @@ def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:
         config = dataclasses.replace(config, shard_rows=rows)
     if not stream and config.shard_rows:
         shards = -(-len(index) // config.shard_rows)
-        cores = _local_cpus()
+        cores = _local_cpus(config.num_workers)
         limit = _SHARDS_PER_CPU * cores   # (--workers sets a local Ray's CPU count, not the machine's)
         if config.address is None and shards > limit:
             raise UsageError(f"--shard-rows {config.shard_rows:,} makes {shards:,} resident shards of "

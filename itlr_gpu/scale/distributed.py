@@ -91,7 +91,9 @@ def connect(config: RayConfig):
         with _keep_signal_handlers():
             if address in (None, "", "local"):
                 num_cpus = config.num_workers or os.cpu_count() or 1
-                ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                # "local": a new local Ray even where RAY_ADDRESS names a cluster (Ray would join it, and refuse
+                # num_cpus there): no address given means a local one, as the docs say
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
                          logging_level="ERROR", configure_logging=True)
                 _STARTED_LOCAL = True
             else:

@@ -48,9 +48,9 @@ from ..io import RESULT_SCHEMA, RUN_EXTENSIONS, read_run, run_columns
 from ..ops import Ops
 from ..plan import plan_groups
 from ..query import Node
-from ..scoring import ScoreOptions, document_sample, linear_coefficients, linearize_options
+from ..scoring import ScoreOptions, linear_coefficients, linearize_options
 from .bulk import check_unique_ids, encode_terms
-from .shards import slice_program
+from .shards import document_sample_read, slice_program
 
 __all__ = ["read_candidates", "rerank", "RerankReport", "CANDIDATE_EXTENSIONS"]
 
@@ -221,7 +221,7 @@ def rerank(
     terms_all = torch.as_tensor(encode_terms(index, program, encoder), device=dev)
     whole_all = sample = None
     if options is not None:
-        sample = document_sample(index.embeddings, options, dev)   # read once, folded into every batch
+        sample = document_sample_read(index.embeddings, options, dev)   # read once, folded into every batch
         if options.hybrid is not None:
             whole_all = whole_query_embeddings(queries, whole_queries, encoder, index.dim)
     counts = np.diff(bounds)

@@ -286,6 +286,20 @@ class RowSource:
             _pread_into(fd, view[a - lo:b - lo], layout.offset + (a - s_lo) * row_bytes, label)
         return view
 
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The rows at the given indices, in their order (one read each: a sample spread over a file-backed matrix
+        maps none of it, where fancy indexing a memmap maps the pages around every row)."""
+        out = np.empty((len(rows), self.shape[1]), dtype=self.dtype)
+        if not self.segments:
+            block = self.docs[np.asarray(rows)]
+            if isinstance(block, torch.Tensor):
+                block = block.detach().cpu().numpy()
+            np.copyto(out, np.asarray(block), casting="same_kind")
+            return out
+        for i, r in enumerate(rows):
+            self.read(int(r), int(r) + 1, out[i:i + 1])
+        return out
+
     def close(self) -> None:
         with self._lock:
             for fd in self._fds.values():
@@ -297,6 +311,17 @@ class RowSource:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def document_sample_read(docs: Any, options, device) -> torch.Tensor:
+    """:func:`~itlr_gpu.scoring.document_sample` of a matrix, its rows read with ``pread`` where the matrix is
+    file-backed: the sample's 4,096 rows spread over the whole file, and indexing a memmap with them mapped most
+    of a large matrix into the process (a 768 MB matrix under a 16 MiB ``--memory-cap``)."""
+    from ..scoring import sample_rows
+
+    with RowSource(docs) as source:
+        block = source.take(sample_rows(int(docs.shape[0]), options.sample_size))
+    return torch.from_numpy(block.astype(np.float32)).to(device)
 
 
 def _changed_error(where: str) -> IndexIntegrityError:
