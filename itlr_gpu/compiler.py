@@ -99,6 +99,8 @@ class Program:
         if not np.array_equal(offsets, operand_offsets):
             raise InputError("opcodes and operands lists differ in length", "program table")
         ids = table.column("query_id")
+        if pa.types.is_dictionary(ids.type):   # (a pandas category, Parquet's read_dictionary)
+            ids = ids.cast(ids.type.value_type)
         if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
             raise InputError(f"column query_id is {ids.type}", "program table", "strings")
         from .io import check_ids   # (none null or empty, none twice, no white space at an end: compile's rules)
@@ -129,14 +131,14 @@ def _int_lists(table: pa.Table, name: str, dtype) -> tuple[np.ndarray, np.ndarra
         raise InputError(f"column {name} holds a null at row {row}", "program table", "no nulls")
     offsets = np.asarray(lists.offsets, dtype=np.int64)
     offsets = offsets - offsets[0]
-    wide = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    raw = values.to_numpy(zero_copy_only=False)   # (compared in its own type: a uint64 would wrap in int64)
     limits = np.iinfo(dtype)
-    outside = np.flatnonzero((wide < limits.min) | (wide > limits.max))
+    outside = np.flatnonzero((raw < limits.min) | (raw > limits.max))
     if outside.size:
         at = int(np.searchsorted(offsets, outside[0], side="right")) - 1
-        raise InputError(f"column {name} holds {int(wide[outside[0]])} at row {at}", "program table",
+        raise InputError(f"column {name} holds {int(raw[outside[0]])} at row {at}", "program table",
                          f"{np.dtype(dtype).name} values ({limits.min}..{limits.max})")
-    return wide.astype(dtype), offsets
+    return raw.astype(dtype), offsets
 
 
 def emit_postfix(node: Node, term_index: dict[str, int], opcodes: list[int], operands: list[int]) -> int:

@@ -282,6 +282,7 @@ def _program_with(column: str, values: pa.Array) -> pa.Table:
     ("query_id", pa.array(["q0", None]), r"null query_id at row 1"),
     ("query_id", pa.array(["q0", "q0"]), r"duplicate query_id 'q0' at row 1"),
     ("query_id", pa.array([1, 2]), r"query_id is int64 \(expected strings"),
+    ("operands", pa.array([[0, 1, 0], [2**64 - 1, 0]], pa.list_(pa.uint64())), r"holds 18446744073709551615 at row 1"),
 ])
 def test_a_program_table_is_read_as_written_or_refused(column, values, message):
     """A value that would wrap or truncate in the cast to the program's int8 / int32 reads as another program:
@@ -298,6 +299,8 @@ def test_a_program_table_in_chunks_slices_or_none_reads_back():
     assert tail.query_ids == ["q1"] and tail.query_code(0)[0].tolist() == [0, 3]
     empty = itlr.Program.from_arrow(pa.Table.from_batches([], table.schema))
     assert empty.num_queries == 0 and empty.query_ids == []
+    ids = pa.array(["q0", "q1"]).dictionary_encode()   # a pandas category, Parquet's read_dictionary
+    assert itlr.Program.from_arrow(_program_with("query_id", ids)) == program
 
 
 def test_a_product_and_that_underflows_warns_the_caller(index):

@@ -308,6 +308,10 @@ def test_operators_apostrophes_and_invisible_characters():
                   'a\u200b AND b', '\ufeffa AND (\u200bb)'):
         assert parse(query) == And((Term("a"), Term("b"))), query
     assert parse("x\u200dy AND z") == And((Term("x\u200dy"), Term("z")))
+    # visible format characters stay: an emoji flag's tag characters, an Arabic number sign
+    england = "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+    assert parse(f"{england} AND z") == And((Term(england), Term("z")))
+    assert parse("\u0600\u0661\u0662 AND z") == And((Term("\u0600\u0661\u0662"), Term("z")))
     with pytest.raises(QuerySyntaxError, match="dangling AND"):
         parse('"a" AND \u200b')
     # line breaks and tabs inside a quoted term are spaces: the canonical form is one line

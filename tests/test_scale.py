@@ -554,4 +554,10 @@ def test_the_resident_shard_limit_counts_the_cpus_of_the_local_ray_the_job_start
     args = argparse.Namespace(ray_stream=False, memory_cap=None)
     with pytest.raises(UsageError, match=r"makes 10 resident shards .* on a local Ray of 1 CPU\(s\) .*at most 4 shards"):
         _ray_ready(RayConfig(num_workers=1, shard_rows=200), args, index)
-    assert _ray_ready(RayConfig(num_workers=3, shard_rows=200), args, index).shard_rows == 200
+    assert _ray_ready(RayConfig(num_workers=2, shard_rows=250), args, index).shard_rows == 250
+    # more workers than cores share the cores: the cores bound the resident shards
+    import os
+
+    assert (os.cpu_count() or 1) * 4 < 2000
+    with pytest.raises(UsageError, match=r"resident shards"):
+        _ray_ready(RayConfig(num_workers=64, shard_rows=1), args, index)

@@ -133,9 +133,16 @@ def tokenize(query: str) -> list[Token]:
     return tokens
 
 
+# Invisible characters pasted around words: zero-width space, non-joiner, joiner, the direction marks and
+# embeddings, word joiner and invisible operators, BOM, soft hyphen.  (Not every format character: an emoji flag's
+# tag characters and Arabic number signs are visible parts of a word.)
+_INVISIBLE_EDGE = set("\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                      "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
+
+
 def _format_chars(word: str) -> str:
-    """The format characters (category Cf) of ``word``, as a strip() set."""
-    return "".join({ch for ch in word if unicodedata.category(ch) == "Cf"})
+    """The invisible characters (:data:`_INVISIBLE_EDGE`) of ``word``, as a strip() set."""
+    return "".join(set(word) & _INVISIBLE_EDGE)
 
 
 def _strip_format(word: str) -> str:

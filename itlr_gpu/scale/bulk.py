@@ -54,6 +54,7 @@ from ..output import JOB_FILE, LOCK_FILE, atomic_file, check_output_folder, fold
 from ..validate import read_arrow_file, read_json_file, read_parquet_file
 from ..ops import Ops
 from ..query import Node, Term, canonical
+from ..query.printer import printed
 
 __all__ = ["BULK_FORMAT", "JOB_FILE", "BatchSearcher", "run_bulk", "read_results", "queries_checksum", "options_key",
            "check_unique_ids", "is_dataset_path", "encode_terms", "doc_ids_checksum", "encoder_identity"]
@@ -99,7 +100,7 @@ def _query_key(q: str | Node) -> str:
         return "expr\t" + q
     if isinstance(q, Term):
         return "text\t" + q.text
-    return "ast\t" + canonical(q)
+    return "ast\t" + printed(q)   # (a key: no length limit, as compile_queries has none)
 
 
 def queries_checksum(ids: Sequence[str], queries: Sequence[str | Node]) -> str:

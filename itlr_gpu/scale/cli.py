@@ -164,7 +164,8 @@ def _local_cpus(workers: int | None = None) -> int:
             return max(1, int(ray.cluster_resources().get("CPU", 0)))
     except (ImportError, RuntimeError, ConnectionError):   # no Ray, or a session that cannot say
         pass
-    return workers or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    return min(workers, cores) if workers else cores   # (more workers than cores share them: the cores bound it)
 
 
 def _ray_ready(config: Any, args: argparse.Namespace, index: Any) -> Any:

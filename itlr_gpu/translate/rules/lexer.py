@@ -391,8 +391,9 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
                     or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
                     or (low == "sans" and t.text != "sans") \
-                    or (low == "vs" and nxt == "WORD" and _fold(out[i + 1].text).split()[:1] in (["code"], ["codium"])) \
-                    or (low in ("free of", "free from") and _fold(out[i + 1].text).split()[:1] in _FREE_OF_NOT_EXCLUDED) \
+                    or (t.text == "VS" and nxt == "WORD" and _fold(out[i + 1].text).split()[:1] in (["code"], ["codium"])) \
+                    or (low in ("free of", "free from") and any(_fold(u.text).strip(".,;:!?").split()[:1]
+                                                                in _FREE_OF_NOT_EXCLUDED for u in out[i + 1:i + 4])) \
                     or (low.startswith("anywhere") and not (prev == "COMMA" or _plural_noun(out[i - 1].text))):
                 # ("sans" in a name: "Source Sans Pro", "Médecins Sans Frontières"; "anywhere but X" after a comma
                 # or a plural noun only: "jobs anywhere but London", not "work from anywhere except the office")
@@ -737,10 +738,10 @@ _PLAIN_VERBS = set("do eat drink wear say buy use miss visit see watch read try 
 _PROBLEM_STATES = set("received found returned delivered accepted recognized recognised detected shown "
                       "displayed updated saved sent refunded credited processed approved installed loaded "
                       "registered supported responding filed vested arrived issued dispatched shipped activated "
-                      "verified applied triggered cleared".split())
+                      "verified triggered cleared".split())
 _STATES = set("working loading connecting syncing responding showing opening starting printing charging booting "
               "updating displaying saving sending receiving launching installing downloading uploading finding "
-              "recognising recognizing detecting pairing accepting".split())
+              "recognising recognizing detecting pairing".split())
 
 
 def _title_opening(out: list[_Tok]) -> None:

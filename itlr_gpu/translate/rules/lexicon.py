@@ -47,8 +47,6 @@ _MARKERS: list[tuple[str, str]] = [
     ("as long as they don't mention", "EXCL"), ("as long as it doesn't cover", "EXCL"),
     ("as long as they don't cover", "EXCL"), ("as long as it doesn't include", "EXCL"),
     ("as long as they don't include", "EXCL"),
-    *((f"{_if} {_there} no", "EXCL") for _if in ("as long as", "provided", "providing", "only if", "so long as")
-      for _there in ("there's", "there is", "there are", "it has", "they have", "it's got")),
     ("is fine as long as it isn't about", "EXCL"), ("is fine as long as it isn't", "EXCL"),
     ("are fine as long as they aren't", "EXCL"), ("are fine as long as it isn't about", "EXCL"),
     ("are fine as long as it isn't", "EXCL"), ("except when the focus is", "EXCL"),
@@ -333,6 +331,10 @@ for _be in ("i'm", "i am", "we're", "we are", ""):
 for _who in ("i", "we"):   # "cheap car insurance, I don't need breakdown cover", "pizza dough, I can't eat gluten"
     _CLAUSE_OPENERS.update((f"{_who} have no interest in", f"{_who} can't eat", f"{_who} cannot eat",
                             f"{_who} can't have", f"{_who} cannot have", f"{_who} can't stand"))
+# "X, as long as there's no Y" (after a comma or "but" only: "what happens to my warranty provided there is no
+# receipt" asks about the condition)
+_CLAUSE_OPENERS.update(f"{_if} {_there} no" for _if in ("as long as", "provided", "providing", "only if", "so long as")
+                       for _there in ("there's", "there is", "there are", "it has", "they have", "it's got"))
 for _neg in ("don't", "do not", "dont"):   # (after a comma, "I" only: "we don't need X" is often a claim)
     _CLAUSE_OPENERS.update((f"i {_neg} need", f"i {_neg} need any"))
 for _who in ("i", "we"):

@@ -8,6 +8,7 @@ import re
 from ...errors import QuerySyntaxError
 from ...query import MAX_QUERY_CHARS, Node, Not, Term, canonical, make_and, make_or, parse
 from ...query.ast import And, Or
+from ...query.printer import printed
 from ...query.ast import terms as _terms
 from .lexicon import _EDGE_PUNCT, _fold, RuleError
 from .lexer import _clean, _lex, _symbol_operand
@@ -577,7 +578,7 @@ def _translate(text: str, title_start: bool | str = False) -> Node:
                         "or use an LLM translator)")
     node = _split_sentence_terms(_excluded_asides(node, quoted), quoted, cleaned)
     _check_not_function_words(node, quoted)
-    expr = canonical(node)
+    expr = printed(node)   # (canonical() would raise its own error for the length checked here)
     if len(expr) > MAX_QUERY_CHARS:
         raise RuleError(f"translation is {len(expr)} characters long (at most {MAX_QUERY_CHARS})")
     try:

@@ -480,12 +480,14 @@ def _spec(text: str) -> str:
 # take:") goes; another head stays before the list.  Letters mark a list too, closed by a bracket only ("a) X
 # b) Y": "a." is an initial).  An item that is itself an exclusion ("3) not Z", "3) no Z") stays one, after the
 # alternatives: as items on their own lines or after commas read.
-_NUMBER_MARK_RE = re.compile(r"(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9]|[a-h](?=\)))[).]\s+(?=\S)")
-_NEGATED_ITEM_RE = re.compile(r"(?:not|no|never|without|excluding|except)\s+\S", re.IGNORECASE)
+_NUMBER_MARK_RE = re.compile(r"(?:(?:^|(?<=[\s:;,(]))\(?(?P<n>[1-9])|(?:^|(?<=[\s:;,]))\(?(?P<l>[a-h])(?=\)))"
+                             r"[).]\s+(?=\S)")   # (a letter's bracket not right after a word: "Section 3(a)")
+# lower case only: "No Country for Old Men", "Never Let Me Go" are titles
+_NEGATED_ITEM_RE = re.compile(r"(?:not|no|without|excluding|except)\s+\S")
 
 
 def _mark_number(mark: re.Match) -> int:
-    n = mark.group("n")
+    n = mark.group("n") or mark.group("l")
     return int(n) if n.isdigit() else ord(n) - ord("a") + 1
 _LIST_HEAD_RE = re.compile(r"(?:.*\b(?:these|following|one\s+of|any\s+of|either|options|choices|topics?|ideas|"
                            r"which|whichever|any|all|both|i'd|i\s+would|i'll|take|terms|request|search|list|needed|"
@@ -500,7 +502,7 @@ def _numbered(text: str) -> str:
         return text
     run = [marks[0]] if _mark_number(marks[0]) == 1 else []
     for m in marks[1:]:
-        if run and _mark_number(m) == _mark_number(run[-1]) + 1 and m.group("n").isdigit() == run[-1].group("n").isdigit():
+        if run and _mark_number(m) == _mark_number(run[-1]) + 1 and (m.group("n") is None) == (run[-1].group("n") is None):
             run.append(m)
     if len(run) < 2:
         return text

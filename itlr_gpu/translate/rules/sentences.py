@@ -76,9 +76,10 @@ _EXCLUSION_SENTENCE_RE = re.compile(
     r"(?:(?:but|and|also|and\s+also|please),?\s+)?(?:no(?!\s+(?:idea|worries|problem|rush|hurry|pressure|thanks|one|need\s+to)\b)|"
     r"not(?!\s+(?:sure|certain|only|just|yet|necessarily)\b)|nothing(?!\s+else\b)|none|excluding|exclude|except|without|"
     r"leave\s+out|skip\s+(?:anything|everything|any|all|the)|ignore|avoid|"
-    # "Skip Chile.", "Drop the pre-2000 stuff." (not "Skip hire.": a builder's skip)
-    r"(?:skip|drop|omit)\s+(?!(?:hire|hires|rope|bins?|lorr(?:y|ies)|counting|breakfast|meals?|school|class|"
-    r"classes|work|a\s+grade|generation|tracing|list|lists|it|this|that|them|these|those|shipping|off|out|in|by)\b)"
+    # "Skip Chile." (not "Skip hire.": a builder's skip; nor "Skip ahead to ...", "Drop me a line.")
+    r"(?:skip|drop)\s+(?!(?:hire|hires|rope|bins?|lorr(?:y|ies)|counting|breakfast|meals?|school|class|"
+    r"classes|work|a\s+grade|generation|tracing|list|lists|it|this|that|them|these|those|shipping|off|out|in|by|"
+    r"me|us|him|her|you|down|ahead|to|a|an|over|back|into|through|around|forward|past)\b)"
     r"(?=\w)|(?:i|we)\s+(?:don't|do\s+not)\s+want|"
     r"(?:i|we)\s+(?:don't|do\s+not)\s+need\s+(?:anything|stuff|material|papers|articles|info|information)\s+"
     r"(?:on|about|regarding)|"
@@ -152,13 +153,18 @@ def _first_exclusion_last(sentences: list[str]) -> list[str]:
 
 _MAX_FRAGMENT_WORDS = 6
 # "Zinc too.", "Nickel as well.": a sentence that adds a topic to the request before it
-_TOO_SENTENCE_RE = re.compile(r"(?!(?:me|you|us|them|him|her|it|this|that|these|those|i|we|they|he|she|same|"
-                              r"mine|yours|ours|thanks|thank\s+you)\b)"
+_TOO_SENTENCE_RE = re.compile(r"(?!.*\b(?:me|you|us|them|him|her|it|this|that|these|those|i|we|they|he|she|same|"
+                              r"mine|yours|ours|thanks|thank|love|miss|hope)\b)"
                               r"(?P<what>[^\s,;:?!.][^,;:?!.]*?),?\s+(?:too|as\s+well)\s*[.!?]*", re.I)
 _MAX_TOO_WORDS = 4
 # "Must be automatic.", "Has to be dog friendly.", "Needs to have parking.": a requirement of the request before it
-_MUST_SENTENCE_RE = re.compile(r"(?:it\s+|they\s+|the\s+\w+\s+)?(?:must|has\s+to|have\s+to|needs\s+to|need\s+to|"
-                               r"should)\s+(?:be\s+|have\s+|include\s+|offer\s+)(?P<what>[^\s,;:?!.][^,;:?!.]*?)"
+_MUST_SENTENCE_RE = re.compile(r"(?:it\s+|they\s+|the\s+\w+\s+)?(?:must|has\s+to|have\s+to|needs\s+to|need\s+to)\s+"
+                               r"(?:be\s+|have\s+|include\s+|offer\s+)"
+                               # not a remark ("Has to be today.", "Must be fine.") nor a perfect tense ("must have
+                               # arrived")
+                               r"(?!\w+ed\b)(?!(?:fine|ok|okay|good|great|nice|possible|easy|today|tomorrow|tonight|"
+                               r"soon|now|there|done|me|it|this|that|said)\s*[.!]*$)"
+                               r"(?P<what>[^\s,;:?!.][^,;:?!.]*?)"
                                r"(?:,?\s+(?:please|pls|plz|ideally|if\s+possible))?\s*[.!]*", re.I)
 _CHAIN_LEAD_RE = re.compile(r"(?P<lead>and|also|plus|what\s+about|how\s+about|or)\b[\s,]*(?:(?:on|in|about|for)\s+)?(?=\S)")
 
@@ -262,7 +268,7 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
         if prev is not None and m and rest and len(s.split()) <= _MAX_EXCLUSION_WORDS \
                 and (asked or not _has_strong_aux(topic)) and not _has_strong_aux(rest):
             # "Skip Chile." excludes Chile ("Skip the X", "skip anything on X": the lexer's own markers)
-            s = re.sub(r"^(?:skip|drop|omit)\s+(?!(?:the|any|anything|everything|all)\b)", "not ", s, flags=re.I)
+            s = re.sub(r"^(?:skip|drop)\s+(?!(?:the|any|anything|everything|all)\b)", "not ", s, flags=re.I)
             s = re.sub(r"^(?:(?:and\s+)?also|please)\b,?\s*", "", s, flags=re.I)   # "Also not Amazon.", "Please no
                                                                                   # X.": "also" is no topic
             out[-1] = prev.rstrip(".!") + "; " + s      # a "?" stays: the question before keeps its reading
