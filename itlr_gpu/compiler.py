@@ -120,9 +120,7 @@ def _int_lists(table: pa.Table, name: str, dtype) -> tuple[np.ndarray, np.ndarra
     if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
         raise InputError(f"column {name} is {kind}", "program table",
                          f"lists of integers (to_arrow() writes list<{np.dtype(dtype).name}>)")
-    lists = col.combine_chunks() if col.num_chunks else pa.array([], kind)
-    if isinstance(lists, pa.ChunkedArray):   # (pyarrow < 17 returns a ChunkedArray of one chunk)
-        lists = lists.chunk(0) if lists.num_chunks else pa.array([], kind)
+    lists = col.combine_chunks()   # (an empty array of the type for a table of no batches)
     row = next((i for i, v in enumerate(lists.is_null().to_pylist()) if v), None) if lists.null_count else None
     values = lists.flatten()
     if row is None and values.null_count:

@@ -716,6 +716,13 @@ def index_model(manifest: dict[str, Any], where: str, expected: str = API_MODEL_
     return None
 
 
+def index_encoder(index: Any) -> SentenceTransformerEncoder:
+    """The encoder that embeds ``index``'s queries when the caller gives none (``encoder=None``): its recorded
+    settings and model (:func:`index_model`, which refuses an index of another model without its folder)."""
+    where = str(getattr(index, "path", None) or "index")
+    return encoder_for(index.manifest.get("encoder"), index_model(index.manifest, where))
+
+
 def encoder_for(recorded: dict[str, Any] | None, model: str | os.PathLike | None = None,
                 device: str | None = None) -> SentenceTransformerEncoder:
     """The encoder that embeds queries like an index whose manifest records the encoder settings

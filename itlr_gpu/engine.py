@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from .backends import get_backend, resolve_device
 from .compiler import compile_queries, query_list
-from .encoders import Encoder, encode_queries, encoder_for, index_model
+from .encoders import Encoder, encode_queries, index_encoder
 from .errors import InputError, warn_caller
 from .index import Index
 from .io import RESULT_SCHEMA
@@ -82,8 +82,7 @@ def search(
         raise InputError("no queries to search", "queries", "at least one query")
     dev = resolve_device(device)   # (a device or backend not here is refused before the encoder runs)
     engine = get_backend(backend, dev)
-    encoder = encoder if encoder is not None else encoder_for(
-        index.manifest.get("encoder"), index_model(index.manifest, str(getattr(index, "path", None) or "index")))
+    encoder = encoder if encoder is not None else index_encoder(index)
     index.check_encoder(encoder)
     term_embeddings = encode_queries(encoder, program.terms, index.dim)
     whole_embeddings = None

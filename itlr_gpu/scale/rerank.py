@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import torch
 
 from ..compiler import compile_queries, run_postfix
-from ..encoders import Encoder, encoder_for, index_model
+from ..encoders import Encoder, index_encoder
 from ..engine import (check_encoder_and_k, check_results, check_score_options, check_whole_queries, score_column,
                       whole_query_embeddings, whole_query_list)
 from ..validate import value_list
@@ -156,8 +156,7 @@ def rerank(
     if missing:
         raise InputError(f"candidates have no {' or '.join(missing)} column (columns: "
                          f"{', '.join(candidates.column_names) or 'none'})", where, "query_id and doc_id columns")
-    encoder = encoder if encoder is not None else encoder_for(
-        index.manifest.get("encoder"), index_model(index.manifest, str(getattr(index, "path", None) or "index")))
+    encoder = encoder if encoder is not None else index_encoder(index)
     queries = value_list(queries, "queries", "a list of expressions or query ASTs")
     query_ids = value_list(query_ids, "query_ids", "a list of ids, one per query")
     whole_queries = whole_query_list(whole_queries)

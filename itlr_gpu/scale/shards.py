@@ -216,6 +216,14 @@ def _pread_into(fd: int, buf: np.ndarray, offset: int, where: str) -> None:
         pos += got
 
 
+def _copy_block(block: Any, out: np.ndarray) -> np.ndarray:
+    """``block`` (rows of an in-memory array or a torch tensor) copied into ``out``; returns ``out``."""
+    if isinstance(block, torch.Tensor):
+        block = block.detach().cpu().numpy()
+    np.copyto(out, np.asarray(block), casting="same_kind")
+    return out
+
+
 class RowSource:
     """Copies row ranges of a document matrix into caller-owned buffers.
 
@@ -268,11 +276,7 @@ class RowSource:
         n = hi - lo
         view = out[:n]
         if not self.segments:
-            block = self.docs[lo:hi]
-            if isinstance(block, torch.Tensor):
-                block = block.detach().cpu().numpy()
-            np.copyto(view, np.asarray(block), casting="same_kind")
-            return view
+            return _copy_block(self.docs[lo:hi], view)
         row_bytes = self.shape[1] * self.dtype.itemsize
         for s_lo, s_hi, layout, label in self.segments:
             a, b = max(lo, s_lo), min(hi, s_hi)
@@ -291,11 +295,7 @@ class RowSource:
         maps none of it, where fancy indexing a memmap maps the pages around every row)."""
         out = np.empty((len(rows), self.shape[1]), dtype=self.dtype)
         if not self.segments:
-            block = self.docs[np.asarray(rows)]
-            if isinstance(block, torch.Tensor):
-                block = block.detach().cpu().numpy()
-            np.copyto(out, np.asarray(block), casting="same_kind")
-            return out
+            return _copy_block(self.docs[np.asarray(rows)], out)
         for i, r in enumerate(rows):
             self.read(int(r), int(r) + 1, out[i:i + 1])
         return out
