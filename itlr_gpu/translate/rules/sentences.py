@@ -228,15 +228,12 @@ def _join_exclusions(sentences: list[str]) -> list[str]:
             else:
                 out[-1] = head + "; " + part + "."
             continue
-        must = _MUST_SENTENCE_RE.fullmatch(s) if prev is not None and prev.rstrip()[-1:] in ("?", ".") else None
-        if must and len(must.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(must.group("what")):
-            end = "?" if prev.rstrip().endswith("?") else "."   # "Used car. Must be automatic.": a facet of it
-            out[-1] = prev.rstrip(" .!?") + "; " + must.group("what") + end
-            continue
-        too = _TOO_SENTENCE_RE.fullmatch(s) if prev is not None and prev.rstrip()[-1:] in ("?", ".") else None
-        if too and len(too.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(too.group("what")):
-            end = "?" if prev.rstrip().endswith("?") else "."   # "Copper news? Zinc too.": one more topic
-            out[-1] = prev.rstrip(" .!?") + "; " + too.group("what") + end
+        # "Used car. Must be automatic." (a facet of it), "Copper news? Zinc too." (one more topic)
+        added = None if prev is None or prev.rstrip()[-1:] not in ("?", ".") else next(
+            (m.group("what") for m in (p.fullmatch(s) for p in (_MUST_SENTENCE_RE, _TOO_SENTENCE_RE))
+             if m and len(m.group("what").split()) <= _MAX_TOO_WORDS and not _has_any_aux(m.group("what"))), None)
+        if added:
+            out[-1] = prev.rstrip(" .!?") + "; " + added + ("?" if prev.rstrip().endswith("?") else ".")
             continue
         narrowing = re.match(r"(?:more\s+)?(?:specifically|in\s+particular|particularly)\b[\s,:]*(?=\S)", low) \
             if prev is not None else None
