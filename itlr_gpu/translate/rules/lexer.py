@@ -79,10 +79,10 @@ _EMOJI_RE = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u
 # connective: "cats ❤️ and dogs" and "X, 🙏" are decoration.
 _CONNECTIVE = r"(?:or|and|nor|not|but|without|except|excluding|vs\.?|versus)"
 # "free of charge", "free from discrimination": a price or a right, nothing excluded
-_FREE_OF_NOT_EXCLUDED = [[w] for w in ("charge", "charges", "cost", "costs", "fees", "fee", "tax", "vat", "duty",
-                                       "discrimination", "harassment", "abuse", "fear", "violence", "poverty",
-                                       "debt", "pain", "worry", "stress", "interference", "bias", "error", "errors",
-                                       "defects", "obligation", "restrictions", "restriction", "copyright")]
+_FREE_OF_NOT_EXCLUDED = frozenset(("charge", "charges", "cost", "costs", "fees", "fee", "tax", "vat", "duty",
+                                   "discrimination", "harassment", "abuse", "fear", "violence", "poverty", "debt",
+                                   "pain", "worry", "stress", "interference", "bias", "error", "errors", "defects",
+                                   "obligation", "restrictions", "restriction", "copyright"))
 _CONNECTIVE_END_RE = re.compile(rf"\b{_CONNECTIVE}$", re.I)
 _CONNECTIVE_START_RE = re.compile(rf"{_CONNECTIVE}\b", re.I)
 _SYMBOL_RUN_RE = re.compile(f"{_EMOJI_RE.pattern}(?:\\s*{_EMOJI_RE.pattern})*")
@@ -391,9 +391,9 @@ def _lex(text: str, title_start: bool | str = False, pairs: bool = True) -> list
                         and (_fold(out[i + 1].text).split() or [""])[0].endswith("ed")) \
                     or (low in _COMPARES and _in_title(out, i, t.text in ("vs", "versus"))) \
                     or (low == "sans" and t.text != "sans") \
-                    or (t.text == "VS" and nxt == "WORD" and _fold(out[i + 1].text).split()[:1] in (["code"], ["codium"])) \
-                    or (low in ("free of", "free from") and any(_fold(u.text).strip(".,;:!?").split()[:1]
-                                                                in _FREE_OF_NOT_EXCLUDED for u in out[i + 1:i + 4])) \
+                    or (t.text == "VS" and nxt == "WORD" and _fold(out[i + 1].text) in ("code", "codium")) \
+                    or (low in ("free of", "free from") and any(_fold(u.text).strip(".,;:!?") in _FREE_OF_NOT_EXCLUDED
+                                                                for u in out[i + 1:i + 4])) \
                     or (low.startswith("anywhere") and not (prev == "COMMA" or _plural_noun(out[i - 1].text))):
                 # ("sans" in a name: "Source Sans Pro", "Médecins Sans Frontières"; "anywhere but X" after a comma
                 # or a plural noun only: "jobs anywhere but London", not "work from anywhere except the office")
